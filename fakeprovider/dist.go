@@ -1,0 +1,392 @@
+package fakeprovider
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// z99 is the standard normal quantile at 0.99: a lognormal with median m and
+// 99th percentile p has sigma = ln(p/m)/z99.
+const z99 = 2.3263478740408408
+
+// Quantity is what a Dist draws: a latency (time.Duration) or a count (int,
+// e.g. tokens).
+type Quantity interface{ time.Duration | int }
+
+// Dist is a distribution of a latency or a count. The zero Dist is "unset":
+// Profile fields that are unset take their documented defaults. Build one with
+// Fixed, Uniform, Normal, LogNormal, Empirical or Mixture; in YAML a plain
+// value ("200ms", 64) is Fixed and a map names the kind:
+//
+//	{dist: uniform, min: 1s, max: 3s}
+//	{dist: normal, mean: 300ms, stddev: 50ms}
+//	{dist: lognormal, median: 300ms, p99: 1.5s}
+//	{dist: empirical, values: [1s, 2s, 37s]}
+//	{dist: mixture, parts: [{weight: 0.9, dist: fixed, value: 1s}, {weight: 0.1, value: 30s}]}
+//
+// Draws are never negative: a normal is truncated at zero. Counts are rounded
+// to the nearest integer.
+type Dist[T Quantity] struct {
+	// Kind is "fixed", "uniform", "normal", "lognormal", "empirical" or
+	// "mixture"; empty means unset.
+	Kind string
+	// Value is the fixed value.
+	Value T
+	// Min and Max bound a uniform draw.
+	Min, Max T
+	// Mean and Stddev define a normal.
+	Mean, Stddev T
+	// Median and P99 define a lognormal.
+	Median, P99 T
+	// Values are drawn uniformly by an empirical distribution.
+	Values []T
+	// Parts are the weighted components of a mixture; weights sum to 1.
+	Parts []Part[T]
+}
+
+// Part is one weighted component of a mixture.
+type Part[T Quantity] struct {
+	Weight float64
+	Dist   Dist[T]
+}
+
+// Fixed returns the distribution that always draws v.
+func Fixed[T Quantity](v T) Dist[T] { return Dist[T]{Kind: "fixed", Value: v} }
+
+// Uniform returns the uniform distribution on [lo, hi].
+func Uniform[T Quantity](lo, hi T) Dist[T] { return Dist[T]{Kind: "uniform", Min: lo, Max: hi} }
+
+// Normal returns the normal distribution with that mean and standard
+// deviation, truncated at zero.
+func Normal[T Quantity](mean, stddev T) Dist[T] {
+	return Dist[T]{Kind: "normal", Mean: mean, Stddev: stddev}
+}
+
+// LogNormal returns the lognormal distribution with that median and 99th
+// percentile (p99 >= median).
+func LogNormal[T Quantity](median, p99 T) Dist[T] {
+	return Dist[T]{Kind: "lognormal", Median: median, P99: p99}
+}
+
+// Empirical returns the distribution that draws one of values uniformly.
+func Empirical[T Quantity](values ...T) Dist[T] {
+	return Dist[T]{Kind: "empirical", Values: slices.Clone(values)}
+}
+
+// Mixture returns the mixture of parts; their weights must sum to 1.
+func Mixture[T Quantity](parts ...Part[T]) Dist[T] {
+	return Dist[T]{Kind: "mixture", Parts: slices.Clone(parts)}
+}
+
+// Weighted is shorthand for a Part of a Mixture.
+func Weighted[T Quantity](weight float64, d Dist[T]) Part[T] { return Part[T]{Weight: weight, Dist: d} }
+
+// IsSet reports whether the distribution was given.
+func (d Dist[T]) IsSet() bool { return d.Kind != "" }
+
+// or returns d, or def when d is unset.
+func (d Dist[T]) or(def Dist[T]) Dist[T] {
+	if d.IsSet() {
+		return d
+	}
+	return def
+}
+
+// validate checks the parameters; the error names the broken bound. field is
+// the path used in the message.
+func (d Dist[T]) validate(field string) error {
+	neg := func(name string, v T) error {
+		if v < 0 {
+			return fmt.Errorf("%s: %s is negative (%v)", field, name, v)
+		}
+		return nil
+	}
+	switch d.Kind {
+	case "":
+		return nil
+	case "fixed":
+		return neg("value", d.Value)
+	case "uniform":
+		if err := neg("min", d.Min); err != nil {
+			return err
+		}
+		if d.Max < d.Min {
+			return fmt.Errorf("%s: uniform max %v is below min %v", field, d.Max, d.Min)
+		}
+	case "normal":
+		if err := neg("mean", d.Mean); err != nil {
+			return err
+		}
+		return neg("stddev", d.Stddev)
+	case "lognormal":
+		if d.Median <= 0 {
+			return fmt.Errorf("%s: lognormal median must be positive (have %v)", field, d.Median)
+		}
+		if d.P99 < d.Median {
+			return fmt.Errorf("%s: lognormal p99 %v is below the median %v", field, d.P99, d.Median)
+		}
+	case "empirical":
+		if len(d.Values) == 0 {
+			return fmt.Errorf("%s: empirical distribution has no values", field)
+		}
+		for i, v := range d.Values {
+			if err := neg(fmt.Sprintf("values[%d]", i), v); err != nil {
+				return err
+			}
+		}
+	case "mixture":
+		if len(d.Parts) == 0 {
+			return fmt.Errorf("%s: mixture has no parts", field)
+		}
+		sum := 0.0
+		for i, p := range d.Parts {
+			pf := fmt.Sprintf("%s.parts[%d]", field, i)
+			if !(p.Weight > 0 && p.Weight <= 1) {
+				return fmt.Errorf("%s: weight %v is outside (0,1]", pf, p.Weight)
+			}
+			if !p.Dist.IsSet() {
+				return fmt.Errorf("%s: no distribution", pf)
+			}
+			if err := p.Dist.validate(pf); err != nil {
+				return err
+			}
+			sum += p.Weight
+		}
+		if math.Abs(sum-1) > 1e-6 {
+			return fmt.Errorf("%s: mixture weights sum to %v, not 1", field, sum)
+		}
+	default:
+		return fmt.Errorf("%s: unknown distribution %q (want fixed, uniform, normal, lognormal, empirical or mixture)", field, d.Kind)
+	}
+	return nil
+}
+
+// Sample draws one value with r. An unset distribution draws zero.
+func (d Dist[T]) Sample(r *rand.Rand) T {
+	return fromFloat[T](d.sample(r))
+}
+
+func (d Dist[T]) sample(r *rand.Rand) float64 {
+	switch d.Kind {
+	case "fixed":
+		return float64(d.Value)
+	case "uniform":
+		return float64(d.Min) + r.Float64()*float64(d.Max-d.Min)
+	case "normal":
+		return math.Max(0, float64(d.Mean)+float64(d.Stddev)*r.NormFloat64())
+	case "lognormal":
+		sigma := math.Log(float64(d.P99)/float64(d.Median)) / z99
+		return float64(d.Median) * math.Exp(sigma*r.NormFloat64())
+	case "empirical":
+		return float64(d.Values[r.IntN(len(d.Values))])
+	case "mixture":
+		u := r.Float64()
+		for _, p := range d.Parts {
+			if u < p.Weight {
+				return p.Dist.sample(r)
+			}
+			u -= p.Weight
+		}
+		return d.Parts[len(d.Parts)-1].Dist.sample(r)
+	}
+	return 0
+}
+
+func fromFloat[T Quantity](f float64) T {
+	f = math.Round(f)
+	if f >= math.MaxInt64 {
+		f = math.MaxInt64
+	}
+	return T(f)
+}
+
+// String renders the distribution in its YAML form.
+func (d Dist[T]) String() string {
+	switch d.Kind {
+	case "":
+		return "unset"
+	case "fixed":
+		return fmt.Sprint(d.Value)
+	case "uniform":
+		return fmt.Sprintf("uniform(%v, %v)", d.Min, d.Max)
+	case "normal":
+		return fmt.Sprintf("normal(mean %v, stddev %v)", d.Mean, d.Stddev)
+	case "lognormal":
+		return fmt.Sprintf("lognormal(median %v, p99 %v)", d.Median, d.P99)
+	case "empirical":
+		return fmt.Sprintf("empirical%v", d.Values)
+	case "mixture":
+		parts := make([]string, len(d.Parts))
+		for i, p := range d.Parts {
+			parts[i] = fmt.Sprintf("%g×%v", p.Weight, p.Dist)
+		}
+		return "mixture(" + strings.Join(parts, ", ") + ")"
+	}
+	return d.Kind
+}
+
+// UnmarshalYAML decodes a plain value (fixed) or a map naming the kind.
+// Unknown keys are errors.
+func (d *Dist[T]) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		v, err := parseQuantity[T](n)
+		if err != nil {
+			return err
+		}
+		*d = Fixed(v)
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nodeErr(n, "want a value or a distribution map")
+	}
+	var out Dist[T]
+	var weightSeen bool
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		var err error
+		switch k.Value {
+		case "dist":
+			out.Kind = v.Value
+		case "value":
+			out.Value, err = parseQuantity[T](v)
+		case "min":
+			out.Min, err = parseQuantity[T](v)
+		case "max":
+			out.Max, err = parseQuantity[T](v)
+		case "mean":
+			out.Mean, err = parseQuantity[T](v)
+		case "stddev":
+			out.Stddev, err = parseQuantity[T](v)
+		case "median":
+			out.Median, err = parseQuantity[T](v)
+		case "p99":
+			out.P99, err = parseQuantity[T](v)
+		case "values":
+			if v.Kind != yaml.SequenceNode {
+				return nodeErr(v, "values: want a list")
+			}
+			for _, e := range v.Content {
+				q, err := parseQuantity[T](e)
+				if err != nil {
+					return err
+				}
+				out.Values = append(out.Values, q)
+			}
+		case "parts":
+			if v.Kind != yaml.SequenceNode {
+				return nodeErr(v, "parts: want a list")
+			}
+			for _, e := range v.Content {
+				var p Part[T]
+				if err := p.UnmarshalYAML(e); err != nil {
+					return err
+				}
+				out.Parts = append(out.Parts, p)
+			}
+		case "weight":
+			weightSeen = true // handled by Part
+		default:
+			return nodeErr(k, fmt.Sprintf("unknown key %q in distribution", k.Value))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if weightSeen {
+		return nodeErr(n, "weight is only allowed in a mixture's parts")
+	}
+	if out.Kind == "" {
+		return nodeErr(n, "distribution map needs a dist key (fixed, uniform, normal, lognormal, empirical, mixture)")
+	}
+	if err := out.validate("distribution"); err != nil {
+		return nodeErr(n, err.Error())
+	}
+	*d = out
+	return nil
+}
+
+// UnmarshalYAML decodes one part: a distribution map with a weight key. A
+// part without a dist key but with a value is fixed.
+func (p *Part[T]) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return nodeErr(n, "mixture part: want a map with weight")
+	}
+	rest := &yaml.Node{Kind: yaml.MappingNode, Line: n.Line, Column: n.Column}
+	hasDist := false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch k.Value {
+		case "weight":
+			w, err := strconv.ParseFloat(v.Value, 64)
+			if err != nil {
+				return nodeErr(v, fmt.Sprintf("weight: %q is not a number", v.Value))
+			}
+			p.Weight = w
+			continue
+		case "dist":
+			hasDist = true
+		}
+		rest.Content = append(rest.Content, k, v)
+	}
+	if !hasDist {
+		rest.Content = append([]*yaml.Node{
+			{Kind: yaml.ScalarNode, Value: "dist", Line: n.Line},
+			{Kind: yaml.ScalarNode, Value: "fixed", Line: n.Line},
+		}, rest.Content...)
+	}
+	if err := p.Dist.UnmarshalYAML(rest); err != nil {
+		return err
+	}
+	if !(p.Weight > 0 && p.Weight <= 1) {
+		return nodeErr(n, fmt.Sprintf("mixture part weight %v is outside (0,1]", p.Weight))
+	}
+	return nil
+}
+
+// parseQuantity reads a duration ("250ms") or a count (64) from a scalar.
+func parseQuantity[T Quantity](n *yaml.Node) (T, error) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, nodeErr(n, "want a single value")
+	}
+	var zero T
+	switch any(zero).(type) {
+	case time.Duration:
+		d, err := time.ParseDuration(n.Value)
+		if err != nil {
+			if n.Value == "0" {
+				return 0, nil
+			}
+			return 0, nodeErr(n, fmt.Sprintf("%q is not a duration (write it like 250ms or 1.5s)", n.Value))
+		}
+		if d < 0 {
+			return 0, nodeErr(n, fmt.Sprintf("negative duration %s", n.Value))
+		}
+		return T(d), nil
+	default:
+		v, err := strconv.Atoi(n.Value)
+		if err != nil {
+			return 0, nodeErr(n, fmt.Sprintf("%q is not a whole number", n.Value))
+		}
+		if v < 0 {
+			return 0, nodeErr(n, fmt.Sprintf("negative count %d", v))
+		}
+		return T(v), nil
+	}
+}
+
+// lineError is a decoding error at a line of the YAML input.
+type lineError struct {
+	line int
+	msg  string
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
+
+func nodeErr(n *yaml.Node, msg string) error { return &lineError{line: n.Line, msg: msg} }

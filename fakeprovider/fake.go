@@ -1,0 +1,274 @@
+package fakeprovider
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+)
+
+// Fake is a simulated OpenAI-compatible provider. It is an http.Handler; use
+// Transport or Client to reach it in memory (on synctest's fake clock), or
+// NewServer for a real loopback server. Create it with New and end it with
+// Close.
+type Fake struct {
+	p Profile // with defaults
+
+	d      *dispatcher
+	ctx    context.Context // canceled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the dispatcher and in-memory handler goroutines
+	once   sync.Once
+	seq    atomic.Uint64
+
+	transport *httpmock.MockTransport
+
+	mu     sync.Mutex // guards served and closed; never held while waiting
+	served []Served
+	closed bool
+}
+
+// Served is what happened to one request, as the fake saw it.
+type Served struct {
+	// ID is the request's trace ID (its X-Request-ID; "#N" when absent).
+	ID string `json:"id"`
+	// Index is the arrival index, from 0 (same-instant arrivals ordered by ID).
+	Index int `json:"index"`
+	// Arrival is when the request arrived.
+	Arrival time.Time `json:"arrival"`
+	// Queued is the wait for a free slot (beyond any cold start).
+	Queued time.Duration `json:"queued_ns"`
+	// ColdStart is the wait for a model load.
+	ColdStart time.Duration `json:"cold_start_ns"`
+	// TTFT is the planned time from arrival to the first token (0 when no
+	// token was planned).
+	TTFT time.Duration `json:"ttft_ns"`
+	// CacheHit reports a prefix-cache hit; CachedTokens how many tokens hit.
+	CacheHit     bool `json:"cache_hit"`
+	CachedTokens int  `json:"cached_tokens"`
+	// Fault names what was injected: "http_529", "http_429", "http_500",
+	// "http_503" (or http_N from a script), "empty", "disconnect",
+	// "malformed", "stall", joined by "+" when several; "" for none.
+	Fault string `json:"fault"`
+	// Stall is the injected stall's length.
+	Stall time.Duration `json:"stall_ns"`
+	// Status is the HTTP status sent.
+	Status int `json:"status"`
+	// Tokens counts the tokens sent (reasoning included); ReasoningTokens
+	// the reasoning ones.
+	Tokens          int `json:"tokens"`
+	ReasoningTokens int `json:"reasoning_tokens"`
+	// FinishReason is "stop" or "length" when the answer finished.
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Canceled reports that the client went away before the end.
+	Canceled bool `json:"canceled"`
+}
+
+// New starts a fake provider for the profile; unset fields take their
+// defaults. It panics if the profile is invalid (see Profile.Validate).
+// Call Close when done (t.Cleanup(f.Close)).
+func New(p Profile) *Fake {
+	if err := p.Validate(); err != nil {
+		panic("fakeprovider: " + err.Error())
+	}
+	p = p.withDefaults()
+	p.Script = slices.Clone(p.Script)
+	f := &Fake{p: p}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	f.d = newDispatcher(&f.p, time.Now())
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		f.d.run(f.ctx.Done())
+	}()
+	f.transport = httpmock.NewMockTransport()
+	f.transport.RegisterNoResponder(f.respond)
+	return f
+}
+
+// Profile returns the profile served, defaults filled in.
+func (f *Fake) Profile() Profile { return f.p }
+
+// Close ends every goroutine of the fake: open streams end at once and
+// later requests get 503. It is safe to call more than once.
+func (f *Fake) Close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.once.Do(f.cancel)
+	f.wg.Wait()
+}
+
+// track counts one more goroutine for Close to wait for; false once closed.
+func (f *Fake) track() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
+	f.wg.Add(1)
+	return true
+}
+
+// Served returns a copy of what happened to each finished request, in
+// arrival order.
+func (f *Fake) Served() []Served {
+	f.mu.Lock()
+	out := slices.Clone(f.served)
+	f.mu.Unlock()
+	slices.SortFunc(out, func(a, b Served) int {
+		return cmp.Or(cmp.Compare(a.Index, b.Index), a.Arrival.Compare(b.Arrival), strings.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+func (f *Fake) record(s Served) {
+	f.mu.Lock()
+	f.served = append(f.served, s)
+	f.mu.Unlock()
+}
+
+// ServeHTTP answers POST /v1/chat/completions, GET /v1/models, GET /healthz
+// and GET /fake/served. Paths ending in /chat/completions or /models are
+// accepted under any prefix.
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, http.MethodPost)
+			return
+		}
+		f.chat(w, r)
+	case strings.HasSuffix(path, "/models"):
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, http.MethodGet)
+			return
+		}
+		writeJSON(w, map[string]any{"object": "list", "data": []map[string]any{{
+			"id": f.p.Model, "object": "model", "created": 0, "owned_by": "tailguard-fake",
+		}}})
+	case path == "/healthz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	case path == "/fake/served":
+		writeJSON(w, f.Served())
+	default:
+		writeAPIError(w, &apiError{status: http.StatusNotFound, typ: "invalid_request_error",
+			message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, path)})
+	}
+}
+
+func methodNotAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	writeAPIError(w, &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error",
+		message: "method not allowed; use " + allow})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeAPIError(w, &apiError{status: 500, typ: "server_error", message: err.Error()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
+}
+
+// chat serves one chat completion.
+func (f *Fake) chat(w http.ResponseWriter, r *http.Request) {
+	req, aerr := parseRequest(r, f.p.Model)
+	if aerr != nil {
+		writeAPIError(w, aerr)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(f.ctx, cancel)
+	defer stop()
+	if f.ctx.Err() != nil {
+		writeAPIError(w, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "fake provider closed"})
+		return
+	}
+
+	seq := f.seq.Add(1)
+	key := r.Header.Get("X-Request-ID")
+	if key == "" {
+		key = "#" + strconv.FormatUint(seq-1, 10)
+	}
+	a := &arrival{
+		seq:    seq,
+		at:     time.Now(),
+		plan:   newPlan(&f.p, key),
+		blocks: prefixBlocks(req.prompt),
+		reply:  make(chan admission, 2),
+	}
+	sv := Served{ID: key, Index: -1, Arrival: a.at}
+	if !f.send(ctx, event{at: a.at, arr: a}) {
+		sv.Canceled = true
+		f.record(sv)
+		return
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			f.send(f.ctx, event{at: time.Now(), seq: seq})
+		}
+	}
+	defer release()
+	var ad admission
+	select {
+	case ad = <-a.reply:
+	case <-ctx.Done():
+		sv.Canceled = true
+		f.record(sv)
+		return
+	}
+	sv.Index = ad.index
+	pl := a.plan
+	if ad.reject {
+		released = true // never queued
+		sv.Fault, sv.Status = pl.fault, pl.status
+		e := faultError(pl.status)
+		if pl.status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", strconv.Itoa(int((f.p.Faults.RetryAfter+time.Second-1)/time.Second)))
+		}
+		f.record(sv)
+		writeAPIError(w, e)
+		return
+	}
+	select {
+	case ad2 := <-a.reply:
+		ad2.index = ad.index
+		ad = ad2
+	case <-ctx.Done():
+		sv.Canceled = true
+		f.record(sv)
+		return
+	}
+	s := &session{f: f, w: w, req: req, pl: pl, ad: ad, sv: &sv, release: release}
+	s.run(ctx)
+}
+
+// send delivers an event to the dispatcher unless ctx ends first.
+func (f *Fake) send(ctx context.Context, ev event) bool {
+	select {
+	case f.d.events <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-f.ctx.Done():
+		return false
+	}
+}

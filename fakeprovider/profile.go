@@ -1,0 +1,449 @@
+package fakeprovider
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Profile describes a simulated provider: its latency model, capacity, cold
+// starts, stalls, faults and a script of forced events. The zero Profile is a
+// valid fast provider: every unset field takes the default its comment gives.
+// In YAML the keys are the ones shown in the yaml tags; decoding is strict.
+type Profile struct {
+	// Model is the model ID served; requests naming another model get 400.
+	// Default "fake-model".
+	Model string `yaml:"model"`
+	// Seed seeds every random draw. Each request's draws come from (Seed,
+	// its X-Request-ID), so concurrency and goroutine order never change an
+	// outcome.
+	Seed uint64 `yaml:"seed"`
+
+	// TTFT is the base time from admission to the first token. Default 200ms.
+	TTFT Dist[time.Duration] `yaml:"ttft"`
+	// PrefillPer1kTokens is added to TTFT per 1,000 prompt tokens (prompt
+	// tokens are estimated as characters/4). Default 0.
+	PrefillPer1kTokens Dist[time.Duration] `yaml:"prefill_per_1k_tokens"`
+	// ITL is the time between consecutive tokens. Default 10ms.
+	ITL Dist[time.Duration] `yaml:"itl"`
+	// OutputTokens is the answer length in tokens before max_tokens caps it.
+	// Default 64.
+	OutputTokens Dist[int] `yaml:"output_tokens"`
+	// TokensPerChunk is how many tokens one SSE event carries (drawn per
+	// event, at least 1). Default 1.
+	TokensPerChunk Dist[int] `yaml:"tokens_per_chunk"`
+	// ReasoningTokens are streamed as delta.reasoning_content before the
+	// answer and count against max_tokens. Default 0.
+	ReasoningTokens Dist[int] `yaml:"reasoning_tokens"`
+
+	// Replicas and SlotsPerReplica bound concurrency: requests beyond
+	// Replicas×SlotsPerReplica queue FIFO. Defaults 1 and 8.
+	Replicas        int `yaml:"replicas"`
+	SlotsPerReplica int `yaml:"slots_per_replica"`
+	// SlowdownPerInflight stretches TTFT and ITL by this fraction for each
+	// other request in flight on the same replica at admission (0.05: five
+	// requests in flight make a request 20% slower). Default 0.
+	SlowdownPerInflight float64 `yaml:"slowdown_per_inflight"`
+
+	ColdStart   ColdStart   `yaml:"cold_start"`
+	Stall       Stall       `yaml:"stall"`
+	PrefixCache PrefixCache `yaml:"prefix_cache"`
+	Faults      Faults      `yaml:"faults"`
+	// Script forces events on chosen requests, for deterministic tests.
+	Script []ScriptEntry `yaml:"script"`
+}
+
+// ColdStart is scale to zero: after AfterIdle with no request in flight or
+// queued, the next request waits Duration for the model to load, and every
+// request arriving during the load waits for that same load.
+type ColdStart struct {
+	// AfterIdle is the idle time that scales to zero; 0 never does.
+	AfterIdle time.Duration `yaml:"after_idle"`
+	// Duration is the load time. Required when AfterIdle or Initial is set.
+	Duration Dist[time.Duration] `yaml:"duration"`
+	// Initial makes the first request after New pay a cold start.
+	Initial bool `yaml:"initial"`
+}
+
+// Stall pauses a stream: with Probability, after AfterToken tokens have been
+// sent (0: before the first), the stream goes silent for Duration.
+type Stall struct {
+	Probability float64             `yaml:"probability"`
+	AfterToken  int                 `yaml:"after_token"`
+	Duration    Dist[time.Duration] `yaml:"duration"`
+}
+
+// PrefixCache models prefix caching (on by default, as in vLLM). A request
+// whose prompt starts with a prefix seen in an earlier request (at least one
+// 16-token block, 64 characters) gets TTFT×TTFTFactor and reports the matched
+// tokens as usage.prompt_tokens_details.cached_tokens. A unique leading nonce
+// defeats it.
+type PrefixCache struct {
+	// Disabled turns caching off (YAML: enabled: false).
+	Disabled bool `yaml:"-"`
+	// TTFTFactor multiplies TTFT on a hit. Default 0.1 (seed 001: 462 ms
+	// uncached, 39 ms cached).
+	TTFTFactor float64 `yaml:"-"`
+}
+
+// UnmarshalYAML decodes {enabled: bool, ttft_factor: number}.
+func (c *PrefixCache) UnmarshalYAML(n *yaml.Node) error {
+	var raw struct {
+		Enabled    *bool    `yaml:"enabled"`
+		TTFTFactor *float64 `yaml:"ttft_factor"`
+	}
+	if err := strictDecode(n, &raw, "prefix_cache", "enabled", "ttft_factor"); err != nil {
+		return err
+	}
+	if raw.Enabled != nil {
+		c.Disabled = !*raw.Enabled
+	}
+	if raw.TTFTFactor != nil {
+		c.TTFTFactor = *raw.TTFTFactor
+	}
+	return nil
+}
+
+// Faults are injected per request, each with a probability; at most one
+// fault hits a request, so the probabilities must sum to at most 1.
+type Faults struct {
+	// HTTP529 is Anthropic-style "overloaded"; HTTP429 carries Retry-After.
+	HTTP529 float64 `yaml:"http_529"`
+	HTTP429 float64 `yaml:"http_429"`
+	HTTP500 float64 `yaml:"http_500"`
+	HTTP503 float64 `yaml:"http_503"`
+	// Empty answers 200 with a stream that ends without a token.
+	Empty float64 `yaml:"empty"`
+	// Disconnect drops the connection after AfterToken tokens.
+	Disconnect float64 `yaml:"disconnect"`
+	// Malformed sends a chunk that is not valid JSON after AfterToken tokens.
+	Malformed float64 `yaml:"malformed"`
+	// AfterToken is where a disconnect or malformed chunk happens. Default 0:
+	// before the first token.
+	AfterToken int `yaml:"after_token"`
+	// RetryAfter is the Retry-After of a 429. Default 1s.
+	RetryAfter time.Duration `yaml:"retry_after"`
+}
+
+// ScriptEntry forces what happens to one request, chosen by ID (its
+// X-Request-ID) or, when ID is empty, by arrival index (from 0; arrivals at
+// the same instant are ordered by trace ID). Set fields override the random
+// draws.
+type ScriptEntry struct {
+	Request int    `yaml:"request"`
+	ID      string `yaml:"id"`
+	// ColdStart makes the deployment cold at this arrival: this request and
+	// every request admitted after it wait for a load of this length.
+	ColdStart time.Duration `yaml:"cold_start"`
+	// TTFT forces the time from admission to first token (no cache factor,
+	// no prefill, no slowdown).
+	TTFT time.Duration `yaml:"ttft"`
+	// Stall forces a stall.
+	Stall *ScriptStall `yaml:"stall"`
+	// Status answers with this HTTP error status (400-599) at arrival.
+	Status int `yaml:"status"`
+	// Fault forces "empty", "disconnect", "malformed" or "none" (no random
+	// fault).
+	Fault string `yaml:"fault"`
+	// AfterToken places a disconnect or malformed chunk.
+	AfterToken int `yaml:"after_token"`
+	// Tokens forces the answer length (before max_tokens).
+	Tokens int `yaml:"tokens"`
+}
+
+// ScriptStall is a forced stall: silent for Duration after AfterToken tokens.
+type ScriptStall struct {
+	AfterToken int           `yaml:"after_token"`
+	Duration   time.Duration `yaml:"duration"`
+}
+
+// Fault names as they appear in Served.Fault.
+const (
+	FaultNone       = ""
+	FaultHTTP529    = "http_529"
+	FaultHTTP429    = "http_429"
+	FaultHTTP500    = "http_500"
+	FaultHTTP503    = "http_503"
+	FaultEmpty      = "empty"
+	FaultDisconnect = "disconnect"
+	FaultMalformed  = "malformed"
+	FaultStall      = "stall"
+)
+
+// maxOutputTokens is the largest max_tokens a request may ask for.
+const maxOutputTokens = 1 << 20
+
+// Validate checks the profile and returns an error naming the first field
+// that is wrong (e.g. "stall.probability 1.5 is outside [0,1]").
+func (p Profile) Validate() error {
+	for _, d := range []struct {
+		name string
+		err  error
+	}{
+		{"ttft", p.TTFT.validate("ttft")},
+		{"prefill_per_1k_tokens", p.PrefillPer1kTokens.validate("prefill_per_1k_tokens")},
+		{"itl", p.ITL.validate("itl")},
+		{"output_tokens", p.OutputTokens.validate("output_tokens")},
+		{"tokens_per_chunk", p.TokensPerChunk.validate("tokens_per_chunk")},
+		{"reasoning_tokens", p.ReasoningTokens.validate("reasoning_tokens")},
+		{"cold_start.duration", p.ColdStart.Duration.validate("cold_start.duration")},
+		{"stall.duration", p.Stall.Duration.validate("stall.duration")},
+	} {
+		if d.err != nil {
+			return &fieldError{path: d.name, err: d.err}
+		}
+	}
+	ferr := func(path, format string, args ...any) error {
+		return &fieldError{path: path, err: fmt.Errorf("%s: "+format, append([]any{path}, args...)...)}
+	}
+	if p.Replicas < 0 {
+		return ferr("replicas", "negative (%d)", p.Replicas)
+	}
+	if p.SlotsPerReplica < 0 {
+		return ferr("slots_per_replica", "negative (%d)", p.SlotsPerReplica)
+	}
+	if !(p.SlowdownPerInflight >= 0) {
+		return ferr("slowdown_per_inflight", "%v must be >= 0", p.SlowdownPerInflight)
+	}
+	if p.ColdStart.AfterIdle < 0 {
+		return ferr("cold_start.after_idle", "negative duration %v", p.ColdStart.AfterIdle)
+	}
+	if (p.ColdStart.AfterIdle > 0 || p.ColdStart.Initial) && !p.ColdStart.Duration.IsSet() {
+		return ferr("cold_start.duration", "required when cold_start.after_idle or cold_start.initial is set")
+	}
+	if err := probability("stall.probability", p.Stall.Probability); err != nil {
+		return err
+	}
+	if p.Stall.AfterToken < 0 {
+		return ferr("stall.after_token", "negative (%d)", p.Stall.AfterToken)
+	}
+	if p.Stall.Probability > 0 && !p.Stall.Duration.IsSet() {
+		return ferr("stall.duration", "required when stall.probability is set")
+	}
+	if !(p.PrefixCache.TTFTFactor >= 0) {
+		return ferr("prefix_cache.ttft_factor", "%v must be >= 0", p.PrefixCache.TTFTFactor)
+	}
+	f := p.Faults
+	sum := 0.0
+	for _, x := range []struct {
+		path string
+		v    float64
+	}{
+		{"faults.http_529", f.HTTP529}, {"faults.http_429", f.HTTP429}, {"faults.http_500", f.HTTP500},
+		{"faults.http_503", f.HTTP503}, {"faults.empty", f.Empty}, {"faults.disconnect", f.Disconnect},
+		{"faults.malformed", f.Malformed},
+	} {
+		if err := probability(x.path, x.v); err != nil {
+			return err
+		}
+		sum += x.v
+	}
+	if sum > 1+1e-9 {
+		return ferr("faults", "probabilities sum to %v, above 1", sum)
+	}
+	if f.AfterToken < 0 {
+		return ferr("faults.after_token", "negative (%d)", f.AfterToken)
+	}
+	if f.RetryAfter < 0 {
+		return ferr("faults.retry_after", "negative duration %v", f.RetryAfter)
+	}
+	for i, s := range p.Script {
+		path := fmt.Sprintf("script[%d]", i)
+		switch {
+		case s.Request < 0:
+			return ferr(path+".request", "negative (%d)", s.Request)
+		case s.ColdStart < 0:
+			return ferr(path+".cold_start", "negative duration %v", s.ColdStart)
+		case s.TTFT < 0:
+			return ferr(path+".ttft", "negative duration %v", s.TTFT)
+		case s.Stall != nil && s.Stall.Duration < 0:
+			return ferr(path+".stall.duration", "negative duration %v", s.Stall.Duration)
+		case s.Stall != nil && s.Stall.AfterToken < 0:
+			return ferr(path+".stall.after_token", "negative (%d)", s.Stall.AfterToken)
+		case s.Status != 0 && (s.Status < 400 || s.Status > 599):
+			return ferr(path+".status", "%d is not an HTTP error status (400-599)", s.Status)
+		case s.AfterToken < 0:
+			return ferr(path+".after_token", "negative (%d)", s.AfterToken)
+		case s.Tokens < 0:
+			return ferr(path+".tokens", "negative (%d)", s.Tokens)
+		}
+		switch s.Fault {
+		case "", "none", FaultEmpty, FaultDisconnect, FaultMalformed:
+		default:
+			return ferr(path+".fault", "unknown fault %q (want empty, disconnect, malformed or none)", s.Fault)
+		}
+	}
+	return nil
+}
+
+func probability(path string, v float64) error {
+	if !(v >= 0 && v <= 1) {
+		return &fieldError{path: path, err: fmt.Errorf("%s: probability %v is outside [0,1]", path, v)}
+	}
+	return nil
+}
+
+// fieldError is a validation error with the field's path, so that a parser
+// can add the line where the field was written.
+type fieldError struct {
+	path string
+	err  error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// withDefaults returns the profile with every unset field at its default.
+func (p Profile) withDefaults() Profile {
+	if p.Model == "" {
+		p.Model = "fake-model"
+	}
+	p.TTFT = p.TTFT.or(Fixed(200 * time.Millisecond))
+	p.PrefillPer1kTokens = p.PrefillPer1kTokens.or(Fixed(time.Duration(0)))
+	p.ITL = p.ITL.or(Fixed(10 * time.Millisecond))
+	p.OutputTokens = p.OutputTokens.or(Fixed(64))
+	p.TokensPerChunk = p.TokensPerChunk.or(Fixed(1))
+	p.ReasoningTokens = p.ReasoningTokens.or(Fixed(0))
+	if p.Replicas == 0 {
+		p.Replicas = 1
+	}
+	if p.SlotsPerReplica == 0 {
+		p.SlotsPerReplica = 8
+	}
+	if p.PrefixCache.TTFTFactor == 0 {
+		p.PrefixCache.TTFTFactor = 0.1
+	}
+	if p.Faults.RetryAfter == 0 {
+		p.Faults.RetryAfter = time.Second
+	}
+	return p
+}
+
+// ParseProfile decodes a YAML profile strictly: an unknown key, a negative
+// duration, a probability outside [0,1] or a p99 below the median is an error
+// naming the field and its line.
+func ParseProfile(data []byte) (Profile, error) {
+	var p Profile
+	if len(bytes.TrimSpace(data)) == 0 {
+		return p, errors.New("fakeprovider: profile is empty")
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil {
+		return Profile{}, fmt.Errorf("fakeprovider: profile: %w", yamlError(err))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return Profile{}, errors.New("fakeprovider: profile: more than one YAML document")
+	}
+	if err := p.Validate(); err != nil {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			var root yaml.Node
+			if yaml.Unmarshal(data, &root) == nil {
+				if line := lineOf(&root, fe.path); line > 0 {
+					return Profile{}, fmt.Errorf("fakeprovider: profile: line %d: %w", line, err)
+				}
+			}
+		}
+		return Profile{}, fmt.Errorf("fakeprovider: profile: %w", err)
+	}
+	return p, nil
+}
+
+// LoadProfile reads and parses a YAML profile file.
+func LoadProfile(path string) (Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Profile{}, fmt.Errorf("fakeprovider: %w", err)
+	}
+	p, err := ParseProfile(data)
+	if err != nil {
+		return Profile{}, fmt.Errorf("%w (in %s)", err, path)
+	}
+	return p, nil
+}
+
+var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type \S+`)
+
+// yamlError rewrites yaml's messages into ours: "line 3: unknown key ...".
+func yamlError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			if sub := unknownField.FindStringSubmatch(m); sub != nil {
+				m = fmt.Sprintf("line %s: unknown key %q", sub[1], sub[2])
+			}
+			msgs[i] = m
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return err
+}
+
+// strictDecode decodes a mapping into v after checking that every key is
+// one of allowed.
+func strictDecode(n *yaml.Node, v any, what string, allowed ...string) error {
+	if n.Kind != yaml.MappingNode {
+		return nodeErr(n, what+": want a map")
+	}
+	for i := 0; i < len(n.Content); i += 2 {
+		k := n.Content[i]
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k.Value == a
+		}
+		if !ok {
+			return nodeErr(k, fmt.Sprintf("unknown key %q in %s", k.Value, what))
+		}
+	}
+	return n.Decode(v)
+}
+
+// lineOf finds the line of the value at path ("script[1].stall.duration")
+// in a YAML document; 0 when absent.
+func lineOf(root *yaml.Node, path string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := 0
+	for _, seg := range strings.Split(path, ".") {
+		name, idx := seg, -1
+		if i := strings.IndexByte(seg, '['); i >= 0 && strings.HasSuffix(seg, "]") {
+			name = seg[:i]
+			idx, _ = strconv.Atoi(seg[i+1 : len(seg)-1])
+		}
+		if n.Kind != yaml.MappingNode {
+			return line
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == name {
+				next = n.Content[i+1]
+				line = n.Content[i].Line
+			}
+		}
+		if next == nil {
+			return line
+		}
+		n = next
+		if idx >= 0 {
+			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
+				return line
+			}
+			n = n.Content[idx]
+			line = n.Line
+		}
+	}
+	return line
+}

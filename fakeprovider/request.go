@@ -1,0 +1,181 @@
+package fakeprovider
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// maxBodyBytes is the largest request body accepted; larger bodies get 413.
+const maxBodyBytes = 8 << 20
+
+// chatRequest is the part of an OpenAI chat-completions request the fake
+// reads.
+type chatRequest struct {
+	Model               string        `json:"model"`
+	Messages            []chatMessage `json:"messages"`
+	Stream              bool          `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens           *int `json:"max_tokens"`
+	MaxCompletionTokens *int `json:"max_completion_tokens"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// apiError is an error answer in OpenAI's format.
+type apiError struct {
+	status  int
+	message string
+	typ     string
+	param   string
+	code    string
+}
+
+func (e *apiError) Error() string { return e.message }
+
+func badRequest(param, code, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, message: fmt.Sprintf(format, args...),
+		typ: "invalid_request_error", param: param, code: code}
+}
+
+// writeAPIError writes OpenAI's error JSON body with the status.
+func writeAPIError(w http.ResponseWriter, e *apiError) {
+	body := struct {
+		Error struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Param   *string `json:"param"`
+			Code    *string `json:"code"`
+		} `json:"error"`
+	}{}
+	body.Error.Message = e.message
+	body.Error.Type = e.typ
+	if e.param != "" {
+		body.Error.Param = &e.param
+	}
+	if e.code != "" {
+		body.Error.Code = &e.code
+	}
+	b, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(e.status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// faultError is the error answer for an injected status fault.
+func faultError(status int) *apiError {
+	switch status {
+	case 529:
+		return &apiError{status: 529, message: "Overloaded", typ: "overloaded_error"}
+	case 429:
+		return &apiError{status: 429, message: "Rate limit reached for requests", typ: "requests", code: "rate_limit_exceeded"}
+	case 503:
+		return &apiError{status: 503, message: "The server is temporarily unavailable", typ: "server_error"}
+	case 500:
+		return &apiError{status: 500, message: "The server had an error while processing your request", typ: "server_error"}
+	}
+	if status < 500 {
+		return &apiError{status: status, message: http.StatusText(status), typ: "invalid_request_error"}
+	}
+	return &apiError{status: status, message: http.StatusText(status), typ: "server_error"}
+}
+
+// parsed is a validated request.
+type parsed struct {
+	stream       bool
+	includeUsage bool
+	maxTokens    int // 0: no cap
+	prompt       string
+	promptTokens int
+}
+
+// parseRequest reads and validates the body. Errors are ready to send.
+func parseRequest(r *http.Request, model string) (parsed, *apiError) {
+	var p parsed
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return p, &apiError{status: http.StatusRequestEntityTooLarge,
+				message: fmt.Sprintf("request body exceeds %d bytes", maxBodyBytes), typ: "invalid_request_error"}
+		}
+		return p, badRequest("", "", "could not read the request body: %v", err)
+	}
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return p, badRequest("", "invalid_json", "We could not parse the JSON body of your request: %v", err)
+	}
+	if req.Model == "" {
+		return p, badRequest("model", "", "you must provide a model parameter")
+	}
+	if req.Model != model {
+		return p, badRequest("model", "model_not_found", "The model `%s` does not exist (this fake serves %q)", req.Model, model)
+	}
+	if len(req.Messages) == 0 {
+		return p, badRequest("messages", "", "[] is too short - 'messages'")
+	}
+	var sb strings.Builder
+	for i, m := range req.Messages {
+		text, err := messageText(m.Content)
+		if err != nil {
+			return p, badRequest(fmt.Sprintf("messages[%d].content", i), "", "invalid content: %v", err)
+		}
+		if m.Role == "" {
+			return p, badRequest(fmt.Sprintf("messages[%d].role", i), "", "missing role")
+		}
+		sb.WriteString(text)
+	}
+	p.prompt = sb.String()
+	p.promptTokens = max(1, len(p.prompt)/4)
+	for _, mt := range []struct {
+		name string
+		v    *int
+	}{{"max_tokens", req.MaxTokens}, {"max_completion_tokens", req.MaxCompletionTokens}} {
+		if mt.v == nil {
+			continue
+		}
+		if *mt.v < 1 || *mt.v > maxOutputTokens {
+			return p, badRequest(mt.name, "", "%s %d is outside [1, %d]", mt.name, *mt.v, maxOutputTokens)
+		}
+		if p.maxTokens == 0 || *mt.v < p.maxTokens {
+			p.maxTokens = *mt.v
+		}
+	}
+	p.stream = req.Stream
+	p.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	return p, nil
+}
+
+// messageText returns a message's text: a string, an array of parts with
+// text, or null.
+func messageText(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("content must be a string or an array of parts")
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		sb.WriteString(p.Text)
+	}
+	return sb.String(), nil
+}

@@ -1,0 +1,302 @@
+package fakeprovider
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// session streams (or answers) one admitted request.
+type session struct {
+	f       *Fake
+	w       http.ResponseWriter
+	req     parsed
+	pl      *plan
+	ad      admission
+	sv      *Served
+	release func()
+
+	buf    []byte
+	prefix []byte // `data: {"id":...,"choices":[`
+	suffix []byte // `}\n\n` or `,"usage":null}\n\n`
+}
+
+var (
+	contentWords   = []string{" The", " tail", " is", " where", " users", " live", ";", " measure", " it", " and", " budget", " for", " it", "."}
+	reasoningWords = []string{" Let", " me", " think", " about", " this", "…"}
+)
+
+// run plays the request's timeline: first token at admission + TTFT, then
+// one event per chunk, stalls and faults where planned; the slot is released
+// when generation ends.
+func (s *session) run(ctx context.Context) {
+	p := &s.f.p
+	pl, req, sv := s.pl, s.req, s.sv
+	sv.Queued, sv.ColdStart, sv.CacheHit = s.ad.queued, s.ad.coldStart, s.ad.cacheHit
+	sv.CachedTokens = min(s.ad.cachedBlocks*cacheBlockChars/4, req.promptTokens)
+	sv.Stall = pl.stall
+	sv.Status = http.StatusOK
+	var faults []string
+	if pl.fault != "" {
+		faults = append(faults, pl.fault)
+	}
+	if pl.stall > 0 {
+		faults = append(faults, FaultStall)
+	}
+	sv.Fault = strings.Join(faults, "+")
+	defer func() { s.f.record(*sv) }()
+
+	// Token counts and finish reason under the cap.
+	reasoning, content, finish := pl.reasoning, pl.output, "stop"
+	if c := req.maxTokens; c > 0 {
+		if reasoning >= c {
+			reasoning, content, finish = c, 0, "length"
+		} else if reasoning+content > c {
+			content, finish = c-reasoning, "length"
+		}
+	}
+	if pl.fault == FaultEmpty {
+		reasoning, content = 0, 0
+	}
+	total := reasoning + content
+
+	slow := 1 + p.SlowdownPerInflight*float64(s.ad.inflight-1)
+	ttft := pl.forcedTTFT
+	if ttft == 0 {
+		ttft = pl.ttft + time.Duration(float64(pl.prefill)*float64(req.promptTokens)/1000)
+		if s.ad.cacheHit {
+			ttft = time.Duration(float64(ttft) * p.PrefixCache.TTFTFactor)
+		}
+		ttft = time.Duration(float64(ttft) * slow)
+	}
+	t := s.ad.start.Add(ttft)
+	sv.TTFT = t.Sub(sv.Arrival)
+
+	if req.stream {
+		s.w.Header().Set("Content-Type", "text/event-stream")
+		s.w.Header().Set("Cache-Control", "no-cache")
+		s.w.WriteHeader(http.StatusOK)
+		s.flush()
+		s.initChunks()
+	}
+	faultAt := -1
+	if pl.fault == FaultDisconnect || pl.fault == FaultMalformed {
+		faultAt = min(pl.faultAfter, total)
+	}
+	stallAt := -1
+	if pl.stall > 0 {
+		stallAt = min(pl.stallAfter, total)
+	}
+	// at applies what is planned before the event that follows `sent`
+	// tokens: a stall stretches t; a fault fires. It reports false when the
+	// request ended.
+	at := func(sent, k int) bool {
+		if stallAt >= sent && stallAt < sent+max(k, 1) {
+			t = t.Add(pl.stall)
+			stallAt = -1
+		}
+		if faultAt >= sent && faultAt < sent+max(k, 1) {
+			faultAt = -1
+			if !s.sleep(ctx, t) {
+				return false
+			}
+			if pl.fault == FaultDisconnect {
+				s.release()
+				panic(http.ErrAbortHandler)
+			}
+			if req.stream && !s.write([]byte("data: {\"id\":\"chatcmpl-broken\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"tr\n\n")) {
+				return false
+			}
+		}
+		return true
+	}
+
+	sent := 0
+	first := true
+	for sent < total {
+		inReasoning := sent < reasoning
+		k := max(1, p.TokensPerChunk.Sample(pl.stream))
+		if inReasoning {
+			k = min(k, reasoning-sent)
+		} else {
+			k = min(k, total-sent)
+		}
+		if !first {
+			for range k {
+				t = t.Add(time.Duration(float64(p.ITL.Sample(pl.stream)) * slow))
+			}
+		}
+		if !at(sent, k) || !s.sleep(ctx, t) {
+			return
+		}
+		if req.stream {
+			s.buf = s.buf[:0]
+			if first {
+				s.buf = s.appendDelta(s.buf, `"role":"assistant","content":""`, "")
+			}
+			s.buf = s.appendTokens(s.buf, sent, k, inReasoning)
+			if !s.write(s.buf) {
+				return
+			}
+		}
+		first = false
+		sent += k
+		sv.Tokens = sent
+		sv.ReasoningTokens = min(sent, reasoning)
+	}
+	if !at(total, 0) || !s.sleep(ctx, t) {
+		return
+	}
+	s.release()
+	sv.FinishReason = finish
+	cached := sv.CachedTokens
+	if !req.stream {
+		s.answer(total, reasoning, finish, cached)
+		return
+	}
+	s.buf = s.buf[:0]
+	if total == 0 {
+		s.buf = s.appendDelta(s.buf, `"role":"assistant","content":""`, "")
+	}
+	s.buf = s.appendDelta(s.buf, "", finish)
+	if req.includeUsage {
+		s.buf = append(s.buf, s.prefix...)
+		s.buf = append(s.buf, `],"usage":`...)
+		s.buf = appendUsage(s.buf, req.promptTokens, total, cached, reasoning)
+		s.buf = append(s.buf, "}\n\n"...)
+	}
+	s.buf = append(s.buf, "data: [DONE]\n\n"...)
+	s.write(s.buf)
+}
+
+// sleep waits until t; false when the request ended first.
+func (s *session) sleep(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		s.sv.Canceled = true
+		return false
+	}
+}
+
+func (s *session) write(b []byte) bool {
+	if _, err := s.w.Write(b); err != nil {
+		s.sv.Canceled = true
+		return false
+	}
+	s.flush()
+	return true
+}
+
+func (s *session) flush() {
+	if fl, ok := s.w.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+func (s *session) initChunks() {
+	model, _ := json.Marshal(s.f.p.Model)
+	s.prefix = []byte(`data: {"id":"chatcmpl-fake-` + strconv.Itoa(s.sv.Index) +
+		`","object":"chat.completion.chunk","created":` + strconv.FormatInt(s.sv.Arrival.Unix(), 10) +
+		`,"model":` + string(model) + `,"choices":[`)
+	s.suffix = []byte("}\n\n")
+	if s.req.includeUsage {
+		s.suffix = []byte(`,"usage":null}` + "\n\n")
+	}
+	s.buf = make([]byte, 0, 512)
+}
+
+// appendDelta appends a whole chunk whose delta holds fields (raw JSON) and
+// whose finish_reason is finish ("" for null).
+func (s *session) appendDelta(b []byte, fields, finish string) []byte {
+	b = append(b, s.prefix...)
+	b = append(b, `{"index":0,"delta":{`...)
+	b = append(b, fields...)
+	b = append(b, `},"logprobs":null,"finish_reason":`...)
+	if finish == "" {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = append(b, finish...)
+		b = append(b, '"')
+	}
+	b = append(b, "}]"...)
+	return append(b, s.suffix...)
+}
+
+// appendTokens appends one chunk carrying tokens [from, from+k).
+func (s *session) appendTokens(b []byte, from, k int, reasoning bool) []byte {
+	b = append(b, s.prefix...)
+	if reasoning {
+		b = append(b, `{"index":0,"delta":{"reasoning_content":"`...)
+	} else {
+		b = append(b, `{"index":0,"delta":{"content":"`...)
+	}
+	b = appendText(b, from, k, reasoning)
+	b = append(b, `"},"logprobs":null,"finish_reason":null}]`...)
+	return append(b, s.suffix...)
+}
+
+// appendText appends the text of tokens [from, from+k): JSON-safe words.
+func appendText(b []byte, from, k int, reasoning bool) []byte {
+	words := contentWords
+	if reasoning {
+		words = reasoningWords
+	}
+	for i := from; i < from+k; i++ {
+		b = append(b, words[i%len(words)]...)
+	}
+	return b
+}
+
+// appendUsage appends the usage object.
+func appendUsage(b []byte, prompt, completion, cached, reasoning int) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(completion), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt+completion), 10)
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = strconv.AppendInt(b, int64(cached), 10)
+	b = append(b, `},"completion_tokens_details":{"reasoning_tokens":`...)
+	b = strconv.AppendInt(b, int64(reasoning), 10)
+	return append(b, "}}"...)
+}
+
+// answer writes a non-streaming chat.completion.
+func (s *session) answer(total, reasoning int, finish string, cached int) {
+	if s.pl.fault == FaultMalformed {
+		s.w.Header().Set("Content-Type", "application/json")
+		_, _ = s.w.Write([]byte(`{"id":"chatcmpl-broken","choices":[{"message":`))
+		return
+	}
+	var content, thought []byte
+	if reasoning > 0 {
+		thought = appendText(nil, 0, reasoning, true)
+	}
+	content = appendText(nil, reasoning, total-reasoning, false)
+	msg := map[string]any{"role": "assistant", "content": string(content)}
+	if reasoning > 0 {
+		msg["reasoning_content"] = string(thought)
+	}
+	usage := json.RawMessage(appendUsage(nil, s.req.promptTokens, total, cached, reasoning))
+	writeJSON(s.w, map[string]any{
+		"id":      "chatcmpl-fake-" + strconv.Itoa(s.sv.Index),
+		"object":  "chat.completion",
+		"created": s.sv.Arrival.Unix(),
+		"model":   s.f.p.Model,
+		"choices": []map[string]any{{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
+		"usage":   usage,
+	})
+}
