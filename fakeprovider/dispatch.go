@@ -59,9 +59,9 @@ type dispatcher struct {
 
 	pending  []event
 	queue    []*arrival
-	busy     []int             // per replica
-	running  map[uint64]int    // seq -> replica
-	canceled map[uint64]bool   // released before their arrival was processed
+	busy     []int           // per replica
+	running  map[uint64]int  // seq -> replica
+	canceled map[uint64]bool // released before their arrival was processed
 	byID     map[string]*ScriptEntry
 	byIndex  map[int]*ScriptEntry
 	next     int // arrival index

@@ -16,10 +16,10 @@ const maxBodyBytes = 8 << 20
 // chatRequest is the part of an OpenAI chat-completions request the fake
 // reads.
 type chatRequest struct {
-	Model               string        `json:"model"`
-	Messages            []chatMessage `json:"messages"`
-	Stream              bool          `json:"stream"`
-	StreamOptions       *struct {
+	Model         string        `json:"model"`
+	Messages      []chatMessage `json:"messages"`
+	Stream        bool          `json:"stream"`
+	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	MaxTokens           *int `json:"max_tokens"`

@@ -2,7 +2,7 @@ package fakeprovider
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
