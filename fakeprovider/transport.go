@@ -23,13 +23,13 @@ func (f *Fake) Client() *http.Client { return &http.Client{Transport: f.transpor
 // returns the response as soon as the handler has written its header.
 func (f *Fake) respond(req *http.Request) (*http.Response, error) {
 	if !f.track() {
-		return nil, errors.New("fakeprovider: fake is closed")
+		return nil, errFakeClosed
 	}
 	ctx, cancel := context.WithCancel(req.Context())
 	pr, pw := io.Pipe()
 	// A canceled request unblocks a handler stuck writing to a reader that
 	// no longer reads.
-	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(context.Canceled) })
+	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) })
 	w := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
 	go func() {
 		defer f.wg.Done()
@@ -44,7 +44,13 @@ func (f *Fake) respond(req *http.Request) (*http.Response, error) {
 				// A disconnect fault: the client sees the body end early.
 				_ = pw.CloseWithError(io.ErrUnexpectedEOF)
 			} else {
-				_ = pw.Close()
+				// A canceled request or a closed fake must not look like
+				// a clean end.
+				err := ctx.Err()
+				if err == nil && f.ctx.Err() != nil {
+					err = errFakeClosed
+				}
+				_ = pw.CloseWithError(err) // nil: EOF
 			}
 			w.markReady()
 		}()
@@ -73,6 +79,8 @@ func (f *Fake) respond(req *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
+
+var errFakeClosed = errors.New("fakeprovider: fake is closed")
 
 // pipeWriter is the http.ResponseWriter of an in-memory request.
 type pipeWriter struct {
