@@ -68,11 +68,12 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) error {
 		return err
 	}
 	defer srv.Close()
-	fmt.Fprintf(stdout, "fakellm: serving model %q on %s (OpenAI base URL %s/v1)\n", f.Profile().Model, srv.URL, srv.URL)
-
+	// Listen for signals before printing the URL: whoever reads the URL may
+	// signal at once.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
+	fmt.Fprintf(stdout, "fakellm: serving model %q on %s (OpenAI base URL %s/v1)\n", f.Profile().Model, srv.URL, srv.URL)
 	select {
 	case s := <-sig:
 		fmt.Fprintf(stdout, "fakellm: %v: stopping\n", s)
