@@ -123,8 +123,10 @@ func (d *dispatcher) run(done <-chan struct{}) {
 				want = t
 			}
 		}
-		if !d.loadUntil.IsZero() && len(d.queue) > 0 && (want.IsZero() || d.loadUntil.Before(want)) {
-			want = d.loadUntil
+		// A load's end counts as an event of its instant, so that arrivals
+		// of that same instant are all in before the decision.
+		if end := d.loadUntil.Add(time.Nanosecond); !d.loadUntil.IsZero() && len(d.queue) > 0 && (want.IsZero() || end.Before(want)) {
+			want = end
 		}
 		if !want.IsZero() && !want.Equal(armed) {
 			armed = want
