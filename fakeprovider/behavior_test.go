@@ -432,3 +432,48 @@ func TestNonStreaming(t *testing.T) {
 		}
 	})
 }
+
+func TestITLPerRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Per request: every gap of a request is the same draw; requests differ.
+		f := mustNew(t, Profile{TTFT: Fixed(100 * time.Millisecond), ITL: Uniform(10*time.Millisecond, 90*time.Millisecond), ITLPerRequest: true, OutputTokens: Fixed(20)})
+		itls := map[time.Duration]bool{}
+		for _, r := range batch(t, f, 10, 1, "per-req", reqOpts{}) {
+			gaps := tokenGaps(r)
+			for _, g := range gaps {
+				if g != gaps[0] {
+					t.Fatalf("per-request ITL: gaps %v differ within a request", gaps)
+				}
+			}
+			itls[gaps[0]] = true
+		}
+		if len(itls) < 5 {
+			t.Errorf("per-request ITL: only %d distinct ITLs over 10 requests", len(itls))
+		}
+		// Per token: gaps vary within a request.
+		g := mustNew(t, Profile{TTFT: Fixed(100 * time.Millisecond), ITL: Uniform(10*time.Millisecond, 90*time.Millisecond), OutputTokens: Fixed(20)})
+		gaps := tokenGaps(do(t, g.Client(), "http://fake", reqOpts{id: "per-token"}))
+		distinct := map[time.Duration]bool{}
+		for _, d := range gaps {
+			distinct[d] = true
+		}
+		if len(distinct) < 10 {
+			t.Errorf("per-token ITL: %d distinct gaps of %d", len(distinct), len(gaps))
+		}
+	})
+}
+
+// tokenGaps returns the times between consecutive token events.
+func tokenGaps(r streamResult) []time.Duration {
+	var at []time.Duration
+	for _, c := range r.chunks {
+		if len(c.parsed.Choices) > 0 && c.parsed.Choices[0].Delta.Content != nil && *c.parsed.Choices[0].Delta.Content != "" {
+			at = append(at, c.at)
+		}
+	}
+	var gaps []time.Duration
+	for i := 1; i < len(at); i++ {
+		gaps = append(gaps, at[i]-at[i-1])
+	}
+	return gaps
+}

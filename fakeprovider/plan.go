@@ -31,7 +31,8 @@ type plan struct {
 	coldStart time.Duration // script: force a cold start of this length
 	coldDraw  time.Duration // the load time if this request triggers a cold start
 
-	stream *rand.Rand // ITL and chunk-size draws, consumed while streaming
+	itl    time.Duration // the request's ITL when Profile.ITLPerRequest; else -1
+	stream *rand.Rand    // ITL and chunk-size draws, consumed while streaming
 }
 
 // keyHash mixes the request key into a seed.
@@ -97,7 +98,19 @@ func newPlan(p *Profile, key string) *plan {
 		pl.coldDraw = p.ColdStart.Duration.Sample(rng(streamCold))
 	}
 	pl.stream = rng(streamTokens)
+	pl.itl = -1
+	if p.ITLPerRequest {
+		pl.itl = p.ITL.Sample(pl.stream)
+	}
 	return pl
+}
+
+// nextITL is the time before the next token.
+func (pl *plan) nextITL(p *Profile) time.Duration {
+	if pl.itl >= 0 {
+		return pl.itl
+	}
+	return p.ITL.Sample(pl.stream)
 }
 
 // apply overrides the plan with a script entry.

@@ -34,6 +34,11 @@ type Profile struct {
 	PrefillPer1kTokens Dist[time.Duration] `yaml:"prefill_per_1k_tokens"`
 	// ITL is the time between consecutive tokens. Default 10ms.
 	ITL Dist[time.Duration] `yaml:"itl"`
+	// ITLPerRequest draws ITL once per request and uses it for every token
+	// of that request: a per-request decode speed, as measured providers
+	// show (a slow request is slow throughout). When false, every token
+	// draws its own ITL.
+	ITLPerRequest bool `yaml:"itl_per_request"`
 	// OutputTokens is the answer length in tokens before max_tokens caps it.
 	// Default 64.
 	OutputTokens Dist[int] `yaml:"output_tokens"`

@@ -126,7 +126,7 @@ func (s *session) run(ctx context.Context) {
 		}
 		if !first {
 			for range k {
-				t = t.Add(time.Duration(float64(p.ITL.Sample(pl.stream)) * slow))
+				t = t.Add(time.Duration(float64(pl.nextITL(p)) * slow))
 			}
 		}
 		if !at(sent, k) || !s.sleep(ctx, t) {
