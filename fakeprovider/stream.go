@@ -73,7 +73,9 @@ func (s *session) run(ctx context.Context) {
 		ttft = time.Duration(float64(ttft) * slow)
 	}
 	t := s.ad.start.Add(ttft)
-	sv.TTFT = t.Sub(sv.Arrival)
+	if total > 0 {
+		sv.TTFT = t.Sub(sv.Arrival)
+	}
 
 	if req.stream {
 		s.w.Header().Set("Content-Type", "text/event-stream")
