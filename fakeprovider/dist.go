@@ -201,8 +201,9 @@ func (d Dist[T]) sample(r *rand.Rand) float64 {
 
 func fromFloat[T Quantity](f float64) T {
 	f = math.Round(f)
-	if f >= math.MaxInt64 {
-		f = math.MaxInt64
+	if f >= math.MaxInt64 { // float64(MaxInt64) is 2^63, which T cannot hold
+		var top int64 = math.MaxInt64
+		return T(top)
 	}
 	return T(f)
 }
@@ -319,7 +320,7 @@ func (p *Part[T]) UnmarshalYAML(n *yaml.Node) error {
 		return nodeErr(n, "mixture part: want a map with weight")
 	}
 	rest := &yaml.Node{Kind: yaml.MappingNode, Line: n.Line, Column: n.Column}
-	hasDist := false
+	hasDist, hasValue := false, false
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		switch k.Value {
@@ -332,8 +333,13 @@ func (p *Part[T]) UnmarshalYAML(n *yaml.Node) error {
 			continue
 		case "dist":
 			hasDist = true
+		case "value":
+			hasValue = true
 		}
 		rest.Content = append(rest.Content, k, v)
+	}
+	if !hasDist && !hasValue {
+		return nodeErr(n, "mixture part needs a dist or a value")
 	}
 	if !hasDist {
 		rest.Content = append([]*yaml.Node{

@@ -50,7 +50,8 @@ type Profile struct {
 	ReasoningTokens Dist[int] `yaml:"reasoning_tokens"`
 
 	// Replicas and SlotsPerReplica bound concurrency: requests beyond
-	// Replicas×SlotsPerReplica queue FIFO. Defaults 1 and 8.
+	// Replicas×SlotsPerReplica queue FIFO. Defaults 1 and 8; Replicas is at
+	// most 65,536.
 	Replicas        int `yaml:"replicas"`
 	SlotsPerReplica int `yaml:"slots_per_replica"`
 	// SlowdownPerInflight stretches TTFT and ITL by this fraction for each
@@ -186,6 +187,10 @@ const (
 // maxOutputTokens is the largest max_tokens a request may ask for.
 const maxOutputTokens = 1 << 20
 
+// maxReplicas bounds Profile.Replicas: the dispatcher keeps (and scans) a
+// counter per replica.
+const maxReplicas = 1 << 16
+
 // Validate checks the profile and returns an error naming the first field
 // that is wrong (e.g. "stall.probability 1.5 is outside [0,1]").
 func (p Profile) Validate() error {
@@ -211,6 +216,9 @@ func (p Profile) Validate() error {
 	}
 	if p.Replicas < 0 {
 		return ferr("replicas", "negative (%d)", p.Replicas)
+	}
+	if p.Replicas > maxReplicas {
+		return ferr("replicas", "%d is above the limit %d", p.Replicas, maxReplicas)
 	}
 	if p.SlotsPerReplica < 0 {
 		return ferr("slots_per_replica", "negative (%d)", p.SlotsPerReplica)
