@@ -102,9 +102,13 @@ func (d Dist[T]) or(def Dist[T]) Dist[T] {
 // validate checks the parameters; the error names the broken bound. field is
 // the path used in the message.
 func (d Dist[T]) validate(field string) error {
+	pre := ""
+	if field != "" {
+		pre = field + ": "
+	}
 	neg := func(name string, v T) error {
 		if v < 0 {
-			return fmt.Errorf("%s: %s is negative (%v)", field, name, v)
+			return fmt.Errorf("%s%s is negative (%v)", pre, name, v)
 		}
 		return nil
 	}
@@ -118,7 +122,7 @@ func (d Dist[T]) validate(field string) error {
 			return err
 		}
 		if d.Max < d.Min {
-			return fmt.Errorf("%s: uniform max %v is below min %v", field, d.Max, d.Min)
+			return fmt.Errorf("%suniform max %v is below min %v", pre, d.Max, d.Min)
 		}
 	case "normal":
 		if err := neg("mean", d.Mean); err != nil {
@@ -127,14 +131,14 @@ func (d Dist[T]) validate(field string) error {
 		return neg("stddev", d.Stddev)
 	case "lognormal":
 		if d.Median <= 0 {
-			return fmt.Errorf("%s: lognormal median must be positive (have %v)", field, d.Median)
+			return fmt.Errorf("%slognormal median must be positive (have %v)", pre, d.Median)
 		}
 		if d.P99 < d.Median {
-			return fmt.Errorf("%s: lognormal p99 %v is below the median %v", field, d.P99, d.Median)
+			return fmt.Errorf("%slognormal p99 %v is below the median %v", pre, d.P99, d.Median)
 		}
 	case "empirical":
 		if len(d.Values) == 0 {
-			return fmt.Errorf("%s: empirical distribution has no values", field)
+			return fmt.Errorf("%sempirical distribution has no values", pre)
 		}
 		for i, v := range d.Values {
 			if err := neg(fmt.Sprintf("values[%d]", i), v); err != nil {
@@ -143,11 +147,14 @@ func (d Dist[T]) validate(field string) error {
 		}
 	case "mixture":
 		if len(d.Parts) == 0 {
-			return fmt.Errorf("%s: mixture has no parts", field)
+			return fmt.Errorf("%smixture has no parts", pre)
 		}
 		sum := 0.0
 		for i, p := range d.Parts {
-			pf := fmt.Sprintf("%s.parts[%d]", field, i)
+			pf := fmt.Sprintf("parts[%d]", i)
+			if field != "" {
+				pf = field + "." + pf
+			}
 			if !(p.Weight > 0 && p.Weight <= 1) {
 				return fmt.Errorf("%s: weight %v is outside (0,1]", pf, p.Weight)
 			}
@@ -160,10 +167,10 @@ func (d Dist[T]) validate(field string) error {
 			sum += p.Weight
 		}
 		if math.Abs(sum-1) > 1e-6 {
-			return fmt.Errorf("%s: mixture weights sum to %v, not 1", field, sum)
+			return fmt.Errorf("%smixture weights sum to %v, not 1", pre, sum)
 		}
 	default:
-		return fmt.Errorf("%s: unknown distribution %q (want fixed, uniform, normal, lognormal, empirical or mixture)", field, d.Kind)
+		return fmt.Errorf("%sunknown distribution %q (want fixed, uniform, normal, lognormal, empirical or mixture)", pre, d.Kind)
 	}
 	return nil
 }
@@ -249,8 +256,13 @@ func (d *Dist[T]) UnmarshalYAML(n *yaml.Node) error {
 	}
 	var out Dist[T]
 	var weightSeen bool
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
+		if seen[k.Value] {
+			return nodeErr(k, fmt.Sprintf("key %q given twice", k.Value))
+		}
+		seen[k.Value] = true
 		var err error
 		switch k.Value {
 		case "dist":
@@ -306,7 +318,7 @@ func (d *Dist[T]) UnmarshalYAML(n *yaml.Node) error {
 	if out.Kind == "" {
 		return nodeErr(n, "distribution map needs a dist key (fixed, uniform, normal, lognormal, empirical, mixture)")
 	}
-	if err := out.validate("distribution"); err != nil {
+	if err := out.validate(""); err != nil {
 		return nodeErr(n, err.Error())
 	}
 	*d = out
@@ -387,12 +399,14 @@ func parseQuantity[T Quantity](n *yaml.Node) (T, error) {
 	}
 }
 
-// lineError is a decoding error at a line of the YAML input.
+// lineError is a decoding error at a line (and column) of the YAML input.
 type lineError struct {
-	line int
-	msg  string
+	line, col int
+	msg       string
 }
 
 func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
 
-func nodeErr(n *yaml.Node, msg string) error { return &lineError{line: n.Line, msg: msg} }
+func nodeErr(n *yaml.Node, msg string) error {
+	return &lineError{line: n.Line, col: n.Column, msg: msg}
+}

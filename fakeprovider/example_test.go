@@ -33,8 +33,8 @@ faults: {http_529: 0.005}
 	fmt.Println(err)
 	// Output:
 	// my-model lognormal(median 300ms, p99 1.5s) 10ms uniform(10s, 1m30s) 0.005
-	// fakeprovider: profile: line 3: unknown key "stal"
-	// fakeprovider: profile: line 1: distribution: lognormal p99 1s is below the median 2s
+	// fakeprovider: profile: line 3: stal: unknown key "stal"
+	// fakeprovider: profile: line 1: ttft: lognormal p99 1s is below the median 2s
 }
 
 // The in-memory client speaks OpenAI's streaming format.

@@ -223,8 +223,8 @@ func (p Profile) Validate() error {
 	if p.SlotsPerReplica < 0 {
 		return ferr("slots_per_replica", "negative (%d)", p.SlotsPerReplica)
 	}
-	if !(p.SlowdownPerInflight >= 0) {
-		return ferr("slowdown_per_inflight", "%v must be >= 0", p.SlowdownPerInflight)
+	if !(p.SlowdownPerInflight >= 0 && p.SlowdownPerInflight <= 100) {
+		return ferr("slowdown_per_inflight", "%v is outside [0, 100]", p.SlowdownPerInflight)
 	}
 	if p.ColdStart.AfterIdle < 0 {
 		return ferr("cold_start.after_idle", "negative duration %v", p.ColdStart.AfterIdle)
@@ -241,8 +241,8 @@ func (p Profile) Validate() error {
 	if p.Stall.Probability > 0 && !p.Stall.Duration.IsSet() {
 		return ferr("stall.duration", "required when stall.probability is set")
 	}
-	if !(p.PrefixCache.TTFTFactor >= 0) {
-		return ferr("prefix_cache.ttft_factor", "%v must be >= 0", p.PrefixCache.TTFTFactor)
+	if !(p.PrefixCache.TTFTFactor >= 0 && p.PrefixCache.TTFTFactor <= 1) {
+		return ferr("prefix_cache.ttft_factor", "%v is outside [0, 1] (a cache hit is never slower)", p.PrefixCache.TTFTFactor)
 	}
 	f := p.Faults
 	sum := 0.0
@@ -351,7 +351,7 @@ func ParseProfile(data []byte) (Profile, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil {
-		return Profile{}, fmt.Errorf("fakeprovider: profile: %w", yamlError(err))
+		return Profile{}, fmt.Errorf("fakeprovider: profile: %w", yamlError(err, data))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -385,22 +385,98 @@ func LoadProfile(path string) (Profile, error) {
 	return p, nil
 }
 
-var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type \S+`)
+var (
+	unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type \S+$`)
+	badValue     = regexp.MustCompile("^line (\\d+): cannot unmarshal \\S+ `([^`]*)`")
+)
 
-// yamlError rewrites yaml's messages into ours: "line 3: unknown key ...".
-func yamlError(err error) error {
+// yamlError rewrites yaml's messages into ours and names the field each is
+// about: "line 3: ttft: negative duration -5s", "line 4: stall.bogus:
+// unknown key \"bogus\"".
+func yamlError(err error, data []byte) error {
+	var root yaml.Node
+	_ = yaml.Unmarshal(data, &root) // on a syntax error no field is named
+	var le *lineError
+	if errors.As(err, &le) {
+		if path := fieldAt(&root, le.line, le.col, ""); path != "" {
+			return fmt.Errorf("line %d: %s: %s", le.line, path, le.msg)
+		}
+		return err
+	}
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		msgs := make([]string, len(te.Errors))
 		for i, m := range te.Errors {
+			line, text := 0, ""
 			if sub := unknownField.FindStringSubmatch(m); sub != nil {
 				m = fmt.Sprintf("line %s: unknown key %q", sub[1], sub[2])
+				line, _ = strconv.Atoi(sub[1])
+				text = sub[2]
+			} else if sub := badValue.FindStringSubmatch(m); sub != nil {
+				line, _ = strconv.Atoi(sub[1])
+				text = sub[2]
+			}
+			if path := fieldAt(&root, line, 0, text); path != "" {
+				m = strings.Replace(m, ": ", ": "+path+": ", 1)
 			}
 			msgs[i] = m
 		}
 		return errors.New(strings.Join(msgs, "; "))
 	}
 	return err
+}
+
+// fieldAt returns the path ("script[1].stall.duration") of the node written
+// at line and column or, when col is 0, of the first scalar on line that
+// reads text (yaml cuts values over 10 bytes to 7 and "..."); "" when none.
+func fieldAt(root *yaml.Node, line, col int, text string) string {
+	match := func(n *yaml.Node) bool {
+		switch {
+		case line == 0 || n.Line != line:
+			return false
+		case col > 0:
+			return n.Column == col
+		}
+		cut, ok := strings.CutSuffix(text, "...")
+		return n.Kind == yaml.ScalarNode && (n.Value == text || ok && len(text) == 10 && strings.HasPrefix(n.Value, cut))
+	}
+	var walk func(n *yaml.Node, path string) string
+	walk = func(n *yaml.Node, path string) string {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				if p := walk(c, path); p != "" {
+					return p
+				}
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				p := k.Value
+				if path != "" {
+					p = path + "." + p
+				}
+				if match(k) || match(v) {
+					return p
+				}
+				if p := walk(v, p); p != "" {
+					return p
+				}
+			}
+		case yaml.SequenceNode:
+			for i, e := range n.Content {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if match(e) {
+					return p
+				}
+				if p := walk(e, p); p != "" {
+					return p
+				}
+			}
+		}
+		return ""
+	}
+	return walk(root, "")
 }
 
 // strictDecode decodes a mapping into v after checking that every key is

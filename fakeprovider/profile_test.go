@@ -231,7 +231,7 @@ func TestParseProfileErrors(t *testing.T) {
 			"same for the first request"},
 		{"stall probability without duration", "model: m\nseed: 3\nstall: {probability: 0.1}\n", 3, "stall.duration", "required when stall.probability is set",
 			"a stall needs a length"},
-		{"negative ttft_factor", "model: m\nseed: 3\nprefix_cache: {ttft_factor: -0.5}\n", 3, "prefix_cache.ttft_factor", "-0.5 must be >= 0",
+		{"negative ttft_factor", "model: m\nseed: 3\nprefix_cache: {ttft_factor: -0.5}\n", 3, "prefix_cache.ttft_factor", "-0.5 is outside [0, 1]",
 			"a factor below zero makes a negative TTFT"},
 		{"prefix_cache not a map", "model: m\nseed: 3\nprefix_cache: on\n", 3, "prefix_cache", "want a map",
 			"enabled is spelled out"},
@@ -316,7 +316,7 @@ func TestValidate(t *testing.T) {
 		{"too many replicas", Profile{Replicas: 1<<16 + 1}, "replicas: 65537 is above the limit 65536",
 			"New allocates a counter per replica: 99999999999999 of them made it panic"},
 		{"negative slots", Profile{SlotsPerReplica: -2}, "slots_per_replica: negative (-2)", "capacity"},
-		{"slowdown NaN", Profile{SlowdownPerInflight: math.NaN()}, "slowdown_per_inflight: NaN must be >= 0", "NaN fails every comparison"},
+		{"slowdown NaN", Profile{SlowdownPerInflight: math.NaN()}, "slowdown_per_inflight: NaN is outside [0, 100]", "NaN fails every comparison"},
 		{"negative after_idle", Profile{ColdStart: ColdStart{AfterIdle: -time.Second, Duration: Fixed(time.Second)}},
 			"cold_start.after_idle: negative duration -1s", "time does not run backwards"},
 		{"initial without duration", Profile{ColdStart: ColdStart{Initial: true}},
@@ -326,7 +326,7 @@ func TestValidate(t *testing.T) {
 		{"stall after_token", Profile{Stall: Stall{AfterToken: -1}}, "stall.after_token: negative (-1)", "token index"},
 		{"stall without duration", Profile{Stall: Stall{Probability: 0.5}},
 			"stall.duration: required when stall.probability is set", "a stall needs a length"},
-		{"ttft_factor", Profile{PrefixCache: PrefixCache{TTFTFactor: -1}}, "prefix_cache.ttft_factor: -1 must be >= 0", "negative TTFT"},
+		{"ttft_factor", Profile{PrefixCache: PrefixCache{TTFTFactor: -1}}, "prefix_cache.ttft_factor: -1 is outside [0, 1] (a cache hit is never slower)", "negative TTFT"},
 		{"fault probability", Profile{Faults: Faults{HTTP429: 2}}, "faults.http_429: probability 2 is outside [0,1]", "a fraction"},
 		{"fault sum", Profile{Faults: Faults{Empty: 0.5, Malformed: 0.25, HTTP503: 0.5}},
 			"faults: probabilities sum to 1.25, above 1", "0.5+0.25+0.5: at most one fault per request"},
@@ -527,5 +527,23 @@ func TestDistSampleNormalTruncated(t *testing.T) {
 
 	for _, c := range sampleN(Normal(1, 5), 1000) {
 		require.GreaterOrEqual(t, c, 0)
+	}
+}
+
+func TestParseProfileRejectsDuplicatesAndUnboundedFactors(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"duplicate key in a distribution: which one was meant?", "ttft: {dist: fixed, value: 1s, value: 2s}\n", `line 1: ttft.value: key "value" given twice`},
+		{"infinite cache factor would overflow TTFT", "prefix_cache: {ttft_factor: .inf}\n", "line 1: prefix_cache.ttft_factor: +Inf is outside [0, 1]"},
+		{"a cache hit slower than a miss", "prefix_cache: {ttft_factor: 2}\n", "prefix_cache.ttft_factor: 2 is outside [0, 1]"},
+		{"infinite slowdown would overflow TTFT", "slowdown_per_inflight: .inf\n", "line 1: slowdown_per_inflight: +Inf is outside [0, 100]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseProfile([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
 	}
 }

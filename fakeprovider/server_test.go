@@ -45,8 +45,10 @@ func TestServerClientCancelFreesTheSlot(t *testing.T) {
 	}
 	srv.Close()
 	s := servedByID(f)
-	if !s["stuck"].Canceled || s["stuck"].Tokens != 2 {
-		t.Errorf("stuck: %+v, want canceled after 2 tokens", s["stuck"])
+	// The client cancels after reading the first event; over a socket the
+	// second may or may not have been written by then, but not the third.
+	if st := s["stuck"]; !st.Canceled || st.Tokens < 1 || st.Tokens > 2 {
+		t.Errorf("stuck: %+v, want canceled after 1 or 2 tokens", st)
 	}
 	http.DefaultClient.CloseIdleConnections()
 }

@@ -178,7 +178,11 @@ func (s *session) run(ctx context.Context) {
 func (s *session) sleep(ctx context.Context, t time.Time) bool {
 	d := time.Until(t)
 	if d <= 0 {
-		return ctx.Err() == nil
+		if ctx.Err() != nil {
+			s.sv.Canceled = true
+			return false
+		}
+		return true
 	}
 	tm := time.NewTimer(d)
 	defer tm.Stop()
