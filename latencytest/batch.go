@@ -1,0 +1,473 @@
+package latencytest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	randv2 "math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Batch is a closed-loop run: Warmup requests then Requests measured ones,
+// at most Concurrency in flight, trace IDs "<Label>-0000" upward in
+// submission order. The zero value of every field is its documented
+// default.
+type Batch struct {
+	// Requests is the number of measured requests. Default 75 (the fewest
+	// that reliably expose cold starts; 10-20 miss them).
+	Requests int `yaml:"requests"`
+	// Warmup requests are sent first and discarded by trace ID, in
+	// submission order (never by completion order). Default 0: discarding
+	// the slow first calls hides cold starts, so it is opt-in and disclosed.
+	Warmup int `yaml:"warmup"`
+	// Concurrency is the number of requests in flight. Default 1.
+	Concurrency int `yaml:"concurrency"`
+	// Interval paces request starts: request i starts no earlier than
+	// i×Interval after the run began. Default 0: as fast as slots free up.
+	Interval time.Duration `yaml:"interval"`
+	// Mix chooses each request's prompt size and cap. Default DefaultMix.
+	Mix Mix `yaml:"mix"`
+	// Prompt, when set, replaces the mix: every request asks this.
+	Prompt string `yaml:"prompt"`
+	// NoNonce turns off the unique leading nonce, to measure the cache on
+	// purpose. Default: every prompt starts with a nonce.
+	NoNonce bool `yaml:"no_nonce"`
+	// MaxTokens, when set, caps every request (overriding the mix's caps).
+	MaxTokens int `yaml:"max_tokens"`
+	// Temperature is sent when set; nil leaves the provider's default (and
+	// the disclosure says so).
+	Temperature *float64 `yaml:"temperature"`
+	// FirstTokenTimeout and TotalTimeout bound each request (0: none); the
+	// hard cap (default 150s) bounds it always.
+	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
+	TotalTimeout      time.Duration `yaml:"total_timeout"`
+	HardCap           time.Duration `yaml:"hard_cap"`
+	// Repeat runs the same cell this many times, one after the other, and
+	// reports the between-run gap per quantile: the noise floor. Default 1.
+	Repeat int `yaml:"repeat"`
+	// Label prefixes trace IDs. Default "c<Concurrency>".
+	Label string `yaml:"label"`
+	// Location says where the client ran, for the disclosure. Default: the
+	// TAILGUARD_LOCATION environment variable.
+	Location string `yaml:"location"`
+}
+
+// EnvLocation names the environment variable that labels the client's
+// network location in the disclosure.
+const EnvLocation = "TAILGUARD_LOCATION"
+
+// Mix is a prompt mix: each request draws a class by weight, from a seeded
+// generator keyed by the request's index, so a trace ID always gets the same
+// class.
+type Mix struct {
+	Classes []PromptClass `yaml:"classes"`
+	// Seed seeds the draws. A zero Mix is DefaultMix (seed 7).
+	Seed uint64 `yaml:"seed"`
+}
+
+// PromptClass is one size of prompt.
+type PromptClass struct {
+	Name         string  `yaml:"name"`
+	Weight       float64 `yaml:"weight"`
+	PromptTokens int     `yaml:"prompt_tokens"`
+	MaxTokens    int     `yaml:"max_tokens"`
+}
+
+// DefaultMix is 70% short, 20% medium, 10% long prompts (about 200, 1,000
+// and 6,000 tokens, capped at 100, 300 and 600 tokens), seed 7, as in
+// seed 001.
+var DefaultMix = Mix{Seed: 7, Classes: []PromptClass{
+	{Name: "short", Weight: 0.7, PromptTokens: 200, MaxTokens: 100},
+	{Name: "medium", Weight: 0.2, PromptTokens: 1000, MaxTokens: 300},
+	{Name: "long", Weight: 0.1, PromptTokens: 6000, MaxTokens: 600},
+}}
+
+func (m Mix) orDefault() Mix {
+	if len(m.Classes) == 0 {
+		return DefaultMix
+	}
+	return m
+}
+
+func (m Mix) validate() error {
+	sum := 0.0
+	for i, c := range m.Classes {
+		switch {
+		case c.Name == "":
+			return fmt.Errorf("mix class %d has no name", i)
+		case !(c.Weight > 0 && c.Weight <= 1):
+			return fmt.Errorf("mix class %q: weight %v is outside (0,1]", c.Name, c.Weight)
+		case c.PromptTokens < 1:
+			return fmt.Errorf("mix class %q: prompt_tokens %d < 1", c.Name, c.PromptTokens)
+		case c.MaxTokens < 0:
+			return fmt.Errorf("mix class %q: max_tokens %d < 0", c.Name, c.MaxTokens)
+		}
+		sum += c.Weight
+	}
+	if len(m.Classes) > 0 && math.Abs(sum-1) > 1e-9 {
+		return fmt.Errorf("mix weights sum to %v, not 1", sum)
+	}
+	return nil
+}
+
+// class draws the class of request index i.
+func (m Mix) class(i int) PromptClass {
+	r := randv2.New(randv2.NewPCG(m.Seed, uint64(i)))
+	u := r.Float64()
+	for _, c := range m.Classes {
+		if u < c.Weight {
+			return c
+		}
+		u -= c.Weight
+	}
+	return m.Classes[len(m.Classes)-1]
+}
+
+// String describes the mix for the disclosure.
+func (m Mix) String() string {
+	parts := make([]string, len(m.Classes))
+	for i, c := range m.Classes {
+		parts[i] = fmt.Sprintf("%g%% %s (~%d prompt tokens, cap %d)", c.Weight*100, c.Name, c.PromptTokens, c.MaxTokens)
+	}
+	return strings.Join(parts, ", ") + fmt.Sprintf("; seed %d", m.Seed)
+}
+
+// normalized fills defaults and checks the configuration.
+func (b Batch) normalized() (Batch, error) {
+	if b.Requests == 0 {
+		b.Requests = 75
+	}
+	if b.Concurrency == 0 {
+		b.Concurrency = 1
+	}
+	if b.Repeat == 0 {
+		b.Repeat = 1
+	}
+	if b.HardCap == 0 {
+		b.HardCap = DefaultHardCap
+	}
+	if b.Label == "" {
+		b.Label = fmt.Sprintf("c%d", b.Concurrency)
+	}
+	b.Mix = b.Mix.orDefault()
+	var errs []error
+	check := func(bad bool, format string, args ...any) {
+		if bad {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(b.Requests < 0, "requests %d < 0", b.Requests)
+	check(b.Warmup < 0, "warmup %d < 0", b.Warmup)
+	check(b.Concurrency < 0, "concurrency %d < 0", b.Concurrency)
+	check(b.Repeat < 0, "repeat %d < 0", b.Repeat)
+	check(b.Interval < 0, "interval %v < 0", b.Interval)
+	check(b.MaxTokens < 0, "max_tokens %d < 0", b.MaxTokens)
+	check(b.FirstTokenTimeout < 0, "first_token_timeout %v < 0", b.FirstTokenTimeout)
+	check(b.TotalTimeout < 0, "total_timeout %v < 0", b.TotalTimeout)
+	check(b.HardCap < 0, "hard_cap %v < 0", b.HardCap)
+	check(b.Temperature != nil && !(*b.Temperature >= 0 && *b.Temperature <= 2), "temperature %v outside [0,2]", deref(b.Temperature))
+	check(strings.ContainsAny(b.Label, " \t\n"), "label %q contains white space", b.Label)
+	if err := b.Mix.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return b, fmt.Errorf("latencytest: batch: %w", errors.Join(errs...))
+	}
+	if b.Location == "" {
+		b.Location = lookupEnv(EnvLocation)
+	}
+	return b, nil
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// Run sends the batch (Repeat times) and returns every record. It stops
+// starting requests when ctx's deadline leaves less than one request's
+// limit (TotalTimeout or the hard cap), and says so in Result.Partial. The
+// error is for an invalid configuration only: provider failures are
+// records.
+func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
+	b, err := b.normalized()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Planned: (b.Warmup + b.Requests) * b.Repeat, Start: time.Now()}
+	meter := startCPU()
+	nonce := newNonceSource(b.NoNonce)
+	for run := range b.Repeat {
+		recs, stopped := b.runOnce(ctx, p, run, nonce)
+		res.Records = append(res.Records, recs...)
+		if stopped != "" {
+			res.Partial, res.PartialReason = true, stopped
+			break
+		}
+	}
+	res.End = time.Now()
+	res.CPUPerWall = meter.perWall()
+	res.RepeatGaps = repeatGaps(res, b.Repeat)
+	res.Disclosure = b.disclose(p, res)
+	return res, nil
+}
+
+// traceID names request i of run r.
+func (b Batch) traceID(run, i int) string {
+	if run == 0 {
+		return fmt.Sprintf("%s-%04d", b.Label, i)
+	}
+	return fmt.Sprintf("%s-r%d-%04d", b.Label, run, i)
+}
+
+// request builds request i.
+func (b Batch) request(id string, i int, nonce nonceSource) (Request, string) {
+	req := Request{ID: id, MaxTokens: b.MaxTokens, Temperature: b.Temperature,
+		FirstTokenTimeout: b.FirstTokenTimeout, TotalTimeout: b.TotalTimeout, HardCap: b.HardCap}
+	class := ""
+	var text string
+	if b.Prompt != "" {
+		text = b.Prompt
+	} else {
+		c := b.Mix.class(i)
+		class = c.Name
+		text = promptText(c.PromptTokens * 4)
+		if req.MaxTokens == 0 {
+			req.MaxTokens = c.MaxTokens
+		}
+	}
+	req.Messages = []Message{{Role: "user", Content: nonce.prefix(id) + text}}
+	return req, class
+}
+
+// runOnce sends one run; stopped is non-empty when it stopped early.
+func (b Batch) runOnce(ctx context.Context, p Provider, run int, nonce nonceSource) ([]Record, string) {
+	n := b.Warmup + b.Requests
+	recs := make([]Record, n)
+	sem := make(chan struct{}, b.Concurrency)
+	var wg sync.WaitGroup
+	start := time.Now()
+	sent, stopped := 0, ""
+	for i := range n {
+		if stopped = waitTurn(ctx, sem, start.Add(time.Duration(i)*b.Interval), b.limit()); stopped != "" {
+			stopped = fmt.Sprintf("sent %d of %d requests in run %d: %s", i, n, run, stopped)
+			break
+		}
+		id := b.traceID(run, i)
+		req, class := b.request(id, i, nonce)
+		sent++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			rec := p.Call(ctx, req)
+			rec.ID, rec.Warmup, rec.Run, rec.Concurrency, rec.PromptClass = id, i < b.Warmup, run, b.Concurrency, class
+			if rec.MaxTokens == 0 {
+				rec.MaxTokens = req.MaxTokens
+			}
+			recs[i] = rec
+		}()
+	}
+	wg.Wait()
+	return recs[:sent], stopped
+}
+
+func (b Batch) limit() time.Duration {
+	return Request{TotalTimeout: b.TotalTimeout, HardCap: b.HardCap}.limit()
+}
+
+// waitTurn waits for the pacing instant and a free slot; it returns why the
+// run must stop instead, if it must.
+func waitTurn(ctx context.Context, sem chan struct{}, at time.Time, limit time.Duration) string {
+	if d := time.Until(at); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return "the context ended (" + context.Cause(ctx).Error() + ")"
+		}
+	}
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return "the context ended (" + context.Cause(ctx).Error() + ")"
+	}
+	if ctx.Err() != nil {
+		<-sem
+		return "the context ended (" + context.Cause(ctx).Error() + ")"
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < limit {
+		<-sem
+		return fmt.Sprintf("the deadline (%v away) leaves less than one request's limit (%v)", time.Until(dl).Round(time.Millisecond), limit)
+	}
+	return ""
+}
+
+// nonceSource makes the unique leading nonce: a random per-run ID plus a
+// hash of the trace ID, of fixed length, so a real provider's cache cannot
+// serve one run's prompts to the next, while the prompt's length (and so
+// the fake's prefill cost) never varies.
+type nonceSource struct {
+	run string // empty: no nonce
+}
+
+func newNonceSource(off bool) nonceSource {
+	if off {
+		return nonceSource{}
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return nonceSource{run: hex.EncodeToString(b[:])}
+}
+
+// prefix returns "[nonce <run>-<hash>] " (38 bytes), or "" when off.
+func (n nonceSource) prefix(traceID string) string {
+	if n.run == "" {
+		return ""
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(traceID))
+	return fmt.Sprintf("[nonce %s-%016x] ", n.run, h.Sum64())
+}
+
+// NonceLen is the length of the nonce prefix in bytes.
+const NonceLen = 38
+
+const filler = "Measure the tail, not the median: a clean median with a slow p99 means " +
+	"some users wait every day. Report p50, p95 and p99 together with the spread, " +
+	"the error rate and how the numbers were taken, so that anyone can check them. "
+
+var (
+	promptMu    sync.Mutex
+	promptCache = map[int]string{}
+)
+
+// promptText returns chars characters of filler text (about chars/4
+// tokens), the same for every call.
+func promptText(chars int) string {
+	promptMu.Lock()
+	defer promptMu.Unlock()
+	if s, ok := promptCache[chars]; ok {
+		return s
+	}
+	var sb strings.Builder
+	sb.WriteString("Summarise the following notes in two sentences. ")
+	for sb.Len() < chars {
+		sb.WriteString(filler)
+	}
+	s := sb.String()[:max(chars, 0)]
+	promptCache[chars] = s
+	return s
+}
+
+// repeatGaps computes the between-run gaps of TTFT and total time.
+func repeatGaps(res *Result, runs int) []RepeatGap {
+	if runs < 2 {
+		return nil
+	}
+	var out []RepeatGap
+	for _, metric := range []string{"ttft", "total"} {
+		per := make([]Sample, runs)
+		for i := range res.Records {
+			rec := &res.Records[i]
+			if rec.Warmup || rec.Run >= runs {
+				continue
+			}
+			v := rec.TTFT
+			if metric == "total" {
+				v = rec.Total
+			}
+			if !rec.OK() || v < 0 {
+				v = Failed
+			}
+			per[rec.Run] = append(per[rec.Run], v)
+		}
+		for _, q := range []float64{0.5, 0.9, 0.95, 0.99} {
+			g := RepeatGap{Metric: metric, Q: q}
+			lo, hi := Failed, time.Duration(0)
+			for _, s := range per {
+				v := s.Quantile(q)
+				g.Runs = append(g.Runs, v)
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			switch {
+			case hi == Failed:
+				g.Gap = math.Inf(1)
+			case lo > 0:
+				g.Gap = float64(hi-lo) / float64(lo)
+			default:
+				g.Gap = math.NaN()
+			}
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Sweep runs the same batch at several concurrency levels.
+type Sweep struct {
+	Batch
+	// Levels are the concurrency levels, in order. Default 1, 8, 50.
+	Levels []int `yaml:"levels"`
+}
+
+// SweepResult holds one Result per level.
+type SweepResult struct {
+	Levels  []int
+	Results []*Result
+}
+
+// DefaultLevels are the load levels of seed 001: one user, a few, a crowd.
+var DefaultLevels = []int{1, 8, 50}
+
+func (s Sweep) levels() ([]int, error) {
+	lv := s.Levels
+	if len(lv) == 0 {
+		lv = DefaultLevels
+	}
+	for _, l := range lv {
+		if l < 1 {
+			return nil, fmt.Errorf("latencytest: sweep: level %d < 1", l)
+		}
+	}
+	return lv, nil
+}
+
+// Run runs the batch at each level in turn (Batch.Concurrency and Label are
+// set per level). It stops at the first level that ends early.
+func (s Sweep) Run(ctx context.Context, p Provider) (*SweepResult, error) {
+	levels, err := s.levels()
+	if err != nil {
+		return nil, err
+	}
+	out := &SweepResult{}
+	for _, l := range levels {
+		b := s.Batch
+		b.Concurrency, b.Label = l, fmt.Sprintf("%sc%d", s.Label, l)
+		if s.Label != "" {
+			b.Label = fmt.Sprintf("%s-c%d", s.Label, l)
+		}
+		r, err := b.Run(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out.Levels = append(out.Levels, l)
+		out.Results = append(out.Results, r)
+		if r.Partial {
+			break
+		}
+	}
+	for _, r := range out.Results {
+		r.Disclosure.setLevels(out.Levels)
+	}
+	return out, nil
+}

@@ -1,0 +1,203 @@
+package latencytest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Chain runs agent-style chains: Chains chains of Length sequential calls,
+// each call's answer joining the conversation that feeds the next (as an
+// agent loop does), up to Concurrency chains at once. Trace IDs are
+// "<Label>03-call04". Every call and each chain's measured total are
+// recorded. The zero value of every field is its documented default.
+type Chain struct {
+	// Chains is the number of chains. Default 30.
+	Chains int `yaml:"count"`
+	// Length is the calls per chain. Default 10.
+	Length int `yaml:"calls"`
+	// Concurrency is the chains run at once. Default 1.
+	Concurrency int `yaml:"concurrency"`
+	// Prompt opens each chain. Default: a short task, as in seed 000.
+	Prompt string `yaml:"prompt"`
+	// FollowUp is the user message after each answer. Default "Continue.".
+	FollowUp string `yaml:"follow_up"`
+	// MaxTokens caps each call. Default 64 (seed 000).
+	MaxTokens int `yaml:"max_tokens"`
+	// NoNonce turns off the per-chain nonce (on by default).
+	NoNonce     bool     `yaml:"no_nonce"`
+	Temperature *float64 `yaml:"temperature"`
+	// Timeouts per call, as in Batch; the hard cap defaults to 150s.
+	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
+	TotalTimeout      time.Duration `yaml:"total_timeout"`
+	HardCap           time.Duration `yaml:"hard_cap"`
+	// Label prefixes trace IDs. Default "chain".
+	Label string `yaml:"label"`
+	// Location says where the client ran. Default $TAILGUARD_LOCATION.
+	Location string `yaml:"location"`
+}
+
+// DefaultChainPrompt opens a chain unless Chain.Prompt is set.
+const DefaultChainPrompt = "You are an agent working through a task in steps. " +
+	"Reply with one short sentence: the next step of planning a small database migration."
+
+func (c Chain) normalized() (Chain, error) {
+	if c.Chains == 0 {
+		c.Chains = 30
+	}
+	if c.Length == 0 {
+		c.Length = 10
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 1
+	}
+	if c.Prompt == "" {
+		c.Prompt = DefaultChainPrompt
+	}
+	if c.FollowUp == "" {
+		c.FollowUp = "Continue."
+	}
+	if c.MaxTokens == 0 {
+		c.MaxTokens = 64
+	}
+	if c.HardCap == 0 {
+		c.HardCap = DefaultHardCap
+	}
+	if c.Label == "" {
+		c.Label = "chain"
+	}
+	if c.Location == "" {
+		c.Location = lookupEnv(EnvLocation)
+	}
+	var errs []error
+	for _, x := range []struct {
+		bad  bool
+		what string
+	}{
+		{c.Chains < 0, fmt.Sprintf("count %d < 0", c.Chains)},
+		{c.Length < 0, fmt.Sprintf("calls %d < 0", c.Length)},
+		{c.Concurrency < 0, fmt.Sprintf("concurrency %d < 0", c.Concurrency)},
+		{c.MaxTokens < 0, fmt.Sprintf("max_tokens %d < 0", c.MaxTokens)},
+		{c.FirstTokenTimeout < 0 || c.TotalTimeout < 0 || c.HardCap < 0, "a timeout is negative"},
+		{strings.ContainsAny(c.Label, " \t\n"), fmt.Sprintf("label %q contains white space", c.Label)},
+	} {
+		if x.bad {
+			errs = append(errs, errors.New(x.what))
+		}
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("latencytest: chain: %w", errors.Join(errs...))
+	}
+	return c, nil
+}
+
+// Run runs the chains. Like Batch.Run it stops starting chains when ctx's
+// deadline leaves less than one chain's worst case (Length × the per-call
+// limit) and says so; the error is for an invalid configuration only.
+func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
+	c, err := c.normalized()
+	if err != nil {
+		return nil, err
+	}
+	res := &ChainResult{Planned: c.Chains, Start: time.Now()}
+	meter := startCPU()
+	nonce := newNonceSource(c.NoNonce)
+	limit := Request{TotalTimeout: c.TotalTimeout, HardCap: c.HardCap}.limit()
+	runs := make([]ChainRun, c.Chains)
+	sem := make(chan struct{}, c.Concurrency)
+	var wg sync.WaitGroup
+	started := 0
+	for i := range c.Chains {
+		if why := waitTurn(ctx, sem, time.Time{}, time.Duration(c.Length)*limit); why != "" {
+			res.Partial, res.PartialReason = true, fmt.Sprintf("started %d of %d chains: %s", i, c.Chains, why)
+			break
+		}
+		started++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			runs[i] = c.runChain(ctx, p, i, nonce)
+		}()
+	}
+	wg.Wait()
+	res.Chains = runs[:started]
+	res.End = time.Now()
+	res.CPUPerWall = meter.perWall()
+	res.Disclosure = c.disclose(p, res)
+	return res, nil
+}
+
+// runChain runs chain i: each answer joins the history of the next call.
+func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSource) ChainRun {
+	run := ChainRun{ID: fmt.Sprintf("%s%02d", c.Label, i)}
+	history := []Message{{Role: "user", Content: nonce.prefix(run.ID) + c.Prompt}}
+	start := time.Now()
+	for k := range c.Length {
+		id := fmt.Sprintf("%s-call%02d", run.ID, k)
+		req := Request{ID: id, Messages: history, MaxTokens: c.MaxTokens, Temperature: c.Temperature,
+			FirstTokenTimeout: c.FirstTokenTimeout, TotalTimeout: c.TotalTimeout, HardCap: c.HardCap}
+		rec := p.Call(ctx, req)
+		rec.ID, rec.Chain, rec.Call, rec.Concurrency = id, i, k, c.Concurrency
+		if rec.MaxTokens == 0 {
+			rec.MaxTokens = c.MaxTokens
+		}
+		if !rec.OK() && run.Err == "" {
+			run.Err = rec.Err
+		}
+		run.Calls = append(run.Calls, rec)
+		if rec.Err == ClassCanceled {
+			break // the run is over; the next call would be canceled too
+		}
+		answer := rec.Content
+		if answer == "" {
+			answer = "(no answer)"
+		}
+		// A new slice each call: the request just sent keeps its own.
+		history = append(history[:len(history):len(history)],
+			Message{Role: "assistant", Content: answer}, Message{Role: "user", Content: c.FollowUp})
+	}
+	run.Total = time.Since(start)
+	return run
+}
+
+// disclose fills a chain run's disclosure.
+func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
+	var d Disclosure
+	calls := res.Calls()
+	d.common(describe(p), modelsOf(calls.Records), res.Start, res.End, res.CPUPerWall, c.Location)
+	d.set(1, measurementBox+"; chain total measured around each chain", false)
+	cnt := calls.Counts()
+	partial := ""
+	if res.Partial {
+		partial = "; PARTIAL: " + res.PartialReason
+	}
+	failedChains := 0
+	for i := range res.Chains {
+		if !res.Chains[i].OK() {
+			failedChains++
+		}
+	}
+	d.set(2, fmt.Sprintf("%d of %d chains run (%d with a failed call), %d calls sent: %d kept, %d failed%s",
+		len(res.Chains), c.Chains, failedChains, cnt.Sent, cnt.Kept, cnt.Failed, partial), false)
+	d.set(4, "no: every call counts", false)
+	d.set(6, "kept: no call was discarded, so a cold start stays in the figures", false)
+	if c.NoNonce {
+		d.set(5, fmt.Sprintf("NO NONCE; %d cached prompt tokens reported (a chain's history is a repeated prefix)", calls.CachedTokens()), false)
+	} else {
+		d.set(5, fmt.Sprintf("a unique nonce opens each chain; the history within a chain is a repeated prefix the provider may cache (%d cached prompt tokens reported)", calls.CachedTokens()), false)
+	}
+	d.set(7, fmt.Sprintf("%d chain(s) at once, calls within a chain sequential", c.Concurrency), false)
+	d.set(8, fmt.Sprintf("only %d chain(s) at once tested", c.Concurrency), true)
+	d.set(10, fmt.Sprintf("chains of %d calls; fixed opening prompt (%d characters), follow-up %q; each answer joins the history", c.Length, len(c.Prompt), c.FollowUp), false)
+	temp := "provider default (not sent)"
+	if c.Temperature != nil {
+		temp = fmt.Sprint(*c.Temperature)
+	}
+	d.set(11, fmt.Sprintf("temperature %s; max_tokens %d per call; hard cap %v per call", temp, c.MaxTokens, c.HardCap), c.Temperature == nil)
+	d.set(15, "one run, kept whole; no repeat, so no noise floor", true)
+	return d
+}

@@ -1,0 +1,221 @@
+package latencytest
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Disclosure says how a result was measured, one box per item of seed
+// 001's 15-box checklist, filled automatically. A box that cannot be
+// filled is marked Missing: an empty box means "trust me".
+type Disclosure struct {
+	Boxes []Box `json:"boxes"`
+}
+
+// Box is one checklist item.
+type Box struct {
+	N        int    `json:"n"`
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+	Missing  bool   `json:"missing,omitempty"`
+}
+
+// The checklist's questions, by box number.
+var boxQuestions = [16]string{
+	1:  "what was timed, and where",
+	2:  "requests sent, kept, discarded",
+	3:  "raw records",
+	4:  "slow first calls dropped",
+	5:  "cache",
+	6:  "cold first request",
+	7:  "concurrency",
+	8:  "load levels",
+	9:  "run window",
+	10: "prompt mix and seed",
+	11: "temperature and token caps",
+	12: "model ID",
+	13: "client CPU/wall",
+	14: "client location",
+	15: "runs kept",
+}
+
+// Box returns box n (1-15).
+func (d Disclosure) Box(n int) Box {
+	for _, b := range d.Boxes {
+		if b.N == n {
+			return b
+		}
+	}
+	return Box{N: n, Question: boxQuestions[n], Answer: "not recorded", Missing: true}
+}
+
+// Missing returns the boxes left empty.
+func (d Disclosure) Missing() []Box {
+	var out []Box
+	for _, b := range d.Boxes {
+		if b.Missing {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// String renders one line per box; empty boxes say MISSING.
+func (d Disclosure) String() string {
+	var sb strings.Builder
+	for _, b := range d.Boxes {
+		mark := ""
+		if b.Missing {
+			mark = "MISSING: "
+		}
+		fmt.Fprintf(&sb, "%2d. %s: %s%s\n", b.N, b.Question, mark, b.Answer)
+	}
+	return sb.String()
+}
+
+func (d *Disclosure) set(n int, answer string, missing bool) {
+	b := Box{N: n, Question: boxQuestions[n], Answer: answer, Missing: missing}
+	for i := range d.Boxes {
+		if d.Boxes[i].N == n {
+			d.Boxes[i] = b
+			return
+		}
+	}
+	d.Boxes = append(d.Boxes, b)
+	slices.SortFunc(d.Boxes, func(a, b Box) int { return a.N - b.N })
+}
+
+// SetRawRecords fills box 3 with where the raw records were written.
+func (d *Disclosure) SetRawRecords(where string) { d.set(3, where, where == "") }
+
+// SetLocation fills box 14.
+func (d *Disclosure) SetLocation(where string) {
+	d.set(14, where, where == "")
+	if where == "" {
+		d.set(14, "no location label (set "+EnvLocation+" or Batch.Location)", true)
+	}
+}
+
+// setLevels fills box 8 from a sweep's levels.
+func (d *Disclosure) setLevels(levels []int) {
+	s := fmt.Sprint(levels)
+	if len(levels) >= 3 {
+		d.set(8, "concurrency "+s+", side by side", false)
+	} else {
+		d.set(8, "only concurrency "+s+" tested (fewer than three load levels)", true)
+	}
+}
+
+// measurementBox is box 1, common to every runner.
+const measurementBox = "on the client, monotonic clock: TTFT = first token of any kind (reasoning included), " +
+	"first answer = first non-empty content, total = end of stream; failed requests count as infinitely slow"
+
+// common fills the boxes every runner shares.
+func (d *Disclosure) common(desc Description, models []string, start, end time.Time, cpu float64, location string) {
+	d.set(1, measurementBox, false)
+	d.set(3, "not written (run through a testing.TB wrapper to keep JSONL records)", true)
+	d.set(9, fmt.Sprintf("%s to %s (%v)", start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), end.Sub(start).Round(time.Millisecond)), false)
+	switch {
+	case len(models) > 0:
+		d.set(12, fmt.Sprintf("%s (as the API named it; requested %q from %s)", strings.Join(models, ", "), desc.Model, orUnknown(desc.Endpoint)), false)
+	case desc.Model != "":
+		d.set(12, fmt.Sprintf("requested %q from %s; the API named none", desc.Model, orUnknown(desc.Endpoint)), true)
+	default:
+		d.set(12, "unknown: the provider does not describe itself", true)
+	}
+	switch {
+	case math.IsNaN(cpu):
+		d.set(13, "not measured", true)
+	case cpu > BusyClient:
+		d.set(13, fmt.Sprintf("%.2f: above %.1f, the client is part of the tail", cpu, BusyClient), false)
+	default:
+		d.set(13, fmt.Sprintf("%.2f", cpu), false)
+	}
+	d.SetLocation(location)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "an unnamed endpoint"
+	}
+	return s
+}
+
+// modelsOf lists the model IDs the responses named.
+func modelsOf(recs []Record) []string {
+	var out []string
+	for i := range recs {
+		if m := recs[i].Model; m != "" && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// disclose fills a batch's disclosure.
+func (b Batch) disclose(p Provider, res *Result) Disclosure {
+	var d Disclosure
+	d.common(describe(p), modelsOf(res.Records), res.Start, res.End, res.CPUPerWall, b.Location)
+	c := res.Counts()
+	partial := ""
+	if res.Partial {
+		partial = "; PARTIAL: " + res.PartialReason
+	}
+	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s",
+		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, partial), false)
+	if b.Warmup > 0 {
+		d.set(4, fmt.Sprintf("yes: the first %d requests of each run, by submission order", b.Warmup), false)
+		d.set(6, fmt.Sprintf("a cold start in the first %d requests is discarded with them; run with Warmup 0 to keep it", b.Warmup), false)
+	} else {
+		d.set(4, "no: every request counts", false)
+		d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
+	}
+	if b.NoNonce {
+		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.CachedTokens()), false)
+	} else {
+		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.CachedTokens()), false)
+	}
+	d.set(7, fmt.Sprintf("%d request(s) in flight (closed loop)", b.Concurrency), false)
+	if b.Interval > 0 {
+		d.set(7, fmt.Sprintf("%d request(s) in flight at most, one started every %v", b.Concurrency, b.Interval), false)
+	}
+	d.set(8, fmt.Sprintf("only concurrency %d tested (run a Sweep for three load levels)", b.Concurrency), true)
+	if b.Prompt != "" {
+		d.set(10, fmt.Sprintf("one fixed prompt of %d characters (no mix)", len(b.Prompt)), false)
+	} else {
+		d.set(10, b.Mix.String(), false)
+	}
+	temp := "provider default (not sent)"
+	if b.Temperature != nil {
+		temp = fmt.Sprint(*b.Temperature)
+	}
+	caps := "the mix's caps"
+	if b.MaxTokens > 0 || b.Prompt != "" {
+		caps = fmt.Sprintf("max_tokens %d", b.MaxTokens)
+	}
+	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", temp, caps, b.HardCap), b.Temperature == nil)
+	if b.Repeat > 1 {
+		d.set(15, fmt.Sprintf("all %d runs kept; run-to-run gap: %s", b.Repeat, gapSummary(res.RepeatGaps)), false)
+	} else {
+		d.set(15, "one run, kept whole; no repeat, so no noise floor (set Repeat: 2)", true)
+	}
+	return d
+}
+
+// gapSummary renders the TTFT gaps: "p50 3%, p99 26%".
+func gapSummary(gaps []RepeatGap) string {
+	var parts []string
+	for _, g := range gaps {
+		if g.Metric == "ttft" {
+			parts = append(parts, fmt.Sprintf("TTFT p%g %.0f%%", g.Q*100, g.Gap*100))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func lookupEnv(k string) string { return os.Getenv(k) }

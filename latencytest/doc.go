@@ -1,0 +1,57 @@
+// Package latencytest measures calls from the client side and runs the
+// batches, sweeps and agent chains that latency SLO tests are made of.
+//
+// A Provider makes one call and returns its Record; OpenAI streams chat
+// completions from any OpenAI-compatible endpoint (including the in-memory
+// fake of package fakeprovider). The runners (Batch, Sweep, Chain) send
+// requests with deterministic trace IDs, discard warm-up requests by
+// submission order, start every prompt with a unique nonce, and return a
+// Result with every record and a Disclosure of how it was measured. Each
+// runner has a pure core, Run(ctx, provider), and a thin wrapper,
+// Measure(t, provider), that takes its deadline from the test, writes the
+// raw records and a summary as artifacts, and logs the result.
+//
+// # Timing
+//
+// All times are taken on the client with the monotonic clock, from the
+// moment the request is sent: TTFB (response headers), TTFT (first token of
+// any kind, reasoning included), FirstAnswer (first non-empty answer
+// content), every inter-token gap and the longest (MaxGap, a stall), the
+// last token, and Total (end of stream). Connection setup (DNS, connect,
+// TLS) is broken out with net/http/httptrace. Token counts come from the
+// response's usage; decode speed is (completion_tokens-1)/(last token -
+// first token). Inside synctest.Test against the in-memory fake, every
+// figure is exact: a fixed 200 ms TTFT and 10 ms ITL over 64 tokens measure
+// exactly 200 ms and 830 ms.
+//
+// # Failures
+//
+// A failed call is a Record with an error class (Err): "http_<status>",
+// "first_token_timeout", "total_timeout", "empty_stream" (200 but no token),
+// "empty_answer" (tokens but no answer content, e.g. reasoning used the
+// cap), "truncated" (no [DONE]), "bad_stream", "transport" or "canceled".
+// Nothing is lost: Counts shows sent = kept + discarded + failed. A failed
+// request never makes a latency figure look better: it enters every latency
+// Sample as Failed (infinitely slow), so a quantile that reaches it is
+// Failed and Mean, Stddev and CV are Failed, +Inf or NaN; decode rates count
+// it as 0. Sample.Finite drops failures explicitly, for figures judged next
+// to the error rate.
+//
+// # Percentiles
+//
+// Quantiles are fractions in [0,1] (0.99 for p99), computed exactly from
+// the raw values by linear interpolation between closest ranks (numpy's
+// default, R type 7), so published figures can be recomputed from the raw
+// records (WriteRecords, LoadRecords). CV is in percent and uses the sample
+// standard deviation (n-1).
+//
+// # Determinism
+//
+// Trace IDs are deterministic ("c8-0017", "c8-r1-0017" for a repeat,
+// "chain03-call04"), and so is each request's prompt class (Mix, seed 7).
+// The nonce is not: it is a random per-run ID plus a hash of the trace ID,
+// of fixed length, so a real provider's cache cannot serve one run's prompts
+// to the next while the prompt's length never changes. Against the fake,
+// which keys its randomness by trace ID, the same run twice gives the same
+// records.
+package latencytest

@@ -1,0 +1,408 @@
+package latencytest
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+)
+
+// NotObserved marks a time in a Record that did not happen (no token, no
+// answer): -1ns.
+const NotObserved = time.Duration(-1)
+
+// Error classes of a Record's Err. "" means success. HTTP errors are
+// "http_<status>" (see HTTPClass).
+const (
+	ClassFirstTokenTimeout = "first_token_timeout" // no token before Request.FirstTokenTimeout
+	ClassTotalTimeout      = "total_timeout"       // not done before Request.TotalTimeout or the hard cap
+	ClassEmptyStream       = "empty_stream"        // 200 and a clean end, but no token at all
+	ClassEmptyAnswer       = "empty_answer"        // tokens, but no answer content (e.g. reasoning used the cap)
+	ClassTruncated         = "truncated"           // the stream ended without [DONE]
+	ClassBadStream         = "bad_stream"          // a malformed event or an error object mid-stream
+	ClassTransport         = "transport"           // no HTTP answer: connection refused, reset, DNS…
+	ClassCanceled          = "canceled"            // the run's context ended (deadline, cancel)
+)
+
+// HTTPClass is the class of an HTTP error status: "http_529".
+func HTTPClass(status int) string { return fmt.Sprintf("http_%d", status) }
+
+// Record is one call, measured on the client with the monotonic clock. All
+// durations are from Start (when the request was sent).
+type Record struct {
+	// ID is the trace ID, sent as X-Request-ID: "c8-0017", "chain03-call04".
+	ID string `json:"id"`
+	// Warmup marks a warm-up request: sent, then discarded from every
+	// figure (by submission order, never by completion order).
+	Warmup bool `json:"warmup,omitempty"`
+	// Run is the repeat index (Batch.Repeat), from 0.
+	Run int `json:"run,omitempty"`
+	// Concurrency is the load level the request ran at.
+	Concurrency int `json:"concurrency,omitempty"`
+	// Chain and Call place a chain call (from 0); both 0 outside chains.
+	Chain int `json:"chain,omitempty"`
+	Call  int `json:"call,omitempty"`
+	// PromptClass is the Mix class ("short", "medium", "long").
+	PromptClass string `json:"prompt_class,omitempty"`
+	// MaxTokens is the cap sent (0: none).
+	MaxTokens int `json:"max_tokens,omitempty"`
+
+	// Start is the wall-clock time the request was sent.
+	Start time.Time `json:"start"`
+	// DNS, Connect and TLS are connection setup (0 on a reused connection).
+	DNS     time.Duration `json:"dns_ns,omitempty"`
+	Connect time.Duration `json:"connect_ns,omitempty"`
+	TLS     time.Duration `json:"tls_ns,omitempty"`
+	// TTFB is the time to the response headers (NotObserved without one).
+	TTFB time.Duration `json:"ttfb_ns"`
+	// TTFT is the time to the first token of any kind, reasoning included.
+	TTFT time.Duration `json:"ttft_ns"`
+	// FirstAnswer is the time to the first non-empty answer content.
+	FirstAnswer time.Duration `json:"first_answer_ns"`
+	// LastToken is the time of the last token.
+	LastToken time.Duration `json:"last_token_ns"`
+	// Total is the time until the response ended (or failed).
+	Total time.Duration `json:"total_ns"`
+	// MaxGap is the longest silence between consecutive tokens; for a
+	// request that failed mid-stream, the open silence before the failure
+	// counts too.
+	MaxGap time.Duration `json:"max_gap_ns"`
+	// Gaps are the inter-token gaps, one per token event after the first.
+	Gaps Gaps `json:"gaps_ns,omitzero"`
+
+	// TokenEvents counts the SSE events that carried a token.
+	TokenEvents int `json:"token_events"`
+	// Token counts from the response's usage (0 when it sent none).
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	CachedTokens     int `json:"cached_tokens"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+	// FinishReason is the last finish_reason seen.
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Model is the model ID the response named.
+	Model string `json:"model,omitempty"`
+
+	// Status is the HTTP status (0 without a response).
+	Status int `json:"status"`
+	// Err is the error class ("" for success; see the Class constants).
+	Err string `json:"err,omitempty"`
+	// Detail explains the error in words (the API key never appears).
+	Detail string `json:"detail,omitempty"`
+	// Content is the answer text (reasoning excluded).
+	Content string `json:"content,omitempty"`
+}
+
+// OK reports whether the call succeeded.
+func (r *Record) OK() bool { return r.Err == "" }
+
+// DecodeRate is the decode speed in tokens per second:
+// (completion_tokens-1)/(last token - first token). Completion tokens come
+// from usage, or the token events when usage is absent. It is 0 for a
+// failed request or when it cannot be computed.
+func (r *Record) DecodeRate() float64 {
+	n := r.CompletionTokens
+	if n == 0 {
+		n = r.TokenEvents
+	}
+	span := r.LastToken - r.TTFT
+	if !r.OK() || n < 2 || r.TTFT < 0 || span <= 0 {
+		return 0
+	}
+	return float64(n-1) / span.Seconds()
+}
+
+// Gaps holds a request's inter-token gaps compactly (unsigned varint
+// nanoseconds, about 4 bytes a gap), so that a record stays small.
+type Gaps struct {
+	b []byte
+	n int
+}
+
+// Add appends a gap.
+func (g *Gaps) Add(d time.Duration) {
+	g.b = binary.AppendUvarint(g.b, uint64(max(d, 0)))
+	g.n++
+}
+
+// Len is the number of gaps.
+func (g Gaps) Len() int { return g.n }
+
+// All returns the gaps in order.
+func (g Gaps) All() []time.Duration { return g.appendTo(make([]time.Duration, 0, g.n)) }
+
+func (g Gaps) appendTo(out []time.Duration) []time.Duration {
+	b := g.b
+	for len(b) > 0 {
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			break
+		}
+		out = append(out, time.Duration(v))
+		b = b[k:]
+	}
+	return out
+}
+
+// MarshalJSON writes the gaps as an array of nanoseconds.
+func (g Gaps) MarshalJSON() ([]byte, error) {
+	if g.n == 0 {
+		return []byte("[]"), nil
+	}
+	return json.Marshal(g.All())
+}
+
+// UnmarshalJSON reads an array of nanoseconds.
+func (g *Gaps) UnmarshalJSON(b []byte) error {
+	var ds []time.Duration
+	if err := json.Unmarshal(b, &ds); err != nil {
+		return err
+	}
+	*g = Gaps{}
+	for _, d := range ds {
+		g.Add(d)
+	}
+	return nil
+}
+
+// IsZero lets encoding/json's omitempty drop an empty list.
+func (g Gaps) IsZero() bool { return g.n == 0 }
+
+// Counts accounts for every request: Sent = Kept + Discarded + Failed.
+type Counts struct {
+	// Planned is how many requests the run meant to send.
+	Planned int `json:"planned"`
+	// Sent is how many were sent (fewer than Planned when the deadline
+	// stopped the run).
+	Sent int `json:"sent"`
+	// Kept is measured requests that succeeded.
+	Kept int `json:"kept"`
+	// Discarded is warm-up requests (whatever their outcome).
+	Discarded int `json:"discarded"`
+	// Failed is measured requests that failed.
+	Failed int `json:"failed"`
+}
+
+// Result is what a batch measured: every record, warm-up included, in
+// submission order.
+type Result struct {
+	Records []Record `json:"records"`
+	// Planned is how many requests the run meant to send.
+	Planned int `json:"planned"`
+	// Partial is set when the run stopped before sending everything;
+	// PartialReason says why.
+	Partial       bool   `json:"partial,omitempty"`
+	PartialReason string `json:"partial_reason,omitempty"`
+	// Start and End bound the run (wall clock).
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// CPUPerWall is the client's CPU seconds per wall second over the run
+	// (NaN when unknown). Above 0.7 the client is part of the tail.
+	CPUPerWall float64 `json:"cpu_per_wall"`
+	// RepeatGaps holds the run-to-run gaps when the batch was repeated.
+	RepeatGaps []RepeatGap `json:"repeat_gaps,omitempty"`
+	// Disclosure says how it was measured.
+	Disclosure Disclosure `json:"disclosure"`
+}
+
+// RepeatGap is the between-run gap of one quantile: the noise floor. A
+// change smaller than Gap is not a finding.
+type RepeatGap struct {
+	Metric string          `json:"metric"` // "ttft" or "total"
+	Q      float64         `json:"q"`
+	Runs   []time.Duration `json:"runs_ns"`
+	// Gap is (max-min)/min over the runs, a fraction.
+	Gap float64 `json:"gap"`
+}
+
+// Measured returns copies of the non-warm-up records.
+func (r *Result) Measured() []Record {
+	out := make([]Record, 0, len(r.Records))
+	for _, rec := range r.Records {
+		if !rec.Warmup {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// sample collects one value per measured record; failed records give
+// Failed, and a value that was not observed gives Failed too.
+func (r *Result) sample(get func(*Record) time.Duration) Sample {
+	s := make(Sample, 0, len(r.Records))
+	for i := range r.Records {
+		rec := &r.Records[i]
+		if rec.Warmup {
+			continue
+		}
+		v := get(rec)
+		if !rec.OK() || v < 0 {
+			v = Failed
+		}
+		s = append(s, v)
+	}
+	return s
+}
+
+// TTFT is the time to first token of each measured request (Failed for a
+// failed request).
+func (r *Result) TTFT() Sample { return r.sample(func(x *Record) time.Duration { return x.TTFT }) }
+
+// FirstAnswer is the time to the first answer token of each measured
+// request (Failed for a failed request).
+func (r *Result) FirstAnswer() Sample {
+	return r.sample(func(x *Record) time.Duration { return x.FirstAnswer })
+}
+
+// Total is the total time of each measured request (Failed for a failed
+// request).
+func (r *Result) Total() Sample { return r.sample(func(x *Record) time.Duration { return x.Total }) }
+
+// MaxGap is the longest inter-token silence of each measured request
+// (Failed for a failed request).
+func (r *Result) MaxGap() Sample { return r.sample(func(x *Record) time.Duration { return x.MaxGap }) }
+
+// ITL pools every inter-token gap of the measured requests, failed ones
+// included (their gaps were real silences; leaving them out could only
+// flatter the figure).
+func (r *Result) ITL() Sample {
+	var s Sample
+	for i := range r.Records {
+		if !r.Records[i].Warmup {
+			s = r.Records[i].Gaps.appendTo(s)
+		}
+	}
+	return s
+}
+
+// DecodeRates is the decode speed (tokens/s) of each measured request; a
+// failed request counts as 0.
+func (r *Result) DecodeRates() Rates {
+	out := make(Rates, 0, len(r.Records))
+	for i := range r.Records {
+		if !r.Records[i].Warmup {
+			out = append(out, r.Records[i].DecodeRate())
+		}
+	}
+	return out
+}
+
+// Counts accounts for every request sent.
+func (r *Result) Counts() Counts {
+	c := Counts{Planned: r.Planned, Sent: len(r.Records)}
+	for i := range r.Records {
+		switch rec := &r.Records[i]; {
+		case rec.Warmup:
+			c.Discarded++
+		case rec.OK():
+			c.Kept++
+		default:
+			c.Failed++
+		}
+	}
+	return c
+}
+
+// ErrorRate is the fraction of measured requests that failed; NaN when no
+// request was measured.
+func (r *Result) ErrorRate() float64 {
+	c := r.Counts()
+	if c.Kept+c.Failed == 0 {
+		return math.NaN()
+	}
+	return float64(c.Failed) / float64(c.Kept+c.Failed)
+}
+
+// Errors counts the measured failures by class.
+func (r *Result) Errors() map[string]int {
+	m := map[string]int{}
+	for i := range r.Records {
+		if rec := &r.Records[i]; !rec.Warmup && !rec.OK() {
+			m[rec.Err]++
+		}
+	}
+	return m
+}
+
+// ErrorClasses returns the classes of Errors, sorted.
+func (r *Result) ErrorClasses() []string { return slices.Sorted(maps.Keys(r.Errors())) }
+
+// CachedTokens sums usage.prompt_tokens_details.cached_tokens over the
+// measured requests: 0 proves the prompts missed the provider's cache.
+func (r *Result) CachedTokens() int {
+	n := 0
+	for i := range r.Records {
+		if !r.Records[i].Warmup {
+			n += r.Records[i].CachedTokens
+		}
+	}
+	return n
+}
+
+// ChainResult is what a chain run measured.
+type ChainResult struct {
+	Chains []ChainRun `json:"chains"`
+	// Planned is how many chains the run meant to complete.
+	Planned       int        `json:"planned"`
+	Partial       bool       `json:"partial,omitempty"`
+	PartialReason string     `json:"partial_reason,omitempty"`
+	Start         time.Time  `json:"start"`
+	End           time.Time  `json:"end"`
+	CPUPerWall    float64    `json:"cpu_per_wall"`
+	Disclosure    Disclosure `json:"disclosure"`
+}
+
+// ChainRun is one chain: its calls in order and its measured total.
+type ChainRun struct {
+	ID    string   `json:"id"`
+	Calls []Record `json:"calls"`
+	// Total is measured around the whole chain.
+	Total time.Duration `json:"total_ns"`
+	// Err is the class of the first failed call ("" when all succeeded).
+	Err string `json:"err,omitempty"`
+}
+
+// OK reports whether every call of the chain succeeded.
+func (c *ChainRun) OK() bool { return c.Err == "" }
+
+// Totals is the measured total of each chain; a chain with a failed call
+// (an empty answer included) is Failed: the task did not get done.
+func (cr *ChainResult) Totals() Sample {
+	s := make(Sample, 0, len(cr.Chains))
+	for i := range cr.Chains {
+		if cr.Chains[i].OK() {
+			s = append(s, cr.Chains[i].Total)
+		} else {
+			s = append(s, Failed)
+		}
+	}
+	return s
+}
+
+// Calls returns every call of every chain as one Result, for per-call
+// figures.
+func (cr *ChainResult) Calls() *Result {
+	r := &Result{Start: cr.Start, End: cr.End, CPUPerWall: cr.CPUPerWall, Disclosure: cr.Disclosure}
+	for _, c := range cr.Chains {
+		r.Records = append(r.Records, c.Calls...)
+	}
+	r.Planned = len(r.Records)
+	return r
+}
+
+// ErrorRate is the fraction of chains with a failed call; NaN when there
+// are none.
+func (cr *ChainResult) ErrorRate() float64 {
+	if len(cr.Chains) == 0 {
+		return math.NaN()
+	}
+	n := 0
+	for i := range cr.Chains {
+		if !cr.Chains[i].OK() {
+			n++
+		}
+	}
+	return float64(n) / float64(len(cr.Chains))
+}

@@ -1,0 +1,109 @@
+package latencytest
+
+import (
+	"bytes"
+	"errors"
+)
+
+// Event is one server-sent event.
+type Event struct {
+	// Type is the event field ("" for the default "message").
+	Type string
+	// Data is the data lines joined by "\n".
+	Data string
+	// ID is the id field.
+	ID string
+}
+
+// maxEventBytes bounds one event; a larger one is a bad stream.
+const maxEventBytes = 64 << 20
+
+var errEventTooLarge = errors.New("latencytest: SSE event exceeds 64 MiB")
+
+// sseParser is an incremental parser of text/event-stream (the WHATWG
+// rules): lines end in CRLF, LF or CR, possibly split across reads at any
+// byte; lines starting with ":" are comments; data lines accumulate and a
+// blank line dispatches the event. Lines may be of any length.
+type sseParser struct {
+	line    []byte // the current, incomplete line
+	data    []byte
+	hasData bool
+	typ, id string
+	afterCR bool // the last byte was a CR: a following LF belongs to it
+	size    int
+}
+
+// Feed parses b and calls emit for each complete event. It returns an error
+// only when an event grows beyond the limit.
+func (p *sseParser) Feed(b []byte, emit func(Event)) error {
+	for len(b) > 0 {
+		if p.afterCR {
+			p.afterCR = false
+			if b[0] == '\n' {
+				b = b[1:]
+				continue
+			}
+		}
+		i := bytes.IndexAny(b, "\r\n")
+		if i < 0 {
+			p.line = append(p.line, b...)
+			p.size += len(b)
+			if p.size > maxEventBytes {
+				return errEventTooLarge
+			}
+			return nil
+		}
+		p.afterCR = b[i] == '\r'
+		var line []byte
+		if len(p.line) > 0 {
+			p.line = append(p.line, b[:i]...)
+			line = p.line
+		} else {
+			line = b[:i]
+		}
+		p.size += i
+		if p.size > maxEventBytes {
+			return errEventTooLarge
+		}
+		p.processLine(line, emit)
+		p.line = p.line[:0]
+		b = b[i+1:]
+	}
+	return nil
+}
+
+func (p *sseParser) processLine(line []byte, emit func(Event)) {
+	if len(line) == 0 {
+		if p.hasData {
+			emit(Event{Type: p.typ, Data: string(p.data), ID: p.id})
+		}
+		p.data, p.hasData, p.typ, p.size = p.data[:0], false, "", 0
+		return
+	}
+	if line[0] == ':' {
+		return // comment
+	}
+	field, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		field, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(field) {
+	case "data":
+		if p.hasData {
+			p.data = append(p.data, '\n')
+		}
+		p.data = append(p.data, value...)
+		p.hasData = true
+	case "event":
+		p.typ = string(value)
+	case "id":
+		p.id = string(value)
+	}
+}
+
+// Pending reports whether an event was begun but not dispatched: a stream
+// that ends here was cut off.
+func (p *sseParser) Pending() bool { return p.hasData || len(p.line) > 0 }
