@@ -41,11 +41,13 @@ func WithHeader(key, value string) Option {
 // requests go to baseURL + "/chat/completions" with stream true and
 // stream_options.include_usage. It panics if baseURL is not an http(s) URL.
 func OpenAI(baseURL string, opts ...Option) Provider {
-	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		panic(fmt.Sprintf("latencytest: OpenAI base URL %q is not an http(s) URL", redactURL(baseURL)))
 	}
-	o := &openAI{url: u.String() + "/chat/completions", model: "fake-model", header: http.Header{}}
+	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions" // a query (api-version=…) stays
+	u.RawPath = ""
+	o := &openAI{url: u.String(), model: "fake-model", header: http.Header{}}
 	for _, opt := range opts {
 		opt(o)
 	}
