@@ -258,7 +258,7 @@ func TestErrorClassesNothingLost(t *testing.T) {
 			{ID: "c4-0004", Fault: fakeprovider.FaultEmpty},
 			{ID: "c4-0005", Fault: fakeprovider.FaultDisconnect, AfterToken: 5},
 			{ID: "c4-0006", Fault: fakeprovider.FaultMalformed, AfterToken: 5},
-			{ID: "c4-0007", TTFT: 10 * time.Second},                                             // first-token timeout (2 s)
+			{ID: "c4-0007", TTFT: 10 * time.Second},                                               // first-token timeout (2 s)
 			{ID: "c4-0008", Stall: &fakeprovider.ScriptStall{AfterToken: 3, Duration: time.Hour}}, // total timeout (30 s)
 			{ID: "c4-0009", Status: 503},
 			{ID: "c4-0010", Status: 500},
@@ -448,7 +448,10 @@ func TestBadConfiguration(t *testing.T) {
 			_, err := latencytest.Batch{Temperature: &tmp}.Run(context.Background(), p)
 			return err
 		}, "temperature 3 outside [0,2]"},
-		{"sweep level", func() error { _, err := latencytest.Sweep{Levels: []int{1, 0}}.Run(context.Background(), p); return err }, "level 0 < 1"},
+		{"sweep level", func() error {
+			_, err := latencytest.Sweep{Levels: []int{1, 0}}.Run(context.Background(), p)
+			return err
+		}, "level 0 < 1"},
 		{"chain length", func() error { _, err := latencytest.Chain{Length: -1}.Run(context.Background(), p); return err }, "calls -1 < 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
