@@ -118,20 +118,39 @@ func (s Sample) Max() time.Duration {
 	return slices.Max(s)
 }
 
-// Mean is the arithmetic mean, exact to the nanosecond. It is Failed when
-// the sample is empty or holds a Failed value.
+// Mean is the arithmetic mean, exact to the nanosecond (halves rounded
+// away from zero). It is Failed when the sample is empty or holds a Failed
+// value.
 func (s Sample) Mean() time.Duration {
-	m, ok := s.mean()
+	q, r, ok := s.meanQR()
 	if !ok {
 		return Failed
 	}
-	return time.Duration(math.Round(m))
+	// Round in integers: float64(q)+r/n drops nanoseconds once q is large
+	// (a remainder just under n/2 becomes .5 near 1e12ns; q above 2^53
+	// is not even representable).
+	if n := int64(len(s)); 2*r >= n {
+		q++
+	} else if 2*r <= -n {
+		q--
+	}
+	return time.Duration(q)
 }
 
-// mean sums exactly in 128 bits, then divides.
+// mean is the mean as a float64, for Stddev and CV.
 func (s Sample) mean() (float64, bool) {
-	if len(s) == 0 || slices.Contains(s, Failed) {
+	q, r, ok := s.meanQR()
+	if !ok {
 		return 0, false
+	}
+	return float64(q) + float64(r)/float64(len(s)), true
+}
+
+// meanQR sums exactly in 128 bits, then divides: the mean is q+r/len(s),
+// with |r| < len(s) and r of the sign of the sum.
+func (s Sample) meanQR() (q, r int64, ok bool) {
+	if len(s) == 0 || slices.Contains(s, Failed) {
+		return 0, 0, false
 	}
 	var hi, lo uint64
 	for _, v := range s {
@@ -148,8 +167,8 @@ func (s Sample) mean() (float64, bool) {
 		sum.Sub(sum, new(big.Int).Lsh(big.NewInt(1), 128))
 	}
 	n := big.NewInt(int64(len(s)))
-	q, r := new(big.Int).QuoRem(sum, n, new(big.Int))
-	return float64(q.Int64()) + float64(r.Int64())/float64(len(s)), true
+	bq, br := new(big.Int).QuoRem(sum, n, new(big.Int))
+	return bq.Int64(), br.Int64(), true
 }
 
 // Stddev is the sample standard deviation (n-1 in the denominator, numpy's
