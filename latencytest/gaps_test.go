@@ -220,7 +220,7 @@ func benchRecord(i int, tokens []string, gaps []time.Duration) Record {
 		rec.TokenEvents++
 	}
 	rec.Total = now + ms
-	rec.Content = content.String()
+	rec.Content = strings.Clone(content.String()) // as openai.go does
 	rec.Model = strings.Clone("gpt-4o-mini-2024-07-18")
 	rec.FinishReason = strings.Clone("stop")
 	rec.PromptTokens, rec.CompletionTokens = 120, 64

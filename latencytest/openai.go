@@ -317,7 +317,7 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 		now = time.Since(start)
 		if n > 0 {
 			if perr := parser.Feed(buf[:n], onEvent); perr != nil {
-				rec.Content = content.String()
+				rec.Content = strings.Clone(content.String()) // drop the builder's spare capacity
 				return fail(ClassBadStream, perr.Error())
 			}
 		}
@@ -325,12 +325,12 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 			break
 		}
 		if err != nil {
-			rec.Content = content.String()
+			rec.Content = strings.Clone(content.String()) // drop the builder's spare capacity
 			return ended(err)
 		}
 	}
 	rec.Total = time.Since(start)
-	rec.Content = content.String()
+	rec.Content = strings.Clone(content.String()) // drop the builder's spare capacity
 	switch {
 	case badEvent != "":
 		return fail(ClassBadStream, badEvent)

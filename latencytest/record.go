@@ -121,7 +121,9 @@ type Gaps struct {
 	n int
 }
 
-// Add appends a gap.
+// Add appends a gap (a negative one is stored as 0). Add is for the code
+// that records a request: a copied Gaps shares its bytes with the original,
+// so only one of them may be added to.
 func (g *Gaps) Add(d time.Duration) {
 	g.b = binary.AppendUvarint(g.b, uint64(max(d, 0)))
 	g.n++
