@@ -1,0 +1,85 @@
+package latencytest
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+type deadlineTB struct {
+	testing.TB
+	deadline func() (time.Time, bool)
+}
+
+func (d deadlineTB) Deadline() (time.Time, bool) { return d.deadline() }
+
+func TestRunContextTakesTheTestDeadline(t *testing.T) {
+	dl := time.Now().Add(200 * time.Second)
+	ctx, cancel := runContext(deadlineTB{t, func() (time.Time, bool) { return dl, true }})
+	defer cancel()
+	got, ok := ctx.Deadline()
+	// 200 s left: the margin is max(5 s, 200 s/20 = 10 s), less the
+	// microseconds between the two calls.
+	if !ok || got.After(dl.Add(-9900*time.Millisecond)) || got.Before(dl.Add(-10*time.Second)) {
+		t.Errorf("deadline %v, want 10 s before the test's %v", got, dl)
+	}
+	// No -timeout: no deadline.
+	ctx, cancel = runContext(deadlineTB{t, func() (time.Time, bool) { return time.Time{}, false }})
+	defer cancel()
+	if _, ok := ctx.Deadline(); ok {
+		t.Errorf("a deadline without one from the test")
+	}
+	// Inside a synctest bubble Deadline panics: no deadline, no panic.
+	bubble := deadlineTB{t, func() (time.Time, bool) { panic("testing: t.Deadline called inside synctest bubble") }}
+	ctx, cancel = runContext(bubble)
+	defer cancel()
+	if _, ok := ctx.Deadline(); ok || !inBubble(bubble) || inBubble(t) {
+		t.Errorf("bubble detection: inBubble(bubble)=%v inBubble(t)=%v", inBubble(bubble), inBubble(t))
+	}
+}
+
+func TestCPUMeter(t *testing.T) {
+	m := startCPU()
+	// Burn CPU until the process has used some: the meter must see it.
+	c0, ok := cpuTime()
+	if !ok {
+		t.Skip("no getrusage here")
+	}
+	x := 0.0
+	for c, _ := cpuTime(); c-c0 < 20*time.Millisecond; c, _ = cpuTime() {
+		for i := range 100000 {
+			x += math.Sqrt(float64(i))
+		}
+	}
+	if got := m.perWall(); !(got > 0) {
+		t.Errorf("CPU/wall %v after burning CPU (%v)", got, x > 0)
+	}
+}
+
+func TestDisclosureHasEveryBox(t *testing.T) {
+	var d Disclosure
+	b, _ := Batch{Warmup: 3}.normalized()
+	res := &Result{Start: time.Now(), End: time.Now(), CPUPerWall: 0.9}
+	d = b.disclose(nil, res)
+	if len(d.Boxes) != 15 {
+		t.Fatalf("%d boxes", len(d.Boxes))
+	}
+	for i, box := range d.Boxes {
+		if box.N != i+1 || box.Question == "" || box.Answer == "" {
+			t.Errorf("box %d: %+v", i+1, box)
+		}
+	}
+	if !d.Box(13).Missing && !strings.Contains(d.Box(13).Answer, "part of the tail") {
+		t.Errorf("busy client not flagged: %+v", d.Box(13))
+	}
+	if !strings.Contains(d.Box(4).Answer, "first 3 requests") {
+		t.Errorf("box 4 %+v", d.Box(4))
+	}
+	// Without a location, model or raw records, those boxes are missing.
+	for _, n := range []int{3, 12, 14} {
+		if !d.Box(n).Missing {
+			t.Errorf("box %d should be missing: %+v", n, d.Box(n))
+		}
+	}
+}
