@@ -241,6 +241,7 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request) {
 		released = true // never queued
 		sv.Fault, sv.Status = pl.fault, pl.status
 		e := faultError(pl.status)
+		w.Header().Set(HeaderInjected, injected(&sv))
 		if pl.status == http.StatusTooManyRequests {
 			w.Header().Set("Retry-After", strconv.Itoa(int((f.p.Faults.RetryAfter+time.Second-1)/time.Second)))
 		}

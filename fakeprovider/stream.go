@@ -77,6 +77,9 @@ func (s *session) run(ctx context.Context) {
 		sv.TTFT = t.Sub(sv.Arrival)
 	}
 
+	if inj := injected(sv); inj != "" {
+		s.w.Header().Set(HeaderInjected, inj)
+	}
 	if req.stream {
 		s.w.Header().Set("Content-Type", "text/event-stream")
 		s.w.Header().Set("Cache-Control", "no-cache")
@@ -172,6 +175,26 @@ func (s *session) run(ctx context.Context) {
 	}
 	s.buf = append(s.buf, "data: [DONE]\n\n"...)
 	s.write(s.buf)
+}
+
+// HeaderInjected is the response header that tells a client what the fake
+// injected into its request ("stall,cold_start=30s"), so that a failure
+// report can name the cause next to the trace ID. Absent when nothing was.
+const HeaderInjected = "X-Fake-Injected"
+
+// injected renders what was injected: faults, then waits.
+func injected(sv *Served) string {
+	var parts []string
+	if sv.Fault != "" {
+		parts = append(parts, strings.Split(sv.Fault, "+")...)
+	}
+	if sv.ColdStart > 0 {
+		parts = append(parts, "cold_start="+sv.ColdStart.String())
+	}
+	if sv.Queued > 0 {
+		parts = append(parts, "queued="+sv.Queued.String())
+	}
+	return strings.Join(parts, ",")
 }
 
 // sleep waits until t; false when the request ended first.

@@ -233,6 +233,7 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 	}
 	defer resp.Body.Close()
 	rec.Status = resp.StatusCode
+	rec.Injected = resp.Header.Get("X-Fake-Injected")
 	if rec.TTFB < 0 {
 		rec.TTFB = time.Since(start) // transports without httptrace (in-memory)
 	}

@@ -91,6 +91,9 @@ type Record struct {
 	Err string `json:"err,omitempty"`
 	// Detail explains the error in words (the API key never appears).
 	Detail string `json:"detail,omitempty"`
+	// Injected is what a fake provider says it injected into this request
+	// (its X-Fake-Injected header: "stall,cold_start=30s"); "" otherwise.
+	Injected string `json:"injected,omitempty"`
 	// Content is the answer text (reasoning excluded).
 	Content string `json:"content,omitempty"`
 }

@@ -298,6 +298,12 @@ func TestErrorClassesNothingLost(t *testing.T) {
 		if rec := byID["c4-0008"]; rec.Total != 30*time.Second || rec.MaxGap != 30*time.Second-rec.LastToken {
 			t.Errorf("total timeout after %v, max gap %v (last token %v)", rec.Total, rec.MaxGap, rec.LastToken)
 		}
+		// The fake says what it injected; the record keeps it for reports.
+		for id, want := range map[string]string{"c4-0002": "http_529", "c4-0008": "stall", "c4-0005": "disconnect", "c4-0011": ""} {
+			if got := byID[id].Injected; got != want {
+				t.Errorf("%s: injected %q, want %q", id, got, want)
+			}
+		}
 		if rec := byID["c4-0003"]; rec.Status != 429 || !strings.Contains(rec.Detail, "Rate limit") {
 			t.Errorf("429 detail %q", rec.Detail)
 		}
