@@ -53,6 +53,10 @@ type streamResult struct {
 	thinking string
 	finish   string
 	tokens   int // token events
+
+	// firstAnswer is when the first non-empty delta.content arrived (the
+	// first answer token, after any reasoning); -1 when none.
+	firstAnswer time.Duration
 }
 
 type reqOpts struct {
@@ -102,10 +106,10 @@ func do(t testing.TB, c *http.Client, base string, o reqOpts) streamResult {
 	start := time.Now()
 	resp, err := c.Do(req)
 	if err != nil {
-		return streamResult{readErr: err, firstTok: -1}
+		return streamResult{readErr: err, firstTok: -1, firstAnswer: -1}
 	}
 	defer resp.Body.Close()
-	r := streamResult{status: resp.StatusCode, header: resp.Header, firstTok: -1}
+	r := streamResult{status: resp.StatusCode, header: resp.Header, firstTok: -1, firstAnswer: -1}
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		b, err := io.ReadAll(resp.Body)
 		r.body, r.readErr = string(b), err
@@ -139,6 +143,9 @@ func do(t testing.TB, c *http.Client, base string, o reqOpts) streamResult {
 			if c.Delta.Content != nil && *c.Delta.Content != "" {
 				r.content += *c.Delta.Content
 				tok = true
+				if r.firstAnswer < 0 {
+					r.firstAnswer = ch.at
+				}
 			}
 			if c.Delta.ReasoningContent != nil && *c.Delta.ReasoningContent != "" {
 				r.thinking += *c.Delta.ReasoningContent
