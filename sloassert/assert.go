@@ -1,0 +1,106 @@
+package sloassert
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+// TestingT is the part of *testing.T the assertions use (testify's shape):
+// Errorf reports a failure and lets the test go on. Helper is called when
+// the value has it.
+type TestingT interface {
+	Errorf(format string, args ...any)
+}
+
+type helper interface{ Helper() }
+
+func markHelper(t TestingT) {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
+}
+
+// Check judges r against every objective, reports the whole failure
+// screen with t.Errorf when any fails (every violated objective, not just
+// the first), and returns whether all passed. No objective never passes.
+func Check(t TestingT, r *latencytest.Result, objectives ...Objective) bool {
+	markHelper(t)
+	rep := Evaluate(r, objectives...)
+	if !rep.OK() {
+		t.Errorf("%s", rep)
+	}
+	return rep.OK()
+}
+
+// sampleReport is the report of objectives judged on a bare sample.
+func sampleReport(title string, s latencytest.Sample, outs ...Outcome) Report {
+	rep := Report{Title: title, Outcomes: outs, CPUPerWall: nanCPU}
+	rep.Distributions = []Distribution{{Metric: title, Summary: s.Summarize()}}
+	rep.Counts = latencytest.Counts{Sent: len(s), Kept: len(s) - s.Failures(), Failed: s.Failures()}
+	if len(s) == 0 {
+		rep.Problem = "no data: an empty sample never passes"
+	}
+	return rep
+}
+
+func finish(t TestingT, rep Report) bool {
+	if !rep.OK() {
+		t.Errorf("%s", rep)
+	}
+	return rep.OK()
+}
+
+// Quantile asserts that the q-quantile of s is within budget. Below
+// MinSamples(q) values it fails and says how many are needed, unless
+// AllowSmallSample is given; Demonstrate and Refute judge a confidence
+// bound instead of the point estimate.
+func Quantile(t TestingT, s latencytest.Sample, q float64, budget time.Duration, opts ...Option) bool {
+	markHelper(t)
+	name := QuantileName(q) + " <= " + latencytest.FormatDuration(budget)
+	return finish(t, sampleReport("sample", s, judgeQuantile(name, s, q, budget, collect(opts))))
+}
+
+// P50 asserts the median is within budget.
+func P50(t TestingT, s latencytest.Sample, budget time.Duration, opts ...Option) bool {
+	markHelper(t)
+	return Quantile(t, s, 0.5, budget, opts...)
+}
+
+// P95 asserts the 95th percentile is within budget (needs n >= 20).
+func P95(t TestingT, s latencytest.Sample, budget time.Duration, opts ...Option) bool {
+	markHelper(t)
+	return Quantile(t, s, 0.95, budget, opts...)
+}
+
+// P99 asserts the 99th percentile is within budget (needs n >= 100).
+func P99(t TestingT, s latencytest.Sample, budget time.Duration, opts ...Option) bool {
+	markHelper(t)
+	return Quantile(t, s, 0.99, budget, opts...)
+}
+
+// CV asserts the coefficient of variation of s is at most maxPercent
+// percent (see the CV bands). A failed value, n < 2 or NaN fails.
+func CV(t TestingT, s latencytest.Sample, maxPercent float64) bool {
+	markHelper(t)
+	return finish(t, sampleReport("sample", s, judgeCV("CV <= "+trimFloat(maxPercent)+"%", s, maxPercent)))
+}
+
+// TailRatio asserts p99/p50 of s is at most max (needs n >= 100).
+func TailRatio(t TestingT, s latencytest.Sample, max float64) bool {
+	markHelper(t)
+	return finish(t, sampleReport("sample", s, judgeTailRatio("p99/p50 <= "+trimFloat(max), s, max)))
+}
+
+// ErrorRate asserts that at most the fraction max (0.01 for 1%) of r's
+// measured requests failed; with classes, only those classes count.
+func ErrorRate(t TestingT, r *latencytest.Result, max float64, classes ...string) bool {
+	markHelper(t)
+	return Check(t, r, MaxErrorRate(max, classes...))
+}
+
+func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+var nanCPU = math.NaN()

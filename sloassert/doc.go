@@ -1,0 +1,43 @@
+// Package sloassert judges latencytest results against latency SLOs with
+// honest statistics, and reports a failure a person can act on.
+//
+// The pure core is Evaluate (and EvaluateChains), which returns a Report;
+// Check (and CheckChains) prints it with t.Errorf and marks the test
+// failed. The single-objective assertions (Quantile, P50, P95, P99, CV,
+// TailRatio, ErrorRate, ChainTotal) take a TestingT, which *testing.T and
+// testify's mocks satisfy, and return whether the objective held. Every
+// violated objective is reported, not just the first.
+//
+// # Percentiles
+//
+// Quantiles are fractions in (0,1): 0.99 for p99. They are computed exactly
+// from the raw values by linear interpolation (numpy's default), in
+// latencytest.Sample. A failed request counts as infinitely slow.
+//
+// # Sample size
+//
+// An objective on quantile q needs n >= ceil(1/(1-q)) samples (p95: 20,
+// p99: 100); below that it fails and says how many it needs ("p99 needs
+// n >= 100 (have 75)"), unless the test opts in with AllowSmallSample.
+//
+// # Confidence
+//
+// Opt-in per objective, with distribution-free order-statistic bounds
+// (ConfidenceBounds): Demonstrate(c) passes only when the upper bound at
+// confidence c is within budget (p99 at 95% needs n >= 299); Refute(c)
+// fails only when the lower bound is over budget, for noisy shared CI
+// runners. The report names the bound and the order statistic behind it.
+//
+// # Never a false pass
+//
+// Empty input, all requests failed, NaN, or no objectives at all never
+// pass.
+//
+// # Chains
+//
+// TailProbability(q, n) = 1-(1-q)^n is the chance that an n-call task
+// meets a q tail. Task.PerCall works a task-level target back to a per-call
+// quantile and budget. ChainTotal judges measured chain totals, the ground
+// truth; a chain with a failed call (an empty answer included) never
+// finished.
+package sloassert

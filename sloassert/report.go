@@ -1,0 +1,273 @@
+package sloassert
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+// Report is the verdict on a result: every objective's outcome and the
+// context a person needs to act on a failure, on one screen.
+type Report struct {
+	// Title says what was judged ("c8", "chains").
+	Title    string
+	Outcomes []Outcome
+	// Distributions of the metrics the objectives judged.
+	Distributions []Distribution
+	// Counts of the requests behind the verdict.
+	Counts latencytest.Counts
+	// Concurrency levels of the measured requests.
+	Concurrency []int
+	// Errors counts failures by class.
+	Errors map[string]int
+	// Slowest are the slowest measured requests by the first judged metric.
+	Slowest []Slow
+	// CPUPerWall is the client's CPU/wall (NaN when unknown).
+	CPUPerWall float64
+	// Missing lists the disclosure boxes left empty.
+	Missing []latencytest.Box
+	// RawRecords says where the raw records are.
+	RawRecords string
+	// Problem is set when nothing could be judged (no objective, no data).
+	Problem string
+}
+
+// Distribution is one metric's whole distribution.
+type Distribution struct {
+	Metric  string
+	Summary latencytest.Summary
+}
+
+// Slow is one slow request and what the fake injected into it, if known.
+type Slow struct {
+	ID       string
+	Value    time.Duration
+	Err      string
+	Injected string
+}
+
+// OK reports whether every objective passed. A report with no objective,
+// or whose Problem is set, never passes.
+func (r Report) OK() bool {
+	if r.Problem != "" || len(r.Outcomes) == 0 {
+		return false
+	}
+	for _, o := range r.Outcomes {
+		if !o.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// Failed returns the outcomes that did not pass.
+func (r Report) Failed() []Outcome {
+	var out []Outcome
+	for _, o := range r.Outcomes {
+		if !o.OK {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Evaluate judges r against every objective. It never stops at the first
+// failure. No objective, or no measured request, is a failing report.
+func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
+	rep := Report{Title: "result", CPUPerWall: math.NaN()}
+	if r == nil {
+		rep.Problem = "no result to judge"
+		return rep
+	}
+	rep.Counts = r.Counts()
+	rep.Errors = r.Errors()
+	rep.CPUPerWall = r.CPUPerWall
+	rep.Missing = r.Disclosure.Missing()
+	rep.RawRecords = r.Disclosure.Box(3).Answer
+	for _, rec := range r.Records {
+		if !rec.Warmup && !slices.Contains(rep.Concurrency, rec.Concurrency) {
+			rep.Concurrency = append(rep.Concurrency, rec.Concurrency)
+		}
+	}
+	slices.Sort(rep.Concurrency)
+	if len(objectives) == 0 {
+		rep.Problem = "no objectives: an empty spec never passes"
+	}
+	if rep.Counts.Kept+rep.Counts.Failed == 0 {
+		rep.Problem = "no measured request"
+	}
+	var metrics []Metric
+	for _, o := range objectives {
+		rep.Outcomes = append(rep.Outcomes, o.judge(r))
+		if m := metricOf(o.Name); m != "" && !slices.Contains(metrics, m) {
+			metrics = append(metrics, m)
+		}
+	}
+	if len(metrics) == 0 {
+		metrics = []Metric{TTFT, Total}
+	}
+	for _, m := range metrics {
+		s, _ := m.Sample(r)
+		rep.Distributions = append(rep.Distributions, Distribution{Metric: string(m), Summary: s.Summarize()})
+	}
+	rep.Slowest = slowest(r, metrics[0], 5)
+	return rep
+}
+
+// metricOf reads the metric an objective name starts with.
+func metricOf(name string) Metric {
+	for _, m := range Metrics {
+		if strings.HasPrefix(name, string(m)+" ") {
+			return m
+		}
+	}
+	return ""
+}
+
+// slowest returns the n slowest measured requests by metric (failures
+// first: they never finished).
+func slowest(r *latencytest.Result, m Metric, n int) []Slow {
+	var out []Slow
+	for _, rec := range r.Measured() {
+		v := rec.Total
+		switch m {
+		case TTFT:
+			v = rec.TTFT
+		case FirstAnswer:
+			v = rec.FirstAnswer
+		case MaxGap, ITL:
+			v = rec.MaxGap
+		}
+		if !rec.OK() || v < 0 {
+			v = latencytest.Failed
+		}
+		out = append(out, Slow{ID: rec.ID, Value: v, Err: rec.Err, Injected: rec.Injected})
+	}
+	sortSlow(out)
+	return out[:min(n, len(out))]
+}
+
+// sortSlow orders the slowest first, ties by trace ID.
+func sortSlow(out []Slow) {
+	slices.SortStableFunc(out, func(a, b Slow) int {
+		if a.Value != b.Value {
+			if a.Value > b.Value {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// String renders the report on one screen: the objectives table, the
+// distribution, the counts, errors by class, the slowest requests with what
+// the fake injected, a busy-client warning, the empty disclosure boxes and
+// where the raw records are.
+func (r Report) String() string {
+	var sb strings.Builder
+	verdict := "PASS"
+	if !r.OK() {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(&sb, "%s: %s\n", r.Title, verdict)
+	if r.Problem != "" {
+		fmt.Fprintf(&sb, "  %s\n", r.Problem)
+	}
+	if len(r.Outcomes) > 0 {
+		w := len("objective")
+		for _, o := range r.Outcomes {
+			w = max(w, len(o.Objective))
+		}
+		fmt.Fprintf(&sb, "  %-*s  %-22s  %-10s  %-10s  %s\n", w, "objective", "observed", "budget", "margin", "")
+		for _, o := range r.Outcomes {
+			mark := "ok"
+			if !o.OK {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(&sb, "  %-*s  %-22s  %-10s  %-10s  %s", w, o.Objective, o.Observed, o.Budget, o.Margin, mark)
+			if o.Note != "" {
+				fmt.Fprintf(&sb, "  (%s)", o.Note)
+			}
+			sb.WriteString("\n")
+		}
+	}
+	if len(r.Distributions) > 0 {
+		fmt.Fprintf(&sb, "  %-12s %9s %9s %9s %9s %9s %9s %7s %8s\n", "distribution", "min", "p50", "p90", "p95", "p99", "max", "CV%", "p99/p50")
+		for _, d := range r.Distributions {
+			s := d.Summary
+			fmt.Fprintf(&sb, "  %-12s %9s %9s %9s %9s %9s %9s %7s %8s\n", d.Metric,
+				latencytest.FormatDuration(s.Min), latencytest.FormatDuration(s.P50), latencytest.FormatDuration(s.P90),
+				latencytest.FormatDuration(s.P95), latencytest.FormatDuration(s.P99), latencytest.FormatDuration(s.Max),
+				num(s.CV, "%.0f"), num(s.TailRatio, "%.2f"))
+		}
+	}
+	c := r.Counts
+	fmt.Fprintf(&sb, "  n = %d measured (%d kept, %d failed), %d warm-up discarded, %d sent of %d planned; concurrency %s\n",
+		c.Kept+c.Failed, c.Kept, c.Failed, c.Discarded, c.Sent, c.Planned, ints(r.Concurrency))
+	if len(r.Errors) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, r.Errors[k]))
+		}
+		fmt.Fprintf(&sb, "  errors: %s\n", strings.Join(parts, ", "))
+	}
+	if len(r.Slowest) > 0 {
+		sb.WriteString("  slowest:")
+		for _, s := range r.Slowest {
+			fmt.Fprintf(&sb, " %s %s", s.ID, latencytest.FormatDuration(s.Value))
+			var why []string
+			if s.Err != "" {
+				why = append(why, s.Err)
+			}
+			if s.Injected != "" {
+				why = append(why, "injected: "+s.Injected)
+			}
+			if len(why) > 0 {
+				fmt.Fprintf(&sb, " [%s]", strings.Join(why, "; "))
+			}
+			sb.WriteString(";")
+		}
+		sb.WriteString("\n")
+	}
+	if r.CPUPerWall > latencytest.BusyClient {
+		fmt.Fprintf(&sb, "  WARNING: client CPU/wall %.2f is above %.1f: the client is part of the tail it measured\n", r.CPUPerWall, latencytest.BusyClient)
+	}
+	if len(r.Missing) > 0 {
+		var parts []string
+		for _, b := range r.Missing {
+			parts = append(parts, fmt.Sprintf("%d %s", b.N, b.Question))
+		}
+		fmt.Fprintf(&sb, "  disclosure boxes empty: %s\n", strings.Join(parts, "; "))
+	}
+	if r.RawRecords != "" {
+		fmt.Fprintf(&sb, "  raw records: %s\n", r.RawRecords)
+	}
+	return sb.String()
+}
+
+func num(f float64, format string) string {
+	switch {
+	case math.IsNaN(f):
+		return "n/a"
+	case math.IsInf(f, 1):
+		return "inf"
+	}
+	return fmt.Sprintf(format, f)
+}
+
+func ints(xs []int) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
+}
