@@ -148,7 +148,8 @@ func judgeCV(name string, s latencytest.Sample, maxPercent float64) Outcome {
 	case math.IsNaN(cv):
 		out.Observed, out.Note = "n/a", "CV needs at least 2 values and a non-zero mean"
 	default:
-		out.Observed = fmt.Sprintf("%.1f%% (%s)", cv, CVBandOf(cv))
+		out.Observed = fmt.Sprintf("%.1f%%", cv)
+		out.Note = string(CVBandOf(cv))
 		out.Margin = fmt.Sprintf("%+.1f pts", maxPercent-cv)
 		out.OK = cv <= maxPercent
 	}
