@@ -3,6 +3,7 @@ package sloassert
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tailguard/tailguard/latencytest"
@@ -28,18 +29,14 @@ func markHelper(t TestingT) {
 // the first), and returns whether all passed. No objective never passes.
 func Check(t TestingT, r *latencytest.Result, objectives ...Objective) bool {
 	markHelper(t)
-	rep := Evaluate(r, objectives...)
-	if !rep.OK() {
-		t.Errorf("%s", rep)
-	}
-	return rep.OK()
+	return finish(t, Evaluate(r, objectives...))
 }
 
 // sampleReport is the report of objectives judged on a bare sample.
 func sampleReport(title string, s latencytest.Sample, outs ...Outcome) Report {
 	rep := Report{Title: title, Outcomes: outs, CPUPerWall: nanCPU}
 	rep.Distributions = []Distribution{{Metric: title, Summary: s.Summarize()}}
-	rep.Counts = latencytest.Counts{Sent: len(s), Kept: len(s) - s.Failures(), Failed: s.Failures()}
+	rep.Counts = latencytest.Counts{Planned: len(s), Sent: len(s), Kept: len(s) - s.Failures(), Failed: s.Failures()}
 	if len(s) == 0 {
 		rep.Problem = "no data: an empty sample never passes"
 	}
@@ -48,7 +45,7 @@ func sampleReport(title string, s latencytest.Sample, outs ...Outcome) Report {
 
 func finish(t TestingT, rep Report) bool {
 	if !rep.OK() {
-		t.Errorf("%s", rep)
+		t.Errorf("%s", strings.TrimRight(rep.String(), "\n"))
 	}
 	return rep.OK()
 }

@@ -184,7 +184,7 @@ func (r Report) String() string {
 		for _, o := range r.Outcomes {
 			w = max(w, len(o.Objective))
 		}
-		fmt.Fprintf(&sb, "  %-*s  %-22s  %-10s  %-10s  %s\n", w, "objective", "observed", "budget", "margin", "")
+		fmt.Fprintf(&sb, "  %-*s  %-22s  %-10s  %s\n", w, "objective", "observed", "budget", "margin")
 		for _, o := range r.Outcomes {
 			mark := "ok"
 			if !o.OK {
@@ -208,8 +208,12 @@ func (r Report) String() string {
 		}
 	}
 	c := r.Counts
-	fmt.Fprintf(&sb, "  n = %d measured (%d kept, %d failed), %d warm-up discarded, %d sent of %d planned; concurrency %s\n",
-		c.Kept+c.Failed, c.Kept, c.Failed, c.Discarded, c.Sent, c.Planned, ints(r.Concurrency))
+	fmt.Fprintf(&sb, "  n = %d measured (%d kept, %d failed), %d warm-up discarded, %d sent of %d planned",
+		c.Kept+c.Failed, c.Kept, c.Failed, c.Discarded, c.Sent, c.Planned)
+	if len(r.Concurrency) > 0 {
+		fmt.Fprintf(&sb, "; concurrency %s", ints(r.Concurrency))
+	}
+	sb.WriteString("\n")
 	if len(r.Errors) > 0 {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
@@ -262,9 +266,6 @@ func num(f float64, format string) string {
 }
 
 func ints(xs []int) string {
-	if len(xs) == 0 {
-		return "-"
-	}
 	parts := make([]string, len(xs))
 	for i, x := range xs {
 		parts[i] = fmt.Sprint(x)
