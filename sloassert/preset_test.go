@@ -2,7 +2,6 @@ package sloassert_test
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,13 +14,12 @@ import (
 	"github.com/tailguard/tailguard/sloassert"
 )
 
-var updateGolden = flag.Bool("update-golden", false, "rewrite the golden report files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update-golden.
+// golden compares got with testdata/name, or rewrites it with -update (or
+// TAILGUARD_UPDATE_BASELINES=1).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *updateGolden {
+	if blUpdating() {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -29,10 +27,10 @@ func golden(t *testing.T, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update-golden to create it)", err, t.Name())
+		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
 	}
 	if got != string(want) {
-		t.Errorf("report differs from %s (rerun with -update-golden after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
+		t.Errorf("report differs from %s (rerun with -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
 
