@@ -40,4 +40,16 @@
 // quantile and budget. ChainTotal judges measured chain totals, the ground
 // truth; a chain with a failed call (an empty answer included) never
 // finished.
+//
+// # Baselines
+//
+// SaveBaseline keeps a run's raw records under testdata/; Regression (or
+// Compare.Evaluate) compares a new run with it per quantile: a seeded
+// bootstrap interval on the ratio current/baseline, and a Mann-Whitney U
+// test on the whole distribution (reported, not gating: a tail regression
+// barely moves ranks). A quantile regresses only when the interval's lower
+// end exceeds 1 + the allowed increase (default 20%), the absolute increase
+// exceeds a floor (default 50 ms) and, when the baseline holds a repeat,
+// the change exceeds its run-to-run gap. Rewrite a baseline with -update
+// (when the test binary defines it) or TAILGUARD_UPDATE_BASELINES=1.
 package sloassert
