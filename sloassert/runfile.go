@@ -1,0 +1,332 @@
+package sloassert
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+// RunFile loads the spec at path (LoadSpec) and runs it (Spec.Run). An
+// invalid spec fails the test at once.
+func RunFile(t *testing.T, path string) {
+	t.Helper()
+	s, err := LoadSpec(path)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	s.Run(t)
+}
+
+// Run runs the spec under t:
+//
+//   - the load, when there are objectives: one subtest per concurrency
+//     level ("c8") that measures the batch with latencytest's
+//     Batch.Measure (records and summary written to the subtest's
+//     artifact directory, kept with go test -artifacts), then one subtest
+//     per objective ("c8/ttft_p99") that judges it with Check, so each
+//     objective passes or fails on its own with the whole failure screen;
+//     the combined report is logged;
+//   - the chains, when set: a "chains" subtest, measured with
+//     Chain.Measure, then a subtest per chain objective, judged with
+//     CheckChains (task_per_call with Check, on the chains' calls).
+//
+// A fake target (preset or profile) runs in virtual time: each batch, and
+// the chains, inside its own synctest bubble with a fresh fake (so every
+// level starts from the same state), and the subtests are created outside
+// the bubbles. An endpoint target runs in real time, within the test's
+// deadline (Measure stops starting requests before go test -timeout; a
+// level that ends early fails the spec, and the levels after it do not
+// run). When an endpoint's environment variables are unset, Run skips the
+// test and names them.
+func (s Spec) Run(t *testing.T) {
+	t.Helper()
+	title := s.title()
+	if len(s.Objectives) == 0 && (s.Chains == nil || len(s.Chains.Objectives) == 0) {
+		t.Fatalf("sloassert: spec %s: no objectives: a spec with no objective never passes", title)
+	}
+	main, chains, skip, err := s.targets()
+	if err != nil {
+		t.Fatalf("sloassert: spec %s: %v", title, err)
+	}
+	if skip != "" {
+		t.Skipf("sloassert: spec %s: %s", title, skip)
+	}
+	var verdicts []string
+	if len(s.Objectives) > 0 {
+		verdicts = s.runLoad(t, title, main)
+	}
+	if s.Chains != nil && len(s.Chains.Objectives) > 0 {
+		verdicts = append(verdicts, s.runChains(t, title, chains))
+	}
+	t.Logf("spec %s (%s): %s", title, main.desc, strings.Join(verdicts, "; "))
+}
+
+func (s Spec) title() string {
+	switch {
+	case s.Name != "":
+		return s.Name
+	case s.Path != "":
+		return s.Path
+	}
+	return "(unnamed)"
+}
+
+// runTarget is a resolved target: a fake profile, or an endpoint provider.
+type runTarget struct {
+	fake     *fakeprovider.Profile
+	provider latencytest.Provider
+	desc     string
+}
+
+// targets resolves the load's and the chains' targets; skip says why the
+// spec cannot run here (endpoint variables unset).
+func (s Spec) targets() (main, chains runTarget, skip string, err error) {
+	main, skip, err = s.Target.resolve()
+	if err != nil || skip != "" {
+		return
+	}
+	chains = main
+	if s.Chains != nil && s.Chains.Target != nil {
+		chains, skip, err = s.Chains.Target.resolve()
+	}
+	return
+}
+
+func (t SpecTarget) resolve() (runTarget, string, error) {
+	if t.Endpoint == nil {
+		prof, err := t.FakeProfile()
+		if err != nil {
+			return runTarget{}, "", err
+		}
+		desc := "preset " + t.Preset
+		if t.Profile != "" {
+			desc = "profile " + t.Profile
+		}
+		desc += fmt.Sprintf(", seed %d, virtual time", prof.Seed)
+		return runTarget{fake: &prof, desc: desc}, "", nil
+	}
+	return t.Endpoint.resolve()
+}
+
+// Vars returns the names of the base URL, API key and model variables,
+// defaults applied.
+func (e SpecEndpoint) Vars() (baseURL, apiKey, model string) {
+	baseURL, apiKey, model = e.BaseURLEnv, e.APIKeyEnv, e.ModelEnv
+	if baseURL == "" {
+		baseURL = latencytest.EnvBaseURL
+	}
+	if apiKey == "" {
+		apiKey = latencytest.EnvAPIKey
+	}
+	if model == "" {
+		model = latencytest.EnvModel
+	}
+	return baseURL, apiKey, model
+}
+
+// Missing names the variables that keep the endpoint from running: the
+// base URL and model when unset or empty, the API key when unset (set it
+// empty for a local server that needs none).
+func (e SpecEndpoint) Missing() []string {
+	baseVar, keyVar, modelVar := e.Vars()
+	var missing []string
+	if os.Getenv(baseVar) == "" {
+		missing = append(missing, baseVar)
+	}
+	if _, ok := os.LookupEnv(keyVar); !ok {
+		missing = append(missing, keyVar)
+	}
+	if os.Getenv(modelVar) == "" {
+		missing = append(missing, modelVar)
+	}
+	return missing
+}
+
+// resolve reads the endpoint from the environment; skip names the unset
+// variables.
+func (e SpecEndpoint) resolve() (runTarget, string, error) {
+	if missing := e.Missing(); len(missing) > 0 {
+		return runTarget{}, fmt.Sprintf("endpoint target: %s not set (the API key may be set empty for a local server); skipping",
+			strings.Join(missing, ", ")), nil
+	}
+	baseVar, keyVar, modelVar := e.Vars()
+	base, key, model := os.Getenv(baseVar), os.Getenv(keyVar), os.Getenv(modelVar)
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return runTarget{}, "", fmt.Errorf("%s is not an http(s) URL (its value is not shown: it may hold a secret)", baseVar)
+	}
+	opts := []latencytest.Option{latencytest.WithModel(model)}
+	if key != "" {
+		opts = append(opts, latencytest.WithAPIKey(key))
+	}
+	p := latencytest.OpenAI(base, opts...)
+	return runTarget{provider: p, desc: fmt.Sprintf("endpoint $%s, model %s, real time", baseVar, model)}, "", nil
+}
+
+// measure calls fn with a provider for the target: for a fake, inside a
+// new synctest bubble with a new fake, closed when fn returns.
+func (rt runTarget) measure(t *testing.T, fn func(t *testing.T, p latencytest.Provider)) {
+	t.Helper()
+	if rt.fake == nil {
+		fn(t, rt.provider)
+		return
+	}
+	prof := *rt.fake
+	synctest.Test(t, func(t *testing.T) {
+		f := fakeprovider.New(prof)
+		defer f.Close()
+		fn(t, latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(f.Profile().Model)))
+	})
+}
+
+// runLoad runs the load level by level; it returns a verdict per level.
+func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
+	t.Helper()
+	objs := make([]Objective, len(s.Objectives))
+	for i, o := range s.Objectives {
+		objs[i] = o.Objective()
+	}
+	levels := s.Load.Levels()
+	var verdicts []string
+	for i, level := range levels {
+		b := s.Load.Batch
+		b.Concurrency, b.Label = level, ""
+		name := fmt.Sprintf("c%d", level)
+		var res *latencytest.Result
+		t.Run(name, func(t *testing.T) {
+			rt.measure(t, func(t *testing.T, p latencytest.Provider) { res = b.Measure(t, p) })
+			if res == nil {
+				t.Fatalf("sloassert: spec %s: %s: the batch did not run", title, name)
+			}
+			discloseLevels(&res.Disclosure, levels)
+			for j, o := range s.Objectives {
+				t.Run(o.Key, func(t *testing.T) {
+					t.Logf("%s", objectiveOrigin(title, rt, o))
+					Check(t, res, objs[j])
+				})
+			}
+			rep := Evaluate(res, objs...)
+			rep.Title = title + " " + name
+			t.Logf("combined report:\n%s", rep)
+			verdicts = append(verdicts, levelVerdict(name, rep))
+		})
+		if res == nil {
+			verdicts = append(verdicts, name+" did not run")
+			break
+		}
+		if res.Partial {
+			if rest := levels[i+1:]; len(rest) > 0 {
+				t.Errorf("sloassert: spec %s: %s ended early (%s); levels %v not run", title, name, res.PartialReason, rest)
+			} else {
+				t.Errorf("sloassert: spec %s: %s ended early (%s)", title, name, res.PartialReason)
+			}
+			break
+		}
+	}
+	return verdicts
+}
+
+// runChains runs the chains; it returns their verdict.
+func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
+	t.Helper()
+	c := s.Chains.Chain
+	out := "chains did not run"
+	t.Run("chains", func(t *testing.T) {
+		var cr *latencytest.ChainResult
+		rt.measure(t, func(t *testing.T, p latencytest.Provider) { cr = c.Measure(t, p) })
+		if cr == nil {
+			t.Fatalf("sloassert: spec %s: the chains did not run", title)
+		}
+		if cr.Partial {
+			t.Errorf("sloassert: spec %s: the chains ended early (%s)", title, cr.PartialReason)
+		}
+		calls := cr.Calls()
+		var chainObjs []ChainObjective
+		var callObjs []Objective
+		for _, o := range s.Chains.Objectives {
+			var co ChainObjective
+			var ro Objective
+			if o.IsChain() {
+				co = o.ChainObjective()
+				chainObjs = append(chainObjs, co)
+			} else {
+				ro = o.Objective()
+				callObjs = append(callObjs, ro)
+			}
+			t.Run(o.Key, func(t *testing.T) {
+				t.Logf("%s", objectiveOrigin(title, rt, o))
+				if o.IsChain() {
+					CheckChains(t, cr, co)
+					return
+				}
+				Check(t, calls, ro)
+			})
+		}
+		ok := true
+		var parts []string
+		if len(chainObjs) > 0 {
+			rep := EvaluateChains(cr, chainObjs...)
+			rep.Title = title + " chains"
+			ok = ok && rep.OK()
+			parts = append(parts, rep.String())
+		}
+		if len(callObjs) > 0 {
+			rep := Evaluate(calls, callObjs...)
+			rep.Title = title + " chain calls"
+			ok = ok && rep.OK()
+			parts = append(parts, rep.String())
+		}
+		t.Logf("combined report:\n%s", strings.Join(parts, ""))
+		out = "chains PASS"
+		if !ok {
+			out = "chains FAIL"
+		}
+	})
+	return out
+}
+
+// objectiveOrigin says which spec line an objective subtest judges, and against
+// what (the target, its seed, virtual or real time).
+func objectiveOrigin(title string, rt runTarget, o SpecObjective) string {
+	if o.Line > 0 {
+		return fmt.Sprintf("spec %s, line %d, %s (%s)", title, o.Line, o.Key, rt.desc)
+	}
+	return fmt.Sprintf("spec %s, %s (%s)", title, o.Key, rt.desc)
+}
+
+// discloseLevels fills disclosure box 8 (load levels) with every level
+// the spec runs: each level is measured on its own, so its batch saw one.
+func discloseLevels(d *latencytest.Disclosure, levels []int) {
+	b := latencytest.Box{N: 8, Question: "load levels", Answer: fmt.Sprintf("concurrency %v, side by side", levels)}
+	if len(levels) < 3 {
+		b.Answer, b.Missing = fmt.Sprintf("only concurrency %v tested (fewer than three load levels)", levels), true
+	}
+	for i := range d.Boxes {
+		if d.Boxes[i].N == 8 {
+			b.Question = d.Boxes[i].Question
+			d.Boxes[i] = b
+			return
+		}
+	}
+}
+
+// levelVerdict is a level's one-word verdict, with the objectives that failed.
+func levelVerdict(name string, rep Report) string {
+	if rep.OK() {
+		return name + " PASS"
+	}
+	var failed []string
+	for _, o := range rep.Failed() {
+		failed = append(failed, o.Objective)
+	}
+	if rep.Problem != "" {
+		failed = append(failed, rep.Problem)
+	}
+	return fmt.Sprintf("%s FAIL (%s)", name, strings.Join(failed, ", "))
+}

@@ -1,0 +1,173 @@
+package sloassert_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/sloassert"
+)
+
+// Every budget of passing.yaml equals the fixed fake's exact figure, so it
+// passes only if every duration, quantile and percentage was read right
+// and every run happened in virtual time (a real-clock run could not hit
+// 200ms to the nanosecond).
+func TestRunFilePassing(t *testing.T) {
+	sloassert.RunFile(t, "testdata/specs/passing.yaml")
+}
+
+// A preset, with its seed replaced, at two levels.
+func TestRunFilePreset(t *testing.T) {
+	sloassert.RunFile(t, "testdata/specs/preset.yaml")
+}
+
+// runInner runs f as a test of its own, outside this one, so that a spec
+// meant to fail can fail without failing this test. It returns whether
+// the inner test passed, whether it was skipped, and its output (go
+// test's lines: "--- FAIL: inner/c2/total_p99" and the logs of failed
+// tests). Under -failfast it skips the calling test: the inner test's
+// failures would count towards it and stop the outer run.
+func runInner(t *testing.T, f func(t *testing.T)) (ok, skipped bool, out string) {
+	t.Helper()
+	if ff := flag.Lookup("test.failfast"); ff != nil && ff.Value.String() == "true" {
+		t.Skip("runs a failing test of its own, which -failfast would count")
+	}
+	tmp, err := os.CreateTemp(t.TempDir(), "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tmp.Close()
+	stdout := os.Stdout
+	os.Stdout = tmp // testing.RunTests writes to os.Stdout as it finds it
+	defer func() { os.Stdout = stdout }()
+	ok = testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
+		Name: "inner",
+		F: func(t *testing.T) {
+			defer func() { skipped = t.Skipped() }()
+			f(t)
+		},
+	}})
+	os.Stdout = stdout
+	b, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok, skipped, string(b)
+}
+
+// failedTestNames lists the tests go test reported as failed.
+func failedTestNames(out string) []string {
+	var names []string
+	for _, m := range regexp.MustCompile(`--- FAIL: (\S+)`).FindAllStringSubmatch(out, -1) {
+		names = append(names, m[1])
+	}
+	slices.Sort(names)
+	return names
+}
+
+// failing.yaml breaks two objectives by one millisecond and 50 ms and
+// keeps two: exactly the broken ones fail, each in its own subtest, with
+// the whole failure screen, and the artifacts are named.
+func TestRunFileFailing(t *testing.T) {
+	ok, skipped, out := runInner(t, func(t *testing.T) { sloassert.RunFile(t, "testdata/specs/failing.yaml") })
+	if ok || skipped {
+		t.Fatalf("failing.yaml: ok %v, skipped %v; output:\n%s", ok, skipped, out)
+	}
+	want := []string{"inner", "inner/c2", "inner/c2/total_p99", "inner/chains", "inner/chains/chain_total_p50"}
+	if got := failedTestNames(out); !slices.Equal(got, want) {
+		t.Errorf("failed tests %v, want %v; output:\n%s", got, want, out)
+	}
+	for _, w := range []string{
+		"total p99 <= 349.0ms", "350.0ms", "-1.0ms", // observed 350ms, over by 1ms
+		"chain total p50 <= 1700.0ms", "1750.0ms", "-50.0ms",
+		"n = 100 measured", "records.jsonl", // the screen names n and the raw records
+		"fixed-failing c2: FAIL", // the combined report
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// An endpoint spec whose variables are unset skips, naming them.
+func TestRunFileEndpointUnsetSkips(t *testing.T) {
+	for _, v := range []string{"TAILGUARD_SPEC_TEST_BASE_URL", "TAILGUARD_SPEC_TEST_API_KEY", "TAILGUARD_SPEC_TEST_MODEL"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v) // t.Setenv restores it afterwards
+	}
+	s, err := sloassert.LoadSpec("testdata/specs/endpoint.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"TAILGUARD_SPEC_TEST_BASE_URL", "TAILGUARD_SPEC_TEST_API_KEY", "TAILGUARD_SPEC_TEST_MODEL"}
+	if got := s.Target.Endpoint.Missing(); !slices.Equal(got, want) {
+		t.Errorf("missing %v, want %v", got, want)
+	}
+	ok, skipped, out := runInner(t, func(t *testing.T) { sloassert.RunFile(t, "testdata/specs/endpoint.yaml") })
+	if !ok || !skipped {
+		t.Errorf("endpoint spec with its variables unset: ok %v, skipped %v; output:\n%s", ok, skipped, out)
+	}
+
+	// The key may be set empty (a local server); the URL and model may not.
+	t.Setenv("TAILGUARD_SPEC_TEST_API_KEY", "")
+	t.Setenv("TAILGUARD_SPEC_TEST_MODEL", "m")
+	if got := s.Target.Endpoint.Missing(); !slices.Equal(got, want[:1]) {
+		t.Errorf("missing %v, want %v", got, want[:1])
+	}
+	ok, skipped, _ = runInner(t, func(t *testing.T) { sloassert.RunFile(t, "testdata/specs/endpoint.yaml") })
+	if !ok || !skipped {
+		t.Errorf("endpoint spec without its URL: ok %v, skipped %v", ok, skipped)
+	}
+
+	// A URL that is not one fails (it does not skip) and does not print
+	// the value, which may hold a secret.
+	t.Setenv("TAILGUARD_SPEC_TEST_BASE_URL", "secret-token@nowhere")
+	ok, skipped, out = runInner(t, func(t *testing.T) { sloassert.RunFile(t, "testdata/specs/endpoint.yaml") })
+	if ok || skipped || !strings.Contains(out, "TAILGUARD_SPEC_TEST_BASE_URL is not an http(s) URL") || strings.Contains(out, "secret-token") {
+		t.Errorf("bad URL: ok %v, skipped %v; output:\n%s", ok, skipped, out)
+	}
+}
+
+// With its variables set, an endpoint spec runs in real time against
+// whatever they name: here the fake on a loopback socket, with no latency
+// to wait for, judged on errors and cache hits only.
+func TestRunFileEndpoint(t *testing.T) {
+	f := fakeprovider.New(fakeprovider.Profile{Model: "loopback-model", TTFT: fakeprovider.Fixed(time.Duration(0)),
+		ITL: fakeprovider.Fixed(time.Duration(0)), OutputTokens: fakeprovider.Fixed(4)})
+	defer f.Close()
+	srv := fakeprovider.NewServer(f)
+	defer srv.Close()
+	t.Setenv("TAILGUARD_SPEC_TEST_BASE_URL", srv.URL+"/v1")
+	t.Setenv("TAILGUARD_SPEC_TEST_API_KEY", "")
+	t.Setenv("TAILGUARD_SPEC_TEST_MODEL", "loopback-model")
+	sloassert.RunFile(t, "testdata/specs/endpoint.yaml")
+	// c1 and c2, 20 requests each.
+	if n := len(f.Served()); n != 40 {
+		t.Errorf("the endpoint served %d requests, want 40", n)
+	}
+}
+
+// A spec that does not parse, or has no objectives, fails the test.
+func TestRunFileInvalid(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(path, []byte("target: {preset: mistral-3-14b}\nobjectives:\n  ttft: {p99: fast}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok, _, out := runInner(t, func(t *testing.T) { sloassert.RunFile(t, path) })
+	if ok || !strings.Contains(out, `sloassert: spec: line 3: objectives.ttft.p99: "fast" is not a duration`) {
+		t.Errorf("bad spec: ok %v; output:\n%s", ok, out)
+	}
+	ok, _, out = runInner(t, func(t *testing.T) {
+		sloassert.Spec{Name: "empty", Target: sloassert.SpecTarget{Preset: "mistral-3-14b"}}.Run(t)
+	})
+	if ok || !strings.Contains(out, "no objectives") {
+		t.Errorf("spec with no objectives: ok %v; output:\n%s", ok, out)
+	}
+}
