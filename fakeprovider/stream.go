@@ -189,10 +189,10 @@ func injected(sv *Served) string {
 		parts = append(parts, strings.Split(sv.Fault, "+")...)
 	}
 	if sv.ColdStart > 0 {
-		parts = append(parts, "cold_start="+sv.ColdStart.String())
+		parts = append(parts, "cold_start="+sv.ColdStart.Round(time.Millisecond).String())
 	}
 	if sv.Queued > 0 {
-		parts = append(parts, "queued="+sv.Queued.String())
+		parts = append(parts, "queued="+sv.Queued.Round(time.Millisecond).String())
 	}
 	return strings.Join(parts, ",")
 }

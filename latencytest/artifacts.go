@@ -136,12 +136,18 @@ func (s ResultSummary) String() string {
 	}
 	sb.WriteString("\n")
 	fmt.Fprintf(&sb, "%-12s %9s %9s %9s %9s %9s %9s %7s %7s\n", "", "min", "p50", "p90", "p95", "p99", "max", "CV%", "p99/p50")
-	for _, row := range []struct {
+	rows := []struct {
 		name string
 		s    Summary
-	}{{"ttft", s.TTFT}, {"first answer", s.FirstAnswer}, {"total", s.Total}, {"max gap", s.MaxGap}, {"itl", s.ITL}} {
-		fmt.Fprintf(&sb, "%-12s %9s %9s %9s %9s %9s %9s %7s %7s\n", row.name, FormatDuration(row.s.Min), FormatDuration(row.s.P50),
-			FormatDuration(row.s.P90), FormatDuration(row.s.P95), FormatDuration(row.s.P99), FormatDuration(row.s.Max),
+	}{{"ttft", s.TTFT}, {"first answer", s.FirstAnswer}, {"total", s.Total}, {"max gap", s.MaxGap}, {"itl", s.ITL}}
+	var all []time.Duration
+	for _, row := range rows {
+		all = append(all, row.s.Min, row.s.P50, row.s.P90, row.s.P95, row.s.P99, row.s.Max)
+	}
+	u := UnitFor(all...)
+	for _, row := range rows {
+		fmt.Fprintf(&sb, "%-12s %9s %9s %9s %9s %9s %9s %7s %7s\n", row.name, FormatIn(row.s.Min, u), FormatIn(row.s.P50, u),
+			FormatIn(row.s.P90, u), FormatIn(row.s.P95, u), FormatIn(row.s.P99, u), FormatIn(row.s.Max, u),
 			formatFloat(row.s.CV, "%.0f"), formatFloat(row.s.TailRatio, "%.2f"))
 	}
 	fmt.Fprintf(&sb, "client CPU/wall: %s", formatFloat(s.CPUPerWall, "%.2f"))
@@ -157,16 +163,31 @@ func (s ResultSummary) String() string {
 
 // FormatDuration renders a latency for reports: "failed" for Failed,
 // milliseconds with one decimal below 10 s, seconds above.
-func FormatDuration(d time.Duration) string {
+func FormatDuration(d time.Duration) string { return FormatIn(d, UnitFor(d)) }
+
+// UnitFor picks one unit for a column of latencies (one unit per column):
+// seconds when any finite value reaches 10 s, else milliseconds.
+func UnitFor(ds ...time.Duration) time.Duration {
+	for _, d := range ds {
+		if d != Failed && (d >= 10*time.Second || d <= -10*time.Second) {
+			return time.Second
+		}
+	}
+	return time.Millisecond
+}
+
+// FormatIn renders d in unit (time.Millisecond: "1327.9ms"; time.Second:
+// "89.670s"); "failed" for Failed, "-" for NotObserved.
+func FormatIn(d, unit time.Duration) string {
 	switch {
 	case d == Failed:
 		return "failed"
-	case d < 0:
+	case d == NotObserved:
 		return "-"
-	case d < 10*time.Second:
-		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	case unit == time.Second:
+		return fmt.Sprintf("%.3fs", d.Seconds())
 	default:
-		return fmt.Sprintf("%.2fs", d.Seconds())
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
 	}
 }
 

@@ -329,3 +329,13 @@ func TestEveryViolationIsReported(t *testing.T) {
 		t.Errorf("report:\n%s", ft.text())
 	}
 }
+
+func TestTaskObjectiveNamesItsOrigin(t *testing.T) {
+	o := sloassert.Task{Calls: 10, Budget: 5 * time.Second, TailTasks: 0.05}.Objective(sloassert.Total)
+	rep := sloassert.Evaluate(resultOf(ramp(300)), o)
+	// total = 2×ttft: 2..600 ms; p99.488 ≈ 597 ms > 500 ms.
+	if rep.OK() || !strings.Contains(rep.Outcomes[0].Objective, "per call of a 10-call task within 5000.0ms for 95% of tasks") ||
+		!strings.Contains(rep.Outcomes[0].Objective, "total p99.48838") {
+		t.Errorf("outcome %+v", rep.Outcomes[0])
+	}
+}

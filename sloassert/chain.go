@@ -3,6 +3,7 @@ package sloassert
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/tailguard/tailguard/latencytest"
@@ -43,10 +44,16 @@ func (t Task) PerCall() (q float64, budget time.Duration) {
 // the task target implies, to judge single-call data.
 func (t Task) Objective(metric Metric, opts ...Option) Objective {
 	q, budget := t.PerCall()
-	o := Q(metric, q, budget, opts...)
-	o.Name = fmt.Sprintf("%s (per call of a %d-call task within %s for %s of tasks)", o.Name, t.Calls,
-		latencytest.FormatDuration(t.Budget), percent(1-t.TailTasks))
-	return o
+	o := collect(opts)
+	name := fmt.Sprintf("%s %s <= %s (per call of a %d-call task within %s for %s of tasks)", metric, QuantileName(q),
+		latencytest.FormatDuration(budget), t.Calls, latencytest.FormatDuration(t.Budget), percent(1-t.TailTasks))
+	return Objective{Name: name, judge: func(r *latencytest.Result) Outcome {
+		s, err := metric.Sample(r)
+		if err != nil {
+			return Outcome{Objective: name, Note: err.Error()}
+		}
+		return judgeQuantile(name, s, q, budget, o)
+	}}
 }
 
 // ChainObjective is an objective on measured chain totals, the ground
@@ -98,6 +105,12 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 	rep.CPUPerWall = cr.CPUPerWall
 	rep.Missing = cr.Disclosure.Missing()
 	rep.RawRecords = cr.Disclosure.Box(3).Answer
+	for _, rec := range calls.Records {
+		if !slices.Contains(rep.Concurrency, rec.Concurrency) {
+			rep.Concurrency = append(rep.Concurrency, rec.Concurrency)
+		}
+	}
+	slices.Sort(rep.Concurrency)
 	if len(objectives) == 0 {
 		rep.Problem = "no objectives: an empty spec never passes"
 	}

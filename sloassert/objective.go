@@ -218,9 +218,10 @@ func margin(observed, budget time.Duration) string {
 	if observed == latencytest.Failed {
 		return "-inf"
 	}
+	u := latencytest.UnitFor(observed, budget) // the unit of the row
 	d := budget - observed
 	if d < 0 {
-		return "-" + latencytest.FormatDuration(-d)
+		return "-" + latencytest.FormatIn(-d, u)
 	}
-	return "+" + latencytest.FormatDuration(d)
+	return "+" + latencytest.FormatIn(d, u)
 }

@@ -103,7 +103,8 @@ func judgeQuantile(name string, s latencytest.Sample, q float64, budget time.Dur
 		return out
 	}
 	v := s.Quantile(q)
-	out.Observed = latencytest.FormatDuration(v)
+	u := latencytest.UnitFor(v, budget)
+	out.Observed, out.Budget = latencytest.FormatIn(v, u), latencytest.FormatIn(budget, u)
 	out.Margin = margin(v, budget)
 	if need := MinSamples(q); n < need && !o.allowSmall {
 		out.Note = fmt.Sprintf("%s needs n >= %d (have %d)", QuantileName(q), need, n)
@@ -125,12 +126,12 @@ func judgeQuantile(name string, s latencytest.Sample, q float64, budget time.Dur
 		if o.mode == modeDemonstrate {
 			hi := x[k-1]
 			out.OK = hi <= budget
-			out.Note = fmt.Sprintf("demonstrate: upper %g%% bound %s = X(%d) of %d", o.confidence*100, latencytest.FormatDuration(hi), k, n)
+			out.Note = fmt.Sprintf("demonstrate: upper %g%% bound %s = X(%d) of %d", o.confidence*100, latencytest.FormatIn(hi, u), k, n)
 			out.Margin = margin(hi, budget)
 		} else {
 			lo := x[j-1]
 			out.OK = lo <= budget
-			out.Note = fmt.Sprintf("refute: lower %g%% bound %s = X(%d) of %d", o.confidence*100, latencytest.FormatDuration(lo), j, n)
+			out.Note = fmt.Sprintf("refute: lower %g%% bound %s = X(%d) of %d", o.confidence*100, latencytest.FormatIn(lo, u), j, n)
 			out.Margin = margin(lo, budget)
 		}
 	}

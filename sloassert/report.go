@@ -199,11 +199,17 @@ func (r Report) String() string {
 	}
 	if len(r.Distributions) > 0 {
 		fmt.Fprintf(&sb, "  %-12s %9s %9s %9s %9s %9s %9s %7s %8s\n", "distribution", "min", "p50", "p90", "p95", "p99", "max", "CV%", "p99/p50")
+		var all []time.Duration
+		for _, d := range r.Distributions {
+			s := d.Summary
+			all = append(all, s.Min, s.P50, s.P90, s.P95, s.P99, s.Max)
+		}
+		u := latencytest.UnitFor(all...) // one unit for the whole table
 		for _, d := range r.Distributions {
 			s := d.Summary
 			fmt.Fprintf(&sb, "  %-12s %9s %9s %9s %9s %9s %9s %7s %8s\n", d.Metric,
-				latencytest.FormatDuration(s.Min), latencytest.FormatDuration(s.P50), latencytest.FormatDuration(s.P90),
-				latencytest.FormatDuration(s.P95), latencytest.FormatDuration(s.P99), latencytest.FormatDuration(s.Max),
+				latencytest.FormatIn(s.Min, u), latencytest.FormatIn(s.P50, u), latencytest.FormatIn(s.P90, u),
+				latencytest.FormatIn(s.P95, u), latencytest.FormatIn(s.P99, u), latencytest.FormatIn(s.Max, u),
 				num(s.CV, "%.0f"), num(s.TailRatio, "%.2f"))
 		}
 	}

@@ -168,9 +168,9 @@ func TestParseSpecEveryKey(t *testing.T) {
 	got := strings.Join(names, "\n")
 	for _, w := range []string{
 		"ttft p99 <= 1500.0ms", "ttft CV <= 100%", "ttft p99/p50 <= 5", "first_answer p99.5 <= 3000.0ms",
-		"first_answer p99.9 <= 5000.0ms", "total p99 <= 20.00s", "longest stall <= 30.00s", "max_gap p95 <= 1000.0ms", "decode p5 >= 10 tok/s",
+		"first_answer p99.9 <= 5000.0ms", "total p99 <= 20.000s", "longest stall <= 30.000s", "max_gap p95 <= 1000.0ms", "decode p5 >= 10 tok/s",
 		"error rate [http_529 http_429] <= 1.5%", "cache miss", "total CV <= 50%", "first_answer p99/p50 <= 3",
-		"chain total p95 <= 60.00s", "chains with a failed call <= 5%", "chain total p90 <= 8000.0ms (task of 8 calls, 90% of tasks)",
+		"chain total p95 <= 60.000s", "chains with a failed call <= 5%", "chain total p90 <= 8000.0ms (task of 8 calls, 90% of tasks)",
 		"total p98.691628 <= 1000.0ms (per call of a", // 0.9^(1/8) = 0.98691628, 8s/8
 	} {
 		if !strings.Contains(got, w) {
