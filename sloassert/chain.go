@@ -105,6 +105,7 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 	rep.CPUPerWall = cr.CPUPerWall
 	rep.Missing = cr.Disclosure.Missing()
 	rep.RawRecords = cr.Disclosure.Box(3).Answer
+	rep.Setup = setup(cr.Disclosure)
 	for _, rec := range calls.Records {
 		if !slices.Contains(rep.Concurrency, rec.Concurrency) {
 			rep.Concurrency = append(rep.Concurrency, rec.Concurrency)

@@ -33,6 +33,9 @@ type Report struct {
 	Missing []latencytest.Box
 	// RawRecords says where the raw records are.
 	RawRecords string
+	// Setup is the prompt mix and its seed, and the model, from the
+	// disclosure.
+	Setup string
 	// Problem is set when nothing could be judged (no objective, no data).
 	Problem string
 }
@@ -89,6 +92,7 @@ func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
 	rep.CPUPerWall = r.CPUPerWall
 	rep.Missing = r.Disclosure.Missing()
 	rep.RawRecords = r.Disclosure.Box(3).Answer
+	rep.Setup = setup(r.Disclosure)
 	for _, rec := range r.Records {
 		if !rec.Warmup && !slices.Contains(rep.Concurrency, rec.Concurrency) {
 			rep.Concurrency = append(rep.Concurrency, rec.Concurrency)
@@ -117,6 +121,17 @@ func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
 	}
 	rep.Slowest = slowest(r, metrics[0], 5)
 	return rep
+}
+
+// setup renders the disclosure's mix-and-seed and model boxes.
+func setup(d latencytest.Disclosure) string {
+	var parts []string
+	for _, n := range []int{10, 12} {
+		if b := d.Box(n); !b.Missing {
+			parts = append(parts, b.Answer)
+		}
+	}
+	return strings.Join(parts, "; model ")
 }
 
 // metricOf reads the metric an objective name starts with.
@@ -220,6 +235,9 @@ func (r Report) String() string {
 		fmt.Fprintf(&sb, "; concurrency %s", ints(r.Concurrency))
 	}
 	sb.WriteString("\n")
+	if r.Setup != "" {
+		fmt.Fprintf(&sb, "  setup: %s\n", r.Setup)
+	}
 	if len(r.Errors) > 0 {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
