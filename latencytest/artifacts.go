@@ -148,9 +148,9 @@ func (s ResultSummary) String() string {
 	for _, row := range rows {
 		fmt.Fprintf(&sb, "%-12s %9s %9s %9s %9s %9s %9s %7s %7s\n", row.name, FormatIn(row.s.Min, u), FormatIn(row.s.P50, u),
 			FormatIn(row.s.P90, u), FormatIn(row.s.P95, u), FormatIn(row.s.P99, u), FormatIn(row.s.Max, u),
-			formatFloat(row.s.CV, "%.0f"), formatFloat(row.s.TailRatio, "%.2f"))
+			FormatFloat(row.s.CV, "%.0f"), FormatFloat(row.s.TailRatio, "%.2f"))
 	}
-	fmt.Fprintf(&sb, "client CPU/wall: %s", formatFloat(s.CPUPerWall, "%.2f"))
+	fmt.Fprintf(&sb, "client CPU/wall: %s", FormatFloat(s.CPUPerWall, "%.2f"))
 	if s.CPUPerWall > BusyClient {
 		sb.WriteString(" (above 0.7: the client is part of the tail)")
 	}
@@ -191,7 +191,9 @@ func FormatIn(d, unit time.Duration) string {
 	}
 }
 
-func formatFloat(f float64, format string) string {
+// FormatFloat renders a ratio or percentage for reports with format, and
+// NaN as "n/a" and +Inf as "inf".
+func FormatFloat(f float64, format string) string {
 	switch {
 	case math.IsNaN(f):
 		return "n/a"
@@ -299,7 +301,7 @@ func attrs(t testing.TB, prefix string, s ResultSummary) {
 	set("ttft.p99", FormatDuration(s.TTFT.P99))
 	set("total.p50", FormatDuration(s.Total.P50))
 	set("total.p99", FormatDuration(s.Total.P99))
-	set("error_rate", formatFloat(s.ErrorRate, "%.4f"))
+	set("error_rate", FormatFloat(s.ErrorRate, "%.4f"))
 }
 
 // Measure runs the batch under t: the deadline comes from t.Deadline()

@@ -2,7 +2,6 @@ package sloassert_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,20 +17,7 @@ import (
 // TAILGUARD_UPDATE_BASELINES=1).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if blUpdating() {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("report differs from %s (rerun with -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	blGolden(t, filepath.Join("testdata", name), got)
 }
 
 // run measures a preset in the current bubble.

@@ -225,7 +225,7 @@ func (r Report) String() string {
 			fmt.Fprintf(&sb, "  %-12s %9s %9s %9s %9s %9s %9s %7s %8s\n", d.Metric,
 				latencytest.FormatIn(s.Min, u), latencytest.FormatIn(s.P50, u), latencytest.FormatIn(s.P90, u),
 				latencytest.FormatIn(s.P95, u), latencytest.FormatIn(s.P99, u), latencytest.FormatIn(s.Max, u),
-				num(s.CV, "%.0f"), num(s.TailRatio, "%.2f"))
+				latencytest.FormatFloat(s.CV, "%.0f"), latencytest.FormatFloat(s.TailRatio, "%.2f"))
 		}
 	}
 	c := r.Counts
@@ -277,16 +277,6 @@ func (r Report) String() string {
 		fmt.Fprintf(&sb, "  raw records: %s\n", r.RawRecords)
 	}
 	return sb.String()
-}
-
-func num(f float64, format string) string {
-	switch {
-	case math.IsNaN(f):
-		return "n/a"
-	case math.IsInf(f, 1):
-		return "inf"
-	}
-	return fmt.Sprintf(format, f)
 }
 
 func ints(xs []int) string {
