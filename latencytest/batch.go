@@ -301,12 +301,20 @@ func waitTurn(ctx context.Context, sem chan struct{}, at time.Time, limit time.D
 	case <-ctx.Done():
 		return "the context ended (" + context.Cause(ctx).Error() + ")"
 	}
-	if ctx.Err() != nil {
+	if why := timeLeft(ctx, limit); why != "" {
 		<-sem
+		return why
+	}
+	return ""
+}
+
+// timeLeft says why no request may start now: ctx ended, or its deadline
+// leaves less than one request's limit; "" when one may.
+func timeLeft(ctx context.Context, limit time.Duration) string {
+	if ctx.Err() != nil {
 		return "the context ended (" + context.Cause(ctx).Error() + ")"
 	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < limit {
-		<-sem
 		return fmt.Sprintf("the deadline (%v away) leaves less than one request's limit (%v)", time.Until(dl).Round(time.Millisecond), limit)
 	}
 	return ""

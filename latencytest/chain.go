@@ -94,9 +94,11 @@ func (c Chain) normalized() (Chain, error) {
 	return c, nil
 }
 
-// Run runs the chains. Like Batch.Run it stops starting chains when ctx's
-// deadline leaves less than one chain's worst case (Length × the per-call
-// limit) and says so; the error is for an invalid configuration only.
+// Run runs the chains. Like Batch.Run it stops starting calls when ctx's
+// deadline leaves less than one call's limit (TotalTimeout or the hard
+// cap): no new chain starts, and a chain cut short ends with Err
+// "canceled" (it never finished, so its total is Failed); the result says
+// so in Partial. The error is for an invalid configuration only.
 func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	c, err := c.normalized()
 	if err != nil {
@@ -111,7 +113,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	var wg sync.WaitGroup
 	started := 0
 	for i := range c.Chains {
-		if why := waitTurn(ctx, sem, time.Time{}, time.Duration(c.Length)*limit); why != "" {
+		if why := waitTurn(ctx, sem, time.Time{}, limit); why != "" {
 			res.Partial, res.PartialReason = true, fmt.Sprintf("started %d of %d chains: %s", i, c.Chains, why)
 			break
 		}
@@ -120,11 +122,20 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			runs[i] = c.runChain(ctx, p, i, nonce)
+			runs[i] = c.runChain(ctx, p, i, nonce, limit)
 		}()
 	}
 	wg.Wait()
 	res.Chains = runs[:started]
+	for i := range res.Chains {
+		if ch := &res.Chains[i]; ch.Cut != "" {
+			cut := fmt.Sprintf("chain %s stopped after %d of %d calls: %s", ch.ID, len(ch.Calls), c.Length, ch.Cut)
+			if res.Partial {
+				cut = res.PartialReason + "; " + cut
+			}
+			res.Partial, res.PartialReason = true, cut
+		}
+	}
 	res.End = time.Now()
 	res.CPUPerWall = meter.perWall()
 	res.Disclosure = c.disclose(p, res)
@@ -132,11 +143,18 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 }
 
 // runChain runs chain i: each answer joins the history of the next call.
-func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSource) ChainRun {
+func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSource, limit time.Duration) ChainRun {
 	run := ChainRun{ID: fmt.Sprintf("%s%02d", c.Label, i)}
 	history := []Message{{Role: "user", Content: nonce.prefix(run.ID) + c.Prompt}}
 	start := time.Now()
 	for k := range c.Length {
+		if why := timeLeft(ctx, limit); why != "" {
+			run.Cut = why
+			if run.Err == "" {
+				run.Err = ClassCanceled
+			}
+			break
+		}
 		id := fmt.Sprintf("%s-call%02d", run.ID, k)
 		req := Request{ID: id, Messages: history, MaxTokens: c.MaxTokens, Temperature: c.Temperature,
 			FirstTokenTimeout: c.FirstTokenTimeout, TotalTimeout: c.TotalTimeout, HardCap: c.HardCap}

@@ -365,8 +365,12 @@ type ChainRun struct {
 	Calls []Record `json:"calls"`
 	// Total is measured around the whole chain.
 	Total time.Duration `json:"total_ns"`
-	// Err is the class of the first failed call ("" when all succeeded).
+	// Err is the class of the first failed call ("" when all succeeded;
+	// "canceled" when the run's deadline cut the chain short).
 	Err string `json:"err,omitempty"`
+	// Cut says why the chain stopped before its last call ("" when it ran
+	// them all).
+	Cut string `json:"cut,omitempty"`
 }
 
 // OK reports whether every call of the chain succeeded.

@@ -468,3 +468,34 @@ func TestBadConfiguration(t *testing.T) {
 		})
 	}
 }
+
+// A deadline that leaves room for a few calls but not whole chains: the
+// chains run what fits, the cut chain counts as never finished, and the
+// result says so.
+func TestChainDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		prof := fixed(time.Second, 0, 1)
+		prof.PrefixCache.Disabled = true // every call 1 s, history or not
+		_, p := fake(t, prof)
+		// Calls take 1 s; the per-call limit is 5 s; 20 s of deadline: calls
+		// start while 5 s remain, so 16 calls run (t = 0..15 s).
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		cr, err := latencytest.Chain{Chains: 3, Length: 10, TotalTimeout: 5 * time.Second}.Run(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cr.Chains) != 2 || len(cr.Chains[0].Calls) != 10 || len(cr.Chains[1].Calls) != 6 {
+			t.Fatalf("%d chains; calls %d and %d", len(cr.Chains), len(cr.Chains[0].Calls), len(cr.Chains[len(cr.Chains)-1].Calls))
+		}
+		if !cr.Chains[0].OK() || cr.Chains[1].Err != latencytest.ClassCanceled || cr.Chains[1].Cut == "" {
+			t.Errorf("chain 0 %+v; chain 1 err %q cut %q", cr.Chains[0].Err, cr.Chains[1].Err, cr.Chains[1].Cut)
+		}
+		if tot := cr.Totals(); tot[0] != 10*time.Second || tot[1] != latencytest.Failed {
+			t.Errorf("totals %v", tot)
+		}
+		if !cr.Partial || !strings.Contains(cr.PartialReason, "chain01 stopped after 6 of 10 calls") {
+			t.Errorf("partial %v %q", cr.Partial, cr.PartialReason)
+		}
+	})
+}
