@@ -47,7 +47,12 @@ func (s *session) run(ctx context.Context) {
 		faults = append(faults, FaultStall)
 	}
 	sv.Fault = strings.Join(faults, "+")
-	defer func() { s.f.record(*sv) }()
+	recorded := false
+	defer func() {
+		if !recorded {
+			s.f.record(*sv)
+		}
+	}()
 
 	// Token counts and finish reason under the cap.
 	reasoning, content, finish := pl.reasoning, pl.output, "stop"
@@ -157,6 +162,10 @@ func (s *session) run(ctx context.Context) {
 	}
 	s.release()
 	sv.FinishReason = finish
+	// Record before the last write: a client that has seen the end (or
+	// [DONE]) finds its request in Served.
+	s.f.record(*sv)
+	recorded = true
 	cached := sv.CachedTokens
 	if !req.stream {
 		s.answer(total, reasoning, finish, cached)
