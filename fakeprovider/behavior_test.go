@@ -477,3 +477,30 @@ func tokenGaps(r streamResult) []time.Duration {
 	}
 	return gaps
 }
+
+func TestPrefixCacheScopePrefill(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := mustNew(t, Profile{TTFT: Fixed(400 * time.Millisecond), PrefillPer1kTokens: Fixed(100 * time.Millisecond), ITL: Fixed(time.Duration(0)),
+			OutputTokens: Fixed(1), PrefixCache: PrefixCache{Scope: CacheScopePrefill, TTFTFactor: 0.1}})
+		c := f.Client()
+		long := strings.Repeat("Tell me about the tail of the latency distribution. ", 80) // 4,160 chars: 1,040 tokens
+		r1 := do(t, c, "http://fake", reqOpts{id: "p-1", prompt: long, usage: true})
+		r2 := do(t, c, "http://fake", reqOpts{id: "p-2", prompt: long, usage: true})
+		// Miss: 400 + 100 × 1.04 = 504 ms. Hit: all 1,040 tokens cached, so
+		// their prefill costs 10%: 400 + 100 × 1.04 × 0.1 = 410.4 ms; the
+		// base 400 ms stays (scope ttft would give 50.4 ms).
+		if r1.firstTok != 504*time.Millisecond || r2.firstTok != 410400*time.Microsecond {
+			t.Errorf("first tokens %v then %v, want 504ms then 410.4ms", r1.firstTok, r2.firstTok)
+		}
+		if _, _, cached, _ := r2.usage(); cached != 1040 {
+			t.Errorf("cached tokens %d", cached)
+		}
+	})
+	if _, err := ParseProfile([]byte("prefix_cache: {scope: all}\n")); err == nil || !strings.Contains(err.Error(), `prefix_cache.scope: unknown scope "all"`) {
+		t.Errorf("error %v", err)
+	}
+	p, err := ParseProfile([]byte("prefix_cache: {scope: prefill, ttft_factor: 0.2}\n"))
+	if err != nil || p.PrefixCache.Scope != CacheScopePrefill || p.PrefixCache.TTFTFactor != 0.2 {
+		t.Errorf("parsed %+v, %v", p.PrefixCache, err)
+	}
+}

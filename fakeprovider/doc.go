@@ -25,7 +25,9 @@
 // deployment had scaled to zero; a FIFO wait for a slot (Replicas ×
 // SlotsPerReplica); then the first token at admission + TTFT, where
 // TTFT = (ttft + prefill_per_1k_tokens × prompt_tokens/1000) × cache factor
-// (on a prefix-cache hit) × (1 + slowdown_per_inflight × others in flight).
+// (on a prefix-cache hit) × (1 + slowdown_per_inflight × others in flight);
+// with prefix_cache.scope "prefill" (every preset's) the factor applies to
+// the cached tokens' share of prefill only.
 // Prompt tokens are estimated as characters/4. Every further SSE event comes
 // after one ITL draw per token it carries; reasoning tokens come first and
 // count against max_tokens. A stall adds its length before the token it

@@ -45,7 +45,11 @@ func Preset(name string) (Profile, error) {
 	if !ok {
 		return Profile{}, fmt.Errorf("fakeprovider: unknown preset %q (have %s)", name, strings.Join(Presets(), ", "))
 	}
-	return mk(), nil
+	p := mk()
+	// A preset's cache saves prefill, as in vLLM: an agent whose history is
+	// cached keeps its base TTFT, as seed 000's chain calls did.
+	p.PrefixCache.Scope = CacheScopePrefill
+	return p, nil
 }
 
 // The presets reproduce published measurements of real serverless endpoints.
@@ -70,8 +74,10 @@ func Preset(name string) (Profile, error) {
 // drove the real endpoint (presets_test.go checks each one, naming its
 // source). Each preset has room for 32 concurrent requests, so nothing
 // queues at the concurrencies the studies used, and keeps the prefix cache
-// on: a study's prompts began with a nonce or were measured cold, so send a
-// unique leading nonce to reproduce them. Latencies measured from a client
+// on at prefill scope (a hit saves the cached tokens' prefill, not the base
+// TTFT, as the studies' chains showed): a study's prompts began with a
+// nonce or were measured cold, so send a unique leading nonce to reproduce
+// them. Latencies measured from a client
 // include that client's network path (NYC2, NYC1 or Bangalore).
 
 // presetSlots is every preset's SlotsPerReplica: concurrency <= 32 never

@@ -89,24 +89,39 @@ type Stall struct {
 
 // PrefixCache models prefix caching (on by default, as in vLLM). A request
 // whose prompt starts with a prefix seen in an earlier request (at least one
-// 16-token block, 64 characters) gets TTFT×TTFTFactor and reports the matched
-// tokens as usage.prompt_tokens_details.cached_tokens. A unique leading nonce
+// 16-token block, 64 characters) is a hit: it reports the matched tokens as
+// usage.prompt_tokens_details.cached_tokens and its TTFT shrinks by
+// TTFTFactor, over the whole TTFT (Scope "ttft", the default) or over the
+// cached tokens' prefill only (Scope "prefill"). A unique leading nonce
 // defeats it.
 type PrefixCache struct {
 	// Disabled turns caching off (YAML: enabled: false).
 	Disabled bool `yaml:"-"`
-	// TTFTFactor multiplies TTFT on a hit. Default 0.1 (seed 001: 462 ms
-	// uncached, 39 ms cached).
+	// TTFTFactor is what a hit costs relative to a miss. Default 0.1 (seed
+	// 001: 462 ms uncached, 39 ms cached).
 	TTFTFactor float64 `yaml:"-"`
+	// Scope is what the factor applies to: "ttft" (default) multiplies the
+	// whole TTFT, which reproduces seed 001's 462 ms → 39 ms on a long
+	// prompt; "prefill" multiplies only the cached tokens' share of
+	// prefill_per_1k_tokens, as in vLLM, so an agent whose history is
+	// cached keeps its base TTFT (as seed 000's chains did).
+	Scope string `yaml:"-"`
 }
 
-// UnmarshalYAML decodes {enabled: bool, ttft_factor: number}.
+// Cache scopes.
+const (
+	CacheScopeTTFT    = "ttft"
+	CacheScopePrefill = "prefill"
+)
+
+// UnmarshalYAML decodes {enabled: bool, ttft_factor: number, scope: ttft|prefill}.
 func (c *PrefixCache) UnmarshalYAML(n *yaml.Node) error {
 	var raw struct {
 		Enabled    *bool    `yaml:"enabled"`
 		TTFTFactor *float64 `yaml:"ttft_factor"`
+		Scope      string   `yaml:"scope"`
 	}
-	if err := strictDecode(n, &raw, "prefix_cache", "enabled", "ttft_factor"); err != nil {
+	if err := strictDecode(n, &raw, "prefix_cache", "enabled", "ttft_factor", "scope"); err != nil {
 		return err
 	}
 	if raw.Enabled != nil {
@@ -115,6 +130,7 @@ func (c *PrefixCache) UnmarshalYAML(n *yaml.Node) error {
 	if raw.TTFTFactor != nil {
 		c.TTFTFactor = *raw.TTFTFactor
 	}
+	c.Scope = raw.Scope
 	return nil
 }
 
@@ -241,6 +257,11 @@ func (p Profile) Validate() error {
 	if p.Stall.Probability > 0 && !p.Stall.Duration.IsSet() {
 		return ferr("stall.duration", "required when stall.probability is set")
 	}
+	switch p.PrefixCache.Scope {
+	case "", CacheScopeTTFT, CacheScopePrefill:
+	default:
+		return ferr("prefix_cache.scope", "unknown scope %q (want ttft or prefill)", p.PrefixCache.Scope)
+	}
 	if !(p.PrefixCache.TTFTFactor >= 0 && p.PrefixCache.TTFTFactor <= 1) {
 		return ferr("prefix_cache.ttft_factor", "%v is outside [0, 1] (a cache hit is never slower)", p.PrefixCache.TTFTFactor)
 	}
@@ -333,6 +354,9 @@ func (p Profile) withDefaults() Profile {
 	}
 	if p.PrefixCache.TTFTFactor == 0 {
 		p.PrefixCache.TTFTFactor = 0.1
+	}
+	if p.PrefixCache.Scope == "" {
+		p.PrefixCache.Scope = CacheScopeTTFT
 	}
 	if p.Faults.RetryAfter == 0 {
 		p.Faults.RetryAfter = time.Second

@@ -71,9 +71,17 @@ func (s *session) run(ctx context.Context) {
 	slow := 1 + p.SlowdownPerInflight*float64(s.ad.inflight-1)
 	ttft := pl.forcedTTFT
 	if ttft == 0 {
-		ttft = pl.ttft + time.Duration(float64(pl.prefill)*float64(req.promptTokens)/1000)
-		if s.ad.cacheHit {
-			ttft = time.Duration(float64(ttft) * p.PrefixCache.TTFTFactor)
+		// Prefill is paid per prompt token; a cache hit makes the cached
+		// tokens' prefill (scope prefill) or the whole TTFT (scope ttft)
+		// cheaper by the factor.
+		f := p.PrefixCache.TTFTFactor
+		tokens := float64(req.promptTokens)
+		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopePrefill {
+			tokens += float64(sv.CachedTokens) * (f - 1)
+		}
+		ttft = pl.ttft + time.Duration(float64(pl.prefill)*tokens/1000)
+		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopeTTFT {
+			ttft = time.Duration(float64(ttft) * f)
 		}
 		ttft = time.Duration(float64(ttft) * slow)
 	}
