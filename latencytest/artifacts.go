@@ -244,15 +244,6 @@ func inBubble(t testing.TB) bool {
 	return bubble
 }
 
-// markVirtual notes in the disclosure that a run inside a synctest bubble
-// ran on the fake clock, where CPU per wall second means nothing.
-func markVirtual(t testing.TB, d *Disclosure) {
-	if inBubble(t) {
-		d.set(13, "not meaningful: the run used synctest's fake clock (virtual time)", false)
-		d.set(9, d.Box(9).Answer+", virtual time", false)
-	}
-}
-
 // artifactDir is t.ArtifactDir() (Go 1.26; kept with go test -artifacts),
 // or "" when t has none.
 func artifactDir(t testing.TB) string {
@@ -324,7 +315,6 @@ func (b Batch) Measure(t testing.TB, p Provider) *Result {
 
 func report(t testing.TB, r *Result, prefix string) {
 	t.Helper()
-	markVirtual(t, &r.Disclosure)
 	where := writeArtifacts(t, r.Records, r.Summarize())
 	if where != "" {
 		r.Disclosure.SetRawRecords(where)
@@ -388,7 +378,6 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	markVirtual(t, &cr.Disclosure)
 	calls := cr.Calls()
 	totals := cr.Totals().Summarize()
 	summary := struct {

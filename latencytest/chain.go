@@ -82,6 +82,7 @@ func (c Chain) normalized() (Chain, error) {
 		{c.Concurrency < 0, fmt.Sprintf("concurrency %d < 0", c.Concurrency)},
 		{c.MaxTokens < 0, fmt.Sprintf("max_tokens %d < 0", c.MaxTokens)},
 		{c.FirstTokenTimeout < 0 || c.TotalTimeout < 0 || c.HardCap < 0, "a timeout is negative"},
+		{c.Temperature != nil && !(*c.Temperature >= 0 && *c.Temperature <= 2), fmt.Sprintf("temperature %v outside [0,2]", deref(c.Temperature))},
 		{strings.ContainsAny(c.Label, " \t\n"), fmt.Sprintf("label %q contains white space", c.Label)},
 	} {
 		if x.bad {

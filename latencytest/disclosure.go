@@ -127,7 +127,12 @@ func (d *Disclosure) common(desc Description, models []string, start, end time.T
 	default:
 		d.set(12, "unknown: the provider does not describe itself", true)
 	}
+	if virtualClock(start) {
+		d.set(9, d.Box(9).Answer+", virtual time", false)
+	}
 	switch {
+	case virtualClock(start):
+		d.set(13, "not meaningful: the run used synctest's fake clock (virtual time)", false)
 	case math.IsNaN(cpu):
 		d.set(13, "not measured", true)
 	case cpu > BusyClient:

@@ -18,16 +18,21 @@ func startCPU() cpuMeter {
 	return cpuMeter{cpu0: c, wall0: time.Now(), ok: ok}
 }
 
-// perWall returns CPU/wall since start; NaN when unknown or no wall time
-// passed (in a synctest bubble the wall clock is virtual: see Disclosure).
+// perWall returns CPU/wall since start; NaN when unknown, when no wall time
+// passed, or on synctest's fake clock (CPU time is real, the wall clock is
+// not: the ratio would mean nothing).
 func (m cpuMeter) perWall() float64 {
 	c, ok := cpuTime()
 	wall := time.Since(m.wall0)
-	if !m.ok || !ok || wall <= 0 {
+	if !m.ok || !ok || wall <= 0 || virtualClock(m.wall0) {
 		return math.NaN()
 	}
 	return (c - m.cpu0).Seconds() / wall.Seconds()
 }
+
+// virtualClock reports whether t comes from synctest's fake clock, which
+// starts at midnight UTC 2000-01-01: no real run starts before 2001.
+func virtualClock(t time.Time) bool { return t.Year() < 2001 }
 
 // BusyClient is the CPU/wall above which the client is part of the tail.
 const BusyClient = 0.7

@@ -1,6 +1,7 @@
 package latencytest
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -81,5 +82,55 @@ func TestDisclosureHasEveryBox(t *testing.T) {
 		if !d.Box(n).Missing {
 			t.Errorf("box %d should be missing: %+v", n, d.Box(n))
 		}
+	}
+}
+
+// Failures never flatter ITL or MaxGap, and a Failed repeat gap still
+// encodes.
+func TestFailuresNeverFlatterGaps(t *testing.T) {
+	var fast, slow Gaps
+	for range 9 {
+		fast.Add(10 * time.Millisecond)
+	}
+	slow.Add(10 * time.Millisecond)
+	r := &Result{Records: []Record{
+		{ID: "ok", TokenEvents: 10, Gaps: fast, MaxGap: 10 * time.Millisecond, TTFT: 1},
+		{ID: "stalled", TokenEvents: 2, Gaps: slow, MaxGap: time.Minute, TTFT: 1, Err: ClassTotalTimeout},
+		{ID: "custom", TokenEvents: 0, TTFT: 1}, // a provider that saw no tokens
+	}}
+	itl := r.ITL()
+	// 9 + 1 gaps and one Failed for the request that never finished.
+	if len(itl) != 11 || itl.Failures() != 1 || itl.Quantile(1) != Failed {
+		t.Errorf("ITL %v", itl)
+	}
+	mg := r.MaxGap()
+	if mg[0] != 10*time.Millisecond || mg[1] != Failed || mg[2] != Failed {
+		t.Errorf("max gaps %v: a failed request and one without token events must be Failed", mg)
+	}
+	b, err := json.Marshal(RepeatGap{Metric: "ttft", Q: 0.99, Runs: []time.Duration{1, Failed}, Gap: math.Inf(1)})
+	if err != nil || !strings.Contains(string(b), `"gap":null`) {
+		t.Errorf("repeat gap JSON %s, %v", b, err)
+	}
+}
+
+func TestChainRejectsBadTemperature(t *testing.T) {
+	nan := math.NaN()
+	if _, err := (Chain{Temperature: &nan}).normalized(); err == nil || !strings.Contains(err.Error(), "temperature NaN outside [0,2]") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestVirtualClockHasNoCPUPerWall(t *testing.T) {
+	if !virtualClock(time.Date(2000, 1, 1, 0, 0, 5, 0, time.UTC)) || virtualClock(time.Now()) {
+		t.Fatal("virtualClock")
+	}
+	m := cpuMeter{cpu0: 0, wall0: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), ok: true}
+	if got := m.perWall(); !math.IsNaN(got) {
+		t.Errorf("CPU/wall on the fake clock: %v, want NaN", got)
+	}
+	var d Disclosure
+	d.common(Description{}, nil, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2000, 1, 1, 0, 1, 0, 0, time.UTC), math.NaN(), "")
+	if b := d.Box(13); b.Missing || !strings.Contains(b.Answer, "virtual time") || !strings.Contains(d.Box(9).Answer, "virtual time") {
+		t.Errorf("boxes 9/13: %+v %+v", d.Box(9), b)
 	}
 }

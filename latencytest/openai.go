@@ -67,24 +67,29 @@ const (
 
 // OpenAIFromEnv returns the OpenAI provider for OPENAI_BASE_URL,
 // OPENAI_API_KEY and OPENAI_MODEL. The error names the variables that are
-// unset (the key may be empty for local servers; the others may not).
+// unset. The key must be set but may be empty (for a local server without
+// keys); the others must not be empty.
 func OpenAIFromEnv(opts ...Option) (Provider, error) {
 	base, model := os.Getenv(EnvBaseURL), os.Getenv(EnvModel)
+	key, hasKey := os.LookupEnv(EnvAPIKey)
 	var missing []string
 	if base == "" {
 		missing = append(missing, EnvBaseURL)
+	}
+	if !hasKey {
+		missing = append(missing, EnvAPIKey+" (set it empty for a server without keys)")
 	}
 	if model == "" {
 		missing = append(missing, EnvModel)
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("latencytest: %s not set", strings.Join(missing, " and "))
+		return nil, fmt.Errorf("latencytest: %s not set", strings.Join(missing, ", "))
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("latencytest: %s=%q is not an http(s) URL", EnvBaseURL, redactURL(base))
 	}
-	all := append([]Option{WithModel(model), WithAPIKey(os.Getenv(EnvAPIKey))}, opts...)
+	all := append([]Option{WithModel(model), WithAPIKey(key)}, opts...)
 	return OpenAI(base, all...), nil
 }
 
@@ -222,6 +227,12 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 			return fail(ClassCanceled, "the run ended: "+context.Cause(parent).Error())
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return fail(ClassTruncated, "the connection closed mid-stream")
+		}
+		// net/http names the URL, query included (where some APIs carry a
+		// key): name the redacted endpoint instead.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return fail(ClassTransport, ue.Op+" "+o.endpoint+": "+ue.Err.Error())
 		}
 		return fail(ClassTransport, err.Error())
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -103,7 +104,12 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 			t.Errorf("the key leaks into the %s: %s", what, s)
 		}
 	}
-	// A transport error names the URL, never the key.
+	// A transport error names the endpoint, never the key, even when the
+	// key rides in the base URL's query.
+	pq := OpenAI("http://127.0.0.1:1/v1?api-key="+key, WithAPIKey("other"))
+	if rec := pq.Call(context.Background(), Request{ID: "q", Messages: []Message{{Role: "user", Content: "hi"}}}); rec.Err != ClassTransport || strings.Contains(rec.Detail, key) {
+		t.Errorf("query key leaks: %+v", rec)
+	}
 	p := OpenAI("http://127.0.0.1:1/v1", WithAPIKey(key))
 	rec3 := p.Call(context.Background(), Request{ID: "x", Messages: []Message{{Role: "user", Content: "hi"}}})
 	if rec3.Err != ClassTransport || strings.Contains(rec3.Detail, key) {
@@ -118,9 +124,22 @@ func TestOpenAIFromEnv(t *testing.T) {
 	t.Setenv(EnvBaseURL, "")
 	t.Setenv(EnvModel, "")
 	t.Setenv(EnvAPIKey, key)
-	if _, err := OpenAIFromEnv(); err == nil || !strings.Contains(err.Error(), "OPENAI_BASE_URL and OPENAI_MODEL not set") {
+	if _, err := OpenAIFromEnv(); err == nil || !strings.Contains(err.Error(), "OPENAI_BASE_URL, OPENAI_MODEL not set") {
 		t.Errorf("error %v", err)
 	}
+	// An unset key is an error (a real endpoint would answer 401 to every
+	// request); an empty one is a server without keys.
+	os.Unsetenv(EnvAPIKey)
+	t.Setenv(EnvBaseURL, "http://127.0.0.1:1/v1")
+	t.Setenv(EnvModel, "m")
+	if _, err := OpenAIFromEnv(); err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY (set it empty for a server without keys) not set") {
+		t.Errorf("error %v", err)
+	}
+	t.Setenv(EnvAPIKey, "")
+	if _, err := OpenAIFromEnv(); err != nil {
+		t.Errorf("empty key: %v", err)
+	}
+	t.Setenv(EnvAPIKey, key)
 	t.Setenv(EnvBaseURL, "ftp://x")
 	t.Setenv(EnvModel, "m")
 	if _, err := OpenAIFromEnv(); err == nil || !strings.Contains(err.Error(), "not an http(s) URL") {

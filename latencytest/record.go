@@ -212,6 +212,16 @@ type Result struct {
 	Disclosure Disclosure `json:"disclosure"`
 }
 
+// MarshalJSON writes a non-finite Gap (a run's quantile was Failed) as
+// null.
+func (g RepeatGap) MarshalJSON() ([]byte, error) {
+	type plain RepeatGap
+	return json.Marshal(struct {
+		plain
+		Gap *float64 `json:"gap"`
+	}{plain(g), finite(g.Gap)})
+}
+
 // RepeatGap is the between-run gap of one quantile: the noise floor. A
 // change smaller than Gap is not a finding.
 type RepeatGap struct {
@@ -266,17 +276,28 @@ func (r *Result) FirstAnswer() Sample {
 func (r *Result) Total() Sample { return r.sample(func(x *Record) time.Duration { return x.Total }) }
 
 // MaxGap is the longest inter-token silence of each measured request
-// (Failed for a failed request).
-func (r *Result) MaxGap() Sample { return r.sample(func(x *Record) time.Duration { return x.MaxGap }) }
+// (Failed for a failed request, and for one with no token event: a
+// provider that does not observe tokens cannot vouch for its silences).
+func (r *Result) MaxGap() Sample {
+	return r.sample(func(x *Record) time.Duration {
+		if x.TokenEvents == 0 {
+			return NotObserved
+		}
+		return x.MaxGap
+	})
+}
 
-// ITL pools every inter-token gap of the measured requests, failed ones
-// included (their gaps were real silences; leaving them out could only
-// flatter the figure).
+// ITL pools every inter-token gap of the measured requests. A failed
+// request adds its gaps and one Failed value (its last silence never
+// ended), so failures can only make the figure worse.
 func (r *Result) ITL() Sample {
 	var s Sample
 	for i := range r.Records {
-		if !r.Records[i].Warmup {
-			s = r.Records[i].Gaps.appendTo(s)
+		if rec := &r.Records[i]; !rec.Warmup {
+			s = rec.Gaps.appendTo(s)
+			if !rec.OK() {
+				s = append(s, Failed)
+			}
 		}
 	}
 	return s
