@@ -504,3 +504,44 @@ func TestPrefixCacheScopePrefill(t *testing.T) {
 		t.Errorf("parsed %+v, %v", p.PrefixCache, err)
 	}
 }
+
+// Close ends a request whose client never reads nor closes the body.
+func TestCloseWithAnUnreadBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := New(Profile{TTFT: Fixed(time.Duration(0)), ITL: Fixed(time.Duration(0)), OutputTokens: Fixed(1000)})
+		resp, err := f.Client().Post("http://fake/v1/chat/completions", "application/json", strings.NewReader(chatBody(reqOpts{})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		f.Close() // returns: the handler blocked on the pipe is released
+		if _, err := io.ReadAll(resp.Body); !errors.Is(err, errFakeClosed) {
+			t.Errorf("read after Close: %v", err)
+		}
+		resp.Body.Close()
+	})
+}
+
+// Durations too large for int64 nanoseconds saturate: a huge TTFT is never
+// an instant one; and a request without max_tokens is still bounded.
+func TestHugeValuesSaturate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := mustNew(t, Profile{TTFT: Fixed(time.Duration(0)), PrefillPer1kTokens: Fixed(2000000 * time.Hour), ITL: Fixed(time.Duration(0)), OutputTokens: Fixed(1)})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "POST", "http://fake/v1/chat/completions", strings.NewReader(chatBody(reqOpts{prompt: strings.Repeat("x", 8000)})))
+		resp, err := f.Client().Do(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("a TTFT of 4,000,000 h answered within an hour: %v", err)
+		}
+		g := mustNew(t, Profile{TTFT: Fixed(time.Duration(0)), ITL: Fixed(time.Duration(0)), OutputTokens: Fixed(1 << 40), TokensPerChunk: Fixed(1 << 16)})
+		r := do(t, g.Client(), "http://fake", reqOpts{id: "no-cap", usage: true})
+		if _, comp, _, _ := r.usage(); comp != maxOutputTokens || r.finish != "length" {
+			t.Errorf("uncapped request: %d tokens, finish %q; want %d and length", comp, r.finish, maxOutputTokens)
+		}
+	})
+}

@@ -30,7 +30,9 @@
 // the cached tokens' share of prefill only.
 // Prompt tokens are estimated as characters/4. Every further SSE event comes
 // after one ITL draw per token it carries; reasoning tokens come first and
-// count against max_tokens. A stall adds its length before the token it
+// count against max_tokens (a request without one is capped at 1,048,576
+// tokens, like a context limit). Durations too large for int64 nanoseconds
+// saturate rather than wrap. A stall adds its length before the token it
 // follows. The slot is released when the last token is sent (or the client
 // goes away). Response headers are sent at admission time for streams, so a
 // client's time to first byte measures queueing and cold starts, and its time

@@ -163,7 +163,8 @@ type ScriptEntry struct {
 	Request int    `yaml:"request"`
 	ID      string `yaml:"id"`
 	// ColdStart makes the deployment cold at this arrival: this request and
-	// every request admitted after it wait for a load of this length.
+	// every request admitted after it wait for a load of this length. When
+	// a load is already in progress, the request waits for that one instead.
 	ColdStart time.Duration `yaml:"cold_start"`
 	// TTFT forces the time from admission to first token (no cache factor,
 	// no prefill, no slowdown).

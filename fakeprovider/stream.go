@@ -3,6 +3,7 @@ package fakeprovider
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -54,14 +55,18 @@ func (s *session) run(ctx context.Context) {
 		}
 	}()
 
-	// Token counts and finish reason under the cap.
+	// Token counts and finish reason under the cap (without max_tokens the
+	// cap is the largest max_tokens a request may ask for, as a context
+	// limit would be).
 	reasoning, content, finish := pl.reasoning, pl.output, "stop"
-	if c := req.maxTokens; c > 0 {
-		if reasoning >= c {
-			reasoning, content, finish = c, 0, "length"
-		} else if reasoning+content > c {
-			content, finish = c-reasoning, "length"
-		}
+	c := req.maxTokens
+	if c == 0 {
+		c = maxOutputTokens
+	}
+	if reasoning >= c {
+		reasoning, content, finish = c, 0, "length"
+	} else if reasoning+content > c {
+		content, finish = c-reasoning, "length"
 	}
 	if pl.fault == FaultEmpty {
 		reasoning, content = 0, 0
@@ -79,11 +84,11 @@ func (s *session) run(ctx context.Context) {
 		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopePrefill {
 			tokens += float64(sv.CachedTokens) * (f - 1)
 		}
-		ttft = pl.ttft + time.Duration(float64(pl.prefill)*tokens/1000)
+		x := float64(pl.ttft) + float64(pl.prefill)*tokens/1000
 		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopeTTFT {
-			ttft = time.Duration(float64(ttft) * f)
+			x *= f
 		}
-		ttft = time.Duration(float64(ttft) * slow)
+		ttft = saturate(x * slow)
 	}
 	t := s.ad.start.Add(ttft)
 	if total > 0 {
@@ -144,7 +149,7 @@ func (s *session) run(ctx context.Context) {
 		}
 		if !first {
 			for range k {
-				t = t.Add(time.Duration(float64(pl.nextITL(p)) * slow))
+				t = t.Add(saturate(float64(pl.nextITL(p)) * slow))
 			}
 		}
 		if !at(sent, k) || !s.sleep(ctx, t) {
@@ -192,6 +197,15 @@ func (s *session) run(ctx context.Context) {
 	}
 	s.buf = append(s.buf, "data: [DONE]\n\n"...)
 	s.write(s.buf)
+}
+
+// saturate converts nanoseconds to a Duration, saturating instead of
+// wrapping around: a huge TTFT stays huge, never instant.
+func saturate(ns float64) time.Duration {
+	if !(ns < math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return time.Duration(max(ns, 0))
 }
 
 // HeaderInjected is the response header that tells a client what the fake

@@ -30,10 +30,14 @@ func (f *Fake) respond(req *http.Request) (*http.Response, error) {
 	// A canceled request unblocks a handler stuck writing to a reader that
 	// no longer reads.
 	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) })
+	// So does Close: a client that never reads nor closes its body must not
+	// hold Close forever.
+	stopClose := context.AfterFunc(f.ctx, func() { pw.CloseWithError(errFakeClosed) })
 	w := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
 	go func() {
 		defer f.wg.Done()
 		defer stop()
+		defer stopClose()
 		defer func() {
 			if v := recover(); v != nil {
 				if v != http.ErrAbortHandler {
