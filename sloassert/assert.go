@@ -16,19 +16,18 @@ type TestingT interface {
 	Errorf(format string, args ...any)
 }
 
+// helper is the part of *testing.T that marks a function as a test
+// helper. Each assertion calls it itself (Helper marks its caller), so a
+// failure points at the test's line, not at sloassert.
 type helper interface{ Helper() }
-
-func markHelper(t TestingT) {
-	if h, ok := t.(helper); ok {
-		h.Helper()
-	}
-}
 
 // Check judges r against every objective, reports the whole failure
 // screen with t.Errorf when any fails (every violated objective, not just
 // the first), and returns whether all passed. No objective never passes.
 func Check(t TestingT, r *latencytest.Result, objectives ...Objective) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper() // marks this function: Helper marks its caller
+	}
 	return finish(t, Evaluate(r, objectives...))
 }
 
@@ -44,6 +43,9 @@ func sampleReport(title string, s latencytest.Sample, outs ...Outcome) Report {
 }
 
 func finish(t TestingT, rep Report) bool {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if !rep.OK() {
 		t.Errorf("%s", strings.TrimRight(rep.String(), "\n"))
 	}
@@ -55,46 +57,60 @@ func finish(t TestingT, rep Report) bool {
 // AllowSmallSample is given; Demonstrate and Refute judge a confidence
 // bound instead of the point estimate.
 func Quantile(t TestingT, s latencytest.Sample, q float64, budget time.Duration, opts ...Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper() // marks this function: Helper marks its caller
+	}
 	name := QuantileName(q) + " <= " + latencytest.FormatDuration(budget)
 	return finish(t, sampleReport("sample", s, judgeQuantile(name, s, q, budget, collect(opts))))
 }
 
 // P50 asserts the median is within budget.
 func P50(t TestingT, s latencytest.Sample, budget time.Duration, opts ...Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper() // marks this function: Helper marks its caller
+	}
 	return Quantile(t, s, 0.5, budget, opts...)
 }
 
 // P95 asserts the 95th percentile is within budget (needs n >= 20).
 func P95(t TestingT, s latencytest.Sample, budget time.Duration, opts ...Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper() // marks this function: Helper marks its caller
+	}
 	return Quantile(t, s, 0.95, budget, opts...)
 }
 
 // P99 asserts the 99th percentile is within budget (needs n >= 100).
 func P99(t TestingT, s latencytest.Sample, budget time.Duration, opts ...Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper() // marks this function: Helper marks its caller
+	}
 	return Quantile(t, s, 0.99, budget, opts...)
 }
 
 // CV asserts the coefficient of variation of s is at most maxPercent
 // percent (see the CV bands). A failed value, n < 2 or NaN fails.
 func CV(t TestingT, s latencytest.Sample, maxPercent float64) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper() // marks this function: Helper marks its caller
+	}
 	return finish(t, sampleReport("sample", s, judgeCV("CV <= "+trimFloat(maxPercent)+"%", s, maxPercent)))
 }
 
 // TailRatio asserts p99/p50 of s is at most max (needs n >= 100).
 func TailRatio(t TestingT, s latencytest.Sample, max float64) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper() // marks this function: Helper marks its caller
+	}
 	return finish(t, sampleReport("sample", s, judgeTailRatio("p99/p50 <= "+trimFloat(max), s, max)))
 }
 
 // ErrorRate asserts that at most the fraction max (0.01 for 1%) of r's
 // measured requests failed; with classes, only those classes count.
 func ErrorRate(t TestingT, r *latencytest.Result, max float64, classes ...string) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper() // marks this function: Helper marks its caller
+	}
 	return Check(t, r, MaxErrorRate(max, classes...))
 }
 

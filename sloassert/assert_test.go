@@ -339,3 +339,16 @@ func TestTaskObjectiveNamesItsOrigin(t *testing.T) {
 		t.Errorf("outcome %+v", rep.Outcomes[0])
 	}
 }
+
+func TestAllFailedNeverPassesCacheOrDecodeChecks(t *testing.T) {
+	r := resultOf(latencytest.Sample{latencytest.Failed, latencytest.Failed, latencytest.Failed})
+	for _, o := range []sloassert.Objective{sloassert.NoCacheHits(), sloassert.MinDecodeRate(0.05, 1), sloassert.MinDecodeRate(0.05, 0)} {
+		if rep := sloassert.Evaluate(r, o); rep.OK() {
+			t.Errorf("%s passed on all-failed requests:\n%s", o.Name, rep)
+		}
+	}
+	ok := resultOf(ramp(10))
+	if rep := sloassert.Evaluate(ok, sloassert.MinDecodeRate(0.05, -1)); rep.OK() {
+		t.Errorf("a non-positive floor passed")
+	}
+}

@@ -718,7 +718,9 @@ func updateRequested() (bool, error) {
 // baseline fails and says how to record it: it is never created silently,
 // so a CI run without a baseline cannot pass by writing one.
 func Regression(t TestingT, path string, cur *latencytest.Result, c Compare) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper() // marks this function: Helper marks its caller
+	}
 	update, err := updateRequested()
 	if err != nil {
 		t.Errorf("%v", err)
@@ -757,6 +759,9 @@ func Regression(t TestingT, path string, cur *latencytest.Result, c Compare) boo
 }
 
 func baselineLogf(t TestingT, format string, args ...any) {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if l, ok := t.(interface{ Logf(string, ...any) }); ok {
 		l.Logf(format, args...)
 	}

@@ -27,9 +27,10 @@ type Task struct {
 	TailTasks float64
 }
 
-// PerCall works the task target back to a per-call objective: quantile
-// q = (1-TailTasks)^(1/Calls), i.e. 1-(1-q) per call such that 1-q^Calls =
-// TailTasks (TailTasks 5%, 10 calls: q = 0.99488), and budget Budget/Calls
+// PerCall works the task target back to a per-call objective: if each of
+// Calls independent calls stays within its budget with probability q, a
+// task does with probability q^Calls, so q = (1-TailTasks)^(1/Calls)
+// (TailTasks 5%, 10 calls: q = 0.99488); and the budget is Budget/Calls
 // (5 s over 10 calls: 500 ms). It panics on a task with no calls, a
 // non-positive budget or a TailTasks outside (0,1).
 func (t Task) PerCall() (q float64, budget time.Duration) {
@@ -152,13 +153,17 @@ func chainInjected(ch latencytest.ChainRun) string {
 // ChainTotal asserts that the q-quantile of the measured chain totals is
 // within budget.
 func ChainTotal(t TestingT, cr *latencytest.ChainResult, q float64, budget time.Duration, opts ...Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper() // marks this function: Helper marks its caller
+	}
 	return finish(t, EvaluateChains(cr, ChainQ(q, budget, opts...)))
 }
 
 // CheckChains judges measured chains against every objective and reports
 // failures with t.Errorf.
 func CheckChains(t TestingT, cr *latencytest.ChainResult, objectives ...ChainObjective) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper() // marks this function: Helper marks its caller
+	}
 	return finish(t, EvaluateChains(cr, objectives...))
 }

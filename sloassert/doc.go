@@ -50,6 +50,9 @@
 // barely moves ranks). A quantile regresses only when the interval's lower
 // end exceeds 1 + the allowed increase (default 20%), the absolute increase
 // exceeds a floor (default 50 ms) and, when the baseline holds a repeat,
-// the change exceeds its run-to-run gap. Rewrite a baseline with -update
-// (when the test binary defines it) or TAILGUARD_UPDATE_BASELINES=1.
+// the change exceeds its run-to-run gap. Rewrite a baseline with
+// TAILGUARD_UPDATE_BASELINES=1, or with -update once the test package
+// defines that flag (sloassert registers none, to clash with no one):
+//
+//	var _ = flag.Bool(sloassert.UpdateFlag, false, "rewrite baselines")
 package sloassert

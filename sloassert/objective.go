@@ -154,14 +154,22 @@ func MaxErrorRate(max float64, classes ...string) Objective {
 
 // MinDecodeRate is the objective "the q-quantile of decode speed is at
 // least floor tokens/s" (lower is worse: use a low q, such as 0.05). Failed
-// requests count as 0 tokens/s.
+// requests count as 0 tokens/s. A floor that is not positive judges
+// nothing, so it fails; so does a result where every request failed.
 func MinDecodeRate(q, floor float64) Objective {
 	name := fmt.Sprintf("decode %s >= %g tok/s", QuantileName(q), floor)
 	return Objective{Name: name, judge: func(r *latencytest.Result) Outcome {
 		rates := r.DecodeRates()
 		out := Outcome{Objective: name, Budget: fmt.Sprintf("%g tok/s", floor)}
-		if len(rates) == 0 {
+		switch {
+		case !(floor > 0):
+			out.Observed, out.Note = "-", fmt.Sprintf("floor %g tok/s is not positive: it would pass anything", floor)
+			return out
+		case len(rates) == 0:
 			out.Observed, out.Note = "no data", "no measured request"
+			return out
+		case r.Counts().Kept == 0:
+			out.Observed, out.Note = "0 tok/s", "every measured request failed"
 			return out
 		}
 		v := rates.Quantile(q)
@@ -179,8 +187,11 @@ func NoCacheHits() Objective {
 	return Objective{Name: name, judge: func(r *latencytest.Result) Outcome {
 		n := r.CachedTokens()
 		out := Outcome{Objective: name, Observed: fmt.Sprintf("%d cached tokens", n), Budget: "0", Margin: fmt.Sprint(-n), OK: n == 0}
-		if len(r.Measured()) == 0 {
+		switch c := r.Counts(); {
+		case c.Kept+c.Failed == 0:
 			out.OK, out.Note = false, "no measured request"
+		case c.Kept == 0:
+			out.OK, out.Note = false, "every measured request failed: no usage to prove a miss"
 		}
 		return out
 	}}

@@ -99,7 +99,7 @@ func judgeQuantile(name string, s latencytest.Sample, q float64, budget time.Dur
 		return out
 	}
 	if n == 0 {
-		out.Observed, out.Note = "no data", "no measured request"
+		out.Observed, out.Note = "no data", "no values (no measured request, or no inter-token gap)"
 		return out
 	}
 	v := s.Quantile(q)

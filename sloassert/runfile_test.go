@@ -61,14 +61,15 @@ func runInner(t *testing.T, f func(t *testing.T)) (ok, skipped bool, out string)
 	return ok, skipped, string(b)
 }
 
-// failedTestNames lists the tests go test reported as failed.
+// failedTestNames lists the tests go test reported as failed, once each
+// (testing.RunTests honours -count, so under -count=N each fails N times).
 func failedTestNames(out string) []string {
 	var names []string
 	for _, m := range regexp.MustCompile(`--- FAIL: (\S+)`).FindAllStringSubmatch(out, -1) {
 		names = append(names, m[1])
 	}
 	slices.Sort(names)
-	return names
+	return slices.Compact(names)
 }
 
 // failing.yaml breaks two objectives by one millisecond and 50 ms and
