@@ -340,12 +340,7 @@ func (s Sweep) Measure(t testing.TB, p Provider) *SweepResult {
 	out := &SweepResult{}
 	tt, isT := t.(*testing.T)
 	for _, l := range levels {
-		b := s.Batch
-		b.Concurrency = l
-		b.Label = fmt.Sprintf("c%d", l)
-		if s.Label != "" {
-			b.Label = fmt.Sprintf("%s-c%d", s.Label, l)
-		}
+		b := s.level(l)
 		var r *Result
 		if isT && !inBubble(t) {
 			tt.Run(b.Label, func(t *testing.T) { r = b.Measure(t, p) })

@@ -450,6 +450,17 @@ func (s Sweep) levels() ([]int, error) {
 	return lv, nil
 }
 
+// level is the batch of one level: its concurrency, and trace IDs "c8-…"
+// (or "<Label>-c8-…").
+func (s Sweep) level(l int) Batch {
+	b := s.Batch
+	b.Concurrency, b.Label = l, fmt.Sprintf("c%d", l)
+	if s.Label != "" {
+		b.Label = fmt.Sprintf("%s-c%d", s.Label, l)
+	}
+	return b
+}
+
 // Run runs the batch at each level in turn (Batch.Concurrency and Label are
 // set per level). It stops at the first level that ends early.
 func (s Sweep) Run(ctx context.Context, p Provider) (*SweepResult, error) {
@@ -459,12 +470,7 @@ func (s Sweep) Run(ctx context.Context, p Provider) (*SweepResult, error) {
 	}
 	out := &SweepResult{}
 	for _, l := range levels {
-		b := s.Batch
-		b.Concurrency, b.Label = l, fmt.Sprintf("%sc%d", s.Label, l)
-		if s.Label != "" {
-			b.Label = fmt.Sprintf("%s-c%d", s.Label, l)
-		}
-		r, err := b.Run(ctx, p)
+		r, err := s.level(l).Run(ctx, p)
 		if err != nil {
 			return nil, err
 		}
