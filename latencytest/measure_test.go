@@ -130,3 +130,25 @@ func artifactDir(t testing.TB) string {
 	}
 	return a.ArtifactDir()
 }
+
+// attrTB records the attributes a wrapper reports.
+type attrTB struct {
+	testing.TB
+	attrs map[string]string
+}
+
+func (a *attrTB) Attr(k, v string) { a.attrs[k] = v }
+
+// Measure reports the key figures as test attributes.
+func TestMeasureReportsAttributes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, p := fake(t, fixed(200*time.Millisecond, 10*time.Millisecond, 64))
+		a := &attrTB{TB: t, attrs: map[string]string{}}
+		latencytest.Batch{Requests: 10, MaxTokens: 64}.Measure(a, p)
+		want := map[string]string{"tailguard.sent": "10", "tailguard.failed": "0", "tailguard.ttft.p50": "200.0ms",
+			"tailguard.ttft.p99": "200.0ms", "tailguard.total.p50": "830.0ms", "tailguard.total.p99": "830.0ms", "tailguard.error_rate": "0.0000"}
+		if !reflect.DeepEqual(a.attrs, want) {
+			t.Errorf("attributes %v, want %v", a.attrs, want)
+		}
+	})
+}
