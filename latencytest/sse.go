@@ -20,10 +20,15 @@ const maxEventBytes = 64 << 20
 
 var errEventTooLarge = errors.New("latencytest: SSE event exceeds 64 MiB")
 
+// bom is the UTF-8 byte-order mark, which the standard strips from the
+// start of a stream.
+const bom = "\xEF\xBB\xBF"
+
 // sseParser is an incremental parser of text/event-stream (the WHATWG
-// rules): lines end in CRLF, LF or CR, possibly split across reads at any
-// byte; lines starting with ":" are comments; data lines accumulate and a
-// blank line dispatches the event. Lines may be of any length.
+// rules): one leading UTF-8 byte-order mark is dropped; lines end in CRLF,
+// LF or CR, possibly split across reads at any byte; lines starting with
+// ":" are comments; data lines accumulate and a blank line dispatches the
+// event. Lines may be of any length.
 type sseParser struct {
 	line    []byte // the current, incomplete line
 	data    []byte
@@ -31,11 +36,27 @@ type sseParser struct {
 	typ, id string
 	afterCR bool // the last byte was a CR: a following LF belongs to it
 	size    int
+	bomN    int  // bytes of a leading BOM matched so far
+	started bool // past the place where a BOM may be
 }
 
 // Feed parses b and calls emit for each complete event. It returns an error
 // only when an event grows beyond the limit.
 func (p *sseParser) Feed(b []byte, emit func(Event)) error {
+	for !p.started && len(b) > 0 {
+		if b[0] != bom[p.bomN] {
+			// Not a BOM after all: the bytes matched so far start the
+			// first line (they hold no line end).
+			p.started = true
+			p.line = append(p.line, bom[:p.bomN]...)
+			p.size += p.bomN
+			break
+		}
+		b = b[1:]
+		if p.bomN++; p.bomN == len(bom) {
+			p.started = true
+		}
+	}
 	for len(b) > 0 {
 		if p.afterCR {
 			p.afterCR = false
@@ -104,6 +125,22 @@ func (p *sseParser) processLine(line []byte, emit func(Event)) {
 	}
 }
 
+// End is called at the end of the stream: the standard discards an event
+// that was not dispatched, but a server that ends its stream with
+// "data: [DONE]" and no blank line ended it cleanly, so End dispatches the
+// pending event (after completing an unterminated last line) for the
+// caller to judge.
+func (p *sseParser) End(emit func(Event)) {
+	if !p.started {
+		p.line, p.started = append(p.line, bom[:p.bomN]...), true
+	}
+	if len(p.line) > 0 {
+		p.processLine(p.line, emit)
+		p.line = p.line[:0]
+	}
+	p.processLine(nil, emit)
+}
+
 // Pending reports whether an event was begun but not dispatched: a stream
 // that ends here was cut off.
-func (p *sseParser) Pending() bool { return p.hasData || len(p.line) > 0 }
+func (p *sseParser) Pending() bool { return p.hasData || len(p.line) > 0 || (!p.started && p.bomN > 0) }

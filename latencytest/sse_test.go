@@ -230,6 +230,43 @@ func TestSSEParserFeed(t *testing.T) {
 			want:   nil,
 		},
 		{
+			name:   "leading byte-order mark",
+			why:    "the standard strips one leading UTF-8 BOM; without that the first field is \"\\uFEFFdata\" and the first event is lost",
+			chunks: []string{"\xEF\xBB\xBFdata: a\n\ndata: b\n\n"},
+			want:   []Event{{Data: "a"}, {Data: "b"}},
+		},
+		{
+			name:   "byte-order mark split across feeds",
+			why:    "the BOM may arrive a byte at a time",
+			chunks: []string{"\xEF", "\xBB", "\xBFdata: a\n\n"},
+			want:   []Event{{Data: "a"}},
+		},
+		{
+			name:   "only one byte-order mark",
+			why:    "a second BOM is part of the first line (an unknown field), as the standard says",
+			chunks: []string{"\xEF\xBB\xBF\xEF\xBB\xBFdata: a\n\ndata: b\n\n"},
+			want:   []Event{{Data: "b"}},
+		},
+		{
+			name:   "not a byte-order mark after all",
+			why:    "bytes that start like a BOM but differ stay in the first line",
+			chunks: []string{"\xEF", "\xBBx: y\ndata: a\n\n"},
+			want:   []Event{{Data: "a"}},
+		},
+		{
+			name:   "a byte-order mark later is data",
+			why:    "only the stream's first bytes may be a BOM",
+			chunks: []string{"data: a\n\ndata: \xEF\xBB\xBFb\n\n"},
+			want:   []Event{{Data: "a"}, {Data: "\xEF\xBB\xBFb"}},
+		},
+		{
+			name:        "a partial byte-order mark is pending",
+			why:         "two bytes of a BOM and then the end: something was begun",
+			chunks:      []string{"\xEF\xBB"},
+			want:        nil,
+			wantPending: true,
+		},
+		{
 			name:   "nothing",
 			why:    "no input, no events, nothing pending",
 			chunks: nil,
@@ -246,6 +283,42 @@ func TestSSEParserFeed(t *testing.T) {
 			}
 			if pending != tc.wantPending {
 				t.Errorf("%s\nchunks %q: Pending() = %v, want %v", tc.why, tc.chunks, pending, tc.wantPending)
+			}
+		})
+	}
+}
+
+// TestSSEParserEnd: at the end of the stream, End dispatches what a
+// server sent without its closing blank line ("data: [DONE]" at EOF).
+func TestSSEParserEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name, why string
+		chunks    []string
+		want      []Event
+	}{
+		{"done without a line end", "the last line has no line end: End completes it and dispatches", []string{"data: a\n\ndata: [DONE]"}, []Event{{Data: "a"}, {Data: "[DONE]"}}},
+		{"done with one lf", "one line end but no blank line", []string{"data: a\n\ndata: [DONE]\n"}, []Event{{Data: "a"}, {Data: "[DONE]"}}},
+		{"done with one crlf", "CRLF then EOF", []string{"data: [DONE]\r\n"}, []Event{{Data: "[DONE]"}}},
+		{"clean end", "nothing pending: End adds nothing", []string{"data: a\n\n"}, []Event{{Data: "a"}}},
+		{"comment at the end", "an unterminated comment dispatches nothing", []string{"data: a\n\n: bye"}, []Event{{Data: "a"}}},
+		{"partial byte-order mark only", "two BOM bytes are an unknown field, not an event", []string{"\xEF\xBB"}, nil},
+		{"nothing", "no input, no events", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p sseParser
+			var got []Event
+			emit := func(ev Event) { got = append(got, ev) }
+			for _, c := range tc.chunks {
+				if err := p.Feed([]byte(c), emit); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.End(emit)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("%s\nchunks %q\ngot %s\nwant %s", tc.why, tc.chunks, sseFormat(got), sseFormat(tc.want))
+			}
+			if p.Pending() {
+				t.Errorf("%s: pending after End", tc.why)
 			}
 		})
 	}
@@ -436,6 +509,7 @@ func TestSSEParserMultiLineOpenAI(t *testing.T) {
 // then apply the field rules), as an oracle for the incremental parser.
 // An unterminated last line is ignored.
 func sseReference(s []byte) (events []Event) {
+	s = bytes.TrimPrefix(s, []byte(bom))
 	var (
 		lines   []string
 		start   int
@@ -494,6 +568,8 @@ func FuzzSSESplit(f *testing.F) {
 	f.Add([]byte("data: a\r"), []byte{8, 1})
 	f.Add([]byte("data: a\r\ndata: b\r\r\n:c\nevent: e\nid: 1\ndata:\n\n"), []byte{8, 1, 2, 0, 9})
 	f.Add([]byte("data: {\"x\":\r\ndata: 1}\r\n\r\n"), []byte{13, 1})
+	f.Add([]byte("\xEF\xBB\xBFdata: a\n\n"), []byte{1})
+	f.Add([]byte("\xEF\xBBdata: a\n\n"), []byte{1, 2})
 	f.Fuzz(func(t *testing.T, stream, split []byte) {
 		whole, wholePending, err := sseRun(stream)
 		if err != nil {
