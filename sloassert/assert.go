@@ -61,7 +61,7 @@ func Quantile(t TestingT, s latencytest.Sample, q float64, budget time.Duration,
 		h.Helper() // marks this function: Helper marks its caller
 	}
 	name := QuantileName(q) + " <= " + latencytest.FormatDuration(budget)
-	return finish(t, sampleReport("sample", s, judgeQuantile(name, s, q, budget, collect(opts))))
+	return finish(t, sampleReport("sample", s, finalize(judgeQuantile(name, s, len(s), q, budget, collect(opts)), options{}, false, "")))
 }
 
 // P50 asserts the median is within budget.
@@ -94,7 +94,7 @@ func CV(t TestingT, s latencytest.Sample, maxPercent float64) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper() // marks this function: Helper marks its caller
 	}
-	return finish(t, sampleReport("sample", s, judgeCV("CV <= "+trimFloat(maxPercent)+"%", s, maxPercent)))
+	return finish(t, sampleReport("sample", s, finalize(judgeCV("CV <= "+trimFloat(maxPercent)+"%", s, maxPercent), options{}, false, "")))
 }
 
 // TailRatio asserts p99/p50 of s is at most max (needs n >= 100).
@@ -102,7 +102,7 @@ func TailRatio(t TestingT, s latencytest.Sample, max float64) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper() // marks this function: Helper marks its caller
 	}
-	return finish(t, sampleReport("sample", s, judgeTailRatio("p99/p50 <= "+trimFloat(max), s, max)))
+	return finish(t, sampleReport("sample", s, finalize(judgeTailRatio("p99/p50 <= "+trimFloat(max), s, len(s), max), options{}, false, "")))
 }
 
 // ErrorRate asserts that at most the fraction max (0.01 for 1%) of r's

@@ -299,7 +299,7 @@ func TestDemonstrateAndRefute(t *testing.T) {
 	}
 	// Too few samples for the bound: fails and says so.
 	ft = &fakeT{}
-	if sloassert.P99(ft, ramp(200), time.Hour, sloassert.Demonstrate(0.95)) || !strings.Contains(ft.text(), "needs more samples") {
+	if sloassert.P99(ft, ramp(200), time.Hour, sloassert.Demonstrate(0.95)) || !strings.Contains(ft.text(), "a 95% upper bound on p99 needs n >= 299 (have 200)") {
 		t.Errorf("demonstrate on 200 samples: %s", ft.text())
 	}
 }

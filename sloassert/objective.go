@@ -3,6 +3,9 @@ package sloassert
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tailguard/tailguard/latencytest"
@@ -23,13 +26,31 @@ const (
 // Metrics lists the latency metrics.
 var Metrics = []Metric{TTFT, FirstAnswer, Total, ITL, MaxGap}
 
-// Sample returns the metric's sample from r.
+// Sample returns the metric's sample from r: one value per measured
+// request (ITL: every gap, pooled), a failed request as
+// latencytest.Failed. A successful request that never saw a token event
+// and reports a zero TTFT (a custom Provider that does not time tokens)
+// did not observe its TTFT or first answer: they count as Failed too, so
+// an unmeasured clock cannot pass.
 func (m Metric) Sample(r *latencytest.Result) (latencytest.Sample, error) {
 	switch m {
-	case TTFT:
-		return r.TTFT(), nil
-	case FirstAnswer:
-		return r.FirstAnswer(), nil
+	case TTFT, FirstAnswer:
+		s := make(latencytest.Sample, 0, len(r.Records))
+		for i := range r.Records {
+			rec := &r.Records[i]
+			if rec.Warmup {
+				continue
+			}
+			v := rec.TTFT
+			if m == FirstAnswer {
+				v = rec.FirstAnswer
+			}
+			if !rec.OK() || v < 0 || unobserved(rec) {
+				v = latencytest.Failed
+			}
+			s = append(s, v)
+		}
+		return s, nil
 	case Total:
 		return r.Total(), nil
 	case ITL:
@@ -40,13 +61,22 @@ func (m Metric) Sample(r *latencytest.Result) (latencytest.Sample, error) {
 	return nil, fmt.Errorf("sloassert: unknown metric %q (want ttft, first_answer, total, itl or max_gap)", string(m))
 }
 
-// Option changes how an objective is judged.
+// unobserved reports a successful record whose token clocks were never
+// filled in: no token event and a zero TTFT.
+func unobserved(rec *latencytest.Record) bool {
+	return rec.OK() && rec.TokenEvents == 0 && rec.TTFT == 0
+}
+
+// Option changes how an objective is judged. Q, ChainQ and Task.Objective
+// take options; Objective.With and ChainObjective.With add them to any
+// objective.
 type Option func(*options)
 
 type options struct {
-	allowSmall bool
-	mode       mode
-	confidence float64
+	allowSmall   bool
+	allowPartial bool
+	mode         mode
+	confidence   float64 // of Demonstrate/Refute, and of the interval shown
 }
 
 type mode int
@@ -57,21 +87,46 @@ const (
 	modeRefute                  // fails only when the lower bound is over budget
 )
 
+// DefaultConfidence is the confidence of the interval every quantile row
+// shows, and of the point policy's inconclusive verdict: 95%.
+const DefaultConfidence = 0.95
+
 // AllowSmallSample judges a quantile on fewer samples than the rule
-// n >= ceil(1/(1-q)) asks (p99: 100). The report says so.
+// n >= ceil(1/min(q, 1-q)) asks (p99: 100; p1: 100). The report says so.
 func AllowSmallSample() Option { return func(o *options) { o.allowSmall = true } }
 
+// AllowPartial judges a result that its run cut short (Result.Partial: a
+// deadline stopped it before it sent every request) on what did run. By
+// default a partial result fails every objective, and the report says how
+// much ran and why it stopped.
+func AllowPartial() Option { return func(o *options) { o.allowPartial = true } }
+
 // Demonstrate passes only when the distribution-free upper bound on the
-// quantile at this confidence is within budget: the data show the SLO is
-// met (p99 at 0.95 needs n >= 299).
+// quantile at this confidence (a fraction: 0.95) is within budget: the
+// data show the SLO is met. An inconclusive row fails. p99 at 0.95 needs
+// n >= 299 (below that the bound does not exist and the row fails).
 func Demonstrate(confidence float64) Option {
 	return func(o *options) { o.mode, o.confidence = modeDemonstrate, confidence }
 }
 
-// Refute fails only when the lower bound at this confidence is over budget:
-// the data show the SLO is broken. For noisy shared CI runners.
+// Refute fails only when the distribution-free lower bound on the quantile
+// at this confidence (a fraction: 0.95) is over budget: the data show the
+// SLO is broken. An inconclusive row passes. For noisy shared CI runners.
+// The lower bound needs only 1-(1-q)^n >= confidence, so Refute at p99
+// works from the sample-size rule's n = 100 (at 0.95 its bound is X(97)).
 func Refute(confidence float64) Option {
 	return func(o *options) { o.mode, o.confidence = modeRefute, confidence }
+}
+
+// Confidence sets the confidence of the interval shown for a quantile
+// under the point policy (default DefaultConfidence), without changing
+// what gates.
+func Confidence(c float64) Option {
+	return func(o *options) {
+		if o.mode == modePoint {
+			o.confidence = c
+		}
+	}
 }
 
 func collect(opts []Option) options {
@@ -82,13 +137,59 @@ func collect(opts []Option) options {
 	return o
 }
 
-// Objective is one thing a result is judged on. Build it with Q, MaxCV, MaxTailRatio, MaxErrorRate, MinDecodeRate, NoCacheHits or
-// MaxStall.
+// confidenceProblem says what is wrong with a confidence, or "".
+func (o options) confidenceProblem() string {
+	c := o.confidence
+	if c == 0 && o.mode == modePoint {
+		return ""
+	}
+	if c > 0 && c < 1 {
+		return ""
+	}
+	what := map[mode]string{modePoint: "Confidence", modeDemonstrate: "Demonstrate", modeRefute: "Refute"}[o.mode]
+	if c >= 1 && c < 100 {
+		return fmt.Sprintf("%s(%g): confidence is a fraction in (0,1), write %g for %g%%", what, c, c/100, c)
+	}
+	return fmt.Sprintf("%s(%g): confidence is a fraction in (0,1) (0.95 for 95%%)", what, c)
+}
+
+func (o options) conf() float64 {
+	if o.confidence == 0 {
+		return DefaultConfidence
+	}
+	return o.confidence
+}
+
+// Objective is one thing a result is judged on. Build it with Q, MaxCV,
+// MaxTailRatio, MaxErrorRate, MinDecodeRate, NoCacheHits or MaxStall.
 type Objective struct {
 	// Name says what is judged: "ttft p99 <= 1.5s".
 	Name  string
-	judge func(r *latencytest.Result) Outcome
+	opts  options
+	judge func(r *latencytest.Result, o options) Outcome
 }
+
+// With returns the objective with more options (AllowPartial,
+// AllowSmallSample, Demonstrate, Refute, Confidence); options that do not
+// apply to its kind are ignored.
+func (o Objective) With(opts ...Option) Objective {
+	for _, f := range opts {
+		f(&o.opts)
+	}
+	return o
+}
+
+// Verdict is what the data say about an objective: pass, fail, or
+// inconclusive (a quantile's budget lies inside its confidence interval).
+// Outcome.OK is what gates; see Outcome.
+type Verdict string
+
+// The verdicts.
+const (
+	Pass         Verdict = "pass"
+	Fail         Verdict = "fail"
+	Inconclusive Verdict = "inconclusive"
+)
 
 // Outcome is the verdict on one objective.
 type Outcome struct {
@@ -97,32 +198,84 @@ type Outcome struct {
 	Observed string
 	Budget   string
 	Margin   string
-	OK       bool
+	// OK is the gate: whether the objective passed under its policy. Under
+	// the default point policy an Inconclusive quantile passes or fails on
+	// its point estimate; Demonstrate fails it, Refute passes it.
+	OK bool
+	// Verdict is pass, fail or inconclusive. For a quantile: pass when the
+	// upper confidence bound is within budget, fail when the lower bound is
+	// over it, inconclusive in between (and when a bound does not exist).
+	// For other kinds it follows OK.
+	Verdict Verdict
+	// Interval is a quantile's distribution-free interval, each side a
+	// one-sided bound at Confidence: "[1.20s, 1.61s]" ("?" where a bound
+	// does not exist for this n). Empty for other kinds.
+	Interval   string
+	Confidence float64
+	// Need, for an inconclusive quantile, is about how many requests
+	// would decide it (SampleSize at 80% power, with the budget where the
+	// observed distribution puts it); 0 when unknown.
+	Need int
 	// Note explains a verdict that is not a plain comparison: too few
-	// samples, a confidence bound, NaN.
+	// samples, a confidence bound, NaN, a partial run.
 	Note string
+}
+
+func (o *Outcome) addNote(s string) {
+	if o.Note == "" {
+		o.Note = s
+	} else {
+		o.Note += "; " + s
+	}
 }
 
 // Q is the objective "the q-quantile of metric is within budget".
 func Q(metric Metric, q float64, budget time.Duration, opts ...Option) Objective {
-	o := collect(opts)
 	name := fmt.Sprintf("%s %s <= %s", metric, QuantileName(q), latencytest.FormatDuration(budget))
-	return Objective{Name: name, judge: func(r *latencytest.Result) Outcome {
+	return Objective{Name: name, opts: collect(opts), judge: func(r *latencytest.Result, o options) Outcome {
 		s, err := metric.Sample(r)
 		if err != nil {
-			return Outcome{Objective: name, Note: err.Error()}
+			return Outcome{Objective: name, Observed: "-", Note: err.Error()}
 		}
-		return judgeQuantile(name, s, q, budget, o)
+		n := len(s)
+		if metric == ITL { // the rule counts requests: gaps of one request are not independent
+			n = measuredRequests(r)
+		}
+		out := judgeQuantile(name, s, n, q, budget, o)
+		if metric == ITL && len(s) > 0 {
+			out.addNote(fmt.Sprintf("%d gaps pooled from %d requests", len(s), n))
+		}
+		if metric == TTFT || metric == FirstAnswer {
+			if k := countUnobserved(r); k > 0 {
+				out.addNote(fmt.Sprintf("%d of %d requests never observed a token (no token event, TTFT 0): counted as failed", k, len(s)))
+			}
+		}
+		return out
 	}}
+}
+
+func measuredRequests(r *latencytest.Result) int {
+	c := r.Counts()
+	return c.Kept + c.Failed
+}
+
+func countUnobserved(r *latencytest.Result) int {
+	k := 0
+	for i := range r.Records {
+		if rec := &r.Records[i]; !rec.Warmup && unobserved(rec) {
+			k++
+		}
+	}
+	return k
 }
 
 // MaxCV is the objective "the CV of metric is at most maxPercent percent".
 func MaxCV(metric Metric, maxPercent float64) Objective {
 	name := fmt.Sprintf("%s CV <= %g%%", metric, maxPercent)
-	return Objective{Name: name, judge: func(r *latencytest.Result) Outcome {
+	return Objective{Name: name, judge: func(r *latencytest.Result, _ options) Outcome {
 		s, err := metric.Sample(r)
 		if err != nil {
-			return Outcome{Objective: name, Note: err.Error()}
+			return Outcome{Objective: name, Observed: "-", Note: err.Error()}
 		}
 		return judgeCV(name, s, maxPercent)
 	}}
@@ -131,39 +284,73 @@ func MaxCV(metric Metric, maxPercent float64) Objective {
 // MaxTailRatio is the objective "p99/p50 of metric is at most max".
 func MaxTailRatio(metric Metric, max float64) Objective {
 	name := fmt.Sprintf("%s p99/p50 <= %g", metric, max)
-	return Objective{Name: name, judge: func(r *latencytest.Result) Outcome {
+	return Objective{Name: name, judge: func(r *latencytest.Result, _ options) Outcome {
 		s, err := metric.Sample(r)
 		if err != nil {
-			return Outcome{Objective: name, Note: err.Error()}
+			return Outcome{Objective: name, Observed: "-", Note: err.Error()}
 		}
-		return judgeTailRatio(name, s, max)
+		n := len(s)
+		if metric == ITL {
+			n = measuredRequests(r)
+		}
+		return judgeTailRatio(name, s, n, max)
 	}}
 }
 
-// MaxErrorRate is the objective "at most this fraction of measured
-// requests failed", counting only the given classes when any are given.
+// KnownClasses are the error classes latencytest records, besides
+// "http_<3 digits>" (see latencytest's Class constants).
+var KnownClasses = []string{
+	latencytest.ClassFirstTokenTimeout, latencytest.ClassTotalTimeout, latencytest.ClassEmptyStream,
+	latencytest.ClassEmptyAnswer, latencytest.ClassTruncated, latencytest.ClassBadStream,
+	latencytest.ClassTransport, latencytest.ClassCanceled, "refusal",
+}
+
+var httpClass = regexp.MustCompile(`^http_[1-5][0-9][0-9]$`)
+
+// CheckClass returns an error unless class is one latencytest records: one
+// of KnownClasses or "http_" and a three-digit status ("http_529").
+func CheckClass(class string) error {
+	if slices.Contains(KnownClasses, class) || httpClass.MatchString(class) {
+		return nil
+	}
+	return fmt.Errorf("sloassert: unknown error class %q (want http_<status> such as http_529, or one of %s)", class, strings.Join(KnownClasses, ", "))
+}
+
+// MaxErrorRate is the objective "at most the fraction max (0.01 for 1%) of
+// measured requests failed", counting only the given classes when any are
+// given. A max outside [0,1] (a percent written where a fraction belongs)
+// or an unknown class fails and says so. It needs n >= ceil(1/max)
+// measured requests: with fewer, a single failure already breaks it and a
+// clean run shows nothing about a rate of max.
 func MaxErrorRate(max float64, classes ...string) Objective {
 	name := fmt.Sprintf("error rate <= %s", percent(max))
 	if len(classes) > 0 {
-		name = fmt.Sprintf("error rate %v <= %s", classes, percent(max))
+		name = fmt.Sprintf("error rate [%s] <= %s", strings.Join(classes, ", "), percent(max))
 	}
-	return Objective{Name: name, judge: func(r *latencytest.Result) Outcome {
-		return judgeErrorRate(name, r, max, classes)
+	classes = slices.Clone(classes)
+	return Objective{Name: name, judge: func(r *latencytest.Result, o options) Outcome {
+		return judgeErrorRate(name, r, max, classes, o)
 	}}
 }
 
 // MinDecodeRate is the objective "the q-quantile of decode speed is at
 // least floor tokens/s" (lower is worse: use a low q, such as 0.05). Failed
-// requests count as 0 tokens/s. A floor that is not positive judges
+// requests count as 0 tokens/s. It needs n >= ceil(1/min(q, 1-q))
+// measured requests (p5: 20, p1: 100). A floor that is not positive judges
 // nothing, so it fails; so does a result where every request failed.
+// When some requests reported no usage, their rate counts SSE events, not
+// tokens, and the row says so.
 func MinDecodeRate(q, floor float64) Objective {
 	name := fmt.Sprintf("decode %s >= %g tok/s", QuantileName(q), floor)
-	return Objective{Name: name, judge: func(r *latencytest.Result) Outcome {
+	return Objective{Name: name, judge: func(r *latencytest.Result, o options) Outcome {
 		rates := r.DecodeRates()
-		out := Outcome{Objective: name, Budget: fmt.Sprintf("%g tok/s", floor)}
+		out := Outcome{Objective: name, Budget: fmt.Sprintf("%g tok/s", floor), Observed: "-"}
 		switch {
-		case !(floor > 0):
-			out.Observed, out.Note = "-", fmt.Sprintf("floor %g tok/s is not positive: it would pass anything", floor)
+		case !(q > 0 && q < 1):
+			out.Note = fmt.Sprintf("quantile %v is outside (0,1): quantiles are fractions (0.05 for p5)", q)
+			return out
+		case !(floor > 0) || math.IsInf(floor, 1):
+			out.Note = fmt.Sprintf("floor %g tok/s is not a positive number: it would judge nothing", floor)
 			return out
 		case len(rates) == 0:
 			out.Observed, out.Note = "no data", "no measured request"
@@ -175,43 +362,88 @@ func MinDecodeRate(q, floor float64) Objective {
 		v := rates.Quantile(q)
 		out.Observed = fmt.Sprintf("%.1f tok/s", v)
 		out.Margin = fmt.Sprintf("%+.1f tok/s", v-floor)
+		if need := MinSamples(q); len(rates) < need && !o.allowSmall {
+			out.Note = fmt.Sprintf("%s needs n >= %d (have %d)", QuantileName(q), need, len(rates))
+			return out
+		} else if len(rates) < need {
+			out.Note = fmt.Sprintf("small sample allowed: %s from n = %d (the rule asks %d)", QuantileName(q), len(rates), need)
+		}
+		if k := eventRated(r); k > 0 {
+			out.addNote(fmt.Sprintf("%d of %d requests reported no usage: their rate is SSE events/s, not tokens/s", k, len(rates)))
+		}
 		out.OK = v >= floor
 		return out
 	}}
 }
 
+// eventRated counts measured successful requests whose decode rate came
+// from SSE events (no completion tokens in usage).
+func eventRated(r *latencytest.Result) int {
+	k := 0
+	for i := range r.Records {
+		if rec := &r.Records[i]; !rec.Warmup && rec.OK() && rec.CompletionTokens == 0 && rec.TokenEvents > 0 {
+			k++
+		}
+	}
+	return k
+}
+
 // NoCacheHits is the objective "the provider reported no cached prompt
-// tokens": proof that the nonce defeated the cache.
+// tokens": proof that the nonce defeated the cache. It passes only when
+// every measured request succeeded with usage that reports cached tokens
+// (0 or more): a request without usage proves no miss, a failed one
+// neither.
 func NoCacheHits() Objective {
 	name := "cache miss (cached tokens = 0)"
-	return Objective{Name: name, judge: func(r *latencytest.Result) Outcome {
+	return Objective{Name: name, judge: func(r *latencytest.Result, _ options) Outcome {
 		n := r.CachedTokens()
 		out := Outcome{Objective: name, Observed: fmt.Sprintf("%d cached tokens", n), Budget: "0", Margin: fmt.Sprint(-n), OK: n == 0}
-		switch c := r.Counts(); {
+		c := r.Counts()
+		unproven := 0
+		for i := range r.Records {
+			if rec := &r.Records[i]; !rec.Warmup && rec.OK() && !cacheReported(rec) {
+				unproven++
+			}
+		}
+		switch {
 		case c.Kept+c.Failed == 0:
 			out.OK, out.Note = false, "no measured request"
 		case c.Kept == 0:
 			out.OK, out.Note = false, "every measured request failed: no usage to prove a miss"
+		case unproven > 0:
+			out.OK = false
+			out.Note = fmt.Sprintf("%d of %d successful requests reported no cached-token count (usage.prompt_tokens_details.cached_tokens): nothing proves a miss", unproven, c.Kept)
+		case c.Failed > 0 && out.OK:
+			out.Note = fmt.Sprintf("%d failed requests not counted", c.Failed)
 		}
 		return out
 	}}
 }
 
 // MaxStall is the objective "no measured request went silent mid-stream for
-// longer than budget" (the max of MaxGap; a failed request fails it).
+// longer than budget" (the max of MaxGap; a failed request fails it, and
+// so does a request without token events: it cannot vouch for its
+// silences).
 func MaxStall(budget time.Duration) Objective {
 	name := fmt.Sprintf("longest stall <= %s", latencytest.FormatDuration(budget))
-	return Objective{Name: name, judge: func(r *latencytest.Result) Outcome {
+	return Objective{Name: name, judge: func(r *latencytest.Result, _ options) Outcome {
 		s := r.MaxGap()
 		out := Outcome{Objective: name, Budget: latencytest.FormatDuration(budget)}
 		if len(s) == 0 {
 			out.Observed, out.Note = "no data", "no measured request"
 			return out
 		}
+		if budget <= 0 {
+			out.Observed, out.Note = "-", fmt.Sprintf("budget %v is not positive", budget)
+			return out
+		}
 		v := s.Max()
 		out.Observed = latencytest.FormatDuration(v)
 		out.Margin = margin(v, budget)
 		out.OK = v <= budget
+		if f := s.Failures(); f > 0 {
+			out.Note = failureShare("the longest stall", f, len(s), -1)
+		}
 		return out
 	}}
 }
@@ -221,7 +453,41 @@ func QuantileName(q float64) string {
 	return "p" + fmt.Sprint(math.Round(q*100*1e6)/1e6)
 }
 
+// percent renders a fraction given by the user (a limit) as a percent,
+// exactly: "1%", "0.5%", "99.488%".
 func percent(f float64) string { return fmt.Sprintf("%g%%", math.Round(f*100*1e6)/1e6) }
+
+// share renders a measured fraction as a percent to a sensible precision:
+// two significant digits below 10% ("3.7%", "0.33%"), one decimal above
+// ("12.5%"), and "0%"/"100%" exactly.
+func share(f float64) string {
+	p := f * 100
+	switch {
+	case math.IsNaN(p):
+		return "n/a"
+	case p == 0 || p == 100 || p == math.Trunc(p):
+		return fmt.Sprintf("%.0f%%", p)
+	case p >= 10:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", p), ".0") + "%"
+	}
+	d := max(1, 1-int(math.Floor(math.Log10(p))))
+	s := fmt.Sprintf("%.*f", min(d, 6), p)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s + "%"
+}
+
+// failureShare explains a figure that reaches a failed request by the
+// failures behind it: "p99 is a failed request: 11 of 300 requests failed
+// (3.7%) > 1%". allowed is the tail the quantile leaves (1-q), or < 0.
+func failureShare(what string, failed, n int, allowed float64) string {
+	s := fmt.Sprintf("%s is a failed request: %d of %d requests failed (%s)", what, failed, n, share(float64(failed)/float64(n)))
+	if allowed >= 0 {
+		s += " > " + percent(allowed)
+	}
+	return s
+}
 
 // margin renders budget-observed with a sign: "+120.0ms" is headroom,
 // "-80.0ms" is over budget.

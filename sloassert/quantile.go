@@ -10,138 +10,379 @@ import (
 )
 
 // MinSamples is the fewest samples a q-quantile objective needs:
-// ceil(1/(1-q)) (p95: 20, p99: 100, p99.9: 1,000). With fewer, the
-// "quantile" is an interpolation between the top values, not a tail.
+// ceil(1/min(q, 1-q)) (p95: 20, p99: 100, p99.9: 1,000, p99.99: 10,000;
+// low quantiles too: p5: 20, p1: 100). With fewer, the "quantile" is an
+// interpolation between the extreme values, not a tail. A q outside (0,1)
+// needs more than any sample: math.MaxInt.
 func MinSamples(q float64) int {
-	if q <= 0 {
-		return 1
-	}
-	if q >= 1 {
+	if !(q > 0 && q < 1) {
 		return math.MaxInt
 	}
-	// 1/(1-0.99) is 100.00000000000009 in floating point: round first.
-	return int(math.Ceil(math.Round(1/(1-q)*1e9) / 1e9))
+	return ceilInverse(math.Min(q, 1-q))
+}
+
+// ceilInverse is ceil(1/p) for p in (0,1], forgiving the rounding error of
+// 1-q: 1/(1-0.9999) is 10000.000000000827 in floating point, and the
+// answer is 10,000.
+func ceilInverse(p float64) int {
+	x := 1 / p
+	if r := math.Round(x); math.Abs(x-r) <= 1e-9*x {
+		return int(r)
+	}
+	if x >= float64(math.MaxInt) {
+		return math.MaxInt
+	}
+	return int(math.Ceil(x))
 }
 
 // ConfidenceBounds returns one-sided distribution-free bounds on the
 // q-quantile at this confidence, from the sorted sample X(1..n): hi = X(k)
 // for the smallest k with P(Binomial(n,q) <= k-1) >= confidence; lo = X(j)
 // for the largest j with P(Binomial(n,q) >= j) >= confidence. ok is false
-// when either does not exist (p99 at 0.95 needs n >= 299).
+// when either does not exist (p99 at 0.95: hi needs n >= 299, lo n >= 1);
+// LowerBound and UpperBound give each on its own.
 func ConfidenceBounds(s latencytest.Sample, q, confidence float64) (lo, hi time.Duration, ok bool) {
-	j, k, ok := boundRanks(len(s), q, confidence)
-	if !ok {
+	lo, okLo := LowerBound(s, q, confidence)
+	hi, okHi := UpperBound(s, q, confidence)
+	if !okLo || !okHi {
 		return 0, 0, false
 	}
+	return lo, hi, true
+}
+
+// LowerBound is ConfidenceBounds' lo on its own: X(j) for the largest j
+// with P(Binomial(n,q) >= j) >= confidence. It exists when
+// 1-(1-q)^n >= confidence. The caller's sample is not reordered.
+func LowerBound(s latencytest.Sample, q, confidence float64) (time.Duration, bool) {
+	j, ok := lowerRank(len(s), q, confidence)
+	if !ok {
+		return 0, false
+	}
+	return sortedCopy(s)[j-1], true
+}
+
+// UpperBound is ConfidenceBounds' hi on its own: X(k) for the smallest k
+// with P(Binomial(n,q) <= k-1) >= confidence. It exists when
+// 1-q^n >= confidence. The caller's sample is not reordered.
+func UpperBound(s latencytest.Sample, q, confidence float64) (time.Duration, bool) {
+	k, ok := upperRank(len(s), q, confidence)
+	if !ok {
+		return 0, false
+	}
+	return sortedCopy(s)[k-1], true
+}
+
+func sortedCopy(s latencytest.Sample) latencytest.Sample {
 	x := slices.Clone(s)
 	slices.Sort(x)
-	return x[j-1], x[k-1], true
+	return x
 }
 
-// boundRanks returns the 1-based ranks (j, k) of ConfidenceBounds.
-func boundRanks(n int, q, confidence float64) (j, k int, ok bool) {
-	if n == 0 || !(q > 0 && q < 1) || !(confidence > 0 && confidence < 1) {
-		return 0, 0, false
+func validBoundArgs(n int, q, confidence float64) bool {
+	return n > 0 && q > 0 && q < 1 && confidence > 0 && confidence < 1
+}
+
+// upperRank is the 1-based rank k of UpperBound. With F = n-B ~
+// Binomial(n, 1-q), P(B <= k-1) = P(F >= m) for m = n-k+1, so the
+// smallest k is n+1-m for the largest m >= 1 with P(F <= m-1) <= 1-c.
+// Summing F's lower tail from 0 keeps a small tail's precision and costs
+// about n(1-q) terms.
+func upperRank(n int, q, confidence float64) (k int, ok bool) {
+	if !validBoundArgs(n, q, confidence) {
+		return 0, false
 	}
-	pmf := binomialPMF(n, q)
-	// cdf[i] = P(B <= i); upper[i] = P(B >= i), summed from the top so that
-	// small tails keep their precision.
-	cdf := make([]float64, n+1)
-	upper := make([]float64, n+2)
+	m := lastAtMost(n, 1-q, 1-confidence) + 1 // largest m-1 with P(F <= m-1) <= 1-c
+	if m < 1 {
+		return 0, false
+	}
+	return n + 1 - m, true
+}
+
+// lowerRank is the 1-based rank j of LowerBound: P(B >= j) = P(F <= n-j),
+// so the largest j is n-t for the smallest t with P(F <= t) >= c.
+func lowerRank(n int, q, confidence float64) (j int, ok bool) {
+	if !validBoundArgs(n, q, confidence) {
+		return 0, false
+	}
+	t := lastAtMost(n, 1-q, confidence) + 1 // smallest t with P(F <= t) >= c, give or take the tie below
+	// lastAtMost finds the largest t' with P(F <= t') <= c; when
+	// P(F <= t') == c exactly, t' itself qualifies.
+	if t-1 >= 0 && binomCDF(n, 1-q, t-1) >= confidence {
+		t--
+	}
+	if n-t < 1 {
+		return 0, false
+	}
+	return n - t, true
+}
+
+// lastAtMost returns the largest i in [-1, n] with P(F <= i) <= limit for
+// F ~ Binomial(n, p) (-1 when even P(F = 0) exceeds it).
+func lastAtMost(n int, p, limit float64) int {
 	acc := 0.0
-	for i, p := range pmf {
-		acc += p
-		cdf[i] = acc
-	}
-	for i := n; i >= 0; i-- {
-		upper[i] = upper[i+1] + pmf[i]
-	}
-	k = -1
-	for kk := 1; kk <= n; kk++ {
-		if cdf[kk-1] >= confidence {
-			k = kk
-			break
-		}
-	}
-	j = -1
-	for jj := n; jj >= 1; jj-- {
-		if upper[jj] >= confidence {
-			j = jj
-			break
-		}
-	}
-	if j < 1 || k < 1 {
-		return 0, 0, false
-	}
-	return j, k, true
-}
-
-// binomialPMF returns P(B = i) for i = 0..n, B ~ Binomial(n, q), computed
-// in log space.
-func binomialPMF(n int, q float64) []float64 {
-	out := make([]float64, n+1)
-	lq, l1q := math.Log(q), math.Log1p(-q)
-	lgn, _ := math.Lgamma(float64(n + 1))
 	for i := 0; i <= n; i++ {
-		lgi, _ := math.Lgamma(float64(i + 1))
-		lgni, _ := math.Lgamma(float64(n - i + 1))
-		out[i] = math.Exp(lgn - lgi - lgni + float64(i)*lq + float64(n-i)*l1q)
+		acc += binomPMF(n, i, p)
+		if acc > limit*(1+1e-12) {
+			return i - 1
+		}
 	}
-	return out
+	return n
 }
 
-// judgeQuantile judges one quantile objective on a sample.
-func judgeQuantile(name string, s latencytest.Sample, q float64, budget time.Duration, o options) Outcome {
-	out := Outcome{Objective: name, Budget: latencytest.FormatDuration(budget)}
-	n := len(s)
-	if !(q > 0 && q < 1) {
-		out.Observed, out.Note = "-", fmt.Sprintf("quantile %v is outside (0,1): quantiles are fractions (0.99 for p99)", q)
-		return out
+// binomCDF is P(F <= i) for F ~ Binomial(n, p).
+func binomCDF(n int, p float64, i int) float64 {
+	acc := 0.0
+	for x := 0; x <= min(i, n); x++ {
+		acc += binomPMF(n, x, p)
 	}
-	if n == 0 {
+	return min(acc, 1)
+}
+
+// binomPMF is P(F = i) for F ~ Binomial(n, p), in log space.
+func binomPMF(n, i int, p float64) float64 {
+	switch {
+	case i < 0 || i > n:
+		return 0
+	case p <= 0:
+		if i == 0 {
+			return 1
+		}
+		return 0
+	case p >= 1:
+		if i == n {
+			return 1
+		}
+		return 0
+	}
+	lgn, _ := math.Lgamma(float64(n + 1))
+	lgi, _ := math.Lgamma(float64(i + 1))
+	lgni, _ := math.Lgamma(float64(n - i + 1))
+	return math.Exp(lgn - lgi - lgni + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
+}
+
+// SampleSize returns about how many requests it takes to decide the
+// objective "q-quantile within budget" at this confidence with this power,
+// when the budget actually sits at the provider's level-quantile:
+//
+//   - level > q (the provider meets the SLO): the n at which the upper
+//     bound (Demonstrate(confidence)) is within budget with probability
+//     >= power. E.g. p99 at 95% with power 0.8 and the budget at the true
+//     p99.5.
+//   - level < q (the provider breaks it): the n at which the lower bound
+//     (Refute(confidence)) is over budget with probability >= power.
+//
+// The probabilities are exact binomial sums: the count of requests at or
+// under the budget is Binomial(n, level). Power is not monotone in n (the
+// bound's rank moves in steps), so the answer is the smallest n found at
+// or below the first n of a doubling-and-bisection search: "about N".
+// It panics on arguments outside their domain (q, level in (0,1),
+// level != q, confidence and power in (0,1)), and returns math.MaxInt
+// when more than 2^31 requests would be needed.
+func SampleSize(q, confidence, power, level float64) int {
+	for _, a := range []struct {
+		name string
+		v    float64
+	}{{"q", q}, {"confidence", confidence}, {"power", power}, {"level", level}} {
+		if !(a.v > 0 && a.v < 1) {
+			panic(fmt.Sprintf("sloassert: SampleSize: %s = %v is outside (0,1) (fractions: 0.95 for 95%%)", a.name, a.v))
+		}
+	}
+	if level == q {
+		panic(fmt.Sprintf("sloassert: SampleSize: level %v equals q: a budget at the true quantile can never be decided", level))
+	}
+	pw := func(n int) float64 { return decidePower(n, q, confidence, level) }
+	const limit = 1 << 31
+	lo, hi := 0, 1
+	for pw(hi) < power {
+		lo, hi = hi, hi*2
+		if hi > limit {
+			return math.MaxInt
+		}
+	}
+	for hi-lo > 1 { // the first crossing, as if power were monotone
+		mid := lo + (hi-lo)/2
+		if pw(mid) >= power {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	// The sawtooth may cross earlier: look back over two rank steps.
+	period := ceilInverse(math.Min(math.Min(q, 1-q), math.Abs(level-q)))
+	best := hi
+	for n := hi - 1; n >= max(1, hi-2*period); n-- {
+		if pw(n) >= power {
+			best = n
+		}
+	}
+	return best
+}
+
+// decidePower is the probability that n requests decide the objective the
+// right way when the budget sits at the level-quantile (see SampleSize).
+func decidePower(n int, q, confidence, level float64) float64 {
+	if level > q {
+		// Pass demonstrated: X(k) <= budget, i.e. at least k of n at or
+		// under it: P(Binomial(n, level) >= k) = P(G <= n-k), G ~ Bin(n, 1-level).
+		k, ok := upperRank(n, q, confidence)
+		if !ok {
+			return 0
+		}
+		return binomCDF(n, 1-level, n-k)
+	}
+	// Fail demonstrated: X(j) > budget, i.e. fewer than j at or under it:
+	// P(Binomial(n, level) <= j-1) = 1 - P(G <= n-j).
+	j, ok := lowerRank(n, q, confidence)
+	if !ok {
+		return 0
+	}
+	return 1 - binomCDF(n, 1-level, n-j)
+}
+
+// judgeQuantile judges one quantile objective on a sample; nRule is the n
+// the sample-size rule counts (requests, for pooled ITL gaps).
+func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budget time.Duration, o options) Outcome {
+	out := Outcome{Objective: name, Budget: latencytest.FormatDuration(budget), Observed: "-"}
+	n := len(s)
+	switch {
+	case !(q > 0 && q < 1):
+		out.Note = fmt.Sprintf("quantile %v is outside (0,1): quantiles are fractions (0.99 for p99)", q)
+		return out
+	case budget <= 0:
+		out.Note = fmt.Sprintf("budget %v is not positive", budget)
+		return out
+	case o.confidenceProblem() != "":
+		out.Note = o.confidenceProblem()
+		return out
+	case n == 0:
 		out.Observed, out.Note = "no data", "no values (no measured request, or no inter-token gap)"
 		return out
 	}
+	x := sortedCopy(s)
 	v := s.Quantile(q)
+	conf := o.conf()
+	lo, hasLo := LowerBound(x, q, conf)
+	hi, hasHi := UpperBound(x, q, conf)
 	u := latencytest.UnitFor(v, budget)
 	out.Observed, out.Budget = latencytest.FormatIn(v, u), latencytest.FormatIn(budget, u)
 	out.Margin = margin(v, budget)
-	if need := MinSamples(q); n < need && !o.allowSmall {
-		out.Note = fmt.Sprintf("%s needs n >= %d (have %d)", QuantileName(q), need, n)
-		return out
-	} else if n < need {
-		out.Note = fmt.Sprintf("small sample allowed: %s from n = %d (the rule asks %d)", QuantileName(q), n, need)
+	out.Confidence = conf
+	bound := func(d time.Duration, ok bool) string {
+		switch {
+		case !ok:
+			return "?"
+		case d == latencytest.Failed:
+			return "failed"
+		}
+		return latencytest.FormatIn(d, u)
 	}
+	out.Interval = "[" + bound(lo, hasLo) + ", " + bound(hi, hasHi) + "]"
+	switch {
+	case hasHi && hi <= budget:
+		out.Verdict = Pass
+	case hasLo && lo > budget:
+		out.Verdict = Fail
+	default:
+		out.Verdict = Inconclusive
+	}
+	if v == latencytest.Failed {
+		out.addNote(failureShare(QuantileName(q), s.Failures(), n, 1-q))
+	}
+	if need := MinSamples(q); nRule < need && !o.allowSmall {
+		out.addNote(fmt.Sprintf("%s needs n >= %d (have %d)", QuantileName(q), need, nRule))
+		return out
+	} else if nRule < need {
+		out.addNote(fmt.Sprintf("small sample allowed: %s from n = %d (the rule asks %d)", QuantileName(q), nRule, need))
+	}
+	pct := percent(conf)
 	switch o.mode {
 	case modePoint:
 		out.OK = v <= budget
-	case modeDemonstrate, modeRefute:
-		j, k, ok := boundRanks(n, q, o.confidence)
-		if !ok {
-			out.Note = fmt.Sprintf("a %g%% bound on %s needs more samples (have %d)", o.confidence*100, QuantileName(q), n)
-			return out
+		if out.Verdict == Inconclusive {
+			out.addNote(fmt.Sprintf("inconclusive at %s: %s", pct, out.Interval) + decideHint(&out, x, q, conf, budget))
 		}
-		x := slices.Clone(s)
-		slices.Sort(x)
-		if o.mode == modeDemonstrate {
-			hi := x[k-1]
-			out.OK = hi <= budget
-			out.Note = fmt.Sprintf("demonstrate: upper %g%% bound %s = X(%d) of %d", o.confidence*100, latencytest.FormatIn(hi, u), k, n)
-			out.Margin = margin(hi, budget)
-		} else {
-			lo := x[j-1]
-			out.OK = lo <= budget
-			out.Note = fmt.Sprintf("refute: lower %g%% bound %s = X(%d) of %d", o.confidence*100, latencytest.FormatIn(lo, u), j, n)
-			out.Margin = margin(lo, budget)
+	case modeDemonstrate:
+		out.OK = out.Verdict == Pass
+		out.Margin = margin(hi, budget)
+		switch {
+		case !hasHi:
+			out.Margin = ""
+			out.addNote(fmt.Sprintf("demonstrate: a %s upper bound on %s needs n >= %d (have %d)", pct, QuantileName(q), boundNeed(q, conf), n))
+		default:
+			k, _ := upperRank(n, q, conf)
+			out.addNote(fmt.Sprintf("demonstrate: upper %s bound %s = X(%d) of %d", pct, bound(hi, true), k, n))
+		}
+		if out.Verdict == Inconclusive {
+			out.addNote(fmt.Sprintf("inconclusive at %s: %s", pct, out.Interval) + decideHint(&out, x, q, conf, budget))
+		}
+	case modeRefute:
+		out.OK = hasLo && lo <= budget
+		out.Margin = margin(lo, budget)
+		switch {
+		case !hasLo:
+			out.Margin = ""
+			out.addNote(fmt.Sprintf("refute: a %s lower bound on %s needs n >= %d (have %d)", pct, QuantileName(q), boundNeed(1-q, conf), n))
+		default:
+			j, _ := lowerRank(n, q, conf)
+			out.addNote(fmt.Sprintf("refute: lower %s bound %s = X(%d) of %d", pct, bound(lo, true), j, n))
+		}
+		if out.Verdict == Inconclusive && hasLo {
+			out.addNote(fmt.Sprintf("inconclusive at %s: %s", pct, out.Interval) + decideHint(&out, x, q, conf, budget))
 		}
 	}
 	return out
+}
+
+// boundNeed is the smallest n for which a one-sided bound exists: the
+// upper bound on q needs 1-q^n >= c (pass q), the lower bound needs
+// 1-(1-q)^n >= c (pass 1-q).
+func boundNeed(p, c float64) int {
+	if !(p > 0 && p < 1 && c > 0 && c < 1) {
+		return math.MaxInt
+	}
+	x := math.Log1p(-c) / math.Log(p)
+	if !(x < 1<<40) {
+		return math.MaxInt
+	}
+	n := max(int(math.Ceil(x)), 1)
+	for n > 1 && 1-math.Pow(p, float64(n-1)) >= c { // the logarithms may be off by one
+		n--
+	}
+	for 1-math.Pow(p, float64(n)) < c {
+		n++
+	}
+	return n
+}
+
+// decideHint estimates, for an inconclusive row, how many requests would
+// decide it: SampleSize at 80% power with the budget where the observed
+// distribution puts it (the share of values at or under it). It sets
+// out.Need and returns "; about N requests would decide it", or "".
+func decideHint(out *Outcome, x latencytest.Sample, q, conf float64, budget time.Duration) string {
+	at := 0
+	for at < len(x) && x[at] <= budget {
+		at++
+	}
+	level := float64(at) / float64(len(x))
+	// Keep the level off 0, 1 and q: the observed share is an estimate.
+	level = min(max(level, 0.5/float64(len(x))), 1-0.5/float64(len(x)))
+	if level == q || !(level > 0 && level < 1) {
+		return ""
+	}
+	n := SampleSize(q, conf, 0.8, level)
+	if n == math.MaxInt {
+		return ""
+	}
+	out.Need = n
+	return fmt.Sprintf("; about %d requests would decide it (80%% power, budget at the observed %s)", n, QuantileName(math.Round(level*1000)/1000))
 }
 
 func judgeCV(name string, s latencytest.Sample, maxPercent float64) Outcome {
 	out := Outcome{Objective: name, Budget: fmt.Sprintf("%g%%", maxPercent)}
 	cv := s.CV()
 	switch {
+	case !(maxPercent >= 0) || math.IsInf(maxPercent, 1):
+		out.Observed, out.Note = "-", fmt.Sprintf("limit %g%% is not a percentage (CV is in percent: 40 for 40%%)", maxPercent)
 	case len(s) == 0:
 		out.Observed, out.Note = "no data", "no measured request"
 	case math.IsInf(cv, 1):
@@ -157,29 +398,45 @@ func judgeCV(name string, s latencytest.Sample, maxPercent float64) Outcome {
 	return out
 }
 
-func judgeTailRatio(name string, s latencytest.Sample, max float64) Outcome {
+func judgeTailRatio(name string, s latencytest.Sample, n int, max float64) Outcome {
 	out := Outcome{Objective: name, Budget: fmt.Sprintf("%g", max)}
 	tr := s.TailRatio()
 	switch {
+	case !(max > 0) || math.IsInf(max, 1):
+		out.Observed, out.Note = "-", fmt.Sprintf("limit %g is not a positive ratio", max)
 	case len(s) == 0:
 		out.Observed, out.Note = "no data", "no measured request"
 	case math.IsInf(tr, 1):
-		out.Observed, out.Note = "inf", "p99 reaches a failed request"
+		out.Observed, out.Note = "inf", failureShare("p99", s.Failures(), len(s), 0.01)
 	case math.IsNaN(tr):
 		out.Observed, out.Note = "n/a", "p50 is zero"
 	default:
 		out.Observed = fmt.Sprintf("%.2f", tr)
 		out.Margin = fmt.Sprintf("%+.2f", max-tr)
 		out.OK = tr <= max
-		if need := MinSamples(0.99); len(s) < need {
-			out.OK, out.Note = false, fmt.Sprintf("p99 needs n >= %d (have %d)", need, len(s))
+		if need := MinSamples(0.99); n < need {
+			out.OK, out.Note = false, fmt.Sprintf("p99 needs n >= %d (have %d)", need, n)
 		}
 	}
 	return out
 }
 
-func judgeErrorRate(name string, r *latencytest.Result, max float64, classes []string) Outcome {
-	out := Outcome{Objective: name, Budget: percent(max)}
+func judgeErrorRate(name string, r *latencytest.Result, max float64, classes []string, o options) Outcome {
+	out := Outcome{Objective: name, Budget: percent(max), Observed: "-"}
+	switch {
+	case math.IsNaN(max) || max < 0:
+		out.Note = fmt.Sprintf("max %v is not a fraction in [0,1]", max)
+		return out
+	case max > 1:
+		out.Note = fmt.Sprintf("max %v is above 1: the rate is a fraction (write %g for %g%%)", max, max/100, max)
+		return out
+	}
+	for _, c := range classes {
+		if err := CheckClass(c); err != nil {
+			out.Note = err.Error()
+			return out
+		}
+	}
 	c := r.Counts()
 	n := c.Kept + c.Failed
 	if n == 0 {
@@ -196,9 +453,15 @@ func judgeErrorRate(name string, r *latencytest.Result, max float64, classes []s
 		}
 	}
 	rate := float64(failed) / float64(n)
-	out.Observed = fmt.Sprintf("%s (%d of %d)", percent(rate), failed, n)
+	out.Observed = fmt.Sprintf("%s (%d of %d)", share(rate), failed, n)
 	out.Margin = fmt.Sprintf("%+.2f pts", (max-rate)*100)
 	out.OK = rate <= max
+	if max > 0 && max < 1 {
+		if need := ceilInverse(max); n < need && !o.allowSmall {
+			out.OK = false
+			out.addNote(fmt.Sprintf("an error rate of %s needs n >= %d measured requests (have %d)", percent(max), need, n))
+		}
+	}
 	return out
 }
 

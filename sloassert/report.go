@@ -36,6 +36,9 @@ type Report struct {
 	// Setup is the prompt mix and its seed, and the model, from the
 	// disclosure.
 	Setup string
+	// Partial says how much of a run that was cut short ran, and why ("" for
+	// a whole run).
+	Partial string
 	// Problem is set when nothing could be judged (no objective, no data).
 	Problem string
 }
@@ -105,9 +108,12 @@ func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
 	if rep.Counts.Kept+rep.Counts.Failed == 0 {
 		rep.Problem = "no measured request"
 	}
+	if r.Partial {
+		rep.Partial = partialText(r.Counts().Sent, r.Planned, "requests", r.PartialReason)
+	}
 	var metrics []Metric
 	for _, o := range objectives {
-		rep.Outcomes = append(rep.Outcomes, o.judge(r))
+		rep.Outcomes = append(rep.Outcomes, finalize(o.judge(r, o.opts), o.opts, r.Partial, rep.Partial))
 		if m := metricOf(o.Name); m != "" && !slices.Contains(metrics, m) {
 			metrics = append(metrics, m)
 		}
@@ -121,6 +127,48 @@ func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
 	}
 	rep.Slowest = slowest(r, metrics[0], 5)
 	return rep
+}
+
+// partialText says how much of a cut-short run ran.
+func partialText(sent, planned int, what, reason string) string {
+	s := fmt.Sprintf("%d of %d planned %s sent", sent, planned, what)
+	if reason != "" {
+		s += " (" + reason + ")"
+	}
+	return s
+}
+
+// finalize applies the partial-run rule to an outcome and fills its
+// Verdict when the judge left it empty. partial describes the run when it
+// was cut short ("" otherwise).
+func finalize(out Outcome, o options, cut bool, partial string) Outcome {
+	if cut {
+		if o.allowPartial {
+			out.addNote("partial run allowed: " + partial)
+		} else {
+			out.OK = false
+			out.addNote("partial run: " + partial + "; AllowPartial() judges what ran")
+		}
+	}
+	if out.Verdict == "" {
+		out.Verdict = Fail
+		if out.OK {
+			out.Verdict = Pass
+		}
+	}
+	return out
+}
+
+// Inconclusive returns the outcomes whose verdict is inconclusive, whatever
+// their gate said.
+func (r Report) Inconclusive() []Outcome {
+	var out []Outcome
+	for _, o := range r.Outcomes {
+		if o.Verdict == Inconclusive {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // setup renders the disclosure's mix-and-seed and model boxes.
@@ -194,23 +242,11 @@ func (r Report) String() string {
 	if r.Problem != "" {
 		fmt.Fprintf(&sb, "  %s\n", r.Problem)
 	}
+	if r.Partial != "" {
+		fmt.Fprintf(&sb, "  PARTIAL RUN: %s\n", r.Partial)
+	}
 	if len(r.Outcomes) > 0 {
-		w := len("objective")
-		for _, o := range r.Outcomes {
-			w = max(w, len(o.Objective))
-		}
-		fmt.Fprintf(&sb, "  %-*s  %-22s  %-10s  %s\n", w, "objective", "observed", "budget", "margin")
-		for _, o := range r.Outcomes {
-			mark := "ok"
-			if !o.OK {
-				mark = "FAIL"
-			}
-			fmt.Fprintf(&sb, "  %-*s  %-22s  %-10s  %-10s  %s", w, o.Objective, o.Observed, o.Budget, o.Margin, mark)
-			if o.Note != "" {
-				fmt.Fprintf(&sb, "  (%s)", o.Note)
-			}
-			sb.WriteString("\n")
-		}
+		sb.WriteString(outcomeTable(r.Outcomes))
 	}
 	if len(r.Distributions) > 0 {
 		fmt.Fprintf(&sb, "  %-12s %9s %9s %9s %9s %9s %9s %7s %8s\n", "distribution", "min", "p50", "p90", "p95", "p99", "max", "CV%", "p99/p50")
@@ -275,6 +311,58 @@ func (r Report) String() string {
 	}
 	if r.RawRecords != "" {
 		fmt.Fprintf(&sb, "  raw records: %s\n", r.RawRecords)
+	}
+	return sb.String()
+}
+
+// outcomeTable renders the objectives, one row each: observed, the
+// quantile's interval, budget, margin, the gate and the verdict, and the
+// note. Columns are as wide as their widest cell.
+func outcomeTable(outs []Outcome) string {
+	conf := map[float64]bool{}
+	for _, o := range outs {
+		if o.Interval != "" {
+			conf[o.Confidence] = true
+		}
+	}
+	intervalHead := "interval"
+	if len(conf) == 1 {
+		for c := range conf {
+			intervalHead = "interval " + percent(c)
+		}
+	}
+	rows := [][]string{{"objective", "observed", intervalHead, "budget", "margin", "verdict"}}
+	for _, o := range outs {
+		mark := "ok"
+		if !o.OK {
+			mark = "FAIL"
+		}
+		if o.Verdict == Inconclusive {
+			mark += ", inconclusive"
+		}
+		iv := o.Interval
+		if iv != "" && len(conf) > 1 {
+			iv += " at " + percent(o.Confidence)
+		}
+		rows = append(rows, []string{o.Objective, o.Observed, iv, o.Budget, o.Margin, mark})
+	}
+	w := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, c := range row {
+			w[i] = max(w[i], len(c))
+		}
+	}
+	var sb strings.Builder
+	for i, row := range rows {
+		line := "  "
+		for j, c := range row {
+			line += fmt.Sprintf("%-*s  ", w[j], c)
+		}
+		line = strings.TrimRight(line, " ")
+		if i > 0 && outs[i-1].Note != "" {
+			line += "  (" + outs[i-1].Note + ")"
+		}
+		sb.WriteString(line + "\n")
 	}
 	return sb.String()
 }
