@@ -8,13 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"mime"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Option configures the OpenAI provider.
@@ -24,14 +29,33 @@ type Option func(*openAI)
 // client). Default: a client with its own transport.
 func WithHTTPClient(c *http.Client) Option { return func(o *openAI) { o.client = c } }
 
-// WithAPIKey sets the bearer token. It is sent in the Authorization header
-// only and never appears in a record, a log line, an error or an artifact.
+// WithAPIKey sets the bearer token, sent in the Authorization header. The
+// key never appears in a record, a log line, an error or an artifact: it
+// is never printed, and wherever a server echoes it (in an error body, the
+// model name, the answer, even split across chunks) it is replaced by
+// "[redacted]". So are the values of WithHeader and of the base URL's
+// query parameters. Values shorter than 8 bytes are not searched for (a
+// header value "1" cannot be told from a digit of a number; no real
+// credential is that short), though they are never printed either.
 func WithAPIKey(key string) Option { return func(o *openAI) { o.key = key } }
 
-// WithModel sets the model ID requested. Default "fake-model".
-func WithModel(model string) Option { return func(o *openAI) { o.model = model } }
+// DefaultModel is the model ID requested unless WithModel names another:
+// the fake provider's.
+const DefaultModel = "fake-model"
 
-// WithHeader adds a header to every request (e.g. an organisation ID).
+// WithModel sets the model ID requested. Default (and for ""):
+// DefaultModel.
+func WithModel(model string) Option {
+	return func(o *openAI) {
+		o.model = model
+		if model == "" {
+			o.model = DefaultModel
+		}
+	}
+}
+
+// WithHeader adds a header to every request (e.g. an organisation ID). Its
+// value is treated as a secret, as the API key is (see WithAPIKey).
 func WithHeader(key, value string) Option {
 	return func(o *openAI) { o.header.Add(key, value) }
 }
@@ -47,7 +71,7 @@ func OpenAI(baseURL string, opts ...Option) Provider {
 	}
 	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions" // a query (api-version=…) stays
 	u.RawPath = ""
-	o := &openAI{url: u.String(), model: "fake-model", header: http.Header{}}
+	o := &openAI{url: u.String(), model: DefaultModel, header: http.Header{}}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -55,6 +79,7 @@ func OpenAI(baseURL string, opts ...Option) Provider {
 		o.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	o.endpoint = redactURL(o.url)
+	o.secrets = secretsOf(o.key, o.header, u)
 	return o
 }
 
@@ -98,6 +123,7 @@ type openAI struct {
 	client        *http.Client
 	key, model    string
 	header        http.Header
+	secrets       []string // longest first
 }
 
 // Describe names the endpoint and model (never the key).
@@ -111,34 +137,15 @@ var (
 	errTotalTimeout      = errors.New("not done before the total timeout")
 )
 
-type chatChunk struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Delta struct {
-			Content          *string `json:"content"`
-			ReasoningContent *string `json:"reasoning_content"`
-			Reasoning        *string `json:"reasoning"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-		CompletionTokensDetails *struct {
-			ReasoningTokens int `json:"reasoning_tokens"`
-		} `json:"completion_tokens_details"`
-	} `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
-	} `json:"error"`
+// Call streams one chat completion and measures it. Every string the
+// record keeps is scrubbed of the provider's secrets (see WithAPIKey).
+func (o *openAI) Call(parent context.Context, req Request) Record {
+	rec := o.call(parent, req)
+	o.scrub(&rec)
+	return rec
 }
 
-// Call streams one chat completion and measures it.
-func (o *openAI) Call(parent context.Context, req Request) Record {
+func (o *openAI) call(parent context.Context, req Request) Record {
 	rec := Record{ID: req.ID, MaxTokens: req.MaxTokens, TTFB: NotObserved, TTFT: NotObserved,
 		FirstAnswer: NotObserved, LastToken: NotObserved, Model: o.model}
 	body := map[string]any{
@@ -193,7 +200,7 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 	}
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, o.url, bytes.NewReader(payload))
 	if err != nil {
-		rec.Err, rec.Detail = ClassTransport, o.redact(err.Error())
+		rec.Err, rec.Detail = ClassTransport, err.Error()
 		return rec
 	}
 	for k, vs := range o.header {
@@ -206,18 +213,24 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 		hreq.Header.Set("Authorization", "Bearer "+o.key)
 	}
 
+	ended := false // rec.Total is final
+	end := func(at time.Duration) {
+		if !ended {
+			rec.Total, ended = at, true
+		}
+	}
 	fail := func(class, detail string) Record {
-		rec.Total = time.Since(start)
+		end(time.Since(start))
 		if rec.Err == "" {
-			rec.Err, rec.Detail = class, o.redact(detail)
+			rec.Err, rec.Detail = class, detail
 		}
 		if rec.LastToken >= 0 {
 			rec.MaxGap = max(rec.MaxGap, rec.Total-rec.LastToken)
 		}
 		return rec
 	}
-	// ended classifies a failure by what ended the call.
-	ended := func(err error) Record {
+	// failed classifies a failure by what ended the call.
+	failed := func(err error) Record {
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, errFirstTokenTimeout):
 			return fail(ClassFirstTokenTimeout, fmt.Sprintf("no token within %v", req.FirstTokenTimeout))
@@ -240,8 +253,10 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 	resp, err := o.client.Do(hreq)
 	setup()
 	if err != nil {
-		return ended(err)
+		return failed(err)
 	}
+	// Closing without draining: after [DONE] the client does not wait for
+	// a server that keeps the connection open.
 	defer resp.Body.Close()
 	rec.Status = resp.StatusCode
 	rec.Injected = resp.Header.Get("X-Fake-Injected")
@@ -252,102 +267,69 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		return fail(HTTPClass(resp.StatusCode), errorMessage(b))
 	}
+	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if err != nil && len(b) == 0 {
+			return failed(err)
+		}
+		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, errorMessage(b)))
+	}
 
 	var (
-		parser   sseParser
-		sawDone  bool
-		content  strings.Builder
-		badEvent string
-		buf      = make([]byte, 32<<10)
-		now      time.Duration
+		parser sseParser
+		st     = stream{rec: &rec}
+		buf    = make([]byte, 32<<10)
 	)
 	onEvent := func(ev Event) {
-		if ev.Data == "[DONE]" {
-			sawDone = true
+		if st.stop {
+			return // nothing after [DONE] or an error counts
+		}
+		if !st.event(ev) {
 			return
-		}
-		var ch chatChunk
-		if err := json.Unmarshal([]byte(ev.Data), &ch); err != nil {
-			if badEvent == "" {
-				badEvent = "malformed event: " + err.Error()
-			}
-			return
-		}
-		if ch.Error != nil {
-			if badEvent == "" {
-				badEvent = "error event: " + ch.Error.Message
-			}
-			return
-		}
-		if ch.Model != "" {
-			rec.Model = ch.Model
-		}
-		if u := ch.Usage; u != nil {
-			rec.PromptTokens, rec.CompletionTokens = u.PromptTokens, u.CompletionTokens
-			if u.PromptTokensDetails != nil {
-				rec.CachedTokens = u.PromptTokensDetails.CachedTokens
-			}
-			if u.CompletionTokensDetails != nil {
-				rec.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
-			}
-		}
-		token := false
-		for _, c := range ch.Choices {
-			d := c.Delta
-			if d.Content != nil && *d.Content != "" {
-				token = true
-				content.WriteString(*d.Content)
-				if rec.FirstAnswer < 0 {
-					rec.FirstAnswer = now
-				}
-			}
-			if (d.ReasoningContent != nil && *d.ReasoningContent != "") || (d.Reasoning != nil && *d.Reasoning != "") {
-				token = true
-			}
-			if c.FinishReason != nil {
-				rec.FinishReason = *c.FinishReason
-			}
-		}
-		if !token {
-			return // a role-only or usage-only chunk is not a token
 		}
 		if rec.TTFT < 0 {
-			rec.TTFT = now
+			rec.TTFT = st.now
 			if first != nil {
 				first.Stop()
 			}
 		} else {
-			gap := now - rec.LastToken
+			gap := st.now - rec.LastToken
 			rec.Gaps.Add(gap)
 			rec.MaxGap = max(rec.MaxGap, gap)
 		}
-		rec.LastToken = now
+		rec.LastToken = st.now
 		rec.TokenEvents++
 	}
-	for {
+	for !st.stop {
 		n, err := resp.Body.Read(buf)
-		now = time.Since(start)
+		st.now = time.Since(start)
 		if n > 0 {
 			if perr := parser.Feed(buf[:n], onEvent); perr != nil {
-				rec.Content = strings.Clone(content.String()) // drop the builder's spare capacity
+				st.finish()
 				return fail(ClassBadStream, perr.Error())
 			}
 		}
+		if st.stop {
+			break
+		}
 		if err == io.EOF {
+			parser.End(onEvent) // "data: [DONE]" without its blank line
 			break
 		}
 		if err != nil {
-			rec.Content = strings.Clone(content.String()) // drop the builder's spare capacity
-			return ended(err)
+			st.finish()
+			return failed(err)
 		}
 	}
-	rec.Total = time.Since(start)
-	rec.Content = strings.Clone(content.String()) // drop the builder's spare capacity
+	end(st.now)
+	st.finish()
 	switch {
-	case badEvent != "":
-		return fail(ClassBadStream, badEvent)
-	case !sawDone:
+	case st.bad != "":
+		return fail(ClassBadStream, st.bad)
+	case !st.done:
 		return fail(ClassTruncated, "the stream ended without [DONE]")
+	case st.refusal.Len() > 0:
+		return fail(ClassRefusal, "refused: "+truncate(st.refusal.String(), 200))
 	case rec.TokenEvents == 0:
 		return fail(ClassEmptyStream, "the stream ended without a token")
 	case rec.FirstAnswer < 0:
@@ -356,34 +338,408 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 	return rec
 }
 
-// errorMessage extracts OpenAI's error message from a body, or a short
-// prefix of the body.
-func errorMessage(b []byte) string {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-		} `json:"error"`
+// isEventStream reports whether a Content-Type is text/event-stream (in any
+// case, parameters allowed). A response without a Content-Type is given
+// the benefit of the doubt.
+func isEventStream(ct string) bool {
+	if strings.TrimSpace(ct) == "" {
+		return true
 	}
-	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
-		if e.Error.Type != "" {
-			return e.Error.Type + ": " + e.Error.Message
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		mt, _, _ = strings.Cut(ct, ";")
+	}
+	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
+}
+
+// stream is the state of one chat-completions stream being decoded.
+type stream struct {
+	rec      *Record
+	now      time.Duration // time of the read being parsed
+	content  strings.Builder
+	refusal  strings.Builder
+	bad      string // why the stream is bad ("" when it is not)
+	done     bool   // [DONE] seen
+	stop     bool   // stop reading: [DONE] or an error
+	others   bool   // a choice other than index 0 was seen
+	notesCut bool
+}
+
+// maxNotes bounds Record.Notes.
+const maxNotes = 10
+
+// note adds a line to the record's notes, once.
+func (s *stream) note(format string, args ...any) {
+	n := fmt.Sprintf(format, args...)
+	if slices.Contains(s.rec.Notes, n) || s.notesCut {
+		return
+	}
+	if len(s.rec.Notes) == maxNotes-1 {
+		s.rec.Notes, s.notesCut = append(s.rec.Notes, "(further notes dropped)"), true
+		return
+	}
+	s.rec.Notes = append(s.rec.Notes, n)
+}
+
+// finish stores the answer text (without the builder's spare capacity).
+func (s *stream) finish() {
+	s.rec.Content = strings.Clone(s.content.String())
+	if s.others {
+		s.note("choices other than index 0 ignored (n > 1): only the first choice is measured")
+	}
+}
+
+// rawChunk is a chat.completion.chunk decoded field by field, so that one
+// field of an unexpected type loses that field only.
+type rawChunk struct {
+	Model   json.RawMessage `json:"model"`
+	Choices json.RawMessage `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+	Object  json.RawMessage `json:"object"`
+	Message json.RawMessage `json:"message"`
+}
+
+type rawChoice struct {
+	Index        json.RawMessage `json:"index"`
+	Delta        json.RawMessage `json:"delta"`
+	FinishReason json.RawMessage `json:"finish_reason"`
+}
+
+type rawDelta struct {
+	Content          json.RawMessage `json:"content"`
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+	Reasoning        json.RawMessage `json:"reasoning"`
+	Refusal          json.RawMessage `json:"refusal"`
+}
+
+type rawUsage struct {
+	PromptTokens            json.RawMessage `json:"prompt_tokens"`
+	CompletionTokens        json.RawMessage `json:"completion_tokens"`
+	PromptTokensDetails     json.RawMessage `json:"prompt_tokens_details"`
+	CompletionTokensDetails json.RawMessage `json:"completion_tokens_details"`
+}
+
+// absent reports whether a field was missing or null.
+func absent(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// event decodes one SSE event and reports whether it carried a token of
+// choice 0 (answer, reasoning or refusal).
+func (s *stream) event(ev Event) (token bool) {
+	if ev.Type == "error" {
+		s.bad, s.stop = "error event: "+eventError(ev.Data), true
+		return false
+	}
+	if strings.TrimSpace(ev.Data) == "[DONE]" {
+		s.done, s.stop = true, true
+		return false
+	}
+	var ch rawChunk
+	if err := json.Unmarshal([]byte(ev.Data), &ch); err != nil {
+		if s.bad == "" {
+			s.bad = "malformed event: " + err.Error()
 		}
-		return e.Error.Message
+		return false
 	}
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	if !absent(ch.Error) {
+		s.bad, s.stop = "error event: "+errorText(ch.Error), true
+		return false
+	}
+	var object string
+	if json.Unmarshal(ch.Object, &object) == nil && object == "error" {
+		s.bad, s.stop = "error event: "+errorText(ch.Message), true
+		return false
+	}
+	if !absent(ch.Model) {
+		var m string
+		if json.Unmarshal(ch.Model, &m) != nil {
+			s.note("model ignored: not a string (%s)", truncate(string(ch.Model), 40))
+		} else if m != "" {
+			s.rec.Model = m
+		}
+	}
+	s.usage(ch.Usage)
+	if absent(ch.Choices) {
+		return false
+	}
+	var choices []json.RawMessage
+	if json.Unmarshal(ch.Choices, &choices) != nil {
+		s.note("choices ignored: not an array (%s)", truncate(string(ch.Choices), 40))
+		return false
+	}
+	for _, raw := range choices {
+		var c rawChoice
+		if json.Unmarshal(raw, &c) != nil {
+			s.note("a choice ignored: not an object (%s)", truncate(string(raw), 40))
+			continue
+		}
+		if !absent(c.Index) {
+			var i int
+			if json.Unmarshal(c.Index, &i) != nil {
+				s.note("choice index ignored: not an integer (%s); taken as 0", truncate(string(c.Index), 40))
+			} else if i != 0 {
+				s.others = true
+				continue
+			}
+		}
+		if !absent(c.FinishReason) {
+			var fr string
+			if json.Unmarshal(c.FinishReason, &fr) != nil {
+				s.note("finish_reason ignored: not a string (%s)", truncate(string(c.FinishReason), 40))
+			} else {
+				s.rec.FinishReason = fr
+			}
+		}
+		if absent(c.Delta) {
+			continue
+		}
+		var d rawDelta
+		if json.Unmarshal(c.Delta, &d) != nil {
+			s.note("delta ignored: not an object (%s)", truncate(string(c.Delta), 40))
+			continue
+		}
+		if text := s.text("delta.content", d.Content); text != "" {
+			token = true
+			s.content.WriteString(text)
+			if s.rec.FirstAnswer < 0 {
+				s.rec.FirstAnswer = s.now
+			}
+		}
+		if s.text("delta.reasoning_content", d.ReasoningContent) != "" || s.text("delta.reasoning", d.Reasoning) != "" {
+			token = true
+		}
+		if text := s.text("delta.refusal", d.Refusal); text != "" {
+			token = true
+			s.refusal.WriteString(text)
+			if s.rec.FirstAnswer < 0 {
+				s.rec.FirstAnswer = s.now
+			}
+		}
+	}
+	return token
+}
+
+// text decodes a delta's text: a string, or an array of typed parts
+// ([{"type":"text","text":"..."}]) whose texts are joined. Anything else
+// is ignored with a note.
+func (s *stream) text(field string, raw json.RawMessage) string {
+	if absent(raw) {
+		return ""
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	var parts []json.RawMessage
+	if json.Unmarshal(raw, &parts) == nil {
+		var sb strings.Builder
+		for _, p := range parts {
+			var part struct {
+				Text json.RawMessage `json:"text"`
+			}
+			var t string
+			if json.Unmarshal(p, &part) == nil && json.Unmarshal(part.Text, &t) == nil {
+				sb.WriteString(t)
+			}
+		}
+		return sb.String()
+	}
+	s.note("%s ignored: neither a string nor an array of parts (%s)", field, truncate(string(raw), 40))
+	return ""
+}
+
+// maxCount bounds a usage count: anything above is not a token count.
+const maxCount = 1<<31 - 1
+
+// usage takes the token counts of a usage object; a count that is not a
+// whole number in [0, 2^31) is ignored with a note.
+func (s *stream) usage(raw json.RawMessage) {
+	if absent(raw) {
+		return
+	}
+	var u rawUsage
+	if json.Unmarshal(raw, &u) != nil {
+		s.note("usage ignored: not an object (%s)", truncate(string(raw), 40))
+		return
+	}
+	if n, ok := s.count("usage.prompt_tokens", u.PromptTokens); ok {
+		s.rec.PromptTokens, s.rec.UsageReported = n, true
+	}
+	if n, ok := s.count("usage.completion_tokens", u.CompletionTokens); ok {
+		s.rec.CompletionTokens, s.rec.UsageReported = n, true
+	}
+	var details struct {
+		CachedTokens    json.RawMessage `json:"cached_tokens"`
+		ReasoningTokens json.RawMessage `json:"reasoning_tokens"`
+	}
+	if !absent(u.PromptTokensDetails) {
+		if json.Unmarshal(u.PromptTokensDetails, &details) != nil {
+			s.note("usage.prompt_tokens_details ignored: not an object")
+		} else if n, ok := s.count("usage.prompt_tokens_details.cached_tokens", details.CachedTokens); ok {
+			s.rec.CachedTokens, s.rec.CachedReported = n, true
+		}
+	}
+	details.CachedTokens, details.ReasoningTokens = nil, nil
+	if !absent(u.CompletionTokensDetails) {
+		if json.Unmarshal(u.CompletionTokensDetails, &details) != nil {
+			s.note("usage.completion_tokens_details ignored: not an object")
+		} else if n, ok := s.count("usage.completion_tokens_details.reasoning_tokens", details.ReasoningTokens); ok {
+			s.rec.ReasoningTokens = n
+		}
+	}
+}
+
+// count decodes a token count; ok is false when it is absent or not a
+// count (noted).
+func (s *stream) count(field string, raw json.RawMessage) (n int, ok bool) {
+	if absent(raw) {
+		return 0, false
+	}
+	v := string(raw)
+	if i, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if i >= 0 && i <= maxCount {
+			return int(i), true
+		}
+	} else if f, err := strconv.ParseFloat(v, 64); err == nil && f == math.Trunc(f) && f >= 0 && f <= maxCount {
+		return int(f), true
+	}
+	s.note("%s = %s ignored: not a token count", field, truncate(v, 40))
+	return 0, false
+}
+
+// eventError is the message of an SSE error event's data: OpenAI's error
+// object, or the data itself.
+func eventError(data string) string {
+	if msg, ok := jsonError([]byte(data)); ok {
+		return msg
+	}
+	return truncate(strings.TrimSpace(data), 200)
+}
+
+// errorText renders an error field: a string, an object with a message
+// (and type), or the raw JSON.
+func errorText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return truncate(s, 200)
+	}
+	var e struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	}
+	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
+		if e.Type != "" {
+			return truncate(e.Type+": "+e.Message, 200)
+		}
+		return truncate(e.Message, 200)
+	}
+	return truncate(string(raw), 200)
+}
+
+// jsonError extracts an error message from a JSON body: {"error": {...}},
+// {"error": "..."}, or vLLM's {"object": "error", "message": ...}.
+func jsonError(b []byte) (string, bool) {
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Object  string          `json:"object"`
+		Message json.RawMessage `json:"message"`
+	}
+	if json.Unmarshal(b, &e) != nil {
+		return "", false
+	}
+	if !absent(e.Error) {
+		return errorText(e.Error), true
+	}
+	if e.Object == "error" && !absent(e.Message) {
+		return errorText(e.Message), true
+	}
+	return "", false
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut
+// with "…".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// errorMessage extracts the error message from a JSON error body (see
+// jsonError), or gives the first 200 bytes of the body.
+func errorMessage(b []byte) string {
+	if msg, ok := jsonError(b); ok {
+		return msg
+	}
+	return truncate(strings.TrimSpace(string(b)), 200)
+}
+
+// minSecretLen is the shortest secret searched for in what a server sends
+// back: shorter values would mangle ordinary text (see WithAPIKey).
+const minSecretLen = 8
+
+// secretsOf lists the values to redact: the API key, every header value,
+// the base URL's user info and every query value (decoded and as sent),
+// each at least minSecretLen bytes, longest first (so that a secret that
+// contains another is redacted whole).
+func secretsOf(key string, h http.Header, u *url.URL) []string {
+	var out []string
+	add := func(v string) {
+		if len(v) >= minSecretLen && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	add(key)
+	for _, vs := range h {
+		for _, v := range vs {
+			add(v)
+		}
+	}
+	if u.User != nil {
+		add(u.User.Username())
+		if pw, ok := u.User.Password(); ok {
+			add(pw)
+		}
+	}
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		_, raw, _ := strings.Cut(kv, "=")
+		add(raw)
+		if v, err := url.QueryUnescape(raw); err == nil {
+			add(v)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// redact replaces every secret in s by "[redacted]".
+func (o *openAI) redact(s string) string {
+	for _, sec := range o.secrets {
+		if strings.Contains(s, sec) {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
 	}
 	return s
 }
 
-// redact removes the API key from a message.
-func (o *openAI) redact(s string) string {
-	if o.key != "" {
-		s = strings.ReplaceAll(s, o.key, "[redacted]")
+// scrub redacts every string of a record that came from the server or
+// the network: the model name, the answer (assembled, so a key split
+// across chunks is caught), the detail, the notes, the finish reason and
+// the fake's injection note.
+func (o *openAI) scrub(rec *Record) {
+	if len(o.secrets) == 0 {
+		return
 	}
-	return s
+	for _, p := range []*string{&rec.Model, &rec.Content, &rec.Detail, &rec.FinishReason, &rec.Injected} {
+		*p = o.redact(*p)
+	}
+	for i := range rec.Notes {
+		rec.Notes[i] = o.redact(rec.Notes[i])
+	}
 }
 
 // redactURL drops credentials and the query from a URL for display.

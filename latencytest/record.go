@@ -22,7 +22,8 @@ const (
 	ClassEmptyStream       = "empty_stream"        // 200 and a clean end, but no token at all
 	ClassEmptyAnswer       = "empty_answer"        // tokens, but no answer content (e.g. reasoning used the cap)
 	ClassTruncated         = "truncated"           // the stream ended without [DONE]
-	ClassBadStream         = "bad_stream"          // a malformed event or an error object mid-stream
+	ClassBadStream         = "bad_stream"          // a malformed event, an error event or object mid-stream, or a 2xx answer that is not an event stream
+	ClassRefusal           = "refusal"             // the model refused (delta.refusal): an answer of its own kind, timed, but not the answer asked for
 	ClassTransport         = "transport"           // no HTTP answer: connection refused, reset, DNS…
 	ClassCanceled          = "canceled"            // the run's context ended (deadline, cancel)
 )
@@ -75,11 +76,20 @@ type Record struct {
 
 	// TokenEvents counts the SSE events that carried a token.
 	TokenEvents int `json:"token_events"`
-	// Token counts from the response's usage (0 when it sent none).
+	// Token counts from the response's usage (0 when it sent none: see
+	// UsageReported and CachedReported).
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	CachedTokens     int `json:"cached_tokens"`
 	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+	// UsageReported is set when the server reported usage (a valid
+	// prompt_tokens or completion_tokens): without it the token counts are
+	// "not reported", never zero.
+	UsageReported bool `json:"usage_reported,omitempty"`
+	// CachedReported is set when usage.prompt_tokens_details.cached_tokens
+	// was present (even 0): only then does CachedTokens prove anything
+	// about the provider's cache.
+	CachedReported bool `json:"cached_reported,omitempty"`
 	// FinishReason is the last finish_reason seen.
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Model is the model ID the response named.
@@ -94,20 +104,27 @@ type Record struct {
 	// Injected is what a fake provider says it injected into this request
 	// (its X-Fake-Injected header: "stall,cold_start=30s"); "" otherwise.
 	Injected string `json:"injected,omitempty"`
-	// Content is the answer text (reasoning excluded).
+	// Notes are what the client ignored in an answer it otherwise
+	// measured (a usage count that is not a count, a field of the wrong
+	// type, choices other than the first), one line each, at most 10.
+	Notes []string `json:"notes,omitempty"`
+	// Content is the answer text (reasoning and refusals excluded). The
+	// TB wrappers (Measure) leave it out of records.jsonl unless asked
+	// (Batch.KeepContent, Chain.KeepContent).
 	Content string `json:"content,omitempty"`
 }
 
 // OK reports whether the call succeeded.
 func (r *Record) OK() bool { return r.Err == "" }
 
-// DecodeRate is the decode speed in tokens per second:
-// (completion_tokens-1)/(last token - first token). Completion tokens come
-// from usage, or the token events when usage is absent. It is 0 for a
-// failed request or when it cannot be computed.
+// DecodeRate is the decode speed: (completion_tokens-1)/(last token -
+// first token). Completion tokens come from usage; when usage reported
+// none, the token events stand in for them and the rate is in events per
+// second (see DecodeRateUnit). It is 0 for a failed request or when it
+// cannot be computed.
 func (r *Record) DecodeRate() float64 {
 	n := r.CompletionTokens
-	if n == 0 {
+	if r.DecodeRateUnit() == UnitEventsPerSecond {
 		n = r.TokenEvents
 	}
 	span := r.LastToken - r.TTFT
@@ -115,6 +132,22 @@ func (r *Record) DecodeRate() float64 {
 		return 0
 	}
 	return float64(n-1) / span.Seconds()
+}
+
+// Units of Record.DecodeRateUnit.
+const (
+	UnitTokensPerSecond = "tokens/s" // completion tokens from usage
+	UnitEventsPerSecond = "events/s" // token events (SSE events that carried a token), usage absent
+)
+
+// DecodeRateUnit is the unit of DecodeRate: UnitTokensPerSecond when usage
+// reported completion tokens, else UnitEventsPerSecond (a server that
+// sends several tokens an event then looks slower than it is).
+func (r *Record) DecodeRateUnit() string {
+	if r.CompletionTokens > 0 {
+		return UnitTokensPerSecond
+	}
+	return UnitEventsPerSecond
 }
 
 // Gaps holds a request's inter-token gaps compactly (unsigned varint
