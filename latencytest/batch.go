@@ -56,6 +56,11 @@ type Batch struct {
 	// Location says where the client ran, for the disclosure. Default: the
 	// TAILGUARD_LOCATION environment variable.
 	Location string `yaml:"location"`
+	// KeepContent writes the answer text (Record.Content) into the
+	// records.jsonl artifact of Measure. Default false: answers may hold
+	// what a test should not keep, so the artifact has timings only; the
+	// returned Result keeps every answer either way.
+	KeepContent bool `yaml:"keep_content"`
 }
 
 // EnvLocation names the environment variable that labels the client's

@@ -38,6 +38,10 @@ type Chain struct {
 	Label string `yaml:"label"`
 	// Location says where the client ran. Default $TAILGUARD_LOCATION.
 	Location string `yaml:"location"`
+	// KeepContent writes the answer text into the records.jsonl artifact
+	// of Measure, as Batch.KeepContent does. Default false; the returned
+	// ChainResult keeps every answer either way.
+	KeepContent bool `yaml:"keep_content"`
 }
 
 // DefaultChainPrompt opens a chain unless Chain.Prompt is set.
