@@ -102,7 +102,7 @@ func TailRatio(t TestingT, s latencytest.Sample, max float64) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper() // marks this function: Helper marks its caller
 	}
-	return finish(t, sampleReport("sample", s, finalize(judgeTailRatio("p99/p50 <= "+trimFloat(max), s, len(s), max), options{}, false, "")))
+	return finish(t, sampleReport("sample", s, finalize(judgeTailRatio("p99/p50 <= "+trimFloat(max), s, len(s), max, options{}), options{}, false, "")))
 }
 
 // ErrorRate asserts that at most the fraction max (0.01 for 1%) of r's

@@ -284,7 +284,7 @@ func MaxCV(metric Metric, maxPercent float64) Objective {
 // MaxTailRatio is the objective "p99/p50 of metric is at most max".
 func MaxTailRatio(metric Metric, max float64) Objective {
 	name := fmt.Sprintf("%s p99/p50 <= %g", metric, max)
-	return Objective{Name: name, judge: func(r *latencytest.Result, _ options) Outcome {
+	return Objective{Name: name, judge: func(r *latencytest.Result, o options) Outcome {
 		s, err := metric.Sample(r)
 		if err != nil {
 			return Outcome{Objective: name, Observed: "-", Note: err.Error()}
@@ -293,7 +293,7 @@ func MaxTailRatio(metric Metric, max float64) Objective {
 		if metric == ITL {
 			n = measuredRequests(r)
 		}
-		return judgeTailRatio(name, s, n, max)
+		return judgeTailRatio(name, s, n, max, o)
 	}}
 }
 
@@ -302,7 +302,7 @@ func MaxTailRatio(metric Metric, max float64) Objective {
 var KnownClasses = []string{
 	latencytest.ClassFirstTokenTimeout, latencytest.ClassTotalTimeout, latencytest.ClassEmptyStream,
 	latencytest.ClassEmptyAnswer, latencytest.ClassTruncated, latencytest.ClassBadStream,
-	latencytest.ClassTransport, latencytest.ClassCanceled, "refusal",
+	latencytest.ClassTransport, latencytest.ClassCanceled, latencytest.ClassRefusal,
 }
 
 var httpClass = regexp.MustCompile(`^http_[1-5][0-9][0-9]$`)

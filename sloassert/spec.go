@@ -1530,45 +1530,21 @@ func (p *specParser) need(o SpecObjective, q float64, n int, src string) {
 		return
 	}
 	for _, c := range []struct {
-		name string
-		conf float64
-	}{{"demonstrate", o.Demonstrate}, {"refute", o.Refute}} {
-		if c.conf > 0 {
-			if want := boundsNeed(q, c.conf); n < want {
-				p.errorf(o.Line, key, "%s at %s on %s needs n >= %d (%s)", c.name, percent(c.conf), QuantileName(q), want, src)
+		name  string
+		conf  float64
+		need  int
+		level float64 // where the budget is assumed to sit, for the planner
+	}{
+		{"demonstrate", o.Demonstrate, boundNeed(q, o.Demonstrate), q + (1-q)/2},
+		{"refute", o.Refute, boundNeed(1-q, o.Refute), 1 - 2*(1-q)},
+	} {
+		if c.conf > 0 && n < c.need {
+			plan := ""
+			if c.level > 0 && c.level < 1 {
+				plan = fmt.Sprintf("; to decide it at %s you need about %d requests (80%% power with the budget at the true %s)",
+					percent(c.conf), sampleSize(q, c.conf, 0.8, c.level, 1<<31), QuantileName(c.level))
 			}
+			p.errorf(o.Line, key, "%s at %s on %s needs n >= %d (%s)%s", c.name, percent(c.conf), QuantileName(q), c.need, src, plan)
 		}
 	}
-}
-
-// boundsNeed is the smallest n for which ConfidenceBounds(q, c) exist:
-// both 1-q^n >= c (the upper bound) and 1-(1-q)^n >= c (the lower).
-// math.MaxInt32 stands for "more than any plan".
-func boundsNeed(q, c float64) int {
-	need := func(p float64) int {
-		if !(p < 1) || !(c < 1) {
-			return math.MaxInt32
-		}
-		if !(p > 0) || !(c > 0) {
-			return 1
-		}
-		x := math.Ceil(math.Log1p(-c) / math.Log(p))
-		if !(x < math.MaxInt32) {
-			return math.MaxInt32
-		}
-		n := max(int(x), 1)
-		// The logarithms may be off by one either way.
-		for range 2 {
-			if n > 1 && 1-math.Pow(p, float64(n-1)) >= c {
-				n--
-			}
-		}
-		for range 2 {
-			if 1-math.Pow(p, float64(n)) < c {
-				n++
-			}
-		}
-		return n
-	}
-	return max(need(q), need(1-q))
 }
