@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/tailguard/tailguard/latencytest"
@@ -218,7 +219,27 @@ func SampleSize(q, confidence, power, level float64) int {
 	return sampleSize(q, confidence, power, level, 1<<31)
 }
 
-// sampleSize is SampleSize searching up to limit requests.
+// sampleSizes memoizes sampleSize: the report asks it for every
+// inconclusive row, and the observed level takes only n+1 values.
+var sampleSizes sync.Map // sampleSizeKey -> int
+
+type sampleSizeKey struct {
+	q, confidence, power, level float64
+	limit                       int
+}
+
+// sampleSize is SampleSize searching up to limit requests (memoized).
+func sampleSize(q, confidence, power, level float64, limit int) int {
+	k := sampleSizeKey{q, confidence, power, level, limit}
+	if n, ok := sampleSizes.Load(k); ok {
+		return n.(int)
+	}
+	n := searchSampleSize(q, confidence, power, level, limit)
+	sampleSizes.Store(k, n)
+	return n
+}
+
+// searchSampleSize searches for SampleSize up to limit requests.
 //
 // Power is a sawtooth in n. Write the bound's rank as n+1-m (upper bound)
 // or n-t (lower bound): the allowance m or t is non-decreasing in n and
@@ -228,7 +249,7 @@ func SampleSize(q, confidence, power, level float64) int {
 // the lower bound's where it ends. The search bisects on the peak of the
 // stretch holding n (taken as non-decreasing from stretch to stretch), then
 // returns the first n of the first stretch whose peak reaches the power.
-func sampleSize(q, confidence, power, level float64, limit int) int {
+func searchSampleSize(q, confidence, power, level float64, limit int) int {
 	demo := level > q
 	pw := func(n int) float64 { return decidePower(n, q, confidence, level) }
 	key := func(n int) int { // the allowance; -1 while the bound does not exist
