@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,42 +65,90 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 	}
 }
 
-// Summary of a result for summary.json and the log: the whole distribution
-// of each clock, the counts and the disclosure.
+// ResultSummary is a result at a glance, for summary.json and the log: the
+// whole distribution of each clock, the counts, the errors with an example
+// each, and the disclosure. Measure fills Test and Label; Summarize fills
+// the rest. In JSON every key is snake_case, durations are nanoseconds
+// with an _ns suffix, and a Failed or undefined value is null.
 type ResultSummary struct {
-	Counts      Counts         `json:"counts"`
-	ErrorRate   float64        `json:"error_rate"`
-	Errors      map[string]int `json:"errors"`
-	TTFT        Summary        `json:"ttft"`
-	FirstAnswer Summary        `json:"first_answer"`
-	Total       Summary        `json:"total"`
-	MaxGap      Summary        `json:"max_gap"`
-	ITL         Summary        `json:"itl"`
-	CPUPerWall  float64        `json:"cpu_per_wall"`
-	Partial     string         `json:"partial,omitempty"`
-	RepeatGaps  []RepeatGap    `json:"repeat_gaps,omitempty"`
-	Disclosure  Disclosure     `json:"disclosure"`
+	// Test is the name of the test that measured (Measure only).
+	Test string `json:"test,omitempty"`
+	// Label is the batch's label, the prefix of its trace IDs ("c8").
+	Label string `json:"label,omitempty"`
+	// Concurrency is the load level, when every record shares one.
+	Concurrency int `json:"concurrency,omitempty"`
+	// Model is the model the responses named (several joined by ", ").
+	Model         string         `json:"model,omitempty"`
+	Counts        Counts         `json:"counts"`
+	ErrorRate     float64        `json:"error_rate"`
+	Errors        map[string]int `json:"errors"`
+	ErrorExamples []ErrorExample `json:"error_examples,omitempty"`
+	TTFT          Summary        `json:"ttft"`
+	FirstAnswer   Summary        `json:"first_answer"`
+	Total         Summary        `json:"total"`
+	MaxGap        Summary        `json:"max_gap"`
+	ITL           Summary        `json:"itl"`
+	// DecodeRateUnit is "tokens/s" when every measured success reported
+	// usage, else "events/s" (see Record.DecodeRateUnit).
+	DecodeRateUnit string      `json:"decode_rate_unit,omitempty"`
+	CPUPerWall     float64     `json:"cpu_per_wall"`
+	Partial        string      `json:"partial,omitempty"`
+	RepeatGaps     []RepeatGap `json:"repeat_gaps,omitempty"`
+	Disclosure     Disclosure  `json:"disclosure"`
 }
 
-// Summarize computes the ResultSummary.
+// Summarize computes the ResultSummary (Test and Label are left empty).
 func (r *Result) Summarize() ResultSummary {
-	return ResultSummary{
-		Counts: r.Counts(), ErrorRate: r.ErrorRate(), Errors: r.Errors(),
+	s := ResultSummary{
+		Counts: r.Counts(), ErrorRate: r.ErrorRate(), Errors: r.Errors(), ErrorExamples: r.ErrorExamples(),
 		TTFT: r.TTFT().Summarize(), FirstAnswer: r.FirstAnswer().Summarize(), Total: r.Total().Summarize(),
 		MaxGap: r.MaxGap().Summarize(), ITL: r.ITL().Summarize(), CPUPerWall: r.CPUPerWall,
 		Partial: r.PartialReason, RepeatGaps: r.RepeatGaps, Disclosure: r.Disclosure,
+		Model: strings.Join(modelsOf(r.Records), ", "), DecodeRateUnit: decodeRateUnit(r.Records),
 	}
+	for i := range r.Records {
+		switch c := r.Records[i].Concurrency; {
+		case i == 0:
+			s.Concurrency = c
+		case c != s.Concurrency:
+			s.Concurrency = 0 // mixed (merged records)
+		}
+	}
+	return s
 }
 
-// MarshalJSON writes NaN and ±Inf (which JSON lacks) as null, and durations
-// in nanoseconds.
+// decodeRateUnit is the unit of the measured successes' decode rates:
+// events/s when any of them lacked usage; "" when there is none.
+func decodeRateUnit(recs []Record) string {
+	unit := ""
+	for i := range recs {
+		if rec := &recs[i]; !rec.Warmup && rec.OK() {
+			if unit = rec.DecodeRateUnit(); unit == UnitEventsPerSecond {
+				return unit
+			}
+		}
+	}
+	return unit
+}
+
+// MarshalJSON writes snake_case keys, durations in nanoseconds (_ns), and
+// Failed durations and NaN or infinite ratios (which JSON lacks) as null.
 func (s Summary) MarshalJSON() ([]byte, error) {
-	type plain Summary
 	return json.Marshal(struct {
-		plain
-		CV        *float64 `json:"CV"`
-		TailRatio *float64 `json:"TailRatio"`
-	}{plain(s), finite(s.CV), finite(s.TailRatio)})
+		N         int      `json:"n"`
+		Failed    int      `json:"failed"`
+		Min       *int64   `json:"min_ns"`
+		P50       *int64   `json:"p50_ns"`
+		P90       *int64   `json:"p90_ns"`
+		P95       *int64   `json:"p95_ns"`
+		P99       *int64   `json:"p99_ns"`
+		Max       *int64   `json:"max_ns"`
+		Mean      *int64   `json:"mean_ns"`
+		Stddev    *int64   `json:"stddev_ns"`
+		CV        *float64 `json:"cv_percent"`
+		TailRatio *float64 `json:"tail_ratio"`
+	}{s.N, s.Failed, nanos(s.Min), nanos(s.P50), nanos(s.P90), nanos(s.P95), nanos(s.P99), nanos(s.Max),
+		nanos(s.Mean), nanos(s.Stddev), finite(s.CV), finite(s.TailRatio)})
 }
 
 func finite(f float64) *float64 {
@@ -126,15 +177,15 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	}{(*plain)(r), finite(r.CPUPerWall)})
 }
 
-// String renders the summary on one screen.
+// String renders the summary on one screen: the counts, errors by class
+// with an example each, and the whole distribution of each clock.
 func (s ResultSummary) String() string {
 	var sb strings.Builder
 	c := s.Counts
-	fmt.Fprintf(&sb, "requests: planned %d, sent %d, kept %d, discarded %d, failed %d", c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed)
-	if len(s.Errors) > 0 {
-		fmt.Fprintf(&sb, " %v", s.Errors)
+	fmt.Fprintf(&sb, "requests: planned %d, sent %d, kept %d, discarded %d, failed %d\n", c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed)
+	for _, e := range s.ErrorExamples {
+		fmt.Fprintf(&sb, "  %s\n", e)
 	}
-	sb.WriteString("\n")
 	fmt.Fprintf(&sb, "%-12s %9s %9s %9s %9s %9s %9s %7s %7s\n", "", "min", "p50", "p90", "p95", "p99", "max", "CV%", "p99/p50")
 	rows := []struct {
 		name string
@@ -159,6 +210,45 @@ func (s ResultSummary) String() string {
 		fmt.Fprintf(&sb, "PARTIAL: %s\n", s.Partial)
 	}
 	return sb.String()
+}
+
+// brief renders the summary in a few lines for the log of a passing or
+// failing test: what ran, the counts, p50 and p99 of TTFT and total, the
+// errors by class with an example each, and where the raw records are.
+func (s ResultSummary) brief(where string) string {
+	var sb strings.Builder
+	what := s.Label
+	if what == "" {
+		what = "batch"
+	}
+	fmt.Fprintf(&sb, "latency %s: %d measured", what, s.Counts.Kept+s.Counts.Failed)
+	if s.Concurrency > 0 {
+		fmt.Fprintf(&sb, " at concurrency %d", s.Concurrency)
+	}
+	if s.Model != "" {
+		fmt.Fprintf(&sb, ", model %s", s.Model)
+	}
+	c := s.Counts
+	fmt.Fprintf(&sb, "\n  requests: sent %d of %d planned: %d kept, %d discarded (warm-up), %d failed\n", c.Sent, c.Planned, c.Kept, c.Discarded, c.Failed)
+	u := UnitFor(s.TTFT.P50, s.TTFT.P99, s.Total.P50, s.Total.P99)
+	fmt.Fprintf(&sb, "  ttft p50 %s p99 %s; total p50 %s p99 %s\n", FormatIn(s.TTFT.P50, u), FormatIn(s.TTFT.P99, u), FormatIn(s.Total.P50, u), FormatIn(s.Total.P99, u))
+	if len(s.ErrorExamples) > 0 {
+		parts := make([]string, len(s.ErrorExamples))
+		for i, e := range s.ErrorExamples {
+			parts[i] = e.String()
+		}
+		fmt.Fprintf(&sb, "  errors: %s\n", strings.Join(parts, "; "))
+	}
+	if s.Partial != "" {
+		fmt.Fprintf(&sb, "  PARTIAL: %s\n", s.Partial)
+	}
+	if where != "" {
+		fmt.Fprintf(&sb, "  raw records: %s\n", where)
+	}
+	if missing := s.Disclosure.Missing(); len(missing) > 0 {
+		fmt.Fprintf(&sb, "  disclosure: %d of 15 boxes missing (go test -v prints them all; summary.json holds them)\n", len(missing))
+	}
+	return strings.TrimSuffix(sb.String(), "\n")
 }
 
 // FormatDuration renders a latency for reports: "failed" for Failed,
@@ -253,14 +343,59 @@ func artifactDir(t testing.TB) string {
 	return ""
 }
 
-// writeArtifacts writes records.jsonl and summary.json; it returns where,
-// or "" when t has no artifact directory.
-func writeArtifacts(t testing.TB, recs []Record, summary any) string {
+// artifactsKept reports whether go test runs with -artifacts: without it,
+// t.ArtifactDir is a temporary directory removed when the test ends.
+func artifactsKept() bool {
+	f := flag.Lookup("test.artifacts")
+	return f != nil && f.Value.String() == "true"
+}
+
+// whereNote names the raw records and says whether they outlive the test.
+func whereNote(path string) string {
+	if path == "" {
+		return ""
+	}
+	if artifactsKept() {
+		return path + " (kept: -artifacts)"
+	}
+	return path + " (deleted when the test ends; run go test -artifacts to keep it)"
+}
+
+// verbose is testing.Verbose, false where it cannot be asked.
+func verbose() (v bool) {
+	defer func() {
+		if recover() != nil {
+			v = false
+		}
+	}()
+	return flag.Parsed() && testing.Verbose()
+}
+
+// writeRecords writes records.jsonl (answer text left out unless
+// keepContent) to t's artifact directory; it returns its path, or "" when
+// t has no artifact directory. A test that measures more than once (a
+// sweep inside a synctest bubble, a batch then a chain) keeps every run:
+// the later ones go to records-<label>.jsonl (-2, -3… if need be).
+func writeRecords(t testing.TB, recs []Record, keepContent bool, label string) string {
+	t.Helper()
 	dir := artifactDir(t)
 	if dir == "" {
 		return ""
 	}
+	if !keepContent {
+		recs = slices.Clone(recs)
+		for i := range recs {
+			recs[i].Content = ""
+		}
+	}
 	path := filepath.Join(dir, "records.jsonl")
+	for i := 1; exists(path); i++ {
+		name := "records-" + label
+		if i > 1 {
+			name += "-" + strconv.Itoa(i)
+		}
+		path = filepath.Join(dir, name+".jsonl")
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		t.Errorf("latencytest: %v", err)
@@ -272,22 +407,42 @@ func writeArtifacts(t testing.TB, recs []Record, summary any) string {
 	if err := f.Close(); err != nil {
 		t.Errorf("latencytest: %v", err)
 	}
+	return path
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// summaryPath is where the summary of the records at path goes:
+// records.jsonl's is summary.json, records-c8.jsonl's summary-c8.json.
+func summaryPath(path string) string {
+	name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	return filepath.Join(filepath.Dir(path), "summary"+strings.TrimPrefix(name, "records")+".json")
+}
+
+// writeSummary writes the summary beside the records at path.
+func writeSummary(t testing.TB, path string, summary any) {
+	t.Helper()
+	if path == "" {
+		return
+	}
 	b, err := json.MarshalIndent(summary, "", "  ")
 	if err != nil {
 		t.Errorf("latencytest: summary: %v", err)
-		return path
+		return
 	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.json"), b, 0o644); err != nil {
+	if err := os.WriteFile(summaryPath(path), b, 0o644); err != nil {
 		t.Errorf("latencytest: %v", err)
 	}
-	return path
 }
 
 // attrs reports key figures as test attributes.
 func attrs(t testing.TB, prefix string, s ResultSummary) {
 	set := func(k, v string) { t.Attr("tailguard."+prefix+k, v) }
-	set("sent", fmt.Sprint(s.Counts.Sent))
-	set("failed", fmt.Sprint(s.Counts.Failed))
+	set("sent", strconv.Itoa(s.Counts.Sent))
+	set("failed", strconv.Itoa(s.Counts.Failed))
 	set("ttft.p50", FormatDuration(s.TTFT.P50))
 	set("ttft.p99", FormatDuration(s.TTFT.P99))
 	set("total.p50", FormatDuration(s.Total.P50))
@@ -297,10 +452,14 @@ func attrs(t testing.TB, prefix string, s ResultSummary) {
 
 // Measure runs the batch under t: the deadline comes from t.Deadline()
 // (outside a synctest bubble) so that the run stops starting requests
-// before go test -timeout kills it; the raw records (JSONL) and summary
-// (JSON) go to t.ArtifactDir() (kept with go test -artifacts); key figures
-// become t.Attr attributes; the summary and disclosure are logged. An
-// invalid batch fails the test at once.
+// before go test -timeout kills it; the raw records (JSONL, answer text
+// only with KeepContent) and the summary with the whole disclosure (JSON)
+// go to t.ArtifactDir() (removed when the test ends unless go test runs
+// with -artifacts; the log says which); key figures become t.Attr
+// attributes. The log gets a few lines (what ran, the counts, p50 and p99
+// of TTFT and total, errors by class with an example each, where the raw
+// records are); the whole distribution and the 15-box disclosure are
+// logged too under go test -v. An invalid batch fails the test at once.
 func (b Batch) Measure(t testing.TB, p Provider) *Result {
 	t.Helper()
 	ctx, cancel := runContext(t)
@@ -309,21 +468,28 @@ func (b Batch) Measure(t testing.TB, p Provider) *Result {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	report(t, r, "")
+	label := b.Label
+	if n, err := b.normalized(); err == nil {
+		label = n.Label
+	}
+	report(t, r, "", label, b.KeepContent)
 	return r
 }
 
-func report(t testing.TB, r *Result, prefix string) {
+func report(t testing.TB, r *Result, prefix, label string, keepContent bool) {
 	t.Helper()
-	where := writeArtifacts(t, r.Records, r.Summarize())
-	if where != "" {
+	path := writeRecords(t, r.Records, keepContent, label)
+	where := whereNote(path)
+	if path != "" {
 		r.Disclosure.SetRawRecords(where)
 	}
 	s := r.Summarize()
+	s.Test, s.Label = t.Name(), label
+	writeSummary(t, path, s)
 	attrs(t, prefix, s)
-	t.Logf("latency:\n%s\ndisclosure:\n%s", s, r.Disclosure)
-	if r.Partial {
-		t.Logf("PARTIAL RESULT: %s", r.PartialReason)
+	t.Log(s.brief(where))
+	if verbose() {
+		t.Logf("latency:\n%s\ndisclosure:\n%s", s, r.Disclosure)
 	}
 }
 
@@ -345,7 +511,6 @@ func (s Sweep) Measure(t testing.TB, p Provider) *SweepResult {
 		if isT && !inBubble(t) {
 			tt.Run(b.Label, func(t *testing.T) { r = b.Measure(t, p) })
 		} else {
-			t.Logf("level %d:", l)
 			r = b.Measure(t, p)
 		}
 		if r == nil {
@@ -363,8 +528,35 @@ func (s Sweep) Measure(t testing.TB, p Provider) *SweepResult {
 	return out
 }
 
+// ChainSummary is a chain run at a glance, for summary.json: what ran, the
+// chain totals, the chain error rate and the calls' ResultSummary (JSON as
+// in ResultSummary: snake_case, _ns, null for Failed).
+type ChainSummary struct {
+	Test        string  `json:"test,omitempty"`
+	Label       string  `json:"label,omitempty"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	Model       string  `json:"model,omitempty"`
+	Chains      int     `json:"chains"`
+	Totals      Summary `json:"chain_totals"`
+	// ErrorRate is the fraction of chains with a failed call (NaN, null
+	// in JSON, when none ran).
+	ErrorRate float64       `json:"chain_error_rate"`
+	Calls     ResultSummary `json:"calls"`
+}
+
+// MarshalJSON writes a NaN error rate as null.
+func (s ChainSummary) MarshalJSON() ([]byte, error) {
+	type plain ChainSummary
+	return json.Marshal(struct {
+		plain
+		ErrorRate *float64 `json:"chain_error_rate"`
+	}{plain(s), finite(s.ErrorRate)})
+}
+
 // Measure runs the chains under t, as Batch.Measure does: all calls go to
-// records.jsonl, the chain totals and summary to summary.json.
+// records.jsonl (answer text only with KeepContent), the chain totals and
+// summary to summary.json; a few lines are logged, the calls'
+// distribution and the disclosure too under go test -v.
 func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 	t.Helper()
 	ctx, cancel := runContext(t)
@@ -373,24 +565,30 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
+	label := c.Label
+	if n, err := c.normalized(); err == nil {
+		label = n.Label
+	}
 	calls := cr.Calls()
-	totals := cr.Totals().Summarize()
-	summary := struct {
-		Chains    int           `json:"chains"`
-		Totals    Summary       `json:"chain_totals"`
-		ErrorRate float64       `json:"chain_error_rate"`
-		Calls     ResultSummary `json:"calls"`
-	}{len(cr.Chains), totals, cr.ErrorRate(), calls.Summarize()}
-	if where := writeArtifacts(t, calls.Records, summary); where != "" {
+	cr.Disclosure.noteUsage(calls.Records)
+	path := writeRecords(t, calls.Records, c.KeepContent, label)
+	where := whereNote(path)
+	if path != "" {
 		cr.Disclosure.SetRawRecords(where)
 	}
+	calls.Disclosure, calls.PartialReason = cr.Disclosure, cr.PartialReason
+	totals := cr.Totals().Summarize()
+	cs := calls.Summarize()
+	sum := ChainSummary{Test: t.Name(), Label: label, Concurrency: max(c.Concurrency, 1), Model: cs.Model,
+		Chains: len(cr.Chains), Totals: totals, ErrorRate: cr.ErrorRate(), Calls: cs}
+	writeSummary(t, path, sum)
 	t.Attr("tailguard.chain.total.p50", FormatDuration(totals.P50))
 	t.Attr("tailguard.chain.total.p95", FormatDuration(totals.P95))
-	t.Logf("chains: %d run, %d failed; chain total min %s p50 %s p95 %s p99 %s max %s\ncalls:\n%s\ndisclosure:\n%s",
-		len(cr.Chains), totals.Failed, FormatDuration(totals.Min), FormatDuration(totals.P50), FormatDuration(totals.P95),
-		FormatDuration(totals.P99), FormatDuration(totals.Max), calls.Summarize(), cr.Disclosure)
-	if cr.Partial {
-		t.Logf("PARTIAL RESULT: %s", cr.PartialReason)
+	u := UnitFor(totals.P50, totals.P95, totals.P99)
+	t.Logf("chains %s: %d run, %d failed; chain total p50 %s p95 %s p99 %s\n%s", label, len(cr.Chains), totals.Failed,
+		FormatIn(totals.P50, u), FormatIn(totals.P95, u), FormatIn(totals.P99, u), sum.Calls.brief(where))
+	if verbose() {
+		t.Logf("chain total min %s max %s\ncalls:\n%s\ndisclosure:\n%s", FormatDuration(totals.Min), FormatDuration(totals.Max), sum.Calls, cr.Disclosure)
 	}
 	return cr
 }

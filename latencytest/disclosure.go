@@ -110,6 +110,42 @@ func (d *Disclosure) setLevels(levels []int) {
 	}
 }
 
+// noteUsage adds to boxes 1 and 5 what the server's usage reports allow:
+// decode rates are event rates for the measured successes that reported
+// no usage, and cached tokens that were never reported prove nothing.
+func (d *Disclosure) noteUsage(recs []Record) {
+	n, noUsage, cached := 0, 0, 0
+	for i := range recs {
+		rec := &recs[i]
+		if rec.Warmup || !rec.OK() {
+			continue
+		}
+		n++
+		if rec.DecodeRateUnit() == UnitEventsPerSecond {
+			noUsage++
+		}
+		if rec.CachedReported {
+			cached++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	b1, b5 := d.Box(1), d.Box(5)
+	switch {
+	case noUsage == n:
+		d.set(1, b1.Answer+"; decode rates are token events per second (events/s), not tokens/s: no request reported usage", b1.Missing)
+	case noUsage > 0:
+		d.set(1, b1.Answer+fmt.Sprintf("; decode rates of %d of %d requests are token events per second (events/s, no usage reported), the rest tokens/s", noUsage, n), b1.Missing)
+	}
+	switch {
+	case cached == 0:
+		d.set(5, b5.Answer+"; but the server reported no cached-token count, so cache hits are not ruled out", b5.Missing)
+	case cached < n:
+		d.set(5, b5.Answer+fmt.Sprintf(" (cached-token counts reported by %d of %d requests)", cached, n), b5.Missing)
+	}
+}
+
 // measurementBox is box 1, common to every runner.
 const measurementBox = "on the client, monotonic clock: TTFT = first token of any kind (reasoning included), " +
 	"first answer = first non-empty content, total = end of stream; failed requests count as infinitely slow"
@@ -209,6 +245,7 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	} else {
 		d.set(15, "one run, kept whole; no repeat, so no noise floor (set Repeat: 2)", true)
 	}
+	d.noteUsage(res.Records)
 	return d
 }
 

@@ -7,7 +7,9 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // NotObserved marks a time in a Record that did not happen (no token, no
@@ -245,14 +247,33 @@ type Result struct {
 	Disclosure Disclosure `json:"disclosure"`
 }
 
-// MarshalJSON writes a non-finite Gap (a run's quantile was Failed) as
-// null.
+// MarshalJSON writes a non-finite Gap and a Failed run quantile as null.
 func (g RepeatGap) MarshalJSON() ([]byte, error) {
 	type plain RepeatGap
 	return json.Marshal(struct {
 		plain
-		Gap *float64 `json:"gap"`
-	}{plain(g), finite(g.Gap)})
+		Runs []*int64 `json:"runs_ns"`
+		Gap  *float64 `json:"gap"`
+	}{plain(g), durations(g.Runs), finite(g.Gap)})
+}
+
+// durations renders latencies for JSON: nanoseconds, Failed as null.
+func durations(ds []time.Duration) []*int64 {
+	out := make([]*int64, len(ds))
+	for i, d := range ds {
+		out[i] = nanos(d)
+	}
+	return out
+}
+
+// nanos is d in nanoseconds, or nil for Failed (which JSON would
+// otherwise show as 9223372036854775807).
+func nanos(d time.Duration) *int64 {
+	if d == Failed {
+		return nil
+	}
+	n := int64(d)
+	return &n
 }
 
 // RepeatGap is the between-run gap of one quantile: the noise floor. A
@@ -383,6 +404,63 @@ func (r *Result) Errors() map[string]int {
 		}
 	}
 	return m
+}
+
+// ErrorExample is one error class of a result: how many measured requests
+// failed with it, and the first of them in submission order as an
+// example.
+type ErrorExample struct {
+	Class  string `json:"class"`
+	Count  int    `json:"count"`
+	ID     string `json:"id"`               // the example's trace ID
+	Detail string `json:"detail,omitempty"` // the example's Detail
+}
+
+// String renders the example on one line, its detail cut to 80
+// characters: `http_400 100 (e.g. c1-0000: "you must provide a model
+// parameter")`.
+func (e ErrorExample) String() string {
+	if e.Detail == "" {
+		return fmt.Sprintf("%s %d (e.g. %s)", e.Class, e.Count, e.ID)
+	}
+	return fmt.Sprintf("%s %d (e.g. %s: %q)", e.Class, e.Count, e.ID, cutRunes(e.Detail, 80))
+}
+
+// cutRunes cuts s to at most n characters, marking a cut with "…".
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// ErrorExamples lists the measured failures by class, most frequent
+// first (ties by class), each with its first request as an example; nil
+// when nothing failed.
+func (r *Result) ErrorExamples() []ErrorExample {
+	var out []ErrorExample
+	at := map[string]int{}
+	for i := range r.Records {
+		rec := &r.Records[i]
+		if rec.Warmup || rec.OK() {
+			continue
+		}
+		k, ok := at[rec.Err]
+		if !ok {
+			k = len(out)
+			at[rec.Err] = k
+			out = append(out, ErrorExample{Class: rec.Err, ID: rec.ID, Detail: rec.Detail})
+		}
+		out[k].Count++
+	}
+	slices.SortStableFunc(out, func(a, b ErrorExample) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return strings.Compare(a.Class, b.Class)
+	})
+	return out
 }
 
 // ErrorClasses returns the classes of Errors, sorted.
