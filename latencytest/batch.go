@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"math"
 	randv2 "math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +62,18 @@ type Batch struct {
 	// what a test should not keep, so the artifact has timings only; the
 	// returned Result keeps every answer either way.
 	KeepContent bool `yaml:"keep_content"`
+	// Until, when set, makes the batch sequential: it sends Requests
+	// measured requests, then, while Until(result so far) returns true (a
+	// verdict is still open), sends more in stages that double the
+	// measured count (see Stages), up to MaxRequests. Warm-up runs once,
+	// first. The result passed to Until holds the records so far, with
+	// Planned, Start and Partial set (no disclosure yet). Until requires
+	// Repeat 1. sloassert.Sequential builds an Until from objectives and
+	// splits their confidence across the stages.
+	Until func(r *Result) bool `yaml:"-"`
+	// MaxRequests caps a sequential batch's measured requests. Default
+	// 4×Requests (three stages: 300, 600, 1200 for Requests 300).
+	MaxRequests int `yaml:"max_requests"`
 }
 
 // EnvLocation names the environment variable that labels the client's
@@ -168,6 +181,9 @@ func (b Batch) normalized() (Batch, error) {
 		}
 	}
 	check(b.Requests < 0, "requests %d < 0", b.Requests)
+	check(b.MaxRequests < 0, "max_requests %d < 0", b.MaxRequests)
+	check(b.MaxRequests > 0 && b.MaxRequests < b.Requests, "max_requests %d < requests %d", b.MaxRequests, b.Requests)
+	check(b.Until != nil && b.Repeat > 1, "a sequential batch (Until) cannot repeat (repeat %d)", b.Repeat)
 	check(b.Warmup < 0, "warmup %d < 0", b.Warmup)
 	check(b.Concurrency < 0, "concurrency %d < 0", b.Concurrency)
 	check(b.Repeat < 0, "repeat %d < 0", b.Repeat)
@@ -210,12 +226,16 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 	res := &Result{Planned: (b.Warmup + b.Requests) * b.Repeat, Start: time.Now()}
 	meter := startCPU()
 	nonce := newNonceSource(b.NoNonce)
-	for run := range b.Repeat {
-		recs, stopped := b.runOnce(ctx, p, run, nonce)
-		res.Records = append(res.Records, recs...)
-		if stopped != "" {
-			res.Partial, res.PartialReason = true, stopped
-			break
+	if b.Until != nil {
+		b.runStages(ctx, p, nonce, res)
+	} else {
+		for run := range b.Repeat {
+			recs, stopped := b.runOnce(ctx, p, run, nonce)
+			res.Records = append(res.Records, recs...)
+			if stopped != "" {
+				res.Partial, res.PartialReason = true, stopped
+				break
+			}
 		}
 	}
 	res.End = time.Now()
@@ -255,13 +275,70 @@ func (b Batch) request(id string, i int, nonce nonceSource) (Request, string) {
 
 // runOnce sends one run; stopped is non-empty when it stopped early.
 func (b Batch) runOnce(ctx context.Context, p Provider, run int, nonce nonceSource) ([]Record, string) {
-	n := b.Warmup + b.Requests
-	recs := make([]Record, n)
+	return b.runRange(ctx, p, run, nonce, 0, b.Warmup+b.Requests, time.Now())
+}
+
+// Stages returns a sequential batch's cumulative measured counts:
+// Requests, then doubling, up to MaxRequests (default 4×Requests), the last
+// stage capped at MaxRequests: {300, 600, 1200}. Defaults apply (Requests
+// 75). It is {Requests} when MaxRequests is not above Requests.
+func (b Batch) Stages() []int {
+	n := b.Requests
+	if n <= 0 {
+		n = 75
+	}
+	limit := b.MaxRequests
+	if limit == 0 {
+		limit = 4 * n
+	}
+	stages := []int{n}
+	for n < limit {
+		n = min(2*n, limit)
+		stages = append(stages, n)
+	}
+	return stages
+}
+
+// runStages runs a sequential batch (Until set) into res.
+func (b Batch) runStages(ctx context.Context, p Provider, nonce nonceSource, res *Result) {
+	stages := b.Stages()
+	start := time.Now()
+	done := 0 // measured requests sent so far
+	for i, target := range stages {
+		if i > 0 && !b.Until(res.snapshot()) {
+			return
+		}
+		res.Planned = b.Warmup + target
+		from := 0
+		if i > 0 {
+			from = b.Warmup + done
+		}
+		recs, stopped := b.runRange(ctx, p, 0, nonce, from, b.Warmup+target, start)
+		res.Records = append(res.Records, recs...)
+		done = target
+		if stopped != "" {
+			res.Partial, res.PartialReason = true, fmt.Sprintf("stage %d of %d: %s", i+1, len(stages), stopped)
+			return
+		}
+	}
+}
+
+// snapshot is the result so far, for a sequential batch's Until: the
+// records are copied, so Until may keep it.
+func (r *Result) snapshot() *Result {
+	return &Result{Records: slices.Clone(r.Records), Planned: r.Planned, Partial: r.Partial,
+		PartialReason: r.PartialReason, Start: r.Start, End: time.Now(), CPUPerWall: math.NaN()}
+}
+
+// runRange sends requests [from, to) of one run, paced from start; stopped
+// is non-empty when it stopped early.
+func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSource, from, to int, start time.Time) ([]Record, string) {
+	n := to
+	recs := make([]Record, to-from)
 	sem := make(chan struct{}, b.Concurrency)
 	var wg sync.WaitGroup
-	start := time.Now()
 	sent, stopped := 0, ""
-	for i := range n {
+	for i := from; i < to; i++ {
 		if stopped = waitTurn(ctx, sem, start.Add(time.Duration(i)*b.Interval), b.limit()); stopped != "" {
 			stopped = fmt.Sprintf("sent %d of %d requests in run %d: %s", i, n, run, stopped)
 			break
@@ -278,7 +355,7 @@ func (b Batch) runOnce(ctx context.Context, p Provider, run int, nonce nonceSour
 			if rec.MaxTokens == 0 {
 				rec.MaxTokens = req.MaxTokens
 			}
-			recs[i] = rec
+			recs[i-from] = rec
 		}()
 	}
 	wg.Wait()

@@ -77,6 +77,7 @@ type options struct {
 	allowPartial bool
 	mode         mode
 	confidence   float64 // of Demonstrate/Refute, and of the interval shown
+	split        string  // how Sequential split the confidence, for the report
 }
 
 type mode int

@@ -398,6 +398,9 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 		return latencytest.FormatIn(d, u)
 	}
 	out.Interval = "[" + bound(lo, hasLo) + ", " + bound(hi, hasHi) + "]"
+	if o.split != "" {
+		out.addNote(o.split)
+	}
 	switch {
 	case hasHi && hi <= budget:
 		out.Verdict = Pass
@@ -415,7 +418,7 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 	} else if nRule < need {
 		out.addNote(fmt.Sprintf("small sample allowed: %s from n = %d (the rule asks %d)", QuantileName(q), nRule, need))
 	}
-	pct := percent(conf)
+	pct := share(conf)
 	switch o.mode {
 	case modePoint:
 		out.OK = v <= budget

@@ -328,7 +328,7 @@ func outcomeTable(outs []Outcome) string {
 	intervalHead := "interval"
 	if len(conf) == 1 {
 		for c := range conf {
-			intervalHead = "interval " + percent(c)
+			intervalHead = "interval " + share(c)
 		}
 	}
 	rows := [][]string{{"objective", "observed", intervalHead, "budget", "margin", "verdict"}}
@@ -342,7 +342,7 @@ func outcomeTable(outs []Outcome) string {
 		}
 		iv := o.Interval
 		if iv != "" && len(conf) > 1 {
-			iv += " at " + percent(o.Confidence)
+			iv += " at " + share(o.Confidence)
 		}
 		rows = append(rows, []string{o.Objective, o.Observed, iv, o.Budget, o.Margin, mark})
 	}

@@ -1,0 +1,96 @@
+package latencytest_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+// countingProvider answers at once; it cancels the run when call number
+// cancelAt arrives (0: never).
+type countingProvider struct {
+	calls    atomic.Int64
+	cancelAt int64
+	cancel   context.CancelFunc
+}
+
+func (c *countingProvider) Call(_ context.Context, req latencytest.Request) latencytest.Record {
+	if n := c.calls.Add(1); n == c.cancelAt {
+		c.cancel()
+	}
+	return latencytest.Record{TTFT: time.Millisecond, FirstAnswer: time.Millisecond, Total: 2 * time.Millisecond, TokenEvents: 1}
+}
+
+func TestSequentialStages(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    latencytest.Batch
+		want []int
+	}{
+		{"default cap", latencytest.Batch{Requests: 300}, []int{300, 600, 1200}},
+		{"cap not a doubling", latencytest.Batch{Requests: 300, MaxRequests: 1000}, []int{300, 600, 1000}},
+		{"no room", latencytest.Batch{Requests: 300, MaxRequests: 300}, []int{300}},
+		{"defaults", latencytest.Batch{}, []int{75, 150, 300}},
+	} {
+		if got := tc.b.Stages(); !equalInts(got, tc.want) {
+			t.Errorf("%s: stages %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Warm-up runs once, first; trace IDs continue across stages; Until
+	// sees the records so far.
+	var seen []int
+	b := latencytest.Batch{Requests: 10, Warmup: 3, Prompt: "x", Label: "s", Concurrency: 2,
+		Until: func(r *latencytest.Result) bool { seen = append(seen, len(r.Records)); return true }}
+	p := &countingProvider{}
+	r, err := b.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Counts()
+	if c.Sent != 43 || c.Discarded != 3 || c.Kept != 40 || c.Planned != 43 || p.calls.Load() != 43 || !equalInts(seen, []int{13, 23}) {
+		t.Errorf("counts %+v, %d calls, Until saw %v", c, p.calls.Load(), seen)
+	}
+	for i, rec := range r.Records {
+		if want := "s-" + pad4(i); rec.ID != want || rec.Warmup != (i < 3) {
+			t.Fatalf("record %d: %s warmup %v", i, rec.ID, rec.Warmup)
+		}
+	}
+	// A stage the context cuts short makes the result partial, counted.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p = &countingProvider{cancelAt: 15, cancel: cancel}
+	b.Until = func(*latencytest.Result) bool { return true }
+	r, _ = b.Run(ctx, p)
+	if c := r.Counts(); !r.Partial || !strings.HasPrefix(r.PartialReason, "stage 2 of 3: ") || c.Sent != int(p.calls.Load()) || c.Planned != 23 {
+		t.Errorf("partial %v %q, counts %+v, %d calls", r.Partial, r.PartialReason, c, p.calls.Load())
+	}
+	// Until and Repeat do not mix.
+	b.Repeat = 2
+	if _, err := b.Run(context.Background(), p); err == nil || !strings.Contains(err.Error(), "cannot repeat") {
+		t.Errorf("err %v", err)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func pad4(i int) string {
+	s := "000" + string(rune('0'+i/10%10)) + string(rune('0'+i%10))
+	if i >= 100 {
+		panic("pad4: two digits only")
+	}
+	return s[len(s)-4:]
+}
