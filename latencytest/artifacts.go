@@ -503,7 +503,7 @@ func (s Sweep) Measure(t testing.TB, p Provider) *SweepResult {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	out := &SweepResult{}
+	out := &SweepResult{Planned: slices.Clone(levels)}
 	tt, isT := t.(*testing.T)
 	for _, l := range levels {
 		b := s.level(l)

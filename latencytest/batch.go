@@ -510,10 +510,14 @@ type Sweep struct {
 	Levels []int `yaml:"levels"`
 }
 
-// SweepResult holds one Result per level.
+// SweepResult holds one Result per level that ran.
 type SweepResult struct {
+	// Levels are the levels that ran, in order; Results their results.
 	Levels  []int
 	Results []*Result
+	// Planned are the levels the sweep meant to run. A level cut short is
+	// Partial; the levels after it are in Planned but not in Levels.
+	Planned []int
 }
 
 // DefaultLevels are the load levels of seed 001: one user, a few, a crowd.
@@ -550,7 +554,7 @@ func (s Sweep) Run(ctx context.Context, p Provider) (*SweepResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &SweepResult{}
+	out := &SweepResult{Planned: slices.Clone(levels)}
 	for _, l := range levels {
 		r, err := s.level(l).Run(ctx, p)
 		if err != nil {

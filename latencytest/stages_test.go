@@ -94,3 +94,17 @@ func pad4(i int) string {
 	}
 	return s[len(s)-4:]
 }
+
+func TestSweepKeepsItsPlan(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := &countingProvider{cancelAt: 15, cancel: cancel}
+	sr, err := latencytest.Sweep{Batch: latencytest.Batch{Requests: 10, Prompt: "x"}, Levels: []int{1, 2, 4}}.Run(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// c1 ran whole, c2 was cut at its fifth request, c4 never ran.
+	if !equalInts(sr.Planned, []int{1, 2, 4}) || !equalInts(sr.Levels, []int{1, 2}) || !sr.Results[1].Partial {
+		t.Errorf("planned %v, levels %v", sr.Planned, sr.Levels)
+	}
+}

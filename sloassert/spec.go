@@ -1331,6 +1331,10 @@ func (p *specParser) errorRate(f specEntry, out *[]SpecObjective) {
 					p.errorf(n.Line, el.path, "class %q given twice", c)
 					continue
 				}
+				if err := CheckClass(c); err != nil {
+					p.errorf(n.Line, el.path, "%s", strings.TrimPrefix(err.Error(), "sloassert: "))
+					continue
+				}
 				seen[c] = true
 				so.Classes = append(so.Classes, c)
 			}

@@ -287,6 +287,8 @@ func TestParseSpecErrors(t *testing.T) {
 		{"task without budget", target + "chains:\n  task: {tail_tasks: 5%}\n", []string{"line 3: chains.task: missing budget"}},
 		{"task per call needs calls", target + "chains:\n  count: 10\n  calls: 2\n  task: {budget: 5s, tail_tasks: 1%}\n",
 			[]string{"line 5: chains.task: p99 needs n >= 100 (chains.count gives 10 chains"}},
+		{"typo in an error class", target + "objectives:\n  error_rate: {max: 1%, classes: [http_529, http_5OO]}\n",
+			[]string{`line 3: objectives.error_rate.classes[1]: unknown error class "http_5OO" (want http_<status> such as http_529`}},
 		{"task tail 100%", target + "chains:\n  task: {budget: 5s, tail_tasks: 100%}\n", []string{"line 3: chains.task.tail_tasks: 100% is outside (0%, 100%)"}},
 		{"alias", target + "x: &b 1s\nobjectives:\n  ttft: {p50: *b}\n", []string{`line 2: x: unknown key "x"`, "line 4: objectives.ttft.p50: want a duration such as 250ms, not an alias (*b); aliases are not supported"}},
 		{"alias value", target + "objectives:\n  ttft: &m {p50: 1s}\n  total: *m\n", []string{"line 4: objectives.total: want a map, not an alias (*m); aliases are not supported"}},

@@ -544,3 +544,28 @@ func fullPower(n int, q, c, level float64) float64 {
 }
 
 func markCacheReported(rec *latencytest.Record) { rec.UsageReported, rec.CachedReported = true, true }
+
+func TestSweepLevelNeverRunFails(t *testing.T) {
+	c1, c8 := streamed(300), partial(streamed(300))
+	sr := &latencytest.SweepResult{Levels: []int{1, 8}, Results: []*latencytest.Result{c1, c8}, Planned: []int{1, 8, 50}}
+	o := sloassert.Q(sloassert.TTFT, 0.5, time.Hour)
+	reps := sloassert.EvaluateSweep(sr, o)
+	if len(reps) != 3 || !reps[0].OK() || reps[1].OK() || reps[2].OK() ||
+		!strings.Contains(reps[2].String(), "level c50 never ran (the sweep stopped after c8 was cut short: the test's deadline is near)") {
+		t.Fatalf("%v", reps)
+	}
+	// Even allowing partial results, the level that never ran fails.
+	reps = sloassert.EvaluateSweep(sr, o.With(sloassert.AllowPartial()))
+	if !reps[1].OK() || reps[2].OK() {
+		t.Errorf("%v", reps)
+	}
+	ft := &fakeT{}
+	if sloassert.CheckSweep(ft, sr, o.With(sloassert.AllowPartial())) || len(ft.errs) != 1 || !strings.Contains(ft.text(), "c50: FAIL") {
+		t.Errorf("CheckSweep: %v", ft.errs)
+	}
+	for _, bad := range []*latencytest.SweepResult{nil, {}} {
+		if reps := sloassert.EvaluateSweep(bad, o); len(reps) != 1 || reps[0].OK() {
+			t.Errorf("empty sweep passed: %v", reps)
+		}
+	}
+}
