@@ -263,16 +263,18 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 	if rec.TTFB < 0 {
 		rec.TTFB = time.Since(start) // transports without httptrace (in-memory)
 	}
+	// Bodies are redacted before they are cut short, so that no part of
+	// a secret survives a cut.
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return fail(HTTPClass(resp.StatusCode), errorMessage(b))
+		return fail(HTTPClass(resp.StatusCode), errorMessage([]byte(o.redact(string(b)))))
 	}
 	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if err != nil && len(b) == 0 {
 			return failed(err)
 		}
-		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, errorMessage(b)))
+		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, errorMessage([]byte(o.redact(string(b))))))
 	}
 
 	var (
@@ -284,6 +286,7 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 		if st.stop {
 			return // nothing after [DONE] or an error counts
 		}
+		ev.Data = o.redact(ev.Data) // before any note or detail cuts it
 		if !st.event(ev) {
 			return
 		}
@@ -329,7 +332,7 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 	case !st.done:
 		return fail(ClassTruncated, "the stream ended without [DONE]")
 	case st.refusal.Len() > 0:
-		return fail(ClassRefusal, "refused: "+truncate(st.refusal.String(), 200))
+		return fail(ClassRefusal, "refused: "+truncate(o.redact(st.refusal.String()), 200))
 	case rec.TokenEvents == 0:
 		return fail(ClassEmptyStream, "the stream ended without a token")
 	case rec.FirstAnswer < 0:

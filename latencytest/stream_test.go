@@ -366,3 +366,36 @@ func TestWithModelEmptyIsTheDefault(t *testing.T) {
 		t.Errorf("description %+v", d)
 	}
 }
+
+// The disclosure says when decode rates are event rates (some or all
+// successes reported no usage) and when cached tokens were never
+// reported (no proof of cache misses).
+func TestDisclosureSaysWhatUsageProves(t *testing.T) {
+	withUsage := Record{ID: "a", CompletionTokens: 5, UsageReported: true, CachedReported: true}
+	noUsage := Record{ID: "b", TokenEvents: 5}
+	for _, tc := range []struct {
+		name, why  string
+		recs       []Record
+		box1, box5 string // substrings; "" wants no note
+	}{
+		{"all reported", "usage and cached tokens from every request: nothing to add", []Record{withUsage, withUsage}, "", ""},
+		{"none reported", "no usage at all: every rate is events/s and the cache is unproven", []Record{noUsage, noUsage}, "events/s), not tokens/s", "no cached-token count"},
+		{"some reported", "one of two without usage", []Record{withUsage, noUsage}, "1 of 2 requests are token events per second", "reported by 1 of 2 requests"},
+		{"failures and warm-up do not count", "only measured successes have rates", []Record{withUsage, {ID: "w", Warmup: true}, {ID: "f", Err: ClassTruncated}}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := Batch{}.normalized()
+			d := b.disclose(nil, &Result{Records: tc.recs, Start: time.Now(), End: time.Now()})
+			for _, c := range []struct {
+				n    int
+				want string
+				mark string
+			}{{1, tc.box1, "events/s"}, {5, tc.box5, "cached-token count"}} {
+				got := d.Box(c.n).Answer
+				if c.want == "" && strings.Contains(got, c.mark) || c.want != "" && !strings.Contains(got, c.want) {
+					t.Errorf("%s: box %d %q, want ~%q", tc.why, c.n, got, c.want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,177 @@
+package latencytest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+// The secrets a hostile server echoes: the API key, a header value given
+// with WithHeader, and a key in the base URL's query (percent-encoded).
+const (
+	secretKey    = "sk-hostile-KEY-0123456789abcdef"
+	secretHeader = "org-hostile-HEADER-4242"
+	secretQuery  = "q/hostile-QUERY+77"
+)
+
+// markers are pieces of each secret: a cut secret leaks them too.
+var markers = []string{"hostile-KEY", "hostile-HEADER", "hostile-QUERY", "0123456789abcdef"}
+
+// echoPlaces are the places a hostile server puts what it received, one
+// per request (in trace-ID order).
+var echoPlaces = []struct{ name, why string }{
+	{"model", "the model name the stream reports"},
+	{"content", "the answer, each secret split across two chunks"},
+	{"http_error", "the JSON body of a 401"},
+	{"error_event", "an SSE error event"},
+	{"inband_error", `an in-band {"error": ...} event`},
+	{"finish_reason", "the finish reason"},
+	{"notes", "a usage count that is not a count (it becomes a note)"},
+	{"odd_model", "a model field of the wrong type, long enough to be cut in the note"},
+	{"html", "a 200 HTML page (its start goes into Detail)"},
+	{"refusal", "a refusal (its text goes into Detail), split across chunks"},
+	{"long_refusal", "a refusal whose 200-byte cut falls inside a secret"},
+	{"injected", "the fake provider's X-Fake-Injected header"},
+	{"bom_content", "content after a byte-order mark"},
+}
+
+// hostile returns a server that echoes every secret it received in the
+// place the request's index names.
+func hostile(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got := []string{r.Header.Get("Authorization"), r.Header.Get("X-Org"), r.URL.Query().Get("api-key"), r.URL.RawQuery}
+		all := strings.Join(got, " | ")
+		q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+		chunk := func(delta string) string {
+			return `data: {"choices":[{"index":0,"delta":` + delta + `}]}` + "\n\n"
+		}
+		var i int
+		fmt.Sscanf(r.Header.Get("X-Request-ID"), "c1-%d", &i)
+		place := echoPlaces[i%len(echoPlaces)].name
+		w.Header().Set("Content-Type", "text/event-stream")
+		if place == "injected" {
+			w.Header().Set("X-Fake-Injected", all)
+		}
+		var body strings.Builder
+		switch place {
+		case "model":
+			body.WriteString(`data: {"model":` + q("echo "+all) + `,"choices":[{"index":0,"delta":{"content":"a"}}]}` + "\n\n")
+		case "content", "bom_content":
+			if place == "bom_content" {
+				body.WriteString("\xEF\xBB\xBF")
+			}
+			for _, s := range got {
+				body.WriteString(chunk(`{"content":` + q(s[:len(s)/2]) + `}`))
+				body.WriteString(chunk(`{"content":` + q(s[len(s)/2:]+" ") + `}`))
+			}
+		case "http_error":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(401)
+			body.WriteString(`{"error":{"message":` + q("Incorrect API key provided: "+all) + `,"type":"invalid_request_error"}}`)
+		case "error_event":
+			body.WriteString(chunk(`{"content":"a"}`) + "event: error\ndata: " + q("denied for "+all) + "\n\n")
+		case "inband_error":
+			body.WriteString(chunk(`{"content":"a"}`) + `data: {"error":{"message":` + q("denied for "+all) + `}}` + "\n\n")
+		case "finish_reason":
+			body.WriteString(`data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":` + q(all) + `}]}` + "\n\n")
+		case "notes":
+			body.WriteString(chunk(`{"content":"a"}`) + `data: {"choices":[],"usage":{"prompt_tokens":` + q(got[0]) + `,"completion_tokens":` + q(got[1]) + `}}` + "\n\n")
+		case "odd_model":
+			body.WriteString(`data: {"model":{"id":` + q("xxxxxxxxxxxxxxxxxxxxxxxxx"+got[0]) + `},"choices":[{"index":0,"delta":{"content":"a"}}]}` + "\n\n")
+		case "html":
+			w.Header().Set("Content-Type", "text/html")
+			body.WriteString("<html><body>" + strings.Repeat("x", 180) + all + "</body></html>")
+		case "refusal":
+			for _, s := range got {
+				body.WriteString(chunk(`{"refusal":` + q(s[:len(s)/2]) + `}`))
+				body.WriteString(chunk(`{"refusal":` + q(s[len(s)/2:]+" ") + `}`))
+			}
+		case "long_refusal":
+			body.WriteString(chunk(`{"refusal":` + q(strings.Repeat("n", 190)+all) + `}`))
+		case "injected":
+			body.WriteString(chunk(`{"content":"a"}`))
+		}
+		body.WriteString("data: [DONE]\n\n")
+		_, _ = io.WriteString(w, body.String())
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func hostileProvider(srv *httptest.Server) latencytest.Provider {
+	base := srv.URL + "/v1?api-version=1&api-key=" + strings.ReplaceAll(strings.ReplaceAll(secretQuery, "/", "%2F"), "+", "%2B")
+	return latencytest.OpenAI(base, latencytest.WithHTTPClient(srv.Client()), latencytest.WithAPIKey(secretKey),
+		latencytest.WithHeader("X-Org", secretHeader), latencytest.WithHeader("X-Short", "7"), latencytest.WithModel("m-1"))
+}
+
+// leaks names the secrets (or pieces of them) found in s.
+func leaks(s string) []string {
+	var out []string
+	for _, m := range append([]string{secretKey, secretHeader, secretQuery, "q%2Fhostile"}, markers...) {
+		if strings.Contains(s, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// WithAPIKey's promise holds for every string the library keeps: a server
+// that echoes the key, a WithHeader value or the base URL's query into any
+// field of its answer never gets them into a record, its JSON, Detail,
+// Notes, the artifacts or the log.
+func TestSecretsNeverLeak(t *testing.T) {
+	srv := hostile(t)
+	p := hostileProvider(srv)
+	l := newLogTB(t)
+	r := latencytest.Batch{Requests: len(echoPlaces), NoNonce: true, MaxTokens: 4, KeepContent: true}.Measure(l, p)
+	if len(r.Records) != len(echoPlaces) {
+		t.Fatalf("%d records", len(r.Records))
+	}
+	for i, place := range echoPlaces {
+		rec := r.Records[i]
+		b, _ := json.Marshal(rec)
+		if found := leaks(string(b) + rec.Detail + strings.Join(rec.Notes, "\n")); len(found) > 0 {
+			t.Errorf("%s (%s): %q leak into the record:\n%s", place.name, place.why, found, b)
+		}
+		if !strings.Contains(string(b), "Bearer") {
+			t.Errorf("%s (%s): the server's echo did not reach the record, so the test proves nothing:\n%s", place.name, place.why, b)
+		}
+	}
+	dir := artifactDir(t)
+	for _, name := range []string{"records.jsonl", "summary.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found := leaks(string(b)); len(found) > 0 {
+			t.Errorf("%q leak into %s", found, name)
+		}
+	}
+	if found := leaks(strings.Join(l.logs, "\n") + r.Summarize().String() + r.Disclosure.String()); len(found) > 0 {
+		t.Errorf("%q leak into the log or the summary", found)
+	}
+}
+
+// Values shorter than 8 bytes are not searched for: a WithHeader value
+// "7" must not turn every 7 of an answer into [redacted].
+func TestShortSecretsAreNotSearched(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"7 days"}}],"usage":{"prompt_tokens":77,"completion_tokens":7}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	p := latencytest.OpenAI(srv.URL+"/v1", latencytest.WithHTTPClient(srv.Client()), latencytest.WithHeader("X-Short", "7"), latencytest.WithAPIKey("k"))
+	rec := p.Call(t.Context(), latencytest.Request{ID: "s", Messages: []latencytest.Message{{Role: "user", Content: "hi"}}})
+	if !rec.OK() || rec.Content != "7 days" || rec.PromptTokens != 77 {
+		t.Errorf("record %+v: a 1-byte header value mangled the answer", rec)
+	}
+}
