@@ -148,6 +148,7 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 	calls := cr.Calls()
 	rep.Counts = calls.Counts()
 	rep.Errors = calls.Errors()
+	rep.ErrorExamples = calls.ErrorExamples()
 	rep.CPUPerWall = cr.CPUPerWall
 	rep.Missing = cr.Disclosure.Missing()
 	rep.RawRecords = cr.Disclosure.Box(3).Answer

@@ -25,6 +25,9 @@ type Report struct {
 	Concurrency []int
 	// Errors counts failures by class.
 	Errors map[string]int
+	// ErrorExamples are the classes of Errors, most frequent first, each
+	// with one failed request's trace ID and detail.
+	ErrorExamples []latencytest.ErrorExample
 	// Slowest are the slowest measured requests by the first judged metric.
 	Slowest []Slow
 	// CPUPerWall is the client's CPU/wall (NaN when unknown).
@@ -92,6 +95,7 @@ func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
 	}
 	rep.Counts = r.Counts()
 	rep.Errors = r.Errors()
+	rep.ErrorExamples = r.ErrorExamples()
 	rep.CPUPerWall = r.CPUPerWall
 	rep.Missing = r.Disclosure.Missing()
 	rep.RawRecords = r.Disclosure.Box(3).Answer
@@ -274,7 +278,13 @@ func (r Report) String() string {
 	if r.Setup != "" {
 		fmt.Fprintf(&sb, "  setup: %s\n", r.Setup)
 	}
-	if len(r.Errors) > 0 {
+	switch {
+	case len(r.ErrorExamples) > 0:
+		sb.WriteString("  errors:\n")
+		for _, e := range r.ErrorExamples {
+			fmt.Fprintf(&sb, "    %s\n", e)
+		}
+	case len(r.Errors) > 0:
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
 			parts = append(parts, fmt.Sprintf("%s %d", k, r.Errors[k]))

@@ -205,15 +205,14 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 				t.Fatalf("sloassert: spec %s: %s: the batch did not run", title, name)
 			}
 			discloseLevels(&res.Disclosure, levels)
-			for j, o := range s.Objectives {
-				t.Run(o.Key, func(t *testing.T) {
-					t.Logf("%s", objectiveOrigin(title, rt, o))
-					Check(t, res, objs[j])
-				})
-			}
 			rep := Evaluate(res, objs...)
 			rep.Title = title + " " + name
-			t.Logf("combined report:\n%s", rep)
+			for j, o := range s.Objectives {
+				t.Run(o.Key, func(t *testing.T) {
+					checkRow(t, objectiveOrigin(title, rt, o), rep.Outcomes[j], rep.Title)
+				})
+			}
+			finishLevel(t, rep)
 			verdicts = append(verdicts, levelVerdict(name, rep))
 		})
 		if res == nil {
@@ -250,45 +249,63 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 		var chainObjs []ChainObjective
 		var callObjs []Objective
 		for _, o := range s.Chains.Objectives {
-			var co ChainObjective
-			var ro Objective
 			if o.IsChain() {
-				co = o.ChainObjective()
-				chainObjs = append(chainObjs, co)
+				chainObjs = append(chainObjs, o.ChainObjective())
 			} else {
-				ro = o.Objective()
-				callObjs = append(callObjs, ro)
+				callObjs = append(callObjs, o.Objective())
+			}
+		}
+		chainRep := EvaluateChains(cr, chainObjs...)
+		chainRep.Title = title + " chains"
+		callRep := Evaluate(calls, callObjs...)
+		callRep.Title = title + " chain calls"
+		ci, ri := 0, 0
+		for _, o := range s.Chains.Objectives {
+			out, judgedBy := Outcome{}, chainRep.Title
+			if o.IsChain() {
+				out, ci = chainRep.Outcomes[ci], ci+1
+			} else {
+				out, ri, judgedBy = callRep.Outcomes[ri], ri+1, callRep.Title
 			}
 			t.Run(o.Key, func(t *testing.T) {
-				t.Logf("%s", objectiveOrigin(title, rt, o))
-				if o.IsChain() {
-					CheckChains(t, cr, co)
-					return
-				}
-				Check(t, calls, ro)
+				checkRow(t, objectiveOrigin(title, rt, o), out, judgedBy)
 			})
 		}
 		ok := true
-		var parts []string
 		if len(chainObjs) > 0 {
-			rep := EvaluateChains(cr, chainObjs...)
-			rep.Title = title + " chains"
-			ok = ok && rep.OK()
-			parts = append(parts, rep.String())
+			ok = finishLevel(t, chainRep) && ok
 		}
 		if len(callObjs) > 0 {
-			rep := Evaluate(calls, callObjs...)
-			rep.Title = title + " chain calls"
-			ok = ok && rep.OK()
-			parts = append(parts, rep.String())
+			ok = finishLevel(t, callRep) && ok
 		}
-		t.Logf("combined report:\n%s", strings.Join(parts, ""))
 		out = "chains PASS"
 		if !ok {
 			out = "chains FAIL"
 		}
 	})
 	return out
+}
+
+// checkRow fails an objective's subtest with its row alone: the whole
+// screen (distribution, counts, errors, slowest requests) is printed once,
+// by the level that judged it (finishLevel).
+func checkRow(t *testing.T, origin string, out Outcome, judgedBy string) {
+	t.Helper()
+	if !out.OK {
+		t.Errorf("%s\n%s  (the whole report: %s)", origin, strings.TrimRight(outcomeTable([]Outcome{out}), "\n"), judgedBy)
+	}
+}
+
+// finishLevel prints a judged result's report once: as the failure when
+// it failed, as a log line (shown with -v) when it passed.
+func finishLevel(t *testing.T, rep Report) bool {
+	t.Helper()
+	if rep.OK() {
+		t.Logf("%s", strings.TrimRight(rep.String(), "\n"))
+		return true
+	}
+	t.Errorf("%s", strings.TrimRight(rep.String(), "\n"))
+	return false
 }
 
 // objectiveOrigin says which spec line an objective subtest judges, and against

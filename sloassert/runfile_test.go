@@ -88,11 +88,17 @@ func TestRunFileFailing(t *testing.T) {
 		"total p99 <= 349.0ms", "350.0ms", "-1.0ms", // observed 350ms, over by 1ms
 		"chain total p50 <= 1700.0ms", "1750.0ms", "-50.0ms",
 		"n = 100 measured", "records.jsonl", // the screen names n and the raw records
-		"fixed-failing c2: FAIL", // the combined report
+		"fixed-failing c2: FAIL", // the level's report
+		"(the whole report: fixed-failing c2)",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
+	}
+	// One screen per judged result: the objective subtests print their row
+	// only, so the distribution appears once for c2 and once for the chains.
+	if n := strings.Count(out, "  distribution "); n != 2 {
+		t.Errorf("the distribution is printed %d times, want 2:\n%s", n, out)
 	}
 }
 
