@@ -16,30 +16,59 @@
 //
 // # Sample size
 //
-// An objective on quantile q needs n >= ceil(1/(1-q)) samples (p95: 20,
-// p99: 100); below that it fails and says how many it needs ("p99 needs
-// n >= 100 (have 75)"), unless the test opts in with AllowSmallSample.
+// An objective on quantile q needs n >= ceil(1/min(q, 1-q)) samples (p95:
+// 20, p99: 100, p99.99: 10,000; low quantiles too: a p1 decode-rate floor
+// needs 100); below that it fails and says how many it needs ("p99 needs
+// n >= 100 (have 75)"), unless the test opts in with AllowSmallSample. The
+// rule counts requests: pooled ITL gaps of two requests are not a p99. An
+// error-rate objective with limit max needs n >= ceil(1/max) requests (1%:
+// 100): with fewer, one failure breaks it and a clean run shows nothing.
 //
-// # Confidence
+// # Verdicts and confidence
 //
-// Opt-in per objective, with distribution-free order-statistic bounds
-// (ConfidenceBounds): Demonstrate(c) passes only when the upper bound at
-// confidence c is within budget (p99 at 95% needs n >= 299); Refute(c)
-// fails only when the lower bound is over budget, for noisy shared CI
-// runners. The report names the bound and the order statistic behind it.
+// Every quantile row carries a distribution-free interval: each side a
+// one-sided order-statistic bound at the objective's confidence (default
+// 95%; LowerBound, UpperBound, ConfidenceBounds), each computed on its own.
+// Its verdict is pass when the upper bound is within budget, fail when the
+// lower bound is over it, and inconclusive in between (or while a bound
+// does not exist: p99's upper bound at 95% needs n >= 299, its lower bound
+// only the rule's 100). The policy decides what gates:
+//
+//   - point (default): the point estimate gates; an inconclusive row says
+//     "inconclusive at 95%: [lo, hi]" and about how many requests would
+//     decide it (SampleSize), so a coin flip is not mistaken for a
+//     measurement. At n = 300 it passes a provider whose true p99 is 10%
+//     over budget about a third of the time (policy_sim_test.go).
+//   - Demonstrate(c): passes only when the upper bound is within budget; it
+//     passes a provider exactly at budget at most 1-c of the time.
+//   - Refute(c): fails only when the lower bound is over budget; it fails a
+//     provider exactly at budget at most 1-c of the time.
+//
+// Confidences are fractions (0.95); Demonstrate(95) fails and says so.
+// SampleSize(q, confidence, power, level) plans a run: the requests needed
+// to decide the objective with that power when the budget sits at the true
+// level-quantile. Sequential runs (latencytest.Batch.Until with
+// Sequential) send more requests in stages only while a verdict is open,
+// splitting the confidence across the looks (Bonferroni).
 //
 // # Never a false pass
 //
-// Empty input, all requests failed, NaN, or no objectives at all never
-// pass.
+// Empty input, all requests failed, NaN or out-of-range limits (a percent
+// where a fraction belongs: MaxErrorRate(50)), unknown error classes, a
+// clock the provider never observed (no token event and a zero TTFT), too
+// few samples, or no objectives at all never pass. A run its deadline cut
+// short (Result.Partial) fails every objective unless the objective allows
+// it (AllowPartial), and the report says how much ran; a sweep level that
+// never ran fails (EvaluateSweep).
 //
 // # Chains
 //
 // TailProbability(q, n) = 1-(1-q)^n is the chance that an n-call task
-// meets a q tail. Task.PerCall works a task-level target back to a per-call
-// quantile and budget. ChainTotal judges measured chain totals, the ground
-// truth; a chain with a failed call (an empty answer included) never
-// finished.
+// meets a q tail. ChainTotal and ChainQ judge measured chain totals, the
+// ground truth; a chain with a failed call (an empty answer included)
+// never finished. Task.PerCall works a task-level target back to a
+// per-call quantile and budget that suffice: a planning figure, not a
+// gate (a provider can miss it and still meet the task target).
 //
 // # Baselines
 //
