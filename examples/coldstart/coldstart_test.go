@@ -14,11 +14,12 @@ import (
 
 // slo is the SLO of a chat feature: a quick first token, consistently. A
 // TTFT CV above 100% is the signature of cold starts (seed 004); a p95
-// barely notices one cold request in 75.
+// barely notices one cold request in 75. A 2% error rate needs at least
+// 50 requests to judge.
 var slo = []sloassert.Objective{
 	sloassert.Q(sloassert.TTFT, 0.95, time.Second),
 	sloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerableMax),
-	sloassert.MaxErrorRate(0.01),
+	sloassert.MaxErrorRate(0.02),
 }
 
 // TestShortOrWarmedUpRunsMissColdStarts runs one deployment (lowtraffic.yaml:
@@ -39,15 +40,17 @@ func TestShortOrWarmedUpRunsMissColdStarts(t *testing.T) {
 		name   string
 		batch  latencytest.Batch
 		wantOK bool
+		cvOK   bool // whether the latencies alone look consistent
 		why    string
 	}{
-		{"20 after warm-up", latencytest.Batch{Warmup: 3, Requests: 20}, true,
-			"the warm-up swallowed the first cold start and 23 arrivals end before the second: a clean verdict, and a wrong one"},
-		{"20 without warm-up", latencytest.Batch{Requests: 20}, false,
+		{"20 after warm-up", latencytest.Batch{Warmup: 3, Requests: 20}, false, true,
+			"the warm-up swallowed the first cold start and 23 arrivals end before the second: the latencies look clean (a wrong picture), " +
+				"but 20 requests are too few to judge a 2% error rate, so the verdict is not a pass"},
+		{"20 without warm-up", latencytest.Batch{Requests: 20}, false, false,
 			"the first request waited 30 s for the model: p95 and CV both break"},
-		{"75 after warm-up", latencytest.Batch{Warmup: 3, Requests: 75}, false,
+		{"75 after warm-up", latencytest.Batch{Warmup: 3, Requests: 75}, false, false,
 			"the warm-up hid the first cold start, but 75 requests reach the second: CV breaks"},
-		{"75 without warm-up", latencytest.Batch{Requests: 75}, false,
+		{"75 without warm-up", latencytest.Batch{Requests: 75}, false, false,
 			"both cold starts count"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,8 +69,8 @@ func TestShortOrWarmedUpRunsMissColdStarts(t *testing.T) {
 				rep := sloassert.Evaluate(r, slo...)
 				cv := r.TTFT().CV()
 				t.Logf("TTFT CV %.0f%%: %s\n%s", cv, sloassert.CVBandOf(cv), rep)
-				if rep.OK() != tc.wantOK {
-					t.Errorf("SLO met: %v, want %v: %s", rep.OK(), tc.wantOK, tc.why)
+				if rep.OK() != tc.wantOK || rep.Outcomes[1].OK != tc.cvOK {
+					t.Errorf("SLO met: %v, want %v; CV within bounds: %v, want %v: %s", rep.OK(), tc.wantOK, rep.Outcomes[1].OK, tc.cvOK, tc.why)
 				}
 			})
 		})
