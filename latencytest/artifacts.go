@@ -78,16 +78,19 @@ type ResultSummary struct {
 	// Concurrency is the load level, when every record shares one.
 	Concurrency int `json:"concurrency,omitempty"`
 	// Model is the model the responses named (several joined by ", ").
-	Model         string         `json:"model,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Counts, ErrorRate and Errors are Result's; ErrorExamples gives one
+	// request of each error class, most frequent first.
 	Counts        Counts         `json:"counts"`
 	ErrorRate     float64        `json:"error_rate"`
 	Errors        map[string]int `json:"errors"`
 	ErrorExamples []ErrorExample `json:"error_examples,omitempty"`
-	TTFT          Summary        `json:"ttft"`
-	FirstAnswer   Summary        `json:"first_answer"`
-	Total         Summary        `json:"total"`
-	MaxGap        Summary        `json:"max_gap"`
-	ITL           Summary        `json:"itl"`
+	// The whole distribution of each clock (Failed values count).
+	TTFT        Summary `json:"ttft"`
+	FirstAnswer Summary `json:"first_answer"`
+	Total       Summary `json:"total"`
+	MaxGap      Summary `json:"max_gap"`
+	ITL         Summary `json:"itl"`
 	// DecodeRateUnit is "tokens/s" when every measured success reported
 	// usage, else "events/s" (see Record.DecodeRateUnit).
 	DecodeRateUnit string      `json:"decode_rate_unit,omitempty"`
@@ -104,7 +107,7 @@ func (r *Result) Summarize() ResultSummary {
 		TTFT: r.TTFT().Summarize(), FirstAnswer: r.FirstAnswer().Summarize(), Total: r.Total().Summarize(),
 		MaxGap: r.MaxGap().Summarize(), ITL: r.ITL().Summarize(), CPUPerWall: r.CPUPerWall,
 		Partial: r.PartialReason, RepeatGaps: r.RepeatGaps, Disclosure: r.Disclosure,
-		Model: strings.Join(modelsOf(r.Records), ", "), DecodeRateUnit: decodeRateUnit(r.Records),
+		Model: strings.Join(modelsOf(r.Records), ", "), DecodeRateUnit: r.DecodeRateUnit(),
 	}
 	for i := range r.Records {
 		switch c := r.Records[i].Concurrency; {
@@ -115,20 +118,6 @@ func (r *Result) Summarize() ResultSummary {
 		}
 	}
 	return s
-}
-
-// decodeRateUnit is the unit of the measured successes' decode rates:
-// events/s when any of them lacked usage; "" when there is none.
-func decodeRateUnit(recs []Record) string {
-	unit := ""
-	for i := range recs {
-		if rec := &recs[i]; !rec.Warmup && rec.OK() {
-			if unit = rec.DecodeRateUnit(); unit == UnitEventsPerSecond {
-				return unit
-			}
-		}
-	}
-	return unit
 }
 
 // MarshalJSON writes snake_case keys, durations in nanoseconds (_ns), and
@@ -532,16 +521,21 @@ func (s Sweep) Measure(t testing.TB, p Provider) *SweepResult {
 // chain totals, the chain error rate and the calls' ResultSummary (JSON as
 // in ResultSummary: snake_case, _ns, null for Failed).
 type ChainSummary struct {
-	Test        string  `json:"test,omitempty"`
-	Label       string  `json:"label,omitempty"`
-	Concurrency int     `json:"concurrency,omitempty"`
-	Model       string  `json:"model,omitempty"`
-	Chains      int     `json:"chains"`
-	Totals      Summary `json:"chain_totals"`
+	// Test, Label, Concurrency and Model say what ran, as in ResultSummary
+	// (Concurrency is the chains run at once).
+	Test        string `json:"test,omitempty"`
+	Label       string `json:"label,omitempty"`
+	Concurrency int    `json:"concurrency,omitempty"`
+	Model       string `json:"model,omitempty"`
+	// Chains is how many chains ran; Totals is the distribution of their
+	// measured totals (a chain with a failed call is Failed).
+	Chains int     `json:"chains"`
+	Totals Summary `json:"chain_totals"`
 	// ErrorRate is the fraction of chains with a failed call (NaN, null
 	// in JSON, when none ran).
-	ErrorRate float64       `json:"chain_error_rate"`
-	Calls     ResultSummary `json:"calls"`
+	ErrorRate float64 `json:"chain_error_rate"`
+	// Calls summarizes every call of every chain.
+	Calls ResultSummary `json:"calls"`
 }
 
 // MarshalJSON writes a NaN error rate as null.

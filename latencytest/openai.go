@@ -271,8 +271,8 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 	}
 	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if err != nil && len(b) == 0 {
-			return failed(err)
+		if err != nil && ctx.Err() != nil {
+			return failed(err) // a timeout or the run's end, not the answer's fault
 		}
 		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, errorMessage([]byte(o.redact(string(b))))))
 	}

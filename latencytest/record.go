@@ -357,8 +357,9 @@ func (r *Result) ITL() Sample {
 	return s
 }
 
-// DecodeRates is the decode speed (tokens/s) of each measured request; a
-// failed request counts as 0.
+// DecodeRates is the decode speed (tokens/s, or events/s for requests
+// without usage: see DecodeRateUnit) of each measured request; a failed
+// request counts as 0.
 func (r *Result) DecodeRates() Rates {
 	out := make(Rates, 0, len(r.Records))
 	for i := range r.Records {
@@ -367,6 +368,21 @@ func (r *Result) DecodeRates() Rates {
 		}
 	}
 	return out
+}
+
+// DecodeRateUnit is the unit of DecodeRates: UnitEventsPerSecond when any
+// measured success reported no usage (its rate counts token events), else
+// UnitTokensPerSecond; "" when no measured request succeeded.
+func (r *Result) DecodeRateUnit() string {
+	unit := ""
+	for i := range r.Records {
+		if rec := &r.Records[i]; !rec.Warmup && rec.OK() {
+			if unit = rec.DecodeRateUnit(); unit == UnitEventsPerSecond {
+				return unit
+			}
+		}
+	}
+	return unit
 }
 
 // Counts accounts for every request sent.

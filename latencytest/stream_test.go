@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"testing/synctest"
 	"time"
 )
@@ -21,14 +22,19 @@ func tok(s string) string {
 
 const done = "data: [DONE]\n\n"
 
-// answerAs is answer with another Content-Type.
-func answerAs(status int, contentType, body string) *http.Client {
+// answerAs is answer with another Content-Type; with cut, the connection
+// drops after the body (io.ErrUnexpectedEOF).
+func answerAs(status int, contentType, body string, cut bool) *http.Client {
 	return &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
 		h := http.Header{}
 		if contentType != "" {
 			h.Set("Content-Type", contentType)
 		}
-		return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+		var rd io.Reader = strings.NewReader(body)
+		if cut {
+			rd = io.MultiReader(rd, iotest.ErrReader(io.ErrUnexpectedEOF))
+		}
+		return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(rd), Request: r}, nil
 	})}
 }
 
@@ -176,6 +182,7 @@ func TestStreamClassification(t *testing.T) {
 		name, why   string
 		contentType string
 		body        string
+		cut         bool // the connection drops after body
 		class       string
 		content     string
 		events      int
@@ -217,6 +224,8 @@ func TestStreamClassification(t *testing.T) {
 		{name: "stream ignored", why: "a server that ignored stream:true sends one JSON completion: bad_stream, not a success",
 			contentType: "application/json", body: `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`,
 			class: ClassBadStream, detail: []string{"application/json", "chat.completion"}},
+		{name: "HTML cut short", why: "a non-stream answer whose connection drops is still bad_stream, never truncated",
+			contentType: "text/html", body: "", cut: true, class: ClassBadStream, detail: []string{"text/html"}},
 		{name: "plain text even with SSE lines", why: "text/plain is not an event stream",
 			contentType: "text/plain", body: tok("a") + done, class: ClassBadStream, detail: []string{"text/plain"}},
 		{name: "charset and case", why: "text/event-stream; charset=utf-8 in any case is an event stream",
@@ -292,7 +301,7 @@ func TestStreamClassification(t *testing.T) {
 			if ct == "" && !strings.HasPrefix(tc.name, "no content type") {
 				ct = "text/event-stream"
 			}
-			rec := call(t, answerAs(200, ct, tc.body), Request{})
+			rec := call(t, answerAs(200, ct, tc.body, tc.cut), Request{})
 			if rec.Err != tc.class || rec.Content != tc.content || rec.TokenEvents != tc.events {
 				t.Errorf("%s\ngot  class %q content %q events %d (detail %q)\nwant class %q content %q events %d", tc.why,
 					rec.Err, rec.Content, rec.TokenEvents, rec.Detail, tc.class, tc.content, tc.events)
@@ -377,15 +386,20 @@ func TestDisclosureSaysWhatUsageProves(t *testing.T) {
 		name, why  string
 		recs       []Record
 		box1, box5 string // substrings; "" wants no note
+		unit       string
 	}{
-		{"all reported", "usage and cached tokens from every request: nothing to add", []Record{withUsage, withUsage}, "", ""},
-		{"none reported", "no usage at all: every rate is events/s and the cache is unproven", []Record{noUsage, noUsage}, "events/s), not tokens/s", "no cached-token count"},
-		{"some reported", "one of two without usage", []Record{withUsage, noUsage}, "1 of 2 requests are token events per second", "reported by 1 of 2 requests"},
-		{"failures and warm-up do not count", "only measured successes have rates", []Record{withUsage, {ID: "w", Warmup: true}, {ID: "f", Err: ClassTruncated}}, "", ""},
+		{"all reported", "usage and cached tokens from every request: nothing to add", []Record{withUsage, withUsage}, "", "", "tokens/s"},
+		{"none reported", "no usage at all: every rate is events/s and the cache is unproven", []Record{noUsage, noUsage}, "events/s), not tokens/s", "no cached-token count", "events/s"},
+		{"some reported", "one of two without usage", []Record{withUsage, noUsage}, "1 of 2 requests are token events per second", "reported by 1 of 2 requests", "events/s"},
+		{"failures and warm-up do not count", "only measured successes have rates", []Record{withUsage, {ID: "w", Warmup: true}, {ID: "f", Err: ClassTruncated}}, "", "", "tokens/s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, _ := Batch{}.normalized()
-			d := b.disclose(nil, &Result{Records: tc.recs, Start: time.Now(), End: time.Now()})
+			res := &Result{Records: tc.recs, Start: time.Now(), End: time.Now()}
+			if u := res.DecodeRateUnit(); u != tc.unit {
+				t.Errorf("%s: unit %q, want %q", tc.why, u, tc.unit)
+			}
+			d := b.disclose(nil, res)
 			for _, c := range []struct {
 				n    int
 				want string
