@@ -564,7 +564,6 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 		label = n.Label
 	}
 	calls := cr.Calls()
-	cr.Disclosure.noteUsage(calls.Records)
 	path := writeRecords(t, calls.Records, c.KeepContent, label)
 	where := whereNote(path)
 	if path != "" {

@@ -29,13 +29,36 @@
 // A failed call is a Record with an error class (Err): "http_<status>",
 // "first_token_timeout", "total_timeout", "empty_stream" (200 but no token),
 // "empty_answer" (tokens but no answer content, e.g. reasoning used the
-// cap), "truncated" (no [DONE]), "bad_stream", "transport" or "canceled".
+// cap), "refusal" (the model refused: timed, but not the answer asked
+// for), "truncated" (no [DONE]), "bad_stream" (a malformed stream, an
+// error event or in-band error object, or a 2xx answer that is not
+// text/event-stream), "transport" or "canceled". The stream ends at
+// data: [DONE]: a server that keeps the connection open after it adds no
+// time. A successful call that never observed a token (a custom Provider
+// that times only the whole call) has no TTFT: it enters TTFT samples as
+// Failed, never as 0.
 // Nothing is lost: Counts shows sent = kept + discarded + failed. A failed
 // request never makes a latency figure look better: it enters every latency
 // Sample as Failed (infinitely slow), so a quantile that reaches it is
 // Failed and Mean, Stddev and CV are Failed, +Inf or NaN; decode rates count
 // it as 0. Sample.Finite drops failures explicitly, for figures judged next
 // to the error rate.
+//
+// # Usage
+//
+// Token counts come from the server's usage; Record.UsageReported and
+// CachedReported say whether it sent them. Without usage, counts are "not
+// reported", never zero, and decode rates count SSE events (DecodeRateUnit
+// says "events/s"); the disclosure says so.
+//
+// # Secrets
+//
+// The API key, every WithHeader value and the base URL's user info and
+// query values never reach a Record, a log line, an error or an artifact:
+// any of them (8 bytes or longer) that a server echoes into a model name,
+// answer, detail or note is replaced by "[redacted]". Answers are left out
+// of the records.jsonl artifact unless Batch.KeepContent (or
+// Chain.KeepContent) asks for them: CI uploads artifacts.
 //
 // # Percentiles
 //

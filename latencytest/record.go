@@ -119,6 +119,12 @@ type Record struct {
 // OK reports whether the call succeeded.
 func (r *Record) OK() bool { return r.Err == "" }
 
+// TokensUnobserved reports a successful record whose token clocks were
+// never filled in: no token event and a zero TTFT (a custom Provider that
+// times only the whole call). Its TTFT and first answer are not
+// measurements, so they enter latency samples as Failed, never as 0.
+func (r *Record) TokensUnobserved() bool { return r.OK() && r.TokenEvents == 0 && r.TTFT == 0 }
+
 // DecodeRate is the decode speed: (completion_tokens-1)/(last token -
 // first token). Completion tokens come from usage; when usage reported
 // none, the token events stand in for them and the rate is in events per
@@ -316,13 +322,27 @@ func (r *Result) sample(get func(*Record) time.Duration) Sample {
 }
 
 // TTFT is the time to first token of each measured request (Failed for a
-// failed request).
-func (r *Result) TTFT() Sample { return r.sample(func(x *Record) time.Duration { return x.TTFT }) }
+// failed request, and for one that never observed a token: see
+// Record.TokensUnobserved).
+func (r *Result) TTFT() Sample {
+	return r.sample(func(x *Record) time.Duration {
+		if x.TokensUnobserved() {
+			return NotObserved
+		}
+		return x.TTFT
+	})
+}
 
 // FirstAnswer is the time to the first answer token of each measured
-// request (Failed for a failed request).
+// request (Failed for a failed request, and for one that never observed a
+// token).
 func (r *Result) FirstAnswer() Sample {
-	return r.sample(func(x *Record) time.Duration { return x.FirstAnswer })
+	return r.sample(func(x *Record) time.Duration {
+		if x.TokensUnobserved() {
+			return NotObserved
+		}
+		return x.FirstAnswer
+	})
 }
 
 // Total is the total time of each measured request (Failed for a failed
@@ -539,9 +559,10 @@ func (cr *ChainResult) Totals() Sample {
 }
 
 // Calls returns every call of every chain as one Result, for per-call
-// figures.
+// figures. A chain run cut short gives a Partial result.
 func (cr *ChainResult) Calls() *Result {
-	r := &Result{Start: cr.Start, End: cr.End, CPUPerWall: cr.CPUPerWall, Disclosure: cr.Disclosure}
+	r := &Result{Start: cr.Start, End: cr.End, CPUPerWall: cr.CPUPerWall, Disclosure: cr.Disclosure,
+		Partial: cr.Partial, PartialReason: cr.PartialReason}
 	for _, c := range cr.Chains {
 		r.Records = append(r.Records, c.Calls...)
 	}

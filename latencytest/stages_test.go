@@ -108,3 +108,20 @@ func TestSweepKeepsItsPlan(t *testing.T) {
 		t.Errorf("planned %v, levels %v", sr.Planned, sr.Levels)
 	}
 }
+
+func TestChainCallsKeepPartialAndUnobservedTokens(t *testing.T) {
+	cr := &latencytest.ChainResult{Partial: true, PartialReason: "deadline", Chains: []latencytest.ChainRun{
+		{ID: "chain00", Calls: []latencytest.Record{{ID: "chain00-call00", Total: time.Second}}},
+	}}
+	calls := cr.Calls()
+	if !calls.Partial || calls.PartialReason != "deadline" {
+		t.Errorf("calls of a partial chain run: partial %v %q", calls.Partial, calls.PartialReason)
+	}
+	// A call timed only as a whole (no token event, TTFT 0) has no TTFT.
+	if s := calls.TTFT(); s.Failures() != 1 {
+		t.Errorf("TTFT sample %v: an unobserved TTFT must be Failed", s)
+	}
+	if s := calls.Total(); s.Failures() != 0 || s[0] != time.Second {
+		t.Errorf("total sample %v", s)
+	}
+}

@@ -34,23 +34,10 @@ var Metrics = []Metric{TTFT, FirstAnswer, Total, ITL, MaxGap}
 // an unmeasured clock cannot pass.
 func (m Metric) Sample(r *latencytest.Result) (latencytest.Sample, error) {
 	switch m {
-	case TTFT, FirstAnswer:
-		s := make(latencytest.Sample, 0, len(r.Records))
-		for i := range r.Records {
-			rec := &r.Records[i]
-			if rec.Warmup {
-				continue
-			}
-			v := rec.TTFT
-			if m == FirstAnswer {
-				v = rec.FirstAnswer
-			}
-			if !rec.OK() || v < 0 || unobserved(rec) {
-				v = latencytest.Failed
-			}
-			s = append(s, v)
-		}
-		return s, nil
+	case TTFT:
+		return r.TTFT(), nil
+	case FirstAnswer:
+		return r.FirstAnswer(), nil
 	case Total:
 		return r.Total(), nil
 	case ITL:
@@ -59,12 +46,6 @@ func (m Metric) Sample(r *latencytest.Result) (latencytest.Sample, error) {
 		return r.MaxGap(), nil
 	}
 	return nil, fmt.Errorf("sloassert: unknown metric %q (want ttft, first_answer, total, itl or max_gap)", string(m))
-}
-
-// unobserved reports a successful record whose token clocks were never
-// filled in: no token event and a zero TTFT.
-func unobserved(rec *latencytest.Record) bool {
-	return rec.OK() && rec.TokenEvents == 0 && rec.TTFT == 0
 }
 
 // Option changes how an objective is judged. Q, ChainQ and Task.Objective
@@ -263,7 +244,7 @@ func measuredRequests(r *latencytest.Result) int {
 func countUnobserved(r *latencytest.Result) int {
 	k := 0
 	for i := range r.Records {
-		if rec := &r.Records[i]; !rec.Warmup && unobserved(rec) {
+		if rec := &r.Records[i]; !rec.Warmup && rec.TokensUnobserved() {
 			k++
 		}
 	}
