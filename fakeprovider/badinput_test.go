@@ -27,8 +27,12 @@ type badCase struct {
 	typ    string
 	param  string // "" when the body's param must be null
 	code   string // "" when the body's code must be null
+	header map[string]string
+	msg    string // "" or text the message must hold
 	reason string
 }
+
+func withMsg(c badCase, msg string) badCase { c.msg = msg; return c }
 
 // badCases are the requests both bad-input tests send, in order, to one
 // Fake; a valid request after them must still stream.
@@ -51,7 +55,30 @@ func badCases() []badCase {
 		bad("empty messages", "{"+m+`"messages":[]}`, "messages", "", "at least one message"),
 		bad("empty model", `{"model":"",`+msgs+"}", "model", "", "model is required"),
 		bad("missing model", "{"+msgs+"}", "model", "", "model is required"),
-		bad("unknown model", `{"model":"fake-model",`+msgs+"}", "model", "model_not_found", "another model than the one served"),
+		{name: "unknown model", method: "POST", path: chat, body: `{"model":"fake-model",` + msgs + "}", status: 404,
+			typ: "invalid_request_error", code: "model_not_found",
+			msg:    "The model `fake-model` does not exist or you do not have access to it.",
+			reason: "OpenAI answers 404 model_not_found (param null), so SDKs raise their not-found error"},
+		withMsg(bad("stream_options without stream", "{"+m+msgs+`,"stream_options":{"include_usage":true}}`, "stream_options", "",
+			"stream_options belongs to streamed requests only, as OpenAI says"),
+			"The 'stream_options' parameter is only allowed when 'stream' is enabled."),
+		withMsg(bad("stream_options with stream false", "{"+m+msgs+`,"stream":false,"stream_options":{"include_usage":false}}`, "stream_options", "",
+			"an explicit false is no stream either"), "only allowed when 'stream' is enabled"),
+		withMsg(bad("n of 2", "{"+m+msgs+`,"stream":true,"n":2}`, "n", "",
+			"the fake generates one choice; a second must not be silently missing"), "n is 2"),
+		withMsg(bad("n of 0", "{"+m+msgs+`,"n":0}`, "n", "", "no choice at all"), "n must be 1 or absent"),
+		withMsg(bad("logprobs true", "{"+m+msgs+`,"logprobs":true}`, "logprobs", "",
+			"the fake sends logprobs null; a client that asked would find none"), "logprobs are not generated"),
+		withMsg(bad("top_logprobs", "{"+m+msgs+`,"top_logprobs":3}`, "top_logprobs", "", "same, with the count"), "top_logprobs 3"),
+		{name: "X-Request-ID over 256 bytes", method: "POST", path: chat, body: valid, status: 400, typ: "invalid_request_error",
+			header: map[string]string{"X-Request-ID": strings.Repeat("x", maxRequestIDBytes+1)},
+			msg:    "the X-Request-ID header is 257 bytes; the limit is 256",
+			reason: "a trace ID is short; a huge one would be kept in Served and echoed"},
+		{name: "unknown model by ID", method: "GET", path: "/v1/models/gpt-4o", status: 404, typ: "invalid_request_error",
+			code: "model_not_found", msg: "The model `gpt-4o` does not exist or you do not have access to it.",
+			reason: "GET /v1/models/{id} of another model is OpenAI's 404"},
+		{name: "POST a model", method: "POST", path: "/v1/models/" + badModel, status: 405, typ: "invalid_request_error",
+			reason: "a model is read with GET"},
 		bad("max_tokens negative", "{"+m+msgs+`,"max_tokens":-1}`, "max_tokens", "", "max_tokens is at least 1"),
 		bad("max_tokens zero", "{"+m+msgs+`,"max_tokens":0}`, "max_tokens", "", "0 tokens is no answer"),
 		bad("max_tokens huge", "{"+m+msgs+`,"max_tokens":1048577}`, "max_tokens", "", "1<<20 + 1 is above the limit"),
@@ -86,6 +113,9 @@ func sendBad(t *testing.T, c *http.Client, base string, tc badCase) {
 	why := tc.name + ": " + tc.reason
 	req, err := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
 	require.NoError(t, err, why)
+	for k, v := range tc.header {
+		req.Header.Set(k, v)
+	}
 	resp, err := c.Do(req)
 	require.NoError(t, err, "%s: the fake must answer (a panic drops the connection)", why)
 	defer resp.Body.Close()
@@ -96,7 +126,7 @@ func sendBad(t *testing.T, c *http.Client, base string, tc badCase) {
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"), why)
 	if tc.status == http.StatusMethodNotAllowed {
 		want := "POST"
-		if strings.HasSuffix(tc.path, "/models") {
+		if strings.Contains(tc.path, "/models") {
 			want = "GET"
 		}
 		assert.Equal(t, want, resp.Header.Get("Allow"), "%s: a 405 says which method to use", why)
@@ -112,6 +142,8 @@ func sendBad(t *testing.T, c *http.Client, base string, tc badCase) {
 	assert.ElementsMatch(t, []string{"message", "type", "param", "code"}, errorKeys(e), "%s: body %s", why, body)
 	msg, _ := e["message"].(string)
 	assert.NotEmpty(t, msg, "%s: the message says what is wrong", why)
+	assert.Contains(t, msg, tc.msg, why)
+	assert.NotEmpty(t, resp.Header.Get("X-Request-Id"), "%s: every answer has x-request-id", why)
 	assert.Equal(t, tc.typ, e["type"], why)
 	assert.Equal(t, nullable(tc.param), e["param"], why)
 	assert.Equal(t, nullable(tc.code), e["code"], why)
@@ -281,6 +313,16 @@ func TestModelsAndHealthz(t *testing.T) {
 			require.Len(t, list.Data, 1, "the fake serves one model")
 			assert.Equal(t, badModel, list.Data[0].ID, "the profile's model, not the default")
 			assert.Equal(t, "model", list.Data[0].Object)
+
+			// GET /v1/models/{id}: OpenAI's model object.
+			resp, err = tc.c.Get(tc.base + "/v1/models/" + badModel)
+			require.NoError(t, err)
+			var model map[string]any
+			err = json.NewDecoder(resp.Body).Decode(&model)
+			resp.Body.Close()
+			require.NoError(t, err)
+			assert.Equal(t, 200, resp.StatusCode)
+			assert.Equal(t, map[string]any{"id": badModel, "object": "model", "created": float64(0), "owned_by": "tailguard-fake"}, model)
 
 			resp, err = tc.c.Get(tc.base + "/healthz")
 			require.NoError(t, err)

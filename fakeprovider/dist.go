@@ -337,9 +337,9 @@ func (p *Part[T]) UnmarshalYAML(n *yaml.Node) error {
 		k, v := n.Content[i], n.Content[i+1]
 		switch k.Value {
 		case "weight":
-			w, err := strconv.ParseFloat(v.Value, 64)
+			w, err := parseProbability(v, "weight") // a fraction or a percentage
 			if err != nil {
-				return nodeErr(v, fmt.Sprintf("weight: %q is not a number", v.Value))
+				return err
 			}
 			p.Weight = w
 			continue

@@ -32,9 +32,11 @@ type Fake struct {
 
 	transport *httpmock.MockTransport
 
-	mu     sync.Mutex // guards served and closed; never held while waiting
-	served []Served
-	closed bool
+	mu      sync.Mutex // guards served, dropped and closed; never held while waiting
+	served  []Served   // a ring of at most p.ServedLimit entries once full
+	next    int        // where the next record goes when served is full
+	dropped int        // records overwritten
+	closed  bool
 }
 
 // Served is what happened to one request, as the fake saw it.
@@ -120,7 +122,8 @@ func (f *Fake) track() bool {
 }
 
 // Served returns a copy of what happened to each finished request, in
-// arrival order.
+// arrival order: the last Profile.ServedLimit requests to finish (100,000
+// by default); ServedDropped counts the older ones it no longer holds.
 func (f *Fake) Served() []Served {
 	f.mu.Lock()
 	out := slices.Clone(f.served)
@@ -131,16 +134,50 @@ func (f *Fake) Served() []Served {
 	return out
 }
 
+// ServedDropped returns how many finished requests Served no longer holds
+// because Profile.ServedLimit newer ones finished after them. GET
+// /fake/served reports it in the X-Fake-Served-Dropped header.
+func (f *Fake) ServedDropped() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.dropped
+}
+
 func (f *Fake) record(s Served) {
 	f.mu.Lock()
-	f.served = append(f.served, s)
+	if len(f.served) < f.p.ServedLimit {
+		f.served = append(f.served, s)
+	} else {
+		f.served[f.next] = s
+		f.next = (f.next + 1) % len(f.served)
+		f.dropped++
+	}
 	f.mu.Unlock()
 }
 
-// ServeHTTP answers POST /v1/chat/completions, GET /v1/models, GET /healthz
-// and GET /fake/served. Paths ending in /chat/completions or /models are
-// accepted under any prefix.
+// HeaderServedDropped is the header of GET /fake/served that counts the
+// requests no longer held (see ServedDropped).
+const HeaderServedDropped = "X-Fake-Served-Dropped"
+
+// ServeHTTP answers POST /v1/chat/completions, GET /v1/models,
+// GET /v1/models/{id}, GET /healthz and GET /fake/served. Paths ending in
+// /chat/completions or /models, or holding /models/, are accepted under any
+// prefix. Every answer carries x-request-id: the request's X-Request-ID
+// (at most 256 bytes; a longer one gets 400), else "req_fake_N", N counting
+// the requests the fake received from 0 (see the package doc, # Headers).
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := f.seq.Add(1) - 1
+	id := r.Header.Get("X-Request-ID")
+	if len(id) > maxRequestIDBytes {
+		w.Header().Set("X-Request-Id", generatedRequestID(n))
+		writeAPIError(w, badRequest("", "", "the X-Request-ID header is %d bytes; the limit is %d", len(id), maxRequestIDBytes))
+		return
+	}
+	if id == "" {
+		w.Header().Set("X-Request-Id", generatedRequestID(n))
+	} else {
+		w.Header().Set("X-Request-Id", id)
+	}
 	path := r.URL.Path
 	switch {
 	case strings.HasSuffix(path, "/chat/completions"):
@@ -148,24 +185,47 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			methodNotAllowed(w, http.MethodPost)
 			return
 		}
-		f.chat(w, r)
+		key := id
+		if key == "" {
+			key = "#" + strconv.FormatUint(n, 10)
+		}
+		f.chat(w, r, n+1, key)
 	case strings.HasSuffix(path, "/models"):
 		if r.Method != http.MethodGet {
 			methodNotAllowed(w, http.MethodGet)
 			return
 		}
-		writeJSON(w, map[string]any{"object": "list", "data": []map[string]any{{
-			"id": f.p.Model, "object": "model", "created": 0, "owned_by": "tailguard-fake",
-		}}})
+		writeJSON(w, map[string]any{"object": "list", "data": []any{f.modelObject()}})
+	case strings.Contains(path, "/models/"):
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, http.MethodGet)
+			return
+		}
+		_, model, _ := strings.Cut(path, "/models/")
+		if model != f.p.Model {
+			writeAPIError(w, modelNotFound(model))
+			return
+		}
+		writeJSON(w, f.modelObject())
 	case path == "/healthz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	case path == "/fake/served":
+		w.Header().Set(HeaderServedDropped, strconv.Itoa(f.ServedDropped()))
 		writeJSON(w, f.Served())
 	default:
 		writeAPIError(w, &apiError{status: http.StatusNotFound, typ: "invalid_request_error",
 			message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, path)})
 	}
+}
+
+// generatedRequestID is the x-request-id of the n-th request (from 0) when
+// the client sent none.
+func generatedRequestID(n uint64) string { return "req_fake_" + strconv.FormatUint(n, 10) }
+
+// modelObject is the served model as OpenAI lists it.
+func (f *Fake) modelObject() map[string]any {
+	return map[string]any{"id": f.p.Model, "object": "model", "created": 0, "owned_by": "tailguard-fake"}
 }
 
 func methodNotAllowed(w http.ResponseWriter, allow string) {
@@ -185,8 +245,9 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_, _ = w.Write(b)
 }
 
-// chat serves one chat completion.
-func (f *Fake) chat(w http.ResponseWriter, r *http.Request) {
+// chat serves one chat completion; seq identifies it to the dispatcher and
+// key is its trace ID.
+func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key string) {
 	req, aerr := parseRequest(r, f.p.Model)
 	if aerr != nil {
 		writeAPIError(w, aerr)
@@ -201,11 +262,7 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	seq := f.seq.Add(1)
-	key := r.Header.Get("X-Request-ID")
-	if key == "" {
-		key = "#" + strconv.FormatUint(seq-1, 10)
-	}
+	setRateLimitHeaders(w.Header(), req, 0)
 	a := &arrival{
 		seq:    seq,
 		at:     time.Now(),
@@ -242,8 +299,11 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request) {
 		sv.Fault, sv.Status = pl.fault, pl.status
 		e := faultError(pl.status)
 		w.Header().Set(HeaderInjected, injected(&sv))
+		if pl.status == http.StatusTooManyRequests || pl.status == http.StatusServiceUnavailable {
+			setRetryAfter(w.Header(), f.p.Faults.RetryAfter)
+		}
 		if pl.status == http.StatusTooManyRequests {
-			w.Header().Set("Retry-After", strconv.Itoa(int((f.p.Faults.RetryAfter+time.Second-1)/time.Second)))
+			setRateLimitHeaders(w.Header(), req, f.p.Faults.RetryAfter)
 		}
 		f.record(sv)
 		writeAPIError(w, e)

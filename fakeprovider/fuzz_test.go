@@ -90,6 +90,8 @@ func FuzzChatRequest(f *testing.F) {
 		`{"model":"fake-model","messages":[{"content":"hi"}]}`,
 		`{"model":"fake-model","messages":[]}`,
 		`{"model":"other","messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"fake-model","messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":true}}`,
+		`{"model":"fake-model","messages":[{"role":"user","content":"hi"}],"stream":true,"n":2}`,
 		`{"model":"","messages":[{"role":"user","content":"hi"}]}`,
 		`{"model":"fake-model","messages":[{"role":"user","content":"hi"}],"stream":"yes"}`,
 		`{"model":"fake-model","messages":[`,
@@ -111,7 +113,7 @@ func FuzzChatRequest(f *testing.F) {
 		switch rec.Code {
 		case http.StatusOK:
 			checkAnswer(t, rec.Header().Get("Content-Type"), out)
-		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		case http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge: // 404: model_not_found
 			var e struct {
 				Error *struct {
 					Message string  `json:"message"`
@@ -124,7 +126,7 @@ func FuzzChatRequest(f *testing.F) {
 				t.Fatalf("status %d with a body that is not an OpenAI error (%v): %s", rec.Code, err, out)
 			}
 		default:
-			t.Fatalf("status %d, want 200, 400 or 413; body %s", rec.Code, out)
+			t.Fatalf("status %d, want 200, 400, 404 or 413; body %s", rec.Code, out)
 		}
 	})
 }

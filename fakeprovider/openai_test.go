@@ -60,7 +60,7 @@ func chatParams(maxTokens, maxCompletion int64) openai.ChatCompletionNewParams {
 }
 
 // unstreamed returns p without stream_options, which OpenAI allows only on
-// streamed requests (the fake does not check).
+// streamed requests (the fake refuses it too).
 func unstreamed(p openai.ChatCompletionNewParams) openai.ChatCompletionNewParams {
 	p.StreamOptions = openai.ChatCompletionStreamOptionsParam{}
 	return p
@@ -370,4 +370,39 @@ func TestOpenAIErrorStatus(t *testing.T) {
 			})
 		})
 	}
+}
+
+// What openai-go sees of the fake's refusals: a 404 for a model it does
+// not serve, with OpenAI's code, and the in-band error event as an error.
+func TestOpenAIModelNotFoundAndErrorEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := fakeprovider.New(fakeprovider.Profile{
+			Script: []fakeprovider.ScriptEntry{{ID: "event", Fault: fakeprovider.FaultErrorEvent, AfterToken: 2}},
+		})
+		t.Cleanup(f.Close)
+		c := newOpenAIClient("http://fake/v1", f.Client())
+
+		p := unstreamed(chatParams(0, 0))
+		p.Model = "gpt-4o"
+		_, err := c.Chat.Completions.New(context.Background(), p)
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound || apiErr.Code != "model_not_found" ||
+			apiErr.Message != "The model `gpt-4o` does not exist or you do not have access to it." {
+			t.Errorf("unknown model: %v, want a 404 *openai.Error with code model_not_found and OpenAI's message", err)
+		}
+
+		stream := c.Chat.Completions.NewStreaming(context.Background(), chatParams(0, 0), option.WithHeader("X-Request-ID", "event"))
+		chunks := 0
+		for stream.Next() {
+			chunks++
+		}
+		_ = stream.Close()
+		// openai-go raises a data: {"error":...} event as an error.
+		if err := stream.Err(); err == nil || !strings.Contains(err.Error(), "error_event") {
+			t.Errorf("error event: stream error %v after %d chunks, want the injected error", err, chunks)
+		}
+		if chunks != 3 {
+			t.Errorf("error event: %d chunks before the error, want 3 (the role chunk, then 2 tokens)", chunks)
+		}
+	})
 }

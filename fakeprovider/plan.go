@@ -16,7 +16,7 @@ type plan struct {
 
 	fault      string // one of the Fault* names, or ""
 	status     int    // HTTP error status to answer at arrival; 0 for 200
-	faultAfter int    // tokens before a disconnect or malformed chunk
+	faultAfter int    // tokens before a disconnect, malformed chunk or error event
 
 	ttft       time.Duration // base TTFT draw
 	prefill    time.Duration // per 1k prompt tokens
@@ -70,7 +70,7 @@ func newPlan(p *Profile, key string) *plan {
 	}{
 		{f.HTTP529, FaultHTTP529, 529}, {f.HTTP429, FaultHTTP429, 429}, {f.HTTP500, FaultHTTP500, 500},
 		{f.HTTP503, FaultHTTP503, 503}, {f.Empty, FaultEmpty, 0}, {f.Disconnect, FaultDisconnect, 0},
-		{f.Malformed, FaultMalformed, 0},
+		{f.Malformed, FaultMalformed, 0}, {f.ErrorEvent, FaultErrorEvent, 0},
 	} {
 		if u < c.prob {
 			pl.fault, pl.status = c.fault, c.status
@@ -130,7 +130,7 @@ func (pl *plan) apply(s *ScriptEntry) {
 	switch s.Fault {
 	case "none":
 		pl.fault, pl.status = FaultNone, 0
-	case FaultEmpty, FaultDisconnect, FaultMalformed:
+	case FaultEmpty, FaultDisconnect, FaultMalformed, FaultErrorEvent:
 		pl.fault, pl.status, pl.faultAfter = s.Fault, 0, s.AfterToken
 	}
 	if s.Status != 0 {

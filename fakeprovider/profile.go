@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,7 +68,15 @@ type Profile struct {
 	Faults      Faults      `yaml:"faults"`
 	// Script forces events on chosen requests, for deterministic tests.
 	Script []ScriptEntry `yaml:"script"`
+
+	// ServedLimit is how many finished requests Served keeps: the most
+	// recent ones; older ones are dropped and counted by ServedDropped, so a
+	// long-running fake's memory stays bounded. Default 100,000.
+	ServedLimit int `yaml:"served_limit"`
 }
+
+// defaultServedLimit is Profile.ServedLimit's default.
+const defaultServedLimit = 100_000
 
 // ColdStart is scale to zero: after AfterIdle with no request in flight or
 // queued, the next request waits Duration for the model to load, and every
@@ -148,8 +159,14 @@ type Faults struct {
 	Disconnect float64 `yaml:"disconnect"`
 	// Malformed sends a chunk that is not valid JSON after AfterToken tokens.
 	Malformed float64 `yaml:"malformed"`
-	// AfterToken is where a disconnect or malformed chunk happens. Default 0:
-	// before the first token.
+	// ErrorEvent ends a stream with an in-band error after AfterToken
+	// tokens, as vLLM does when generation fails mid-stream: the event
+	// data: {"error":{"message":...,"type":"InternalServerError","param":null,"code":500}}
+	// then data: [DONE], with no finish_reason. A request that does not
+	// stream gets HTTP 500 at that point instead.
+	ErrorEvent float64 `yaml:"error_event"`
+	// AfterToken is where a disconnect, malformed chunk or error event
+	// happens. Default 0: before the first token.
 	AfterToken int `yaml:"after_token"`
 	// RetryAfter is the Retry-After of a 429. Default 1s.
 	RetryAfter time.Duration `yaml:"retry_after"`
@@ -173,10 +190,10 @@ type ScriptEntry struct {
 	Stall *ScriptStall `yaml:"stall"`
 	// Status answers with this HTTP error status (400-599) at arrival.
 	Status int `yaml:"status"`
-	// Fault forces "empty", "disconnect", "malformed" or "none" (no random
-	// fault).
+	// Fault forces "empty", "disconnect", "malformed", "error_event" or
+	// "none" (no random fault).
 	Fault string `yaml:"fault"`
-	// AfterToken places a disconnect or malformed chunk.
+	// AfterToken places a disconnect, malformed chunk or error event.
 	AfterToken int `yaml:"after_token"`
 	// Tokens forces the answer length (before max_tokens).
 	Tokens int `yaml:"tokens"`
@@ -198,6 +215,7 @@ const (
 	FaultEmpty      = "empty"
 	FaultDisconnect = "disconnect"
 	FaultMalformed  = "malformed"
+	FaultErrorEvent = "error_event"
 	FaultStall      = "stall"
 )
 
@@ -240,6 +258,9 @@ func (p Profile) Validate() error {
 	if p.SlotsPerReplica < 0 {
 		return ferr("slots_per_replica", "negative (%d)", p.SlotsPerReplica)
 	}
+	if p.ServedLimit < 0 {
+		return ferr("served_limit", "negative (%d)", p.ServedLimit)
+	}
 	if !(p.SlowdownPerInflight >= 0 && p.SlowdownPerInflight <= 100) {
 		return ferr("slowdown_per_inflight", "%v is outside [0, 100]", p.SlowdownPerInflight)
 	}
@@ -274,7 +295,7 @@ func (p Profile) Validate() error {
 	}{
 		{"faults.http_529", f.HTTP529}, {"faults.http_429", f.HTTP429}, {"faults.http_500", f.HTTP500},
 		{"faults.http_503", f.HTTP503}, {"faults.empty", f.Empty}, {"faults.disconnect", f.Disconnect},
-		{"faults.malformed", f.Malformed},
+		{"faults.malformed", f.Malformed}, {"faults.error_event", f.ErrorEvent},
 	} {
 		if err := probability(x.path, x.v); err != nil {
 			return err
@@ -311,9 +332,9 @@ func (p Profile) Validate() error {
 			return ferr(path+".tokens", "negative (%d)", s.Tokens)
 		}
 		switch s.Fault {
-		case "", "none", FaultEmpty, FaultDisconnect, FaultMalformed:
+		case "", "none", FaultEmpty, FaultDisconnect, FaultMalformed, FaultErrorEvent:
 		default:
-			return ferr(path+".fault", "unknown fault %q (want empty, disconnect, malformed or none)", s.Fault)
+			return ferr(path+".fault", "unknown fault %q (want empty, disconnect, malformed, error_event or none)", s.Fault)
 		}
 	}
 	return nil
@@ -362,14 +383,26 @@ func (p Profile) withDefaults() Profile {
 	if p.Faults.RetryAfter == 0 {
 		p.Faults.RetryAfter = time.Second
 	}
+	if p.ServedLimit == 0 {
+		p.ServedLimit = defaultServedLimit
+	}
 	return p
 }
 
+// maxProfileBytes is the largest profile ParseProfile and LoadProfile
+// read: 1 MiB.
+const maxProfileBytes = 1 << 20
+
 // ParseProfile decodes a YAML profile strictly: an unknown key, a negative
-// duration, a probability outside [0,1] or a p99 below the median is an error
-// naming the field and its line.
+// duration, a probability outside [0,1] (a plain number is a fraction, a
+// number with % a percentage), a fraction where a whole number belongs or
+// a p99 below the median is an error naming the field and its line. A
+// profile larger than 1 MiB is an error.
 func ParseProfile(data []byte) (Profile, error) {
 	var p Profile
+	if len(data) > maxProfileBytes {
+		return p, fmt.Errorf("fakeprovider: profile is %d bytes, above the limit of %d (1 MiB)", len(data), maxProfileBytes)
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return p, errors.New("fakeprovider: profile is empty")
 	}
@@ -381,6 +414,13 @@ func ParseProfile(data []byte) (Profile, error) {
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return Profile{}, errors.New("fakeprovider: profile: more than one YAML document")
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err == nil {
+		// yaml decodes 1.9 into an int as 1: refuse it instead.
+		if err := wholeNumbers(&doc, reflect.TypeFor[Profile](), ""); err != nil {
+			return Profile{}, fmt.Errorf("fakeprovider: profile: %w", err)
+		}
 	}
 	if err := p.Validate(); err != nil {
 		var fe *fieldError
@@ -397,11 +437,20 @@ func ParseProfile(data []byte) (Profile, error) {
 	return p, nil
 }
 
-// LoadProfile reads and parses a YAML profile file.
+// LoadProfile reads and parses a YAML profile file (at most 1 MiB; see
+// ParseProfile).
 func LoadProfile(path string) (Profile, error) {
-	data, err := os.ReadFile(path)
+	file, err := os.Open(path)
 	if err != nil {
 		return Profile{}, fmt.Errorf("fakeprovider: %w", err)
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, maxProfileBytes+1))
+	if err != nil {
+		return Profile{}, fmt.Errorf("fakeprovider: %w", err)
+	}
+	if len(data) > maxProfileBytes {
+		return Profile{}, fmt.Errorf("fakeprovider: profile %s is larger than the limit of %d bytes (1 MiB)", path, maxProfileBytes)
 	}
 	p, err := ParseProfile(data)
 	if err != nil {
@@ -560,4 +609,161 @@ func lineOf(root *yaml.Node, path string) int {
 		}
 	}
 	return line
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// wholeNumbers checks that every integer field of t written in n is a
+// whole number: yaml would decode replicas: 1.9 as 1. Fields are matched by
+// their yaml tags; types decoded by hand (Dist, PrefixCache) have none and
+// check their own numbers.
+func wholeNumbers(n *yaml.Node, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := wholeNumbers(c, t, path); err != nil {
+				return err
+			}
+		}
+		return nil
+	case yaml.AliasNode:
+		if n.Alias != nil {
+			return wholeNumbers(n.Alias, t, path)
+		}
+		return nil
+	}
+	switch {
+	case t == durationType:
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			for j := range t.NumField() {
+				f := t.Field(j)
+				name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+				if name != key || name == "" || name == "-" {
+					continue
+				}
+				p := key
+				if path != "" {
+					p = path + "." + key
+				}
+				if err := wholeNumbers(n.Content[i+1], f.Type, p); err != nil {
+					return err
+				}
+			}
+		}
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		for i, e := range n.Content {
+			if err := wholeNumbers(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case n.Kind == yaml.ScalarNode && (t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64 || t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64):
+		if n.ShortTag() != "!!int" {
+			return fmt.Errorf("line %d: %s: %s is not a whole number", n.Line, path, n.Value)
+		}
+	}
+	return nil
+}
+
+// UnmarshalYAML decodes faults strictly, reading each probability as a
+// fraction or a percentage (see parseProbability).
+func (f *Faults) UnmarshalYAML(n *yaml.Node) error {
+	type plain Faults
+	n, err := withProbabilities(n, "faults", "http_529", "http_429", "http_500", "http_503", "empty", "disconnect", "malformed", "error_event")
+	if err != nil {
+		return err
+	}
+	return strictDecode(n, (*plain)(f), "faults", yamlKeys(reflect.TypeFor[Faults]())...)
+}
+
+// UnmarshalYAML decodes a stall strictly; probability is a fraction or a
+// percentage (see parseProbability).
+func (s *Stall) UnmarshalYAML(n *yaml.Node) error {
+	type plain Stall
+	n, err := withProbabilities(n, "stall", "probability")
+	if err != nil {
+		return err
+	}
+	return strictDecode(n, (*plain)(s), "stall", yamlKeys(reflect.TypeFor[Stall]())...)
+}
+
+// yamlKeys lists the yaml keys of a struct's fields.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
+
+// withProbabilities returns a copy of the mapping n whose values at keys
+// are plain fractions, read by parseProbability.
+func withProbabilities(n *yaml.Node, what string, keys ...string) (*yaml.Node, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, nodeErr(n, what+": want a map")
+	}
+	out := *n
+	out.Content = slices.Clone(n.Content)
+	for i := 0; i+1 < len(out.Content); i += 2 {
+		if !slices.Contains(keys, out.Content[i].Value) {
+			continue
+		}
+		v := out.Content[i+1]
+		f, err := parseProbability(v, "probability")
+		if err != nil {
+			return nil, err
+		}
+		out.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float",
+			Value: strconv.FormatFloat(f, 'g', -1, 64), Line: v.Line, Column: v.Column}
+	}
+	return &out, nil
+}
+
+// parseProbability reads a probability (or another share, named by noun)
+// as sloassert specs read percentages, with one difference: a plain number
+// is allowed and is a fraction in [0,1] (0.05); a number with % is a
+// percentage in [0%,100%] (5%). A plain number above 1 is an error that
+// says what to write.
+func parseProbability(n *yaml.Node, noun string) (float64, error) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, nodeErr(n, "want a "+noun+": a fraction such as 0.01 or a percentage such as 1%")
+	}
+	s := n.Value
+	if num, ok := strings.CutSuffix(s, "%"); ok {
+		pct, err := strconv.ParseFloat(num, 64)
+		if err != nil || math.IsNaN(pct) || math.IsInf(pct, 0) {
+			return 0, nodeErr(n, fmt.Sprintf("%q is not a percentage (write a number and %%, such as 1%%)", s))
+		}
+		if pct < 0 || pct > 100 {
+			return 0, nodeErr(n, fmt.Sprintf("%s is outside [0%%, 100%%]", s))
+		}
+		// Divide in decimal ("1.5e-2"), so 1.5% is exactly the float 0.015.
+		f, err := strconv.ParseFloat(num+"e-2", 64)
+		if err != nil {
+			f = pct / 100
+		}
+		return f, nil
+	}
+	var v float64
+	if t := n.ShortTag(); (t != "!!int" && t != "!!float") || n.Decode(&v) != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, nodeErr(n, fmt.Sprintf("%q is not a %s (write a fraction such as 0.01 or a percentage such as 1%%)", s, noun))
+	}
+	if v < 0 {
+		return 0, nodeErr(n, fmt.Sprintf("%s %s is negative", noun, s))
+	}
+	if v > 1 {
+		frac, err := strconv.ParseFloat(s+"e-2", 64)
+		if err != nil {
+			frac = v / 100
+		}
+		return 0, nodeErr(n, fmt.Sprintf("%s %s is above 1: a plain number is a fraction; write %s%% or %s",
+			noun, s, s, strconv.FormatFloat(frac, 'g', -1, 64)))
+	}
+	return v, nil
 }

@@ -173,11 +173,11 @@ func TestParseProfileErrors(t *testing.T) {
 			"the line of the key inside the second entry"},
 		{"negative count", "model: m\nseed: 3\noutput_tokens: -5\n", 3, "", "negative count -5",
 			"counts are never negative"},
-		{"stall.probability above 1", "stall:\n  probability: 1.5\n  duration: 1s\n", 2, "stall.probability", "probability 1.5 is outside [0,1]",
-			"a probability is a fraction, not a percentage"},
-		{"stall.probability NaN", "stall:\n  probability: .nan\n  duration: 1s\n", 2, "stall.probability", "probability NaN is outside [0,1]",
+		{"stall.probability above 1", "stall:\n  probability: 1.5\n  duration: 1s\n", 2, "stall.probability", "probability 1.5 is above 1: a plain number is a fraction; write 1.5% or 0.015",
+			"a plain number is a fraction; the hint says how to write a percentage"},
+		{"stall.probability NaN", "stall:\n  probability: .nan\n  duration: 1s\n", 2, "stall.probability", `".nan" is not a probability`,
 			"NaN compares false with every bound"},
-		{"faults.http_529 negative", "faults:\n  http_500: 0.1\n  http_529: -0.1\n", 3, "faults.http_529", "probability -0.1 is outside [0,1]",
+		{"faults.http_529 negative", "faults:\n  http_500: 0.1\n  http_529: -0.1\n", 3, "faults.http_529", "probability -0.1 is negative",
 			"negative probability"},
 		{"faults sum above 1", "model: m\nfaults:\n  http_529: 0.6\n  disconnect: 0.5\n", 2, "faults", "probabilities sum to 1.1, above 1",
 			"at most one fault hits a request"},
@@ -189,9 +189,9 @@ func TestParseProfileErrors(t *testing.T) {
 			"block style: the line of the map's first key"},
 		{"mixture weights not summing to 1", "model: m\nseed: 3\nttft: {dist: mixture, parts: [{weight: 0.5, value: 1s}, {weight: 0.4, value: 2s}]}\n", 3, "", "mixture weights sum to 0.9, not 1",
 			"weights are fractions of the whole"},
-		{"mixture weight above 1", "model: m\nseed: 3\nttft: {dist: mixture, parts: [{weight: 1.5, value: 1s}]}\n", 3, "", "weight 1.5 is outside (0,1]",
+		{"mixture weight above 1", "model: m\nseed: 3\nttft: {dist: mixture, parts: [{weight: 1.5, value: 1s}]}\n", 3, "ttft.parts[0].weight", "weight 1.5 is above 1: a plain number is a fraction; write 1.5% or 0.015",
 			"a single weight is a fraction too"},
-		{"mixture weight not a number", "itl:\n  dist: mixture\n  parts:\n    - weight: 0.5\n      value: 1s\n    - weight: half\n      value: 2s\n", 6, "", `"half" is not a number`,
+		{"mixture weight not a number", "itl:\n  dist: mixture\n  parts:\n    - weight: 0.5\n      value: 1s\n    - weight: half\n      value: 2s\n", 6, "itl.parts[1].weight", `"half" is not a weight`,
 			"the line of the second part's weight"},
 		{"mixture part with neither dist nor value", "model: m\nseed: 3\nttft: {dist: mixture, parts: [{weight: 0.5, value: 1s}, {weight: 0.5}]}\n", 3, "", "mixture part needs a dist or a value",
 			"a bare weight must not silently become a fixed 0"},
@@ -203,8 +203,36 @@ func TestParseProfileErrors(t *testing.T) {
 			"durations need a unit"},
 		{"duration without unit", "model: m\nseed: 3\nitl: 10\n", 3, "", `"10" is not a duration`,
 			"10 what? only 0 may omit the unit"},
-		{"percent probability", "stall:\n  probability: 5%\n  duration: 1s\n", 2, "", "cannot unmarshal !!str `5%` into float64",
-			"probabilities are fractions; 5% is not a number"},
+		{"percent probability above 100%", "stall:\n  probability: 150%\n  duration: 1s\n", 2, "stall.probability", "150% is outside [0%, 100%]",
+			"a percentage is at most 100%"},
+		{"percent not a number", "faults:\n  http_529: a%\n", 2, "faults.http_529", `"a%" is not a percentage`,
+			"% follows a number"},
+		{"plain 5 is not 5%", "faults:\n  http_529: 5\n", 2, "faults.http_529", "probability 5 is above 1: a plain number is a fraction; write 5% or 0.05",
+			"a plain number is a fraction; 5 is an error, not 5%"},
+		{"fractional replicas", "model: m\nreplicas: 1.9\n", 2, "replicas", "1.9 is not a whole number",
+			"yaml would truncate 1.9 to 1"},
+		{"fractional slots_per_replica", "slots_per_replica: 2.5\n", 1, "slots_per_replica", "2.5 is not a whole number",
+			"half a slot"},
+		{"fractional seed", "seed: 7.5\n", 1, "seed", "7.5 is not a whole number",
+			"a seed is an integer"},
+		{"fractional output_tokens", "output_tokens: 64.5\n", 1, "", `"64.5" is not a whole number`,
+			"a count (Dist[int])"},
+		{"fractional reasoning_tokens in a distribution", "reasoning_tokens: {dist: uniform, min: 1, max: 2.5}\n", 1, "", `"2.5" is not a whole number`,
+			"a distribution's counts too"},
+		{"fractional stall.after_token", "stall: {probability: 1%, after_token: 1.5, duration: 1s}\n", 1, "stall.after_token", "1.5 is not a whole number",
+			"inside a struct that decodes itself"},
+		{"fractional faults.after_token", "faults:\n  disconnect: 0.1\n  after_token: 3.0\n", 3, "faults.after_token", "3.0 is not a whole number",
+			"3.0 is written as a fraction"},
+		{"fractional script request", "script:\n  - {request: 0}\n  - {request: 1.5, status: 529}\n", 3, "script[1].request", "1.5 is not a whole number",
+			"an arrival index"},
+		{"fractional script status", "script:\n  - {request: 0, status: 529.9}\n", 2, "script[0].status", "529.9 is not a whole number",
+			"a status is an integer"},
+		{"fractional script tokens", "script:\n  - {request: 0, tokens: 1e3}\n", 2, "script[0].tokens", "1e3 is not a whole number",
+			"1e3 is a float in YAML"},
+		{"fractional script stall after_token", "script:\n  - {request: 0, stall: {after_token: 0.5, duration: 1s}}\n", 2, "script[0].stall.after_token", "0.5 is not a whole number",
+			"a pointer to a struct"},
+		{"fractional served_limit", "served_limit: 10.5\n", 1, "served_limit", "10.5 is not a whole number",
+			"a count of requests"},
 		{"percent count", "model: m\noutput_tokens: 50%\n", 2, "", `"50%" is not a whole number`,
 			"counts are whole numbers"},
 		{"fractional count", "model: m\nseed: 3\ntokens_per_chunk: 1.5\n", 3, "", `"1.5" is not a whole number`,
@@ -224,7 +252,7 @@ func TestParseProfileErrors(t *testing.T) {
 		{"script status 399", "script:\n  - {request: 0, status: 399}\n", 2, "script[0].status", "399 is not an HTTP error status",
 			"just below the range"},
 		{"unknown script fault", "script:\n  - {request: 0, fault: timeout}\n", 2, "script[0].fault", `unknown fault "timeout"`,
-			"only empty, disconnect, malformed or none"},
+			"only empty, disconnect, malformed, error_event or none"},
 		{"after_idle without duration", "model: m\ncold_start:\n  after_idle: 5m\n", 2, "cold_start.duration", "required when cold_start.after_idle",
 			"a cold start needs a load time"},
 		{"initial without duration", "model: m\nseed: 3\ncold_start: {initial: true}\n", 3, "cold_start.duration", "required when",
@@ -344,7 +372,7 @@ func TestValidate(t *testing.T) {
 		{"script after_token", Profile{Script: []ScriptEntry{{AfterToken: -1}}}, "script[0].after_token: negative (-1)", "fault position"},
 		{"script tokens", Profile{Script: []ScriptEntry{{Tokens: -1}}}, "script[0].tokens: negative (-1)", "answer length"},
 		{"script fault", Profile{Script: []ScriptEntry{{Fault: "http_529"}}},
-			`script[0].fault: unknown fault "http_529" (want empty, disconnect, malformed or none)`, "status faults are forced with status"},
+			`script[0].fault: unknown fault "http_529" (want empty, disconnect, malformed, error_event or none)`, "status faults are forced with status"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.p.Validate()
@@ -546,4 +574,56 @@ func TestParseProfileRejectsDuplicatesAndUnboundedFactors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Percentages carry %, as in sloassert specs; a plain number is a fraction.
+func TestParseProfilePercentages(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		yaml   string
+		get    func(Profile) float64
+		want   float64
+		reason string
+	}{
+		{"fault as a percentage", "faults: {http_529: 0.5%}\n", func(p Profile) float64 { return p.Faults.HTTP529 }, 0.005,
+			"0.5% is the fraction 0.005, divided in decimal so it is exactly that float"},
+		{"fault as a fraction", "faults: {http_529: 0.005}\n", func(p Profile) float64 { return p.Faults.HTTP529 }, 0.005,
+			"a plain number stays a fraction"},
+		{"error_event as a percentage", "faults: {error_event: 2%}\n", func(p Profile) float64 { return p.Faults.ErrorEvent }, 0.02,
+			"the new fault reads the same way"},
+		{"stall probability", "stall: {probability: 1%, duration: 1s}\n", func(p Profile) float64 { return p.Stall.Probability }, 0.01,
+			"stall.probability is a probability too"},
+		{"100%", "stall: {probability: 100%, duration: 1s}\n", func(p Profile) float64 { return p.Stall.Probability }, 1,
+			"the upper bound is allowed"},
+		{"plain 1", "faults: {empty: 1}\n", func(p Profile) float64 { return p.Faults.Empty }, 1,
+			"1 is the fraction 1, not 1%"},
+		{"mixture weight", "ttft: {dist: mixture, parts: [{weight: 90%, value: 1s}, {weight: 0.1, value: 2s}]}\n",
+			func(p Profile) float64 { return p.TTFT.Parts[0].Weight }, 0.9, "weights are shares as well"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := ParseProfile([]byte(tc.yaml))
+			require.NoError(t, err, tc.reason)
+			assert.Equal(t, tc.want, tc.get(p), tc.reason)
+		})
+	}
+}
+
+func TestProfileSizeLimit(t *testing.T) {
+	// A valid profile padded with a comment to one byte over 1 MiB.
+	big := []byte("model: m\n#" + strings.Repeat("x", maxProfileBytes-len("model: m\n#")) + "\n")
+	require.Equal(t, maxProfileBytes+1, len(big))
+	_, err := ParseProfile(big)
+	require.Error(t, err, "a profile over 1 MiB is refused before yaml reads it")
+	assert.Contains(t, err.Error(), "fakeprovider: profile is 1048577 bytes, above the limit of 1048576 (1 MiB)")
+
+	exact := slices.Concat(big[:len(big)-2], []byte("\n"))
+	require.Equal(t, maxProfileBytes, len(exact))
+	_, err = ParseProfile(exact)
+	require.NoError(t, err, "exactly 1 MiB is allowed")
+
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	require.NoError(t, os.WriteFile(path, big, 0o600))
+	_, err = LoadProfile(path)
+	require.Error(t, err, "LoadProfile stops reading after 1 MiB")
+	assert.Contains(t, err.Error(), "fakeprovider: profile "+path+" is larger than the limit of 1048576 bytes (1 MiB)")
 }

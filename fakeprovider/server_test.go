@@ -1,9 +1,11 @@
 package fakeprovider
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -111,6 +113,50 @@ func TestServedEndpoint(t *testing.T) {
 		}
 		if want[1].ID != "b" || want[1].Status != 529 || want[1].Fault != FaultHTTP529 || want[1].Index != 1 {
 			t.Errorf("b: %+v", want[1])
+		}
+	})
+}
+
+// A Server gives a client bodyTimeout to send its body (then 408), and
+// lifts that deadline once the body is in: a stream may last far longer.
+// Real sockets run on the real clock; the timeout is 100 ms here (30 s in
+// StartServer).
+func TestServerBodyTimeout(t *testing.T) {
+	f := mustNew(t, Profile{TTFT: Fixed(time.Duration(0)), ITL: Fixed(50 * time.Millisecond), OutputTokens: Fixed(6)})
+	srv, err := startServer(f, "127.0.0.1:0", 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	t.Run("slow body gets 408", func(t *testing.T) {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		// Headers promise 100 bytes; one arrives, the rest never do.
+		_, err = io.WriteString(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: fake\r\nContent-Length: 100\r\n\r\n{")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second)) // only a guard against a hang
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("no answer to a stalled body: %v", err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "did not arrive in time") {
+			t.Errorf("status %d body %s, want 408 saying the body did not arrive in time", resp.StatusCode, b)
+		}
+	})
+	t.Run("stream outlives the body deadline", func(t *testing.T) {
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		// 6 tokens 50 ms apart: 250 ms of stream, past the 100 ms deadline.
+		r := do(t, &http.Client{Transport: tr}, srv.URL, reqOpts{id: "long"})
+		if r.readErr != nil || r.tokens != 6 || !r.sawDone {
+			t.Errorf("%d tokens, done %v, err %v; want all 6 and [DONE]", r.tokens, r.sawDone, r.readErr)
 		}
 	})
 }

@@ -23,6 +23,7 @@ type session struct {
 	buf    []byte
 	prefix []byte // `data: {"id":...,"choices":[`
 	suffix []byte // `}\n\n` or `,"usage":null}\n\n`
+	timer  *time.Timer
 }
 
 var (
@@ -69,7 +70,8 @@ func (s *session) run(ctx context.Context) {
 		content, finish = c-reasoning, "length"
 	}
 	if pl.fault == FaultEmpty {
-		reasoning, content = 0, 0
+		// An empty answer that ends normally: nothing hit the cap.
+		reasoning, content, finish = 0, 0, "stop"
 	}
 	total := reasoning + content
 
@@ -105,8 +107,13 @@ func (s *session) run(ctx context.Context) {
 		s.flush()
 		s.initChunks()
 	}
+	defer func() {
+		if s.timer != nil {
+			s.timer.Stop()
+		}
+	}()
 	faultAt := -1
-	if pl.fault == FaultDisconnect || pl.fault == FaultMalformed {
+	if pl.fault == FaultDisconnect || pl.fault == FaultMalformed || pl.fault == FaultErrorEvent {
 		faultAt = min(pl.faultAfter, total)
 	}
 	stallAt := -1
@@ -126,9 +133,14 @@ func (s *session) run(ctx context.Context) {
 			if !s.sleep(ctx, t) {
 				return false
 			}
-			if pl.fault == FaultDisconnect {
+			switch pl.fault {
+			case FaultDisconnect:
 				s.release()
 				panic(http.ErrAbortHandler)
+			case FaultErrorEvent:
+				s.release()
+				s.errorEvent(sent)
+				return false
 			}
 			if req.stream && !s.write([]byte("data: {\"id\":\"chatcmpl-broken\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"tr\n\n")) {
 				return false
@@ -228,6 +240,24 @@ func injected(sv *Served) string {
 	return strings.Join(parts, ",")
 }
 
+// errorEvent ends the request with an in-band error after sent tokens, as
+// vLLM does when generation fails mid-stream: one event
+// data: {"error":{"message":...,"type":"InternalServerError","param":null,"code":500}}
+// then data: [DONE]. A request that does not stream gets HTTP 500 with
+// OpenAI's error body instead (its header was not sent yet).
+func (s *session) errorEvent(sent int) {
+	msg := "fakeprovider: injected error_event: generation failed after " + strconv.Itoa(sent) + " tokens"
+	if !s.req.stream {
+		s.sv.Status = http.StatusInternalServerError
+		writeAPIError(s.w, &apiError{status: http.StatusInternalServerError, typ: "server_error", message: msg})
+		return
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": msg, "type": "InternalServerError", "param": nil, "code": http.StatusInternalServerError,
+	}})
+	s.write(append(append(append([]byte("data: "), b...), "\n\n"...), "data: [DONE]\n\n"...))
+}
+
 // sleep waits until t; false when the request ended first.
 func (s *session) sleep(ctx context.Context, t time.Time) bool {
 	d := time.Until(t)
@@ -238,8 +268,13 @@ func (s *session) sleep(ctx context.Context, t time.Time) bool {
 		}
 		return true
 	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
+	// One timer per request: a stream sleeps once per event.
+	if s.timer == nil {
+		s.timer = time.NewTimer(d)
+	} else {
+		s.timer.Reset(d)
+	}
+	tm := s.timer
 	select {
 	case <-tm.C:
 		return true
