@@ -6,7 +6,10 @@
 //	go run ./fakeprovider/cmd/fakellm -profile my.yaml -addr 127.0.0.1:9000 -seed 3
 //
 // It prints the base URL (OpenAI clients take URL+"/v1") and stops cleanly on
-// SIGINT or SIGTERM. It binds to loopback unless -addr says otherwise.
+// SIGINT or SIGTERM. It binds to loopback unless -addr says otherwise; an
+// -addr without a host or a port (an unset variable, most likely) is an
+// error, as is a -seed below -1. Errors exit with status 2; -h prints the
+// usage and exits 0.
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -23,9 +27,18 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "fakellm:", err)
-		os.Exit(2)
+	os.Exit(exitCode(run(os.Args[1:], os.Stdout, os.Stderr, nil), os.Stderr))
+}
+
+// exitCode reports err on stderr and returns the exit status: 0 for none
+// or for -h (the usage was printed), 2 otherwise.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	default:
+		fmt.Fprintln(stderr, "fakellm:", err)
+		return 2
 	}
 }
 
@@ -33,15 +46,21 @@ func main() {
 func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) error {
 	fs := flag.NewFlagSet("fakellm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address (host:port); loopback unless you need otherwise")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address (host:port); loopback unless you need otherwise; give the host (0.0.0.0 for every interface)")
 	profile := fs.String("profile", "", "YAML profile file")
 	preset := fs.String("preset", "", "preset name: "+strings.Join(fakeprovider.Presets(), ", "))
-	seed := fs.Int64("seed", -1, "random seed (default: the profile's)")
+	seed := fs.Int64("seed", -1, "random seed, >= 0 (-1: the profile's)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return err // the flag package has printed what is wrong (or the usage, for -h)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkAddr(*addr); err != nil {
+		return err
+	}
+	if *seed < -1 {
+		return fmt.Errorf("-seed %d: want a seed >= 0, or -1 for the profile's", *seed)
 	}
 	var p fakeprovider.Profile
 	var err error
@@ -78,6 +97,26 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) error {
 	case s := <-sig:
 		fmt.Fprintf(stdout, "fakellm: %v: stopping\n", s)
 	case <-stop:
+	}
+	return nil
+}
+
+// checkAddr refuses a listen address that is most likely an unset variable
+// (-addr "$ADDR" or -addr ":$PORT"): net.Listen would read an empty host as
+// every interface and an empty port as a random one.
+func checkAddr(addr string) error {
+	if addr == "" {
+		return errors.New(`-addr is empty (an unset variable?): give host:port, e.g. 127.0.0.1:8080; fakellm never listens on every interface unless the host says so`)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-addr %q: want host:port, e.g. 127.0.0.1:8080: %w", addr, err)
+	}
+	if host == "" {
+		return fmt.Errorf("-addr %q has no host (an unset variable?): write 127.0.0.1%s for loopback or 0.0.0.0%s for every interface", addr, addr, addr)
+	}
+	if port == "" {
+		return fmt.Errorf("-addr %q has no port (an unset variable?): write %s8080, or %s0 for a free port", addr, addr, addr)
 	}
 	return nil
 }

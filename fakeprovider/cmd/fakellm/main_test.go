@@ -72,11 +72,45 @@ func TestBadFlags(t *testing.T) {
 		{"missing file", []string{"-profile", "nope.yaml"}, "nope.yaml"},
 		{"stray argument", []string{"-profile", profile, "extra"}, `unexpected argument "extra"`},
 		{"address in use or bad", []string{"-profile", profile, "-addr", "256.0.0.1:1"}, "listen on 256.0.0.1:1"},
+		{"empty address", []string{"-profile", profile, "-addr", ""}, "-addr is empty (an unset variable?)"},
+		{"no host", []string{"-profile", profile, "-addr", ":8080"}, `-addr ":8080" has no host`},
+		{"no port", []string{"-profile", profile, "-addr", "127.0.0.1:"}, `-addr "127.0.0.1:" has no port`},
+		{"only a colon", []string{"-profile", profile, "-addr", ":"}, `-addr ":" has no host`},
+		{"no colon", []string{"-profile", profile, "-addr", "localhost"}, `-addr "localhost": want host:port`},
+		{"seed below -1", []string{"-profile", profile, "-seed", "-2"}, "-seed -2: want a seed >= 0, or -1 for the profile's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			var stderr strings.Builder
 			err := run(tc.args, io.Discard, io.Discard, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want it to contain %q", err, tc.want)
+			}
+			if code := exitCode(err, &stderr); code != 2 || !strings.HasPrefix(stderr.String(), "fakellm: ") {
+				t.Errorf("exit %d, stderr %q; want 2 and the error", code, stderr.String())
+			}
+		})
+	}
+}
+
+// -h prints the usage and exits 0; an unknown flag exits 2.
+func TestHelpAndFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string // what the output must hold
+		reason string
+	}{
+		{"-h", []string{"-h"}, 0, "Usage of fakellm:", "asking for help is not an error"},
+		{"-help", []string{"-help"}, 0, "-preset string", "the usage lists every flag"},
+		{"unknown flag", []string{"-port", "8080"}, 2, "flag provided but not defined: -port", "a typo is"},
+		{"bad seed", []string{"-seed", "x"}, 2, `invalid value "x" for flag -seed`, "not a number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr strings.Builder
+			code := exitCode(run(tc.args, io.Discard, &stderr, nil), &stderr)
+			if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("%s: exit %d, stderr %q; want %d and %q", tc.reason, code, stderr.String(), tc.code, tc.stderr)
 			}
 		})
 	}
