@@ -53,6 +53,22 @@ type Record struct {
 	// MaxTokens is the cap sent (0: none).
 	MaxTokens int `json:"max_tokens,omitempty"`
 
+	// OpenLoop marks a request sent by an OpenLoop on its schedule: only
+	// then are Scheduled, StartDelay and FromSchedule meaningful (a
+	// closed-loop request has no schedule to be late for).
+	OpenLoop bool `json:"open_loop,omitempty"`
+	// Scheduled is when the request was due to be sent, as an offset from
+	// the run's start (Result.Start).
+	Scheduled time.Duration `json:"scheduled_ns,omitempty"`
+	// StartDelay is how much later than Scheduled the request was sent
+	// (waiting for a free slot under OpenLoop.MaxInFlight, or a busy
+	// client); 0 when on time.
+	StartDelay time.Duration `json:"start_delay_ns,omitempty"`
+	// FromSchedule is the time from the scheduled send to the end of the
+	// response: StartDelay + Total. A wait the client imposed on itself
+	// counts here, so coordinated omission cannot hide a stall.
+	FromSchedule time.Duration `json:"from_schedule_ns,omitempty"`
+
 	// Start is the wall-clock time the request was sent.
 	Start time.Time `json:"start"`
 	// DNS, Connect and TLS are connection setup (0 on a reused connection).
