@@ -12,12 +12,41 @@
 // # API
 //
 // POST /v1/chat/completions (stream true or false, stream_options.include_usage,
-// max_tokens, max_completion_tokens), GET /v1/models, GET /healthz, and
-// GET /fake/served (what happened to each request, as JSON). A stream sends a
-// role chunk with the first token, token chunks with delta.content or
-// delta.reasoning_content, a chunk with finish_reason ("stop" or "length"),
-// a usage chunk when asked, then "data: [DONE]". Errors carry OpenAI's error
-// body. Bad requests get 400 (413 for a body over 8 MiB).
+// max_tokens, max_completion_tokens), GET /v1/models, GET /v1/models/{id},
+// GET /healthz, and GET /fake/served (what happened to each request, as
+// JSON). A stream sends a role chunk with the first token, token chunks
+// with delta.content or delta.reasoning_content, a chunk with finish_reason
+// ("stop" or "length"; an empty stream says "stop"), a usage chunk when
+// asked, then "data: [DONE]". Errors carry OpenAI's error body. Bad
+// requests get 400: among them stream_options without stream, as OpenAI
+// answers, and what the fake cannot honour rather than silently ignore
+// (n other than 1, logprobs true, top_logprobs). A model other than the
+// profile's gets OpenAI's 404 with code model_not_found, so SDKs raise their
+// not-found error. A body over 8 MiB gets 413. Other sampling fields
+// (temperature, top_p, seed, stop, tools, ...) are accepted and change
+// nothing: the fake's answers are latency, not text.
+//
+// # Headers
+//
+// Every answer carries x-request-id: the client's X-Request-ID, or
+// "req_fake_N" without one, N counting the requests the fake received from
+// 0 (such a chat request's trace ID is "#N"). An X-Request-ID over 256
+// bytes gets 400. Chat answers carry OpenAI's rate-limit headers for a
+// fixed quota the fake never enforces: x-ratelimit-limit-requests 10000
+// and x-ratelimit-limit-tokens 10000000 (per minute);
+// x-ratelimit-remaining-requests 9999 and x-ratelimit-reset-requests 6ms
+// (a minute's share of one request); x-ratelimit-remaining-tokens the limit
+// less the request's prompt tokens and max_tokens, and
+// x-ratelimit-reset-tokens their share of a minute (OpenAI charges both up
+// front). A 429 says 0 requests remain until faults.retry_after. A 429 or
+// 503 carries Retry-After (faults.retry_after in whole seconds, rounded
+// up) and retry-after-ms; a 529, like Anthropic's, carries neither.
+// X-Fake-Injected names what was injected (see HeaderInjected); GET
+// /fake/served carries X-Fake-Served-Dropped (see Fake.ServedDropped).
+//
+// Over a real socket (NewServer, StartServer, fakellm) headers must arrive
+// within 10 s and the body within 30 s more (then 408); the body deadline
+// is lifted once the body is in, so a stream may last as long as it must.
 //
 // # Timing
 //
@@ -49,8 +78,9 @@
 // Every random draw comes from (Profile.Seed, request key), the key being the
 // request's X-Request-ID header (the harness's trace ID), so concurrency and
 // goroutine order do not change outcomes: the same seed and trace IDs give
-// the same timings and faults. Without the header the key is the arrival
-// count ("#N"), which is deterministic only for sequential clients. One
+// the same timings and faults. Without the header the key is "#N", N
+// counting the requests of any kind the fake received from 0, which is
+// deterministic only for sequential clients. One
 // dispatcher goroutine owns the shared state (slots, queue, warm/cold, prefix
 // cache); arrivals at the same instant are ordered by trace ID. Script
 // entries select requests by trace ID or by arrival index (from 0).
@@ -60,6 +90,35 @@
 // Each request suffers at most one of: HTTP 529 (overloaded), 429 with
 // Retry-After, 500, 503 (all answered at arrival, with OpenAI's error body),
 // an empty 200 stream, a disconnect after k tokens (the connection drops,
-// no [DONE]), or a malformed chunk after k tokens. Stalls are drawn apart
-// from faults. Served reports what was injected into each request.
+// no [DONE]), a malformed chunk after k tokens, or an in-band error event
+// after k tokens (error_event). Stalls are drawn apart from faults. Served
+// reports what was injected into each request.
+//
+// The error event is what vLLM sends when generation fails mid-stream: one
+// event data: {"error":{"message":"...","type":"InternalServerError","param":null,"code":500}}
+// (code is the HTTP status, a number, as vLLM writes it), then
+// "data: [DONE]", with no finish_reason and no usage. OpenAI's SDKs raise
+// it as an error. A request that does not stream gets HTTP 500 with
+// OpenAI's error body at that point instead.
+//
+// # Profile units
+//
+// Probabilities (faults.*, stall.probability) and mixture weights are
+// written as a plain number, a fraction in [0,1] (0.005), or as a
+// percentage with % (0.5%), read in decimal so 0.5% is exactly 0.005. A
+// plain number above 1 is an error that says what to write ("write 5% or
+// 0.05"), so a percentage is never mistaken for a fraction. sloassert specs
+// take percentages only; profiles take both because a fraction is what the
+// Go fields hold. Whole-number keys (seed, replicas, slots_per_replica,
+// output_tokens, tokens_per_chunk, reasoning_tokens, after_token,
+// served_limit, and a script entry's request, status, tokens and
+// after_token) refuse fractions such as 1.9 or 1e3 rather than truncate
+// them; durations carry a unit (250ms). Every such error names the field's
+// path and line. A profile is at most 1 MiB.
+//
+// # Memory
+//
+// Served keeps the last Profile.ServedLimit requests (100,000 by default)
+// and counts the ones it dropped (ServedDropped), so a fakellm left
+// running does not grow without bound.
 package fakeprovider

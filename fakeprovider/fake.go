@@ -41,7 +41,8 @@ type Fake struct {
 
 // Served is what happened to one request, as the fake saw it.
 type Served struct {
-	// ID is the request's trace ID (its X-Request-ID; "#N" when absent).
+	// ID is the request's trace ID (its X-Request-ID; "#N" when absent, N
+	// counting every request the fake received from 0).
 	ID string `json:"id"`
 	// Index is the arrival index, from 0 (same-instant arrivals ordered by ID).
 	Index int `json:"index"`
@@ -59,7 +60,8 @@ type Served struct {
 	CachedTokens int  `json:"cached_tokens"`
 	// Fault names what was injected: "http_529", "http_429", "http_500",
 	// "http_503" (or http_N from a script), "empty", "disconnect",
-	// "malformed", "stall", joined by "+" when several; "" for none.
+	// "malformed", "error_event", "stall", joined by "+" when several; ""
+	// for none.
 	Fault string `json:"fault"`
 	// Stall is the injected stall's length.
 	Stall time.Duration `json:"stall_ns"`

@@ -22,7 +22,8 @@ import (
 // valid fast provider: every unset field takes the default its comment gives.
 // In YAML the keys are the ones shown in the yaml tags; decoding is strict.
 type Profile struct {
-	// Model is the model ID served; requests naming another model get 400.
+	// Model is the model ID served; requests naming another model get 404
+	// (model_not_found).
 	// Default "fake-model".
 	Model string `yaml:"model"`
 	// Seed seeds every random draw. Each request's draws come from (Seed,
