@@ -59,6 +59,7 @@ type options struct {
 	mode         mode
 	confidence   float64 // of Demonstrate/Refute, and of the interval shown
 	split        string  // how Sequential split the confidence, for the report
+	window       time.Duration
 }
 
 type mode int
@@ -99,6 +100,14 @@ func Demonstrate(confidence float64) Option {
 func Refute(confidence float64) Option {
 	return func(o *options) { o.mode, o.confidence = modeRefute, confidence }
 }
+
+// PerWindow judges the objective on every window of length d of the run
+// (latencytest.Result.Windows: a 48-hour soak in 6-hour windows gives 8),
+// for drift over time: it passes only when every window passes, and the
+// row names the worst window and lists each window's figure. Each window
+// is judged on its own requests, with every rule (sample size, interval)
+// applied per window. A d that is not positive fails the objective.
+func PerWindow(d time.Duration) Option { return func(o *options) { o.window = d } }
 
 // Confidence sets the confidence of the interval shown for a quantile
 // under the point policy (default DefaultConfidence), without changing
@@ -201,6 +210,11 @@ type Outcome struct {
 	// Note explains a verdict that is not a plain comparison: too few
 	// samples, a confidence bound, NaN, a partial run.
 	Note string
+
+	// severity orders outcomes of one objective (PerWindow's worst window):
+	// observed over budget for latencies, the rate over its limit, +Inf
+	// for a failed value.
+	severity float64
 }
 
 func (o *Outcome) addNote(s string) {
@@ -400,6 +414,58 @@ func NoCacheHits() Objective {
 		}
 		return out
 	}}
+}
+
+// MaxColdStart is the objective "no cold start took longer than budget to
+// its first token": the max of latencytest.Result.ColdStarts (every
+// warm-up request, the run's first request, and each request sent after an
+// idle gap of latencytest.DefaultIdleGap), judged on its own rather than
+// hidden with the warm-up or averaged into steady state. A run with no
+// candidate (no warm-up, no idle gap) has nothing to judge and fails; a
+// failed candidate fails it.
+func MaxColdStart(budget time.Duration) Objective {
+	name := fmt.Sprintf("cold start ttft <= %s", latencytest.FormatDuration(budget))
+	return Objective{Name: name, judge: func(r *latencytest.Result, _ options) Outcome {
+		s := r.ColdStarts()
+		out := Outcome{Objective: name, Budget: latencytest.FormatDuration(budget), Observed: "-"}
+		switch {
+		case budget <= 0:
+			out.Note = fmt.Sprintf("budget %v is not positive", budget)
+			return out
+		case len(s) == 0:
+			out.Observed, out.Note = "no data", fmt.Sprintf("no cold-start candidate: no warm-up request and no idle gap of %v", latencytest.DefaultIdleGap)
+			return out
+		}
+		v := s.Max()
+		out.Observed = latencytest.FormatDuration(v)
+		out.Margin = margin(v, budget)
+		out.OK = v <= budget
+		out.severity = ratioOf(v, budget)
+		ids := r.ColdStartIDs(latencytest.DefaultIdleGap)
+		slow := 0
+		var worst []string
+		for i, d := range s {
+			if d > budget {
+				slow++
+				if len(worst) < 5 {
+					worst = append(worst, ids[i]+" "+latencytest.FormatDuration(d))
+				}
+			}
+		}
+		out.Note = fmt.Sprintf("%d cold-start candidates (warm-up, first request, after %v idle)", len(s), latencytest.DefaultIdleGap)
+		if slow > 0 {
+			out.Note += fmt.Sprintf("; %d over budget: %s", slow, strings.Join(worst, ", "))
+		}
+		return out
+	}}
+}
+
+// ratioOf is observed/budget, +Inf for a failed value.
+func ratioOf(v, budget time.Duration) float64 {
+	if v == latencytest.Failed {
+		return math.Inf(1)
+	}
+	return float64(v) / float64(budget)
 }
 
 // MaxStall is the objective "no measured request went silent mid-stream for

@@ -388,6 +388,7 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 	out.Observed, out.Budget = latencytest.FormatIn(v, u), latencytest.FormatIn(budget, u)
 	out.Margin = margin(v, budget)
 	out.Confidence = conf
+	out.severity = ratioOf(v, budget)
 	bound := func(d time.Duration, ok bool) string {
 		switch {
 		case !ok:
@@ -519,6 +520,7 @@ func judgeCV(name string, s latencytest.Sample, maxPercent float64) Outcome {
 		out.Note = string(CVBandOf(cv))
 		out.Margin = fmt.Sprintf("%+.1f pts", maxPercent-cv)
 		out.OK = cv <= maxPercent
+		out.severity = cv / maxPercent
 	}
 	return out
 }
@@ -583,6 +585,7 @@ func judgeErrorRate(name string, r *latencytest.Result, max float64, classes []s
 	out.Observed = fmt.Sprintf("%s (%d of %d)", share(rate), failed, n)
 	out.Margin = fmt.Sprintf("%+.2f pts", (max-rate)*100)
 	out.OK = rate <= max
+	out.severity = rate / max
 	if max > 0 && max < 1 {
 		if need := ceilInverse(max); n < need && !o.allowSmall {
 			out.OK = false

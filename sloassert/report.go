@@ -117,7 +117,7 @@ func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
 	}
 	var metrics []Metric
 	for _, o := range objectives {
-		rep.Outcomes = append(rep.Outcomes, finalize(o.judge(r, o.opts), o.opts, r.Partial, rep.Partial))
+		rep.Outcomes = append(rep.Outcomes, finalize(o.judgeOn(r), o.opts, r.Partial, rep.Partial))
 		if m := metricOf(o.Name); m != "" && !slices.Contains(metrics, m) {
 			metrics = append(metrics, m)
 		}

@@ -1,0 +1,82 @@
+package sloassert
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+// judgeOn judges r, window by window when the objective asks (PerWindow).
+func (o Objective) judgeOn(r *latencytest.Result) Outcome {
+	if o.opts.window == 0 {
+		return o.judge(r, o.opts)
+	}
+	out := Outcome{Objective: fmt.Sprintf("%s per %v window", o.Name, o.opts.window), Observed: "-"}
+	if o.opts.window < 0 {
+		out.Note = fmt.Sprintf("PerWindow(%v): the window length is not positive", o.opts.window)
+		return out
+	}
+	wins := r.Windows(o.opts.window)
+	if len(wins) == 0 {
+		out.Observed, out.Note = "no data", "no request, so no window"
+		return out
+	}
+	inner := o.opts
+	inner.window = 0
+	worst, failed := -1, 0
+	outs := make([]Outcome, len(wins))
+	figures := make([]string, len(wins))
+	for i, w := range wins {
+		outs[i] = finalize(o.judge(w.Result, inner), inner, w.Partial, "")
+		if !outs[i].OK {
+			failed++
+		}
+		figures[i] = fmt.Sprintf("%v %s", w.From, outs[i].Observed)
+		if worst < 0 || worse(outs[i], outs[worst]) {
+			worst = i
+		}
+	}
+	w := outs[worst]
+	out.Observed, out.Budget, out.Margin, out.Interval, out.Confidence = w.Observed, w.Budget, w.Margin, w.Interval, w.Confidence
+	out.OK, out.severity = failed == 0, w.severity
+	switch {
+	case failed > 0:
+		out.Verdict = Fail
+	case w.Verdict == Inconclusive:
+		out.Verdict = Inconclusive
+	default:
+		out.Verdict = Pass
+	}
+	out.Note = fmt.Sprintf("worst window %d of %d %s: %s", worst, len(wins), wins[worst], w.Observed)
+	if w.Note != "" {
+		out.Note += " (" + w.Note + ")"
+	}
+	out.Note += fmt.Sprintf("; %d of %d windows failed; by window: %s", failed, len(wins), strings.Join(figures, ", "))
+	return out
+}
+
+// worse orders two outcomes of one objective: a failed one before a
+// passed one, then an inconclusive one, then the higher severity.
+func worse(a, b Outcome) bool {
+	rank := func(o Outcome) int {
+		switch {
+		case !o.OK:
+			return 2
+		case o.Verdict == Inconclusive:
+			return 1
+		}
+		return 0
+	}
+	if rank(a) != rank(b) {
+		return rank(a) > rank(b)
+	}
+	sev := func(o Outcome) float64 { // nothing observed is the worst of all
+		if math.IsNaN(o.severity) || o.Observed == "no data" || o.Observed == "-" {
+			return math.Inf(1)
+		}
+		return o.severity
+	}
+	return sev(a) > sev(b)
+}

@@ -1,0 +1,151 @@
+package sloassert_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
+)
+
+// TestSoakPerWindowNamesTheSlowWindow runs a 48-hour soak, one request
+// every 10 minutes, in virtual time; from hour 30 to 36 the provider
+// answers in 2 s. PerWindow(6h) names that window; the whole-run p50
+// does not notice it.
+func TestSoakPerWindowNamesTheSlowWindow(t *testing.T) {
+	prof, err := fakeprovider.ParseProfile([]byte("model: soak\nseed: 5\nttft: {dist: lognormal, median: 300ms, p99: 600ms}\nitl: 10ms\noutput_tokens: 8\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 180; i < 216; i++ { // requests sent from 30 h to 36 h
+		prof.Script = append(prof.Script, fakeprovider.ScriptEntry{Request: i, TTFT: 2 * time.Second})
+	}
+	synctest.Test(t, func(t *testing.T) {
+		f := fakeprovider.New(prof)
+		defer f.Close()
+		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel("soak"))
+		b := latencytest.Batch{Requests: 288, Interval: 10 * time.Minute, Prompt: "hi", MaxTokens: 8, Label: "soak"}
+		r, err := b.Run(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := r.End.Sub(r.Start); d < 47*time.Hour {
+			t.Fatalf("the soak lasted %v", d)
+		}
+		wins := r.Windows(6 * time.Hour)
+		if len(wins) != 8 || wins[5].From != 30*time.Hour || len(wins[5].Records) != 36 || wins[5].TTFT().Min() < 2*time.Second {
+			t.Fatalf("%d windows; window 5 %v has %d records", len(wins), wins[5], len(wins[5].Records))
+		}
+		whole := sloassert.Q(sloassert.TTFT, 0.5, time.Second)
+		rep := sloassert.Evaluate(r, whole, whole.With(sloassert.PerWindow(6*time.Hour)))
+		if !rep.Outcomes[0].OK {
+			t.Errorf("the whole-run p50 noticed the slow window: %+v", rep.Outcomes[0])
+		}
+		o := rep.Outcomes[1]
+		if o.OK || !strings.Contains(o.Note, "worst window 5 of 8 [30h0m0s, 36h0m0s)") || !strings.Contains(o.Note, "1 of 8 windows failed") ||
+			!strings.Contains(o.Objective, "per 6h0m0s window") {
+			t.Errorf("%+v\n%s", o, rep)
+		}
+	})
+}
+
+func TestWindowsAndColdStartsByHand(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rec := func(id string, at, ttft time.Duration, warm bool) latencytest.Record {
+		return latencytest.Record{ID: id, Start: t0.Add(at), TTFT: ttft, FirstAnswer: ttft, Total: ttft + time.Second, TokenEvents: 2, Warmup: warm}
+	}
+	r := &latencytest.Result{Start: t0, Planned: 6, Records: []latencytest.Record{
+		rec("w0", 0, 30*time.Second, true),        // warm-up: a candidate
+		rec("a", 40*time.Second, time.Second, false),
+		rec("b", 50*time.Second, time.Second, false), // busy until 52 s
+		rec("c", 52*time.Second+59*time.Second, time.Second, false), // 59 s idle: not a candidate
+		rec("d", 3*time.Minute+5*time.Second, 20*time.Second, false), // 69 s idle since 1m53s
+		rec("e", 3*time.Minute+6*time.Second, time.Second, false),
+	}}
+	if ids := r.ColdStartIDs(latencytest.DefaultIdleGap); fmt.Sprint(ids) != "[w0 d]" {
+		t.Errorf("candidates %v", ids)
+	}
+	if s := r.ColdStarts(); len(s) != 2 || s[0] != 30*time.Second || s[1] != 20*time.Second {
+		t.Errorf("cold starts %v", s)
+	}
+	o := judge(r, sloassert.MaxColdStart(25*time.Second))
+	if o.OK || !strings.Contains(o.Note, "1 over budget: w0 30.000s") {
+		t.Errorf("%+v", o)
+	}
+	if o := judge(r, sloassert.MaxColdStart(time.Minute)); !o.OK {
+		t.Errorf("%+v", o)
+	}
+	wins := r.Windows(time.Minute)
+	if len(wins) != 4 || len(wins[0].Records) != 3 || len(wins[1].Records) != 1 || len(wins[2].Records) != 0 || len(wins[3].Records) != 2 {
+		t.Errorf("windows %v", wins)
+	}
+	// An empty window fails a per-window objective: it holds no evidence.
+	if o := judge(r, sloassert.Q(sloassert.TTFT, 0.5, time.Hour, sloassert.PerWindow(time.Minute))); o.OK ||
+		!strings.Contains(o.Note, "worst window 2 of 4") {
+		t.Errorf("%+v", o)
+	}
+	if o := judge(r, sloassert.Q(sloassert.TTFT, 0.5, time.Hour, sloassert.PerWindow(-time.Minute))); o.OK {
+		t.Errorf("negative window: %+v", o)
+	}
+	// No candidate at all: nothing to judge.
+	r2 := &latencytest.Result{Start: t0, Planned: 0}
+	if o := judge(r2, sloassert.MaxColdStart(time.Minute)); o.OK {
+		t.Errorf("no candidate: %+v", o)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Windows(0) did not panic")
+		}
+	}()
+	r.Windows(0)
+}
+
+func TestGoodput(t *testing.T) {
+	// 300 requests: TTFT i ms, 10 tokens 10 ms apart (TPOT 10 ms).
+	r := streamed(300)
+	for _, tc := range []struct {
+		name    string
+		o       sloassert.Objective
+		ok      bool
+		verdict sloassert.Verdict
+		obs     string
+	}{
+		// TTFT <= 150 ms: 150 of 300 good.
+		{"half good, want 40%", sloassert.MinGoodput(0.4, 150*time.Millisecond, 10*time.Millisecond), true, sloassert.Pass, "50% (150 of 300)"},
+		{"half good, want 60%", sloassert.MinGoodput(0.6, 150*time.Millisecond, 10*time.Millisecond), false, sloassert.Fail, "50% (150 of 300)"},
+		{"half good, want 52%", sloassert.MinGoodput(0.52, 150*time.Millisecond, 10*time.Millisecond), false, sloassert.Inconclusive, "50% (150 of 300)"},
+		{"half good, want 52%, refute", sloassert.MinGoodput(0.52, 150*time.Millisecond, 10*time.Millisecond, sloassert.Refute(0.95)), true, sloassert.Inconclusive, "50% (150 of 300)"},
+		{"half good, want 48%, demonstrate", sloassert.MinGoodput(0.48, 150*time.Millisecond, 10*time.Millisecond, sloassert.Demonstrate(0.95)), false, sloassert.Inconclusive, "50% (150 of 300)"},
+		// TPOT 10 ms > 9 ms: none good.
+		{"tpot over", sloassert.MinGoodput(0.1, time.Second, 9*time.Millisecond), false, sloassert.Fail, "0% (0 of 300)"},
+		{"all good", sloassert.MinGoodput(0.99, time.Second, 10*time.Millisecond), true, sloassert.Pass, "100% (300 of 300)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := judge(r, tc.o)
+			if o.OK != tc.ok || o.Verdict != tc.verdict || o.Observed != tc.obs {
+				t.Errorf("%+v", o)
+			}
+		})
+	}
+	for _, bad := range []sloassert.Objective{
+		sloassert.MinGoodput(95, time.Second, time.Second),
+		sloassert.MinGoodput(0, time.Second, time.Second),
+		sloassert.MinGoodput(0.9, 0, time.Second),
+		sloassert.MinGoodput(0.99, time.Second, time.Second), // 50 requests: needs 100
+	} {
+		if o := judge(streamed(50), bad); o.OK || o.Note == "" {
+			t.Errorf("%s: %+v", bad.Name, o)
+		}
+	}
+	// Failed and unobserved requests are never good.
+	if o := judge(unobservedResult(300), sloassert.MinGoodput(0.5, time.Hour, time.Hour)); o.OK {
+		t.Errorf("unobserved: %+v", o)
+	}
+	if o := judge(allFailed(300), sloassert.MinGoodput(0.5, time.Hour, time.Hour)); o.OK {
+		t.Errorf("all failed: %+v", o)
+	}
+}
