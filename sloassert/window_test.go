@@ -59,10 +59,10 @@ func TestWindowsAndColdStartsByHand(t *testing.T) {
 		return latencytest.Record{ID: id, Start: t0.Add(at), TTFT: ttft, FirstAnswer: ttft, Total: ttft + time.Second, TokenEvents: 2, Warmup: warm}
 	}
 	r := &latencytest.Result{Start: t0, Planned: 6, Records: []latencytest.Record{
-		rec("w0", 0, 30*time.Second, true),        // warm-up: a candidate
+		rec("w0", 0, 30*time.Second, true), // warm-up: a candidate
 		rec("a", 40*time.Second, time.Second, false),
-		rec("b", 50*time.Second, time.Second, false), // busy until 52 s
-		rec("c", 52*time.Second+59*time.Second, time.Second, false), // 59 s idle: not a candidate
+		rec("b", 50*time.Second, time.Second, false),                 // busy until 52 s
+		rec("c", 52*time.Second+59*time.Second, time.Second, false),  // 59 s idle: not a candidate
 		rec("d", 3*time.Minute+5*time.Second, 20*time.Second, false), // 69 s idle since 1m53s
 		rec("e", 3*time.Minute+6*time.Second, time.Second, false),
 	}}
