@@ -215,6 +215,11 @@ type Outcome struct {
 	// observed over budget for latencies, the rate over its limit, +Inf
 	// for a failed value.
 	severity float64
+	// metric, q and budget are set by latency quantile objectives, for
+	// charts that mark the budget.
+	metric Metric
+	q      float64
+	budget time.Duration
 }
 
 func (o *Outcome) addNote(s string) {
@@ -238,6 +243,7 @@ func Q(metric Metric, q float64, budget time.Duration, opts ...Option) Objective
 			n = measuredRequests(r)
 		}
 		out := judgeQuantile(name, s, n, q, budget, o)
+		out.metric, out.q, out.budget = metric, q, budget
 		if metric == ITL && len(s) > 0 {
 			out.addNote(fmt.Sprintf("%d gaps pooled from %d requests", len(s), n))
 		}
