@@ -277,46 +277,23 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, errorMessage([]byte(o.redact(string(b))))))
 	}
 
-	var (
-		parser sseParser
-		st     = stream{rec: &rec}
-		buf    = make([]byte, 32<<10)
-	)
-	onEvent := func(ev Event) {
-		if st.stop {
-			return // nothing after [DONE] or an error counts
+	st := newStreamTimer(&rec, o.redact, func() {
+		if first != nil {
+			first.Stop()
 		}
-		ev.Data = o.redact(ev.Data) // before any note or detail cuts it
-		if !st.event(ev) {
-			return
-		}
-		if rec.TTFT < 0 {
-			rec.TTFT = st.now
-			if first != nil {
-				first.Stop()
-			}
-		} else {
-			gap := st.now - rec.LastToken
-			rec.Gaps.Add(gap)
-			rec.MaxGap = max(rec.MaxGap, gap)
-		}
-		rec.LastToken = st.now
-		rec.TokenEvents++
-	}
-	for !st.stop {
+	})
+	buf := make([]byte, 32<<10)
+	for !st.stopped() {
 		n, err := resp.Body.Read(buf)
-		st.now = time.Since(start)
-		if n > 0 {
-			if perr := parser.Feed(buf[:n], onEvent); perr != nil {
-				st.finish()
-				return fail(ClassBadStream, perr.Error())
-			}
+		if perr := st.feed(buf[:n], time.Since(start)); perr != nil {
+			st.finish()
+			return fail(ClassBadStream, perr.Error())
 		}
-		if st.stop {
+		if st.stopped() {
 			break
 		}
 		if err == io.EOF {
-			parser.End(onEvent) // "data: [DONE]" without its blank line
+			st.end() // "data: [DONE]" without its blank line
 			break
 		}
 		if err != nil {
@@ -324,21 +301,97 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 			return failed(err)
 		}
 	}
-	end(st.now)
+	end(st.now())
 	st.finish()
-	switch {
-	case st.bad != "":
-		return fail(ClassBadStream, st.bad)
-	case !st.done:
-		return fail(ClassTruncated, "the stream ended without [DONE]")
-	case st.refusal.Len() > 0:
-		return fail(ClassRefusal, "refused: "+truncate(o.redact(st.refusal.String()), 200))
-	case rec.TokenEvents == 0:
-		return fail(ClassEmptyStream, "the stream ended without a token")
-	case rec.FirstAnswer < 0:
-		return fail(ClassEmptyAnswer, fmt.Sprintf("%d token events but no answer content (finish_reason %q)", rec.TokenEvents, rec.FinishReason))
+	if class, detail := st.verdict(); class != "" {
+		return fail(class, detail)
 	}
 	return rec
+}
+
+// streamTimer times an OpenAI-style chat-completions event stream as its
+// bytes arrive, into a Record whose durations count from the request's
+// start: TTFT, first answer, every gap and the longest, token events,
+// usage, model, finish reason and the answer. It is the one decoder behind
+// both the OpenAI provider (which reads the body itself) and Instrument
+// (which times the bytes as the user's client reads them).
+type streamTimer struct {
+	parser  sseParser
+	st      stream
+	redact  func(string) string
+	onFirst func() // called at the first token; may be nil
+}
+
+// newStreamTimer times a stream into rec, whose token clocks must start
+// NotObserved. redact scrubs event data before anything keeps or cuts it.
+func newStreamTimer(rec *Record, redact func(string) string, onFirst func()) *streamTimer {
+	return &streamTimer{st: stream{rec: rec}, redact: redact, onFirst: onFirst}
+}
+
+// feed parses bytes that a read returned at now (from the request's
+// start); now is kept even when b is empty, as the time the stream ended.
+// The error is for an event beyond the size limit (a bad stream).
+func (t *streamTimer) feed(b []byte, now time.Duration) error {
+	t.st.now = now
+	if len(b) == 0 {
+		return nil
+	}
+	return t.parser.Feed(b, t.onEvent)
+}
+
+// end is called at EOF: it dispatches an event left without its blank
+// line ("data: [DONE]" at the very end).
+func (t *streamTimer) end() { t.parser.End(t.onEvent) }
+
+// stopped reports [DONE] or an error: nothing after it counts.
+func (t *streamTimer) stopped() bool { return t.st.stop }
+
+// now is the time of the last read fed.
+func (t *streamTimer) now() time.Duration { return t.st.now }
+
+// finish stores the answer (see stream.finish).
+func (t *streamTimer) finish() { t.st.finish() }
+
+func (t *streamTimer) onEvent(ev Event) {
+	st, rec := &t.st, t.st.rec
+	if st.stop {
+		return // nothing after [DONE] or an error counts
+	}
+	ev.Data = t.redact(ev.Data) // before any note or detail cuts it
+	if !st.event(ev) {
+		return
+	}
+	if rec.TTFT < 0 {
+		rec.TTFT = st.now
+		if t.onFirst != nil {
+			t.onFirst()
+		}
+	} else {
+		gap := st.now - rec.LastToken
+		rec.Gaps.Add(gap)
+		rec.MaxGap = max(rec.MaxGap, gap)
+	}
+	rec.LastToken = st.now
+	rec.TokenEvents++
+}
+
+// verdict judges a stream that ended (EOF or [DONE]; call finish first):
+// the error class and detail, or "" for a good answer.
+func (t *streamTimer) verdict() (class, detail string) {
+	st, rec := &t.st, t.st.rec
+	switch {
+	case st.bad != "":
+		return ClassBadStream, st.bad
+	case !st.done:
+		return ClassTruncated, "the stream ended without [DONE]"
+	case st.refusal.Len() > 0:
+		return ClassRefusal, "refused: " + truncate(t.redact(st.refusal.String()), 200)
+	case rec.TokenEvents == 0:
+		return ClassEmptyStream, "the stream ended without a token"
+	case rec.FirstAnswer < 0:
+		return ClassEmptyAnswer, fmt.Sprintf("%d token events but no answer content (finish_reason %q)", rec.TokenEvents, rec.FinishReason)
+	}
+	return "", ""
 }
 
 // isEventStream reports whether a Content-Type is text/event-stream (in any
