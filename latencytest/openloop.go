@@ -1,0 +1,511 @@
+package latencytest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	randv2 "math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// OpenLoop is an open-loop run: requests start on a schedule (generated
+// arrivals at Rate per second, or a replayed Schedule or trace), whether
+// or not earlier ones have finished, as independent users do. Each record
+// keeps when it was due (Record.Scheduled) and how late it started
+// (Record.StartDelay), and Result.FromSchedule measures from the schedule,
+// so a stall that makes the client wait (coordinated omission) shows in
+// the figures instead of hiding in fewer, later requests. Trace IDs are
+// "<Label>-0000" upward in schedule order. The zero value of every field
+// but Rate (or a schedule) and Requests or Duration is its documented
+// default.
+type OpenLoop struct {
+	// Rate is the mean arrival rate in requests per second; required (> 0)
+	// unless Schedule or Replay is given, and then it must be 0.
+	Rate float64 `yaml:"rate"`
+	// Arrivals is the arrival process: ArrivalsPoisson ("poisson",
+	// default: exponential gaps of mean 1/Rate, seeded by Seed) or
+	// ArrivalsConstant ("constant": request i at exactly i/Rate). Request 0
+	// is due at the start either way. It must be "" with a schedule.
+	Arrivals string `yaml:"arrivals"`
+	// Requests stops the run after this many requests; Duration stops it
+	// at the first arrival due at or after this offset from the start.
+	// Whichever comes first ends the run; with generated arrivals at least
+	// one must be set. A schedule ends the run when it runs out too.
+	// Requests in flight when the run stops sending are waited for.
+	Requests int           `yaml:"requests"`
+	Duration time.Duration `yaml:"duration"`
+	// MaxInFlight bounds the requests in flight. A request due while it is
+	// full waits for a free slot, and its wait counts in
+	// Record.StartDelay and FromSchedule. Default 0: DefaultMaxInFlight, a
+	// safety cap (a stalled provider at a high rate would otherwise pile up
+	// goroutines without bound).
+	MaxInFlight int `yaml:"max_in_flight"`
+	// Seed seeds the Poisson gaps (one PCG stream, drawn in order), so the
+	// same seed gives the same arrivals. Default 0: DefaultArrivalSeed (7).
+	Seed int64 `yaml:"seed"`
+	// Schedule, when set, replaces the generated arrivals: request i is
+	// due Schedule[i] after the start. Offsets must be >= 0 and must not
+	// decrease. At most one of Schedule and Replay.
+	Schedule []time.Duration `yaml:"schedule"`
+	// Replay, when set, replaces the generated arrivals with a trace
+	// (LoadSchedule reads one from a file): request i is due Replay[i].At
+	// after the start, with Replay[i]'s prompt size and answer cap when
+	// they are set. Same rules as Schedule.
+	Replay []Arrival `yaml:"replay"`
+
+	// Mix chooses each request's prompt size and cap. Default DefaultMix.
+	Mix Mix `yaml:"mix"`
+	// Prompt, when set, replaces the mix: every request asks this (a
+	// Replay arrival's PromptTokens still wins).
+	Prompt string `yaml:"prompt"`
+	// NoNonce turns off the unique leading nonce, to measure the cache on
+	// purpose. Default: every prompt starts with a nonce.
+	NoNonce bool `yaml:"no_nonce"`
+	// MaxTokens, when set, caps every request (overriding the mix's caps;
+	// a Replay arrival's MaxTokens still wins).
+	MaxTokens int `yaml:"max_tokens"`
+	// Temperature is sent when set; nil leaves the provider's default (and
+	// the disclosure says so).
+	Temperature *float64 `yaml:"temperature"`
+	// FirstTokenTimeout and TotalTimeout bound each request (0: none); the
+	// hard cap (default 150s) bounds it always.
+	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
+	TotalTimeout      time.Duration `yaml:"total_timeout"`
+	HardCap           time.Duration `yaml:"hard_cap"`
+	// Label prefixes trace IDs. Default "ol".
+	Label string `yaml:"label"`
+	// Location says where the client ran, for the disclosure. Default: the
+	// TAILGUARD_LOCATION environment variable.
+	Location string `yaml:"location"`
+	// KeepContent writes the answer text into Measure's records.jsonl, as
+	// Batch.KeepContent does. Default false.
+	KeepContent bool `yaml:"keep_content"`
+}
+
+// DefaultMaxInFlight is OpenLoop.MaxInFlight's default: a safety cap on
+// the requests in flight, high enough that an honest open loop rarely
+// meets it (10,000).
+const DefaultMaxInFlight = 10_000
+
+// LateStart is how late a request must start, after its scheduled send, to
+// count as late in Result.Lag and the disclosure: 1ms. Below it is timer
+// and scheduler jitter on a real clock (on synctest's fake clock a request
+// is either exactly on time or waited for something).
+const LateStart = time.Millisecond
+
+// normalized fills defaults and checks the configuration; every error
+// names its field.
+func (o OpenLoop) normalized() (OpenLoop, error) {
+	if o.Label == "" {
+		o.Label = "ol"
+	}
+	if o.HardCap == 0 {
+		o.HardCap = DefaultHardCap
+	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = DefaultMaxInFlight
+	}
+	if o.Seed == 0 {
+		o.Seed = DefaultArrivalSeed
+	}
+	o.Mix = o.Mix.orDefault()
+	var errs []error
+	check := func(bad bool, format string, args ...any) {
+		if bad {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	scheduled := o.Schedule != nil || o.Replay != nil
+	check(o.Schedule != nil && o.Replay != nil, "schedule and replay are both set (use one)")
+	check(o.Schedule != nil && len(o.Schedule) == 0, "schedule is empty")
+	check(o.Replay != nil && len(o.Replay) == 0, "replay is empty")
+	if scheduled {
+		check(o.Rate != 0, "rate %v is set with a schedule (the schedule replaces the arrivals; leave rate 0)", o.Rate)
+		check(o.Arrivals != "", "arrivals %q is set with a schedule (the schedule replaces the arrivals; leave it empty)", o.Arrivals)
+	} else {
+		check(!(o.Rate > 0) || math.IsInf(o.Rate, 0), "rate %v: want requests per second > 0 (or a schedule)", o.Rate)
+		check(o.Arrivals != "" && o.Arrivals != ArrivalsPoisson && o.Arrivals != ArrivalsConstant,
+			"arrivals %q: want %q or %q", o.Arrivals, ArrivalsPoisson, ArrivalsConstant)
+		check(o.Requests == 0 && o.Duration == 0, "requests and duration are both 0 (set one: the run needs an end)")
+	}
+	for i, d := range o.Schedule {
+		if d < 0 {
+			check(true, "schedule[%d] %v < 0", i, d)
+			break
+		}
+		if i > 0 && d < o.Schedule[i-1] {
+			check(true, "schedule[%d] %v is before schedule[%d] %v (offsets must not decrease)", i, d, i-1, o.Schedule[i-1])
+			break
+		}
+	}
+	for i, a := range o.Replay {
+		check(a.PromptTokens < 0, "replay[%d]: prompt_tokens %d < 0", i, a.PromptTokens)
+		check(a.MaxTokens < 0, "replay[%d]: max_tokens %d < 0", i, a.MaxTokens)
+		if a.At < 0 {
+			check(true, "replay[%d]: at %v < 0", i, a.At)
+			break
+		}
+		if i > 0 && a.At < o.Replay[i-1].At {
+			check(true, "replay[%d]: at %v is before replay[%d]'s %v (offsets must not decrease)", i, a.At, i-1, o.Replay[i-1].At)
+			break
+		}
+	}
+	check(o.Requests < 0, "requests %d < 0", o.Requests)
+	check(o.Duration < 0, "duration %v < 0", o.Duration)
+	check(o.MaxInFlight < 0, "max_in_flight %d < 0", o.MaxInFlight)
+	check(o.MaxTokens < 0, "max_tokens %d < 0", o.MaxTokens)
+	check(o.FirstTokenTimeout < 0, "first_token_timeout %v < 0", o.FirstTokenTimeout)
+	check(o.TotalTimeout < 0, "total_timeout %v < 0", o.TotalTimeout)
+	check(o.HardCap < 0, "hard_cap %v < 0", o.HardCap)
+	check(o.Temperature != nil && !(*o.Temperature >= 0 && *o.Temperature <= 2), "temperature %v outside [0,2]", deref(o.Temperature))
+	check(strings.ContainsAny(o.Label, " \t\n"), "label %q contains white space", o.Label)
+	if err := o.Mix.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return o, fmt.Errorf("latencytest: open loop: %w", errors.Join(errs...))
+	}
+	if o.Location == "" {
+		o.Location = lookupEnv(EnvLocation)
+	}
+	return o, nil
+}
+
+// arrivals returns the run's schedule from its start (o normalized).
+func (o OpenLoop) arrivals() *arrivals {
+	a := &arrivals{limit: o.Requests, until: o.Duration, schedule: o.Schedule, replay: o.Replay,
+		constant: o.Arrivals == ArrivalsConstant, rate: o.Rate}
+	if a.schedule == nil && a.replay == nil && !a.constant {
+		a.rng = randv2.New(randv2.NewPCG(uint64(o.Seed), arrivalStream))
+	}
+	return a
+}
+
+// batch is a Batch with o's request fields, to build requests with.
+func (o OpenLoop) batch() Batch {
+	return Batch{Mix: o.Mix, Prompt: o.Prompt, NoNonce: o.NoNonce, MaxTokens: o.MaxTokens, Temperature: o.Temperature,
+		FirstTokenTimeout: o.FirstTokenTimeout, TotalTimeout: o.TotalTimeout, HardCap: o.HardCap, Label: o.Label}
+}
+
+// limit is one request's longest time (TotalTimeout or the hard cap).
+func (o OpenLoop) limit() time.Duration {
+	return Request{TotalTimeout: o.TotalTimeout, HardCap: o.HardCap}.limit()
+}
+
+// loopStats is what the dispatcher saw.
+type loopStats struct {
+	fullFor time.Duration // time spent waiting for a free slot under MaxInFlight
+	stopped string        // why the run stopped early ("" when it did not)
+}
+
+// Run sends the requests on their schedule and returns every record, in
+// schedule order. It stops starting requests when ctx ends or its deadline
+// leaves less than one request's limit (TotalTimeout or the hard cap)
+// after the next request is due, and says so in Result.Partial. The error
+// is for an invalid configuration only (it names the field): provider
+// failures are records.
+func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
+	o, err := o.normalized()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Planned: o.arrivals().count()}
+	meter := startCPU()
+	res.Start = time.Now()
+	var st loopStats
+	res.Records, st = o.send(ctx, p, res.Start, res.Planned)
+	res.End = time.Now()
+	res.CPUPerWall = meter.perWall()
+	if st.stopped != "" {
+		res.Partial, res.PartialReason = true, st.stopped
+	}
+	res.Disclosure = o.disclose(p, res, st)
+	return res, nil
+}
+
+// send runs the dispatcher: it waits for each request's due time and a
+// free slot, then starts it on its own goroutine.
+func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned int) ([]Record, loopStats) {
+	var st loopStats
+	recs := make([]Record, planned)
+	b := o.batch()
+	nonce := newNonceSource(o.NoNonce)
+	longest := 0 // the replay's longest prompt, in tokens
+	for _, a := range o.Replay {
+		longest = max(longest, a.PromptTokens)
+	}
+	replayText := promptText(longest * 4) // each replayed prompt is a prefix of it
+	sem := make(chan struct{}, o.MaxInFlight)
+	limit := o.limit()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var wg sync.WaitGroup
+	sent := 0
+	stop := func(i int, why string) { st.stopped = fmt.Sprintf("sent %d of %d planned requests: %s", i, planned, why) }
+	for arr := o.arrivals(); ; {
+		i, at, ok := arr.take()
+		if !ok {
+			break
+		}
+		due := start.Add(at)
+		if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil && dl.Sub(due) < limit {
+			stop(i, fmt.Sprintf("the deadline leaves less than one request's limit (%v) after request %d is due (%v after the start)", limit, i, at))
+			break
+		}
+		if d := time.Until(due); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				stop(i, "the context ended ("+context.Cause(ctx).Error()+")")
+			}
+		}
+		if st.stopped != "" {
+			break
+		}
+		select {
+		case sem <- struct{}{}:
+		default: // every slot is taken: wait, and the wait counts
+			full := time.Now()
+			select {
+			case sem <- struct{}{}:
+				st.fullFor += time.Since(full)
+			case <-ctx.Done():
+				stop(i, "the context ended ("+context.Cause(ctx).Error()+")")
+			}
+		}
+		if st.stopped != "" {
+			break
+		}
+		if why := timeLeft(ctx, limit); why != "" {
+			<-sem
+			stop(i, why)
+			break
+		}
+		id := fmt.Sprintf("%s-%04d", o.Label, i)
+		req, class := b.request(id, i, nonce)
+		if o.Replay != nil {
+			a := o.Replay[i]
+			if a.PromptTokens > 0 {
+				req.Messages[0].Content = nonce.prefix(id) + replayText[:a.PromptTokens*4]
+				class = "replay"
+			}
+			if a.MaxTokens > 0 {
+				req.MaxTokens = a.MaxTokens
+			}
+		}
+		sent++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			began := time.Now()
+			rec := p.Call(ctx, req)
+			delay := max(began.Sub(due), 0)
+			rec.ID, rec.PromptClass = id, class
+			rec.OpenLoop, rec.Scheduled, rec.StartDelay, rec.FromSchedule = true, at, delay, delay+rec.Total
+			if rec.MaxTokens == 0 {
+				rec.MaxTokens = req.MaxTokens
+			}
+			recs[i] = rec
+		}()
+	}
+	wg.Wait()
+	return recs[:sent], st
+}
+
+// fromSchedule collects one value per measured open-loop record; failed
+// records give Failed, and so does a record sent without a schedule (a
+// closed loop cannot vouch for the waits it imposed on itself).
+func (r *Result) fromSchedule(get func(*Record) time.Duration) Sample {
+	return r.sample(func(x *Record) time.Duration {
+		if !x.OpenLoop {
+			return NotObserved
+		}
+		return get(x)
+	})
+}
+
+// FromSchedule is the time from each measured request's scheduled send to
+// the end of its response (Record.FromSchedule: StartDelay + Total), so a
+// request that waited to start (MaxInFlight full, a busy client) counts
+// its wait. Failed for a failed request, and for a request not sent on a
+// schedule (not an OpenLoop's: a closed loop hides its waits, so it cannot
+// give this figure).
+func (r *Result) FromSchedule() Sample {
+	return r.fromSchedule(func(x *Record) time.Duration { return x.StartDelay + x.Total })
+}
+
+// TTFTFromSchedule is the time from each measured request's scheduled
+// send to its first token (StartDelay + TTFT). Failed as in FromSchedule,
+// and for a request that never observed a token (Record.TokensUnobserved).
+func (r *Result) TTFTFromSchedule() Sample {
+	return r.fromSchedule(func(x *Record) time.Duration {
+		if x.TokensUnobserved() || x.TTFT < 0 {
+			return NotObserved
+		}
+		return x.StartDelay + x.TTFT
+	})
+}
+
+// Lag says whether the client fell behind its schedule: late is how many
+// open-loop records (warm-up included: every request was due) started
+// LateStart (1ms) or more after their scheduled send, and max is the
+// largest StartDelay of all. Both are 0 for a closed loop.
+func (r *Result) Lag() (late int, max time.Duration) {
+	for i := range r.Records {
+		rec := &r.Records[i]
+		if !rec.OpenLoop {
+			continue
+		}
+		if rec.StartDelay >= LateStart {
+			late++
+		}
+		if rec.StartDelay > max {
+			max = rec.StartDelay
+		}
+	}
+	return late, max
+}
+
+// lagNote renders Lag for the disclosure's box 13.
+func (r *Result) lagNote(o OpenLoop, st loopStats) string {
+	late, most := r.Lag()
+	if late == 0 {
+		return fmt.Sprintf("kept its schedule: no request started %v or more late (longest start delay %v)", LateStart, most)
+	}
+	why := "the client itself was slow to start them"
+	if st.fullFor > 0 {
+		why = fmt.Sprintf("MaxInFlight %d full for %v in all", o.MaxInFlight, st.fullFor.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("fell behind its schedule: %d of %d requests started late, by up to %v (%s); their waits count in FromSchedule",
+		late, len(r.Records), most.Round(time.Millisecond), why)
+}
+
+// describeArrivals renders the arrivals for the disclosure's box 7.
+func (o OpenLoop) describeArrivals(planned int) string {
+	inFlight := fmt.Sprintf("at most %d in flight", o.MaxInFlight)
+	if o.MaxInFlight == DefaultMaxInFlight {
+		inFlight += " (the default safety cap)"
+	}
+	var offsets []time.Duration
+	switch {
+	case o.Schedule != nil:
+		offsets = o.Schedule
+	case o.Replay != nil:
+		offsets = make([]time.Duration, len(o.Replay))
+		for i, a := range o.Replay {
+			offsets[i] = a.At
+		}
+	default:
+		kind := o.Arrivals
+		if kind == "" {
+			kind = ArrivalsPoisson
+		}
+		seed := ""
+		if kind == ArrivalsPoisson {
+			seed = fmt.Sprintf(" (seed %d)", o.Seed)
+		}
+		return fmt.Sprintf("open loop: %s arrivals at %g/s%s, %s", kind, o.Rate, seed, inFlight)
+	}
+	what := "a replayed schedule"
+	if o.Replay != nil {
+		what = "a replayed trace"
+	}
+	n := min(planned, len(offsets))
+	if n < 2 || offsets[n-1] == offsets[0] {
+		return fmt.Sprintf("open loop: %s of %d arrival(s), %s", what, n, inFlight)
+	}
+	span := offsets[n-1] - offsets[0]
+	return fmt.Sprintf("open loop: %s of %d arrivals over %v (%.3g/s on average), %s",
+		what, n, span.Round(time.Millisecond), float64(n-1)/span.Seconds(), inFlight)
+}
+
+// disclose fills an open loop's disclosure.
+func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
+	var d Disclosure
+	d.common(describe(p), modelsOf(res.Records), res.Start, res.End, res.CPUPerWall, o.Location)
+	c := res.Counts()
+	partial := ""
+	if res.Partial {
+		partial = "; PARTIAL: " + res.PartialReason
+	}
+	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d failed; 1 run%s", c.Planned, c.Sent, c.Kept, c.Failed, partial), false)
+	d.set(4, "no: every request counts (an open loop has no warm-up)", false)
+	d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
+	if o.NoNonce {
+		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.CachedTokens()), false)
+	} else {
+		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.CachedTokens()), false)
+	}
+	d.set(7, o.describeArrivals(res.Planned), false)
+	d.set(8, "only one arrival pattern tested (run open loops at several rates for three load levels)", true)
+	prompts := o.Mix.String()
+	if o.Prompt != "" {
+		prompts = fmt.Sprintf("one fixed prompt of %d characters (no mix)", len(o.Prompt))
+	}
+	replayed, capped := 0, 0
+	for _, a := range o.Replay {
+		if a.PromptTokens > 0 {
+			replayed++
+		}
+		if a.MaxTokens > 0 {
+			capped++
+		}
+	}
+	if o.Replay != nil && (replayed > 0 || capped > 0) {
+		prompts = fmt.Sprintf("prompt sizes from the trace for %d of %d arrivals, answer caps for %d; otherwise %s", replayed, len(o.Replay), capped, prompts)
+	}
+	d.set(10, prompts, false)
+	temp := "provider default (not sent)"
+	if o.Temperature != nil {
+		temp = fmt.Sprint(*o.Temperature)
+	}
+	caps := "the mix's caps"
+	if o.MaxTokens > 0 || o.Prompt != "" {
+		caps = fmt.Sprintf("max_tokens %d", o.MaxTokens)
+	}
+	if capped > 0 {
+		caps += " (the trace's caps where it has them)"
+	}
+	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", temp, caps, o.HardCap), o.Temperature == nil)
+	b13 := d.Box(13)
+	d.set(13, b13.Answer+"; "+res.lagNote(o, st), b13.Missing)
+	d.set(15, "one run, kept whole; no repeat, so no noise floor (run it twice)", true)
+	d.noteUsage(res.Records)
+	return d
+}
+
+// Measure runs the open loop under t, as Batch.Measure does: the deadline
+// comes from t.Deadline() (outside a synctest bubble), the raw records
+// (with their schedule: scheduled_ns, start_delay_ns, from_schedule_ns)
+// and the summary go to t.ArtifactDir(), key figures become t.Attr
+// attributes, and a few lines are logged, plus one for the schedule: p50
+// and p99 from the schedule and whether the client fell behind. An invalid
+// configuration fails the test at once.
+func (o OpenLoop) Measure(t testing.TB, p Provider) *Result {
+	t.Helper()
+	ctx, cancel := runContext(t)
+	defer cancel()
+	r, err := o.Run(ctx, p)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	n, _ := o.normalized()
+	report(t, r, "", n.Label, o.KeepContent)
+	fs, tf := r.FromSchedule(), r.TTFTFromSchedule()
+	late, most := r.Lag()
+	u := UnitFor(fs.Quantile(0.5), fs.Quantile(0.99), tf.Quantile(0.5), tf.Quantile(0.99))
+	t.Attr("tailguard.from_schedule.p50", FormatDuration(fs.Quantile(0.5)))
+	t.Attr("tailguard.from_schedule.p99", FormatDuration(fs.Quantile(0.99)))
+	t.Attr("tailguard.late_starts", fmt.Sprint(late))
+	t.Logf("  from schedule: ttft p50 %s p99 %s; total p50 %s p99 %s; %d of %d started late (max start delay %s)",
+		FormatIn(tf.Quantile(0.5), u), FormatIn(tf.Quantile(0.99), u), FormatIn(fs.Quantile(0.5), u), FormatIn(fs.Quantile(0.99), u),
+		late, len(r.Records), FormatDuration(most))
+	return r
+}
