@@ -246,7 +246,9 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 	defer timer.Stop()
 	var wg sync.WaitGroup
 	sent := 0
-	stop := func(i int, why string) { st.stopped = fmt.Sprintf("sent %d of %d planned requests: %s", i, planned, why) }
+	stop := func(i int, why string) {
+		st.stopped = fmt.Sprintf("sent %d of %d planned requests: %s", i, planned, why)
+	}
 	for arr := o.arrivals(); ; {
 		i, at, ok := arr.take()
 		if !ok {

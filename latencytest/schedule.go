@@ -155,7 +155,7 @@ const arrivalStream = 0x6f70656e6c6f6f70
 // schedule, the replay, or generated ones. It is used up as it yields: make
 // a new one (OpenLoop.arrivals) to go through them again.
 type arrivals struct {
-	n     int // requests yielded so far
+	n     int           // requests yielded so far
 	limit int           // requests (0: none)
 	until time.Duration // duration (0: none)
 
