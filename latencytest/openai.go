@@ -124,6 +124,8 @@ type openAI struct {
 	key, model    string
 	header        http.Header
 	secrets       []string // longest first
+	body          []byte   // WithBody (HTTP only)
+	bodyType      string
 }
 
 // Describe names the endpoint and model (never the key).
@@ -773,8 +775,12 @@ func secretsOf(key string, h http.Header, u *url.URL) []string {
 }
 
 // redact replaces every secret in s by "[redacted]".
-func (o *openAI) redact(s string) string {
-	for _, sec := range o.secrets {
+func (o *openAI) redact(s string) string { return redactSecrets(o.secrets, s) }
+
+// redactSecrets replaces every one of secrets (longest first) in s by
+// "[redacted]".
+func redactSecrets(secrets []string, s string) string {
+	for _, sec := range secrets {
 		if strings.Contains(s, sec) {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
 		}
@@ -786,15 +792,23 @@ func (o *openAI) redact(s string) string {
 // the network: the model name, the answer (assembled, so a key split
 // across chunks is caught), the detail, the notes, the finish reason and
 // the fake's injection note.
-func (o *openAI) scrub(rec *Record) {
-	if len(o.secrets) == 0 {
+func (o *openAI) scrub(rec *Record) { scrubRecord(o.secrets, rec) }
+
+// scrubRecord redacts secrets from every string of rec that came from a
+// server, the network or the user's code (see openAI.scrub), its attempts'
+// details included.
+func scrubRecord(secrets []string, rec *Record) {
+	if len(secrets) == 0 {
 		return
 	}
 	for _, p := range []*string{&rec.Model, &rec.Content, &rec.Detail, &rec.FinishReason, &rec.Injected} {
-		*p = o.redact(*p)
+		*p = redactSecrets(secrets, *p)
 	}
 	for i := range rec.Notes {
-		rec.Notes[i] = o.redact(rec.Notes[i])
+		rec.Notes[i] = redactSecrets(secrets, rec.Notes[i])
+	}
+	for i := range rec.Attempts {
+		rec.Attempts[i].Detail = redactSecrets(secrets, rec.Attempts[i].Detail)
 	}
 }
 

@@ -28,6 +28,7 @@ const (
 	ClassRefusal           = "refusal"             // the model refused (delta.refusal): an answer of its own kind, timed, but not the answer asked for
 	ClassTransport         = "transport"           // no HTTP answer: connection refused, reset, DNS…
 	ClassCanceled          = "canceled"            // the run's context ended (deadline, cancel)
+	ClassCallError         = "call_error"          // a Func call returned an error that no HTTP attempt explains (its text in Detail)
 )
 
 // HTTPClass is the class of an HTTP error status: "http_529".
@@ -130,6 +131,11 @@ type Record struct {
 	// TB wrappers (Measure) leave it out of records.jsonl unless asked
 	// (Batch.KeepContent, Chain.KeepContent).
 	Content string `json:"content,omitempty"`
+	// Attempts are the HTTP requests a Func call made through Instrument
+	// (retries, tool calls), in the order they were sent; nil for a call
+	// that made none and for the other providers. See Func for which
+	// attempt the record's figures come from.
+	Attempts []Attempt `json:"attempts,omitempty"`
 }
 
 // OK reports whether the call succeeded.
