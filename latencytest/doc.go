@@ -60,6 +60,25 @@
 // of the records.jsonl artifact unless Batch.KeepContent (or
 // Chain.KeepContent) asks for them: CI uploads artifacts.
 //
+// # Open loop
+//
+// A Batch is a closed loop: a request starts when a slot frees, so when
+// the provider stalls the client sends less and the waits never show
+// (coordinated omission). An OpenLoop starts requests on a schedule
+// instead (Poisson or constant arrivals at Rate per second, seeded; or a
+// replayed Schedule, or a production trace read by LoadSchedule: one
+// "offset [prompt tokens [max tokens]]" a line), whatever is in flight,
+// up to MaxInFlight (default 10,000, a safety cap). Each Record keeps when
+// it was due (Scheduled, from the run's start), how late it started
+// (StartDelay: MaxInFlight was full, or the client was busy) and
+// FromSchedule = StartDelay + Total; Result.FromSchedule and
+// TTFTFromSchedule measure from the schedule, so a request that waited
+// counts its wait, and Result.Lag counts the requests that started
+// LateStart (1ms) or more late. A record not sent on a schedule is Failed
+// in those samples: a closed loop cannot vouch for the waits it hid. The
+// disclosure says when the client fell behind (box 13) and how requests
+// arrived (box 7).
+//
 // # Percentiles
 //
 // Quantiles are fractions in [0,1] (0.99 for p99), computed exactly from
