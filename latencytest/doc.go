@@ -3,7 +3,7 @@
 //
 // A Provider makes one call and returns its Record; OpenAI streams chat
 // completions from any OpenAI-compatible endpoint (including the in-memory
-// fake of package fakeprovider). The runners (Batch, Sweep, Chain) send
+// fake of package fakeprovider). The runners (Batch, Sweep, OpenLoop, Chain) send
 // requests with deterministic trace IDs, discard warm-up requests by
 // submission order, start every prompt with a unique nonce, and return a
 // Result with every record and a Disclosure of how it was measured. Each
