@@ -37,7 +37,7 @@ func synthRun(n, c int, gap time.Duration, coldEvery, failEvery int, open bool) 
 		rec := latencytest.Record{
 			ID: fmt.Sprintf("c%d-%04d", c, i), Concurrency: c, OpenLoop: open,
 			Start: chartT0.Add(time.Duration(i) * gap), TTFT: ttft, FirstAnswer: ttft,
-			Total: ttft + 640*time.Millisecond + time.Duration(rng.IntN(200))*time.Millisecond,
+			Total:  ttft + 640*time.Millisecond + time.Duration(rng.IntN(200))*time.Millisecond,
 			MaxGap: 20 * time.Millisecond, TokenEvents: 64, CompletionTokens: 64, Status: 200,
 		}
 		if failEvery > 0 && i%failEvery == failEvery-1 {
