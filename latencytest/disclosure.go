@@ -112,8 +112,10 @@ func (d *Disclosure) setLevels(levels []int) {
 
 // noteUsage adds to boxes 1 and 5 what the server's usage reports allow:
 // decode rates are event rates for the measured successes that reported
-// no usage, and cached tokens that were never reported prove nothing.
+// no usage, and cached tokens that were never reported prove nothing. It
+// also notes retries in box 2 (see noteRetries).
 func (d *Disclosure) noteUsage(recs []Record) {
+	d.noteRetries(recs)
 	n, noUsage, cached := 0, 0, 0
 	for i := range recs {
 		rec := &recs[i]
@@ -144,6 +146,29 @@ func (d *Disclosure) noteUsage(recs []Record) {
 	case cached < n:
 		d.set(5, b5.Answer+fmt.Sprintf(" (cached-token counts reported by %d of %d requests)", cached, n), b5.Missing)
 	}
+}
+
+// noteRetries adds to box 2, when any measured call made its HTTP requests
+// through Instrument, how many calls retried and the first-attempt and
+// with-retry p99 side by side: "retries: 3 of 100 calls retried, 104
+// attempts in all; first-attempt p99 failed vs with-retry p99 1210.0ms".
+func (d *Disclosure) noteRetries(recs []Record) {
+	r := &Result{Records: recs}
+	instrumented := false
+	for i := range recs {
+		if !recs[i].Warmup && len(recs[i].Attempts) > 0 {
+			instrumented = true
+		}
+	}
+	if !instrumented {
+		return
+	}
+	calls, attempts := r.Attempts()
+	first, with := r.FirstAttempt().Quantile(0.99), r.Total().Quantile(0.99)
+	unit := UnitFor(first, with)
+	b := d.Box(2)
+	d.set(2, b.Answer+fmt.Sprintf("; retries: %d of %d calls retried, %d attempts in all; first-attempt p99 %s vs with-retry p99 %s",
+		r.Retried(), calls, attempts, FormatIn(first, unit), FormatIn(with, unit)), b.Missing)
 }
 
 // measurementBox is box 1, common to every runner.
