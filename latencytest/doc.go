@@ -32,7 +32,8 @@
 // cap), "refusal" (the model refused: timed, but not the answer asked
 // for), "truncated" (no [DONE]), "bad_stream" (a malformed stream, an
 // error event or in-band error object, or a 2xx answer that is not
-// text/event-stream), "transport" or "canceled". The stream ends at
+// text/event-stream), "transport", "canceled", or "call_error" (a Func
+// call's own error, its text in Detail). The stream ends at
 // data: [DONE]: a server that keeps the connection open after it adds no
 // time. A successful call that never observed a token (a custom Provider
 // that times only the whole call) has no TTFT: it enters TTFT samples as
@@ -50,6 +51,24 @@
 // CachedReported say whether it sent them. Without usage, counts are "not
 // reported", never zero, and decode rates count SSE events (DecodeRateUnit
 // says "events/s"); the disclosure says so.
+//
+// # Your own client, and any API
+//
+// Func(fn) measures any Go call (a gRPC method, a query, an agent step):
+// total time, and fn's error as the class. Wrap your own HTTP client's
+// transport with Instrument and the requests it makes inside the call are
+// timed as the OpenAI provider times its own (first byte, each SSE event
+// as your client reads it, usage, end of body): each request is one of the
+// record's Attempts, the first sent with the trace ID as X-Request-ID and
+// the n-th with "<trace ID>-a<n>", so the fake draws a retry anew. The
+// record's stream figures come from the last attempt that succeeded, timed
+// from the call's start; Total covers the whole call. Retries are measured,
+// not hidden: Result.FirstAttempt beside Result.Total, Result.Attempts and
+// Retried, and the disclosure's box 2 sets first-attempt and with-retry
+// p99 side by side. HTTP(method, url) measures a plain endpoint (time to
+// first byte and total; a status of 400 or more is "http_<status>").
+// Result.Cost prices the answers from their usage (Prices) and says what
+// one useful answer costs once the failed and empty ones are paid for.
 //
 // # Secrets
 //
