@@ -28,7 +28,9 @@ func Check(t TestingT, r *latencytest.Result, objectives ...Objective) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper() // marks this function: Helper marks its caller
 	}
-	return finish(t, Evaluate(r, objectives...))
+	rep := Evaluate(r, objectives...)
+	WriteReport(t, r, rep) // charts, report.md, the job summary
+	return finish(t, rep)
 }
 
 // sampleReport is the report of objectives judged on a bare sample.

@@ -51,7 +51,9 @@ func CheckSweep(t TestingT, sr *latencytest.SweepResult, objectives ...Objective
 		h.Helper()
 	}
 	ok := true
-	for _, rep := range EvaluateSweep(sr, objectives...) {
+	reps := EvaluateSweep(sr, objectives...)
+	writeSweepReport(t, sr, reps) // charts, reports, the job summary
+	for _, rep := range reps {
 		ok = finish(t, rep) && ok
 	}
 	return ok
