@@ -223,5 +223,7 @@ func CheckChains(t TestingT, cr *latencytest.ChainResult, objectives ...ChainObj
 	if h, ok := t.(helper); ok {
 		h.Helper() // marks this function: Helper marks its caller
 	}
-	return finish(t, EvaluateChains(cr, objectives...))
+	rep := EvaluateChains(cr, objectives...)
+	writeReport(t, rep, ChainCharts(cr, rep)) // charts, report.md, the job summary
+	return finish(t, rep)
 }
