@@ -91,6 +91,13 @@ type ResultSummary struct {
 	Total       Summary `json:"total"`
 	MaxGap      Summary `json:"max_gap"`
 	ITL         Summary `json:"itl"`
+	// FromSchedule and TTFTFromSchedule are the distributions measured
+	// from each request's scheduled send (an OpenLoop's result only; nil
+	// otherwise); LateStarts and MaxStartDelay are Result.Lag.
+	FromSchedule     *Summary      `json:"from_schedule,omitempty"`
+	TTFTFromSchedule *Summary      `json:"ttft_from_schedule,omitempty"`
+	LateStarts       int           `json:"late_starts,omitempty"`
+	MaxStartDelay    time.Duration `json:"max_start_delay_ns,omitempty"`
 	// DecodeRateUnit is "tokens/s" when every measured success reported
 	// usage, else "events/s" (see Record.DecodeRateUnit).
 	DecodeRateUnit string      `json:"decode_rate_unit,omitempty"`
@@ -108,6 +115,11 @@ func (r *Result) Summarize() ResultSummary {
 		MaxGap: r.MaxGap().Summarize(), ITL: r.ITL().Summarize(), CPUPerWall: r.CPUPerWall,
 		Partial: r.PartialReason, RepeatGaps: r.RepeatGaps, Disclosure: r.Disclosure,
 		Model: strings.Join(modelsOf(r.Records), ", "), DecodeRateUnit: r.DecodeRateUnit(),
+	}
+	if r.openLoop() {
+		fs, tf := r.FromSchedule().Summarize(), r.TTFTFromSchedule().Summarize()
+		s.FromSchedule, s.TTFTFromSchedule = &fs, &tf
+		s.LateStarts, s.MaxStartDelay = r.Lag()
 	}
 	for i := range r.Records {
 		switch c := r.Records[i].Concurrency; {
@@ -176,10 +188,14 @@ func (s ResultSummary) String() string {
 		fmt.Fprintf(&sb, "  %s\n", e)
 	}
 	fmt.Fprintf(&sb, "%-12s %9s %9s %9s %9s %9s %9s %7s %7s\n", "", "min", "p50", "p90", "p95", "p99", "max", "CV%", "p99/p50")
-	rows := []struct {
+	type row struct {
 		name string
 		s    Summary
-	}{{"ttft", s.TTFT}, {"first answer", s.FirstAnswer}, {"total", s.Total}, {"max gap", s.MaxGap}, {"itl", s.ITL}}
+	}
+	rows := []row{{"ttft", s.TTFT}, {"first answer", s.FirstAnswer}, {"total", s.Total}, {"max gap", s.MaxGap}, {"itl", s.ITL}}
+	if s.FromSchedule != nil && s.TTFTFromSchedule != nil { // an open loop's, from each scheduled send
+		rows = append(rows, row{"sched. ttft", *s.TTFTFromSchedule}, row{"sched. total", *s.FromSchedule})
+	}
 	var all []time.Duration
 	for _, row := range rows {
 		all = append(all, row.s.Min, row.s.P50, row.s.P90, row.s.P95, row.s.P99, row.s.Max)

@@ -91,6 +91,10 @@ type OpenLoop struct {
 // meets it (10,000).
 const DefaultMaxInFlight = 10_000
 
+// MaxOpenLoopRequests is the most requests one OpenLoop run may plan
+// (10,000,000): every record is kept in memory (about 0.5 KB each).
+const MaxOpenLoopRequests = 10_000_000
+
 // LateStart is how late a request must start, after its scheduled send, to
 // count as late in Result.Lag and the disclosure: 1ms. Below it is timer
 // and scheduler jitter on a real clock (on synctest's fake clock a request
@@ -213,7 +217,11 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Planned: o.arrivals().count()}
+	planned := o.arrivals().count(MaxOpenLoopRequests + 1)
+	if planned > MaxOpenLoopRequests {
+		return nil, fmt.Errorf("latencytest: open loop: the arrivals plan more than %d requests (MaxOpenLoopRequests): lower rate or duration, or set requests", MaxOpenLoopRequests)
+	}
+	res := &Result{Planned: planned}
 	meter := startCPU()
 	res.Start = time.Now()
 	var st loopStats
@@ -510,4 +518,14 @@ func (o OpenLoop) Measure(t testing.TB, p Provider) *Result {
 		FormatIn(tf.Quantile(0.5), u), FormatIn(tf.Quantile(0.99), u), FormatIn(fs.Quantile(0.5), u), FormatIn(fs.Quantile(0.99), u),
 		late, len(r.Records), FormatDuration(most))
 	return r
+}
+
+// openLoop reports whether any record was sent on an open loop's schedule.
+func (r *Result) openLoop() bool {
+	for i := range r.Records {
+		if r.Records[i].OpenLoop {
+			return true
+		}
+	}
+	return false
 }

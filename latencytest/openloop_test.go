@@ -2,9 +2,11 @@ package latencytest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -422,6 +424,7 @@ func TestOpenLoopInvalid(t *testing.T) {
 		{"temperature", latencytest.OpenLoop{Rate: 1, Requests: 1, Temperature: &hot}, "temperature 3 outside [0,2]"},
 		{"label", latencytest.OpenLoop{Rate: 1, Requests: 1, Label: "a b"}, `label "a b"`},
 		{"negative max tokens", latencytest.OpenLoop{Rate: 1, Requests: 1, MaxTokens: -1}, "max_tokens -1 < 0"},
+		{"too many", latencytest.OpenLoop{Rate: 1e4, Arrivals: "constant", Duration: time.Hour}, "plan more than 10000000 requests"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.o.Run(context.Background(), nil)
@@ -453,6 +456,28 @@ func TestOpenLoopMeasure(t *testing.T) {
 		}
 		if recs[21].Scheduled != 2100*ms || recs[21].StartDelay != 4980*ms || recs[21].FromSchedule != 5060*ms {
 			t.Errorf("ol-0021 read back: %+v", recs[21])
+		}
+		// summary.json has the distributions from the schedule and the lag.
+		var sum struct {
+			FromSchedule struct {
+				Max int64 `json:"max_ns"`
+			} `json:"from_schedule"`
+			TTFTFromSchedule struct {
+				N int `json:"n"`
+			} `json:"ttft_from_schedule"`
+			LateStarts    int   `json:"late_starts"`
+			MaxStartDelay int64 `json:"max_start_delay_ns"`
+		}
+		b, err := os.ReadFile(filepath.Join(artifactDir(t), "summary.json"))
+		if err != nil || json.Unmarshal(b, &sum) != nil {
+			t.Fatalf("summary.json: %v", err)
+		}
+		// ol-0020 stalls 5 s and ends at 7.08 s, 5.08 s after it was due.
+		if sum.FromSchedule.Max != int64(5080*ms) || sum.TTFTFromSchedule.N != 40 || sum.LateStarts != l2 || sum.MaxStartDelay != int64(4980*ms) {
+			t.Errorf("summary %+v", sum)
+		}
+		if s := r.Summarize().String(); !strings.Contains(s, "sched. total") {
+			t.Errorf("the summary screen has no row from the schedule:\n%s", s)
 		}
 	})
 }

@@ -208,13 +208,15 @@ func offsetAt(ns float64) time.Duration {
 	return time.Duration(math.Round(ns))
 }
 
-// count is how many requests the arrivals will yield (it consumes them).
-func (a *arrivals) count() int {
+// count is how many requests the arrivals will yield, counting no
+// further than upTo (it consumes them).
+func (a *arrivals) count(upTo int) int {
 	n := 0
-	for {
+	for n < upTo {
 		if _, _, ok := a.take(); !ok {
-			return n
+			break
 		}
 		n++
 	}
+	return n
 }
