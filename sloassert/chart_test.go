@@ -215,3 +215,44 @@ func TestWriteCharts(t *testing.T) {
 		t.Errorf("writing to a missing directory: %v", err)
 	}
 }
+
+// synthChains is 40 chains of 5 calls from synthRun's requests; chain
+// total is the sum of its calls' totals.
+func synthChains() *latencytest.ChainResult {
+	r := synthRun(200, 4, 10*time.Millisecond, 0, 67, false)
+	cr := &latencytest.ChainResult{Planned: 40, Start: chartT0, CPUPerWall: 0.05}
+	for i := range 40 {
+		ch := latencytest.ChainRun{ID: fmt.Sprintf("chain%02d", i)}
+		for j := range 5 {
+			rec := r.Records[i*5+j]
+			rec.ID, rec.Chain, rec.Call = fmt.Sprintf("chain%02d-call%02d", i, j), i, j
+			ch.Calls = append(ch.Calls, rec)
+			ch.Total += rec.Total
+			if rec.Err != "" && ch.Err == "" {
+				ch.Err = rec.Err
+			}
+		}
+		cr.Chains = append(cr.Chains, ch)
+	}
+	return cr
+}
+
+// Chain charts: the CDF of chain totals with the chain budget marked (read
+// from ChainQ's name), and of the calls' totals; CheckChains writes them.
+func TestChainCharts(t *testing.T) {
+	cr := synthChains()
+	rep := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, 6*time.Second), sloassert.MaxChainErrorRate(0.1))
+	charts := sloassert.ChainCharts(cr, rep)
+	chain := byName(t, charts, "cdf-chain-total")
+	byName(t, charts, "cdf-call-total")
+	for _, want := range []string{"n = 40 chains, 2 failed", ">p50 budget 6000.0ms: pass<", "p99 not marked"} {
+		if !strings.Contains(string(chain.SVG()), want) {
+			t.Errorf("cdf-chain-total lacks %q", want)
+		}
+	}
+	t.Setenv(sloassert.EnvStepSummary, "")
+	sloassert.CheckChains(t, cr, sloassert.ChainQ(0.5, 6*time.Second))
+	if got := strings.Join(listDir(t, artifactDirOf(t)), " "); got != "cdf-call-total.svg cdf-chain-total.svg report.md" {
+		t.Errorf("artifacts: %s", got)
+	}
+}

@@ -369,12 +369,12 @@ func writeSeries(b *bytes.Buffer, s Series, color string, sx, sy scale, top floa
 			}
 			cur = nil
 		}
-		// add appends a vertex, rounded to the written precision; a vertex
+		// add appends a vertex, rounded to half a pixel; a vertex
 		// that goes on in the direction of the last segment (vertical or
 		// horizontal) replaces the last one, so a CDF of a million values
 		// stays a few vertices per pixel column.
 		add := func(x, y float64) {
-			v := [2]float64{math.Round(x*10) / 10, math.Round(y*10) / 10}
+			v := [2]float64{math.Round(x*2) / 2, math.Round(y*2) / 2}
 			n := len(cur)
 			if n > 0 && cur[n-1] == v {
 				return
@@ -483,8 +483,12 @@ func writeRules(b *bytes.Buffer, rules []Rule, sx, sy scale, x0, x1, y0, y1 floa
 			color = ruleColor
 		}
 		// A label rotated -90 degrees sits left of its baseline: it spans
-		// [x-12, x]. Put it just left of its line, or right of the last.
-		x := max(v.px-3, last+13)
+		// [x-12, x]. Put it just left of its line; when that would overlap
+		// the last label, just right of its line; else right of the last.
+		x := v.px - 3
+		if x-12 <= last {
+			x = max(v.px+14, last+13)
+		}
 		last = x
 		fmt.Fprintf(b, `<text transform="translate(%s,%s) rotate(-90)" text-anchor="end" font-size="11" fill="%s" %s>%s</text>`+"\n", f1(x), f1(y0+4), color, halo, esc(v.r.Label))
 	}
