@@ -46,11 +46,20 @@ type Task struct {
 // on a task with no calls, a non-positive budget or a TailTasks outside
 // (0,1).
 func (t Task) PerCall() (q float64, budget time.Duration) {
-	if err := t.check(); err != nil {
+	if err := t.Validate(); err != nil {
 		panic(err.Error())
 	}
 	q = math.Pow(1-t.TailTasks, 1/float64(t.Calls))
 	return q, t.Budget / time.Duration(t.Calls)
+}
+
+// Validate returns an error unless the task has calls, a positive budget
+// and a TailTasks in (0,1).
+func (t Task) Validate() error {
+	if t.Calls < 1 || t.Budget <= 0 || !(t.TailTasks > 0 && t.TailTasks < 1) {
+		return fmt.Errorf("sloassert: task %+v needs calls >= 1, a positive budget and tail tasks in (0,1)", t)
+	}
+	return nil
 }
 
 // Objective returns the per-call objective on metric (usually Total) that
@@ -178,7 +187,11 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 		}
 	}
 	for _, o := range objectives {
-		rep.Outcomes = append(rep.Outcomes, finalize(o.judge(cr, o.opts), o.opts, cr.Partial, rep.Partial))
+		out := o.judge(cr, o.opts)
+		if o.Name != "" {
+			out.Objective = o.Name // a renamed objective keeps its new name
+		}
+		rep.Outcomes = append(rep.Outcomes, finalize(out, o.opts, cr.Partial, rep.Partial))
 	}
 	rep.Distributions = []Distribution{{Metric: "chain total", Summary: cr.Totals().Summarize()},
 		{Metric: "call total", Summary: calls.Total().Summarize()}}

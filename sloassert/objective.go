@@ -54,6 +54,7 @@ func (m Metric) Sample(r *latencytest.Result) (latencytest.Sample, error) {
 type Option func(*options)
 
 type options struct {
+	notes        []string
 	allowSmall   bool
 	allowPartial bool
 	mode         mode
@@ -108,6 +109,10 @@ func Refute(confidence float64) Option {
 // is judged on its own requests, with every rule (sample size, interval)
 // applied per window. A d that is not positive fails the objective.
 func PerWindow(d time.Duration) Option { return func(o *options) { o.window = d } }
+
+// Note adds a line to the objective's outcome (a planning figure, where a
+// spec wrote it); it changes nothing that gates.
+func Note(s string) Option { return func(o *options) { o.notes = append(o.notes, s) } }
 
 // Confidence sets the confidence of the interval shown for a quantile
 // under the point policy (default DefaultConfidence), without changing
@@ -501,6 +506,25 @@ func MaxStall(budget time.Duration) Objective {
 		return out
 	}}
 }
+
+// Invalid returns an objective that never passes and says why: for a
+// configuration error found where an objective is built (a spec, say).
+func Invalid(name, why string) Objective {
+	return Objective{Name: name, judge: func(*latencytest.Result, options) Outcome {
+		return Outcome{Objective: name, Observed: "-", Note: why}
+	}}
+}
+
+// InvalidChain is Invalid for chains.
+func InvalidChain(name, why string) ChainObjective {
+	return ChainObjective{Name: name, judge: func(*latencytest.ChainResult, options) Outcome {
+		return Outcome{Objective: name, Observed: "-", Note: why}
+	}}
+}
+
+// String renders the outcome as a one-row objectives table with its
+// header, as the report prints it.
+func (o Outcome) String() string { return strings.TrimRight(outcomeTable([]Outcome{o}), "\n") }
 
 // QuantileName renders a quantile as "p99", "p99.9", "p50".
 func QuantileName(q float64) string {

@@ -458,6 +458,15 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 	return out
 }
 
+// MinBoundSamples returns the fewest samples for which the one-sided
+// bounds on the q-quantile exist at this confidence: lower (Refute) needs
+// 1-(1-q)^n >= confidence, upper (Demonstrate) 1-q^n >= confidence (p99 at
+// 0.95: 1 and 299). math.MaxInt stands for "never" (arguments outside
+// (0,1)).
+func MinBoundSamples(q, confidence float64) (lower, upper int) {
+	return boundNeed(1-q, confidence), boundNeed(q, confidence)
+}
+
 // boundNeed is the smallest n for which a one-sided bound exists: the
 // upper bound on q needs 1-q^n >= c (pass q), the lower bound needs
 // 1-(1-q)^n >= c (pass 1-q).

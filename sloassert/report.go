@@ -117,7 +117,11 @@ func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
 	}
 	var metrics []Metric
 	for _, o := range objectives {
-		rep.Outcomes = append(rep.Outcomes, finalize(o.judgeOn(r), o.opts, r.Partial, rep.Partial))
+		out := o.judgeOn(r)
+		if o.opts.window == 0 && o.Name != "" {
+			out.Objective = o.Name // a renamed objective keeps its new name
+		}
+		rep.Outcomes = append(rep.Outcomes, finalize(out, o.opts, r.Partial, rep.Partial))
 		if m := metricOf(o.Name); m != "" && !slices.Contains(metrics, m) {
 			metrics = append(metrics, m)
 		}
@@ -146,6 +150,9 @@ func partialText(sent, planned int, what, reason string) string {
 // Verdict when the judge left it empty. partial describes the run when it
 // was cut short ("" otherwise).
 func finalize(out Outcome, o options, cut bool, partial string) Outcome {
+	for _, n := range o.notes {
+		out.addNote(n)
+	}
 	if cut {
 		if o.allowPartial {
 			out.addNote("partial run allowed: " + partial)

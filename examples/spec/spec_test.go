@@ -4,7 +4,7 @@ package spec_test
 import (
 	"testing"
 
-	"github.com/tailguard/tailguard/sloassert"
+	"github.com/tailguard/tailguard/slospec"
 )
 
 // TestChatSLO runs slo.yaml: each level and each objective is a subtest
@@ -12,5 +12,5 @@ import (
 // target runs in virtual time, in its own synctest bubble: no
 // synctest.Test here.
 func TestChatSLO(t *testing.T) {
-	sloassert.RunFile(t, "slo.yaml")
+	slospec.RunFile(t, "slo.yaml")
 }

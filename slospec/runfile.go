@@ -1,4 +1,4 @@
-package sloassert
+package slospec
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
 )
 
 // RunFile loads the spec at path (LoadSpec) and runs it (Spec.Run). An
@@ -48,14 +49,14 @@ func (s Spec) Run(t *testing.T) {
 	t.Helper()
 	title := s.title()
 	if len(s.Objectives) == 0 && (s.Chains == nil || len(s.Chains.Objectives) == 0) {
-		t.Fatalf("sloassert: spec %s: no objectives: a spec with no objective never passes", title)
+		t.Fatalf("slospec: spec %s: no objectives: a spec with no objective never passes", title)
 	}
 	main, chains, skip, err := s.targets()
 	if err != nil {
-		t.Fatalf("sloassert: spec %s: %v", title, err)
+		t.Fatalf("slospec: spec %s: %v", title, err)
 	}
 	if skip != "" {
-		t.Skipf("sloassert: spec %s: %s", title, skip)
+		t.Skipf("slospec: spec %s: %s", title, skip)
 	}
 	var verdicts []string
 	if len(s.Objectives) > 0 {
@@ -188,7 +189,7 @@ func (rt runTarget) measure(t *testing.T, fn func(t *testing.T, p latencytest.Pr
 // runLoad runs the load level by level; it returns a verdict per level.
 func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 	t.Helper()
-	objs := make([]Objective, len(s.Objectives))
+	objs := make([]sloassert.Objective, len(s.Objectives))
 	for i, o := range s.Objectives {
 		objs[i] = o.Objective()
 	}
@@ -202,10 +203,10 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 		t.Run(name, func(t *testing.T) {
 			rt.measure(t, func(t *testing.T, p latencytest.Provider) { res = b.Measure(t, p) })
 			if res == nil {
-				t.Fatalf("sloassert: spec %s: %s: the batch did not run", title, name)
+				t.Fatalf("slospec: spec %s: %s: the batch did not run", title, name)
 			}
 			discloseLevels(&res.Disclosure, levels)
-			rep := Evaluate(res, objs...)
+			rep := sloassert.Evaluate(res, objs...)
 			rep.Title = title + " " + name
 			for j, o := range s.Objectives {
 				t.Run(o.Key, func(t *testing.T) {
@@ -221,9 +222,9 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 		}
 		if res.Partial {
 			if rest := levels[i+1:]; len(rest) > 0 {
-				t.Errorf("sloassert: spec %s: %s ended early (%s); levels %v not run", title, name, res.PartialReason, rest)
+				t.Errorf("slospec: spec %s: %s ended early (%s); levels %v not run", title, name, res.PartialReason, rest)
 			} else {
-				t.Errorf("sloassert: spec %s: %s ended early (%s)", title, name, res.PartialReason)
+				t.Errorf("slospec: spec %s: %s ended early (%s)", title, name, res.PartialReason)
 			}
 			break
 		}
@@ -240,14 +241,14 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 		var cr *latencytest.ChainResult
 		rt.measure(t, func(t *testing.T, p latencytest.Provider) { cr = c.Measure(t, p) })
 		if cr == nil {
-			t.Fatalf("sloassert: spec %s: the chains did not run", title)
+			t.Fatalf("slospec: spec %s: the chains did not run", title)
 		}
 		if cr.Partial {
-			t.Errorf("sloassert: spec %s: the chains ended early (%s)", title, cr.PartialReason)
+			t.Errorf("slospec: spec %s: the chains ended early (%s)", title, cr.PartialReason)
 		}
 		calls := cr.Calls()
-		var chainObjs []ChainObjective
-		var callObjs []Objective
+		var chainObjs []sloassert.ChainObjective
+		var callObjs []sloassert.Objective
 		for _, o := range s.Chains.Objectives {
 			if o.IsChain() {
 				chainObjs = append(chainObjs, o.ChainObjective())
@@ -255,13 +256,13 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 				callObjs = append(callObjs, o.Objective())
 			}
 		}
-		chainRep := EvaluateChains(cr, chainObjs...)
+		chainRep := sloassert.EvaluateChains(cr, chainObjs...)
 		chainRep.Title = title + " chains"
-		callRep := Evaluate(calls, callObjs...)
+		callRep := sloassert.Evaluate(calls, callObjs...)
 		callRep.Title = title + " chain calls"
 		ci, ri := 0, 0
 		for _, o := range s.Chains.Objectives {
-			out, judgedBy := Outcome{}, chainRep.Title
+			out, judgedBy := sloassert.Outcome{}, chainRep.Title
 			if o.IsChain() {
 				out, ci = chainRep.Outcomes[ci], ci+1
 			} else {
@@ -289,16 +290,16 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 // checkRow fails an objective's subtest with its row alone: the whole
 // screen (distribution, counts, errors, slowest requests) is printed once,
 // by the level that judged it (finishLevel).
-func checkRow(t *testing.T, origin string, out Outcome, judgedBy string) {
+func checkRow(t *testing.T, origin string, out sloassert.Outcome, judgedBy string) {
 	t.Helper()
 	if !out.OK {
-		t.Errorf("%s\n%s  (the whole report: %s)", origin, strings.TrimRight(outcomeTable([]Outcome{out}), "\n"), judgedBy)
+		t.Errorf("%s\n%s  (the whole report: %s)", origin, out.String(), judgedBy)
 	}
 }
 
 // finishLevel prints a judged result's report once: as the failure when
 // it failed, as a log line (shown with -v) when it passed.
-func finishLevel(t *testing.T, rep Report) bool {
+func finishLevel(t *testing.T, rep sloassert.Report) bool {
 	t.Helper()
 	if rep.OK() {
 		t.Logf("%s", strings.TrimRight(rep.String(), "\n"))
@@ -334,7 +335,7 @@ func discloseLevels(d *latencytest.Disclosure, levels []int) {
 }
 
 // levelVerdict is a level's one-word verdict, with the objectives that failed.
-func levelVerdict(name string, rep Report) string {
+func levelVerdict(name string, rep sloassert.Report) string {
 	if rep.OK() {
 		return name + " PASS"
 	}

@@ -1,4 +1,4 @@
-package sloassert_test
+package slospec_test
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
+	"github.com/tailguard/tailguard/slospec"
 )
 
 // fullSpecYAML writes every key a spec has (line numbers matter: the
@@ -70,16 +71,16 @@ chains:
 `
 
 func TestParseSpecEveryKey(t *testing.T) {
-	s, err := sloassert.ParseSpec([]byte(fullSpecYAML))
+	s, err := slospec.ParseSpec([]byte(fullSpecYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
 	u64 := func(v uint64) *uint64 { return &v }
 	f64 := func(v float64) *float64 { return &v }
-	want := sloassert.Spec{
+	want := slospec.Spec{
 		Name:   "maverick-chat",
-		Target: sloassert.SpecTarget{Preset: "llama-4-maverick", Seed: u64(3)},
-		Load: sloassert.SpecLoad{
+		Target: slospec.SpecTarget{Preset: "llama-4-maverick", Seed: u64(3)},
+		Load: slospec.SpecLoad{
 			Concurrency: []int{1, 8},
 			Batch: latencytest.Batch{
 				Warmup: 5, Requests: 300, MaxTokens: 64,
@@ -92,37 +93,37 @@ func TestParseSpecEveryKey(t *testing.T) {
 				Repeat: 2, Location: "CI runner, eu-west-1",
 			},
 		},
-		Objectives: []sloassert.SpecObjective{
-			{Key: "ttft_p50", Line: 24, Kind: sloassert.KindQuantile, Metric: sloassert.TTFT, Q: 0.5, Budget: 400 * time.Millisecond, Refute: 0.95},
-			{Key: "ttft_p99", Line: 24, Kind: sloassert.KindQuantile, Metric: sloassert.TTFT, Q: 0.99, Budget: 1500 * time.Millisecond, Refute: 0.95},
-			{Key: "ttft_cv", Line: 24, Kind: sloassert.KindCV, Metric: sloassert.TTFT, Limit: 100},
-			{Key: "ttft_tail_ratio", Line: 24, Kind: sloassert.KindTailRatio, Metric: sloassert.TTFT, Limit: 5},
-			{Key: "first_answer_p95", Line: 25, Kind: sloassert.KindQuantile, Metric: sloassert.FirstAnswer, Q: 0.95, Budget: 2 * time.Second, AllowSmallSample: true},
-			{Key: "first_answer_q0.995", Line: 25, Kind: sloassert.KindQuantile, Metric: sloassert.FirstAnswer, Q: 0.995, Budget: 3 * time.Second, AllowSmallSample: true},
-			{Key: "first_answer_p99.9", Line: 25, Kind: sloassert.KindQuantile, Metric: sloassert.FirstAnswer, Q: 0.999, Budget: 5 * time.Second, AllowSmallSample: true},
-			{Key: "total_p99", Line: 26, Kind: sloassert.KindQuantile, Metric: sloassert.Total, Q: 0.99, Budget: 20 * time.Second, Demonstrate: 0.9},
-			{Key: "itl_p99", Line: 27, Kind: sloassert.KindQuantile, Metric: sloassert.ITL, Q: 0.99, Budget: 100 * time.Millisecond},
-			{Key: "max_gap_max", Line: 28, Kind: sloassert.KindMaxStall, Budget: 30 * time.Second},
-			{Key: "max_gap_p95", Line: 28, Kind: sloassert.KindQuantile, Metric: sloassert.MaxGap, Q: 0.95, Budget: time.Second},
-			{Key: "tokens_per_second_p5", Line: 29, Kind: sloassert.KindDecodeRate, Q: 0.05, Limit: 10},
-			{Key: "tokens_per_second_p50", Line: 29, Kind: sloassert.KindDecodeRate, Q: 0.5, Limit: 20.5},
-			{Key: "error_rate", Line: 30, Kind: sloassert.KindErrorRate, Limit: 0.015, Classes: []string{"http_529", "http_429"}},
-			{Key: "cache_miss", Line: 31, Kind: sloassert.KindCacheMiss},
-			{Key: "total_cv", Line: 32, Kind: sloassert.KindCV, Metric: sloassert.Total, Limit: 50},
-			{Key: "first_answer_tail_ratio", Line: 33, Kind: sloassert.KindTailRatio, Metric: sloassert.FirstAnswer, Limit: 3},
+		Objectives: []slospec.SpecObjective{
+			{Key: "ttft_p50", Line: 24, Kind: slospec.KindQuantile, Metric: sloassert.TTFT, Q: 0.5, Budget: 400 * time.Millisecond, Refute: 0.95},
+			{Key: "ttft_p99", Line: 24, Kind: slospec.KindQuantile, Metric: sloassert.TTFT, Q: 0.99, Budget: 1500 * time.Millisecond, Refute: 0.95},
+			{Key: "ttft_cv", Line: 24, Kind: slospec.KindCV, Metric: sloassert.TTFT, Limit: 100},
+			{Key: "ttft_tail_ratio", Line: 24, Kind: slospec.KindTailRatio, Metric: sloassert.TTFT, Limit: 5},
+			{Key: "first_answer_p95", Line: 25, Kind: slospec.KindQuantile, Metric: sloassert.FirstAnswer, Q: 0.95, Budget: 2 * time.Second, AllowSmallSample: true},
+			{Key: "first_answer_q0.995", Line: 25, Kind: slospec.KindQuantile, Metric: sloassert.FirstAnswer, Q: 0.995, Budget: 3 * time.Second, AllowSmallSample: true},
+			{Key: "first_answer_p99.9", Line: 25, Kind: slospec.KindQuantile, Metric: sloassert.FirstAnswer, Q: 0.999, Budget: 5 * time.Second, AllowSmallSample: true},
+			{Key: "total_p99", Line: 26, Kind: slospec.KindQuantile, Metric: sloassert.Total, Q: 0.99, Budget: 20 * time.Second, Demonstrate: 0.9},
+			{Key: "itl_p99", Line: 27, Kind: slospec.KindQuantile, Metric: sloassert.ITL, Q: 0.99, Budget: 100 * time.Millisecond},
+			{Key: "max_gap_max", Line: 28, Kind: slospec.KindMaxStall, Budget: 30 * time.Second},
+			{Key: "max_gap_p95", Line: 28, Kind: slospec.KindQuantile, Metric: sloassert.MaxGap, Q: 0.95, Budget: time.Second},
+			{Key: "tokens_per_second_p5", Line: 29, Kind: slospec.KindDecodeRate, Q: 0.05, Limit: 10},
+			{Key: "tokens_per_second_p50", Line: 29, Kind: slospec.KindDecodeRate, Q: 0.5, Limit: 20.5},
+			{Key: "error_rate", Line: 30, Kind: slospec.KindErrorRate, Limit: 0.015, Classes: []string{"http_529", "http_429"}},
+			{Key: "cache_miss", Line: 31, Kind: slospec.KindCacheMiss},
+			{Key: "total_cv", Line: 32, Kind: slospec.KindCV, Metric: sloassert.Total, Limit: 50},
+			{Key: "first_answer_tail_ratio", Line: 33, Kind: slospec.KindTailRatio, Metric: sloassert.FirstAnswer, Limit: 3},
 		},
-		Chains: &sloassert.SpecChains{
+		Chains: &slospec.SpecChains{
 			Chain: latencytest.Chain{
 				Chains: 40, Length: 8, Concurrency: 2, MaxTokens: 32, Prompt: "Plan a migration.", FollowUp: "Next.",
 				Temperature: f64(0), FirstTokenTimeout: 4 * time.Second, TotalTimeout: 30 * time.Second, HardCap: time.Minute,
 				Location: "lab",
 			},
-			Target: &sloassert.SpecTarget{Preset: "llama-4-maverick-chain", Seed: u64(11)},
-			Objectives: []sloassert.SpecObjective{
-				{Key: "chain_total_p50", Line: 48, Kind: sloassert.KindChainTotal, Q: 0.5, Budget: 30 * time.Second, AllowSmallSample: true},
-				{Key: "chain_total_p95", Line: 48, Kind: sloassert.KindChainTotal, Q: 0.95, Budget: time.Minute, AllowSmallSample: true},
-				{Key: "chain_error_rate", Line: 49, Kind: sloassert.KindChainErrorRate, Limit: 0.05},
-				{Key: "task", Line: 50, Kind: sloassert.KindTask, Task: sloassert.Task{Calls: 8, Budget: 8 * time.Second, TailTasks: 0.1}},
+			Target: &slospec.SpecTarget{Preset: "llama-4-maverick-chain", Seed: u64(11)},
+			Objectives: []slospec.SpecObjective{
+				{Key: "chain_total_p50", Line: 48, Kind: slospec.KindChainTotal, Q: 0.5, Budget: 30 * time.Second, AllowSmallSample: true},
+				{Key: "chain_total_p95", Line: 48, Kind: slospec.KindChainTotal, Q: 0.95, Budget: time.Minute, AllowSmallSample: true},
+				{Key: "chain_error_rate", Line: 49, Kind: slospec.KindChainErrorRate, Limit: 0.05},
+				{Key: "task", Line: 50, Kind: slospec.KindTask, Task: sloassert.Task{Calls: 8, Budget: 8 * time.Second, TailTasks: 0.1}},
 			},
 		},
 	}
@@ -202,7 +203,7 @@ func TestSpecDocExampleParses(t *testing.T) {
 	if len(yml) < 40 {
 		t.Fatalf("found %d lines of example in spec.go", len(yml))
 	}
-	s, err := sloassert.ParseSpec([]byte(strings.Join(yml, "\n")))
+	s, err := slospec.ParseSpec([]byte(strings.Join(yml, "\n")))
 	if err != nil {
 		t.Fatalf("the doc example does not parse: %v", err)
 	}
@@ -212,13 +213,13 @@ func TestSpecDocExampleParses(t *testing.T) {
 }
 
 // specErrPrefix is how every spec error starts.
-var specErrPrefix = regexp.MustCompile(`^sloassert: spec: line [1-9][0-9]*: `)
+var specErrPrefix = regexp.MustCompile(`^slospec: line [1-9][0-9]*: `)
 
 func TestParseSpecErrors(t *testing.T) {
 	const target = "target: {preset: mistral-3-14b}\n"
 	for _, tc := range []struct {
 		name, spec string
-		// want is the start of the error after "sloassert: spec: ".
+		// want is the start of the error after "slospec: ".
 		want []string
 	}{
 		{"empty document never passes", "", []string{"line 1: empty spec"}},
@@ -300,7 +301,7 @@ func TestParseSpecErrors(t *testing.T) {
 			[]string{`line 3: objectives.ttft.p99: "fast" is not a duration`, "line 4: objectives.error_rate: 2 is not a percentage"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := sloassert.ParseSpec([]byte(tc.spec))
+			s, err := slospec.ParseSpec([]byte(tc.spec))
 			if err == nil {
 				t.Fatalf("accepted:\n%s\nas %+v", tc.spec, s)
 			}
@@ -312,8 +313,8 @@ func TestParseSpecErrors(t *testing.T) {
 				if !specErrPrefix.MatchString(l) {
 					t.Errorf("error line %q does not start with %q", l, specErrPrefix)
 				}
-				if i < len(tc.want) && !strings.HasPrefix(l, "sloassert: spec: "+tc.want[i]) {
-					t.Errorf("error\n got %s\nwant sloassert: spec: %s...", l, tc.want[i])
+				if i < len(tc.want) && !strings.HasPrefix(l, "slospec: "+tc.want[i]) {
+					t.Errorf("error\n got %s\nwant slospec: %s...", l, tc.want[i])
 				}
 			}
 		})
@@ -324,9 +325,9 @@ func TestParseSpecAccepts(t *testing.T) {
 	const target = "target: {preset: mistral-3-14b}\n"
 	for _, tc := range []struct {
 		name, spec string
-		check      func(t *testing.T, s sloassert.Spec)
+		check      func(t *testing.T, s slospec.Spec)
 	}{
-		{"endpoint with defaults", "target: {endpoint: {}}\nobjectives: {error_rate: 0%}\n", func(t *testing.T, s sloassert.Spec) {
+		{"endpoint with defaults", "target: {endpoint: {}}\nobjectives: {error_rate: 0%}\n", func(t *testing.T, s slospec.Spec) {
 			if s.Target.Endpoint == nil {
 				t.Fatal("no endpoint")
 			}
@@ -335,22 +336,22 @@ func TestParseSpecAccepts(t *testing.T) {
 				t.Errorf("vars %s %s %s", base, key, model)
 			}
 		}},
-		{"endpoint written empty", "target:\n  endpoint:\nobjectives: {error_rate: 0%}\n", func(t *testing.T, s sloassert.Spec) {
+		{"endpoint written empty", "target:\n  endpoint:\nobjectives: {error_rate: 0%}\n", func(t *testing.T, s slospec.Spec) {
 			if s.Target.Endpoint == nil {
 				t.Error("no endpoint")
 			}
 		}},
-		{"one level as a number", target + "load: {concurrency: 8}\nobjectives: {error_rate: 1%}\n", func(t *testing.T, s sloassert.Spec) {
+		{"one level as a number", target + "load: {concurrency: 8}\nobjectives: {error_rate: 1%}\n", func(t *testing.T, s slospec.Spec) {
 			if got := s.Load.Levels(); !reflect.DeepEqual(got, []int{8}) {
 				t.Errorf("levels %v", got)
 			}
 		}},
-		{"default levels", target + "objectives: {error_rate: 1%}\n", func(t *testing.T, s sloassert.Spec) {
+		{"default levels", target + "objectives: {error_rate: 1%}\n", func(t *testing.T, s slospec.Spec) {
 			if got := s.Load.Levels(); !reflect.DeepEqual(got, latencytest.DefaultLevels) {
 				t.Errorf("levels %v", got)
 			}
 		}},
-		{"p99 with allow_small_sample", target + "objectives:\n  ttft: {p99: 1s, allow_small_sample: true}\n", func(t *testing.T, s sloassert.Spec) {
+		{"p99 with allow_small_sample", target + "objectives:\n  ttft: {p99: 1s, allow_small_sample: true}\n", func(t *testing.T, s slospec.Spec) {
 			if len(s.Objectives) != 1 || !s.Objectives[0].AllowSmallSample {
 				t.Errorf("objectives %+v", s.Objectives)
 			}
@@ -358,12 +359,12 @@ func TestParseSpecAccepts(t *testing.T) {
 		{"p99 from 50 requests repeated twice", target + "load: {requests: 50, repeat: 2}\nobjectives:\n  ttft: {p99: 1s}\n", nil},
 		{"demonstrate at 299", target + "load: {requests: 299}\nobjectives:\n  ttft: {p99: 1s, demonstrate: 95%}\n", nil},
 		{"itl p99.9 is pooled over tokens", target + "objectives:\n  itl: {p99.9: 100ms}\n", nil},
-		{"error rate 0.5%", target + "objectives: {error_rate: 0.5%}\n", func(t *testing.T, s sloassert.Spec) {
+		{"error rate 0.5%", target + "objectives: {error_rate: 0.5%}\n", func(t *testing.T, s slospec.Spec) {
 			if s.Objectives[0].Limit != 0.005 {
 				t.Errorf("limit %v", s.Objectives[0].Limit)
 			}
 		}},
-		{"chains only", target + "chains:\n  total: {p50: 30s}\n", func(t *testing.T, s sloassert.Spec) {
+		{"chains only", target + "chains:\n  total: {p50: 30s}\n", func(t *testing.T, s slospec.Spec) {
 			if len(s.Objectives) != 0 || s.Chains == nil || len(s.Chains.Objectives) != 1 {
 				t.Errorf("spec %+v", s)
 			}
@@ -372,7 +373,7 @@ func TestParseSpecAccepts(t *testing.T) {
 		{"document marker", "---\n" + target + "objectives: {error_rate: 1%}\n", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := sloassert.ParseSpec([]byte(tc.spec))
+			s, err := slospec.ParseSpec([]byte(tc.spec))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -388,7 +389,7 @@ func TestSpecQuantileKeys(t *testing.T) {
 	for key, q := range map[string]float64{"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p99.9": 0.999, "p99.99": 0.9999,
 		"q0.995": 0.995, "q.5": 0.5, "p0.1": 0.001} {
 		spec := fmt.Sprintf("target: {preset: mistral-3-14b}\nobjectives:\n  ttft: {%s: 1s, allow_small_sample: true}\n", key)
-		s, err := sloassert.ParseSpec([]byte(spec))
+		s, err := slospec.ParseSpec([]byte(spec))
 		if err != nil {
 			t.Errorf("%s: %v", key, err)
 			continue
@@ -400,7 +401,7 @@ func TestSpecQuantileKeys(t *testing.T) {
 }
 
 func TestLoadSpecResolvesProfile(t *testing.T) {
-	s, err := sloassert.LoadSpec("testdata/specs/passing.yaml")
+	s, err := slospec.LoadSpec("testdata/specs/passing.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +439,7 @@ func TestLoadSpecResolvesProfile(t *testing.T) {
 	if err := os.WriteFile(spec, []byte("target:\n  profile: profiles/p.yaml\n  seed: 42\nobjectives: {error_rate: 1%}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err = sloassert.LoadSpec(spec)
+	s, err = slospec.LoadSpec(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,9 +452,9 @@ func TestLoadSpecResolvesProfile(t *testing.T) {
 
 	// A missing or broken profile is an error at the profile's line.
 	for _, tc := range []struct{ body, want string }{
-		{"name: x\ntarget:\n  profile: nope.yaml\nobjectives: {error_rate: 1%}\n", "sloassert: spec: line 3: target.profile: fakeprovider: open "},
+		{"name: x\ntarget:\n  profile: nope.yaml\nobjectives: {error_rate: 1%}\n", "slospec: line 3: target.profile: fakeprovider: open "},
 		{"target: {preset: mistral-3-14b}\nobjectives: {error_rate: 1%}\nchains:\n  target: {profile: bad.yaml}\n  error_rate: 1%\n",
-			"sloassert: spec: line 4: chains.target.profile: fakeprovider: profile: line 1: "},
+			"slospec: line 4: chains.target.profile: fakeprovider: profile: line 1: "},
 	} {
 		if err := os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("ttft: -5s\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -461,12 +462,12 @@ func TestLoadSpecResolvesProfile(t *testing.T) {
 		if err := os.WriteFile(spec, []byte(tc.body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := sloassert.LoadSpec(spec)
+		_, err := slospec.LoadSpec(spec)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !strings.HasSuffix(err.Error(), "(in "+spec+")") {
 			t.Errorf("error %v\nwant %s... (in %s)", err, tc.want, spec)
 		}
 	}
-	if _, err := sloassert.LoadSpec(filepath.Join(dir, "absent.yaml")); err == nil || !errors.Is(err, os.ErrNotExist) {
+	if _, err := slospec.LoadSpec(filepath.Join(dir, "absent.yaml")); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("absent spec: %v", err)
 	}
 }
@@ -475,11 +476,11 @@ func TestLoadSpecResolvesProfile(t *testing.T) {
 // wrong result never pass.
 func TestSpecObjectiveKinds(t *testing.T) {
 	r := &latencytest.Result{Records: []latencytest.Record{{ID: "a", TTFT: time.Second, Total: 2 * time.Second}, {ID: "b", TTFT: time.Second, Total: 2 * time.Second}}}
-	o := sloassert.SpecObjective{Key: "chain_total_p50", Kind: sloassert.KindChainTotal, Q: 0.5, Budget: time.Hour}
+	o := slospec.SpecObjective{Key: "chain_total_p50", Kind: slospec.KindChainTotal, Q: 0.5, Budget: time.Hour}
 	if rep := sloassert.Evaluate(r, o.Objective()); rep.OK() {
 		t.Errorf("a chain objective passed on a result:\n%s", rep)
 	}
-	o = sloassert.SpecObjective{Key: "ttft_p50", Kind: sloassert.KindQuantile, Metric: sloassert.TTFT, Q: 0.5, Budget: time.Hour}
+	o = slospec.SpecObjective{Key: "ttft_p50", Kind: slospec.KindQuantile, Metric: sloassert.TTFT, Q: 0.5, Budget: time.Hour}
 	if rep := sloassert.EvaluateChains(&latencytest.ChainResult{Chains: []latencytest.ChainRun{{ID: "c", Total: time.Second}}}, o.ChainObjective()); rep.OK() {
 		t.Errorf("a result objective passed on chains:\n%s", rep)
 	}
@@ -490,11 +491,11 @@ func TestSpecObjectiveKinds(t *testing.T) {
 	if rep := sloassert.Evaluate(r, o.Objective()); rep.OK() {
 		t.Errorf("ttft p50 1s within 1s-1ns passed:\n%s", rep)
 	}
-	bad := sloassert.SpecObjective{Key: "task", Kind: sloassert.KindTask}
+	bad := slospec.SpecObjective{Key: "task", Kind: slospec.KindTask}
 	if rep := sloassert.EvaluateChains(&latencytest.ChainResult{Chains: []latencytest.ChainRun{{ID: "c", Total: time.Second}}}, bad.ChainObjective()); rep.OK() {
 		t.Errorf("a task with no calls passed:\n%s", rep)
 	}
-	bad.Kind = sloassert.KindTaskPerCall
+	bad.Kind = slospec.KindTaskPerCall
 	if rep := sloassert.Evaluate(r, bad.Objective()); rep.OK() {
 		t.Errorf("a per-call task with no calls passed:\n%s", rep)
 	}
@@ -502,14 +503,14 @@ func TestSpecObjectiveKinds(t *testing.T) {
 
 // Every error names its line and key and says what to write instead.
 func ExampleParseSpec() {
-	_, err := sloassert.ParseSpec([]byte(`target: {preset: mistral-3-14b}
+	_, err := slospec.ParseSpec([]byte(`target: {preset: mistral-3-14b}
 objectives:
   ttft: {p99: fast, p150: 2s}
   error_rate: 1
 `))
 	fmt.Println(err)
 	// Output:
-	// sloassert: spec: line 3: objectives.ttft.p99: "fast" is not a duration (write a Go duration such as 250ms or 1.5s)
-	// sloassert: spec: line 3: objectives.ttft.p150: quantile p150 is outside p0-p100 (write a percentile strictly between 0 and 100, such as p99 or p99.9)
-	// sloassert: spec: line 4: objectives.error_rate: 1 is not a percentage: percentages carry % (write 1%)
+	// slospec: line 3: objectives.ttft.p99: "fast" is not a duration (write a Go duration such as 250ms or 1.5s)
+	// slospec: line 3: objectives.ttft.p150: quantile p150 is outside p0-p100 (write a percentile strictly between 0 and 100, such as p99 or p99.9)
+	// slospec: line 4: objectives.error_rate: 1 is not a percentage: percentages carry % (write 1%)
 }

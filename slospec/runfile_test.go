@@ -1,4 +1,4 @@
-package sloassert_test
+package slospec_test
 
 import (
 	"flag"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
-	"github.com/tailguard/tailguard/sloassert"
+	"github.com/tailguard/tailguard/slospec"
 )
 
 // Every budget of passing.yaml equals the fixed fake's exact figure, so it
@@ -19,12 +19,12 @@ import (
 // and every run happened in virtual time (a real-clock run could not hit
 // 200ms to the nanosecond).
 func TestRunFilePassing(t *testing.T) {
-	sloassert.RunFile(t, "testdata/specs/passing.yaml")
+	slospec.RunFile(t, "testdata/specs/passing.yaml")
 }
 
 // A preset, with its seed replaced, at two levels.
 func TestRunFilePreset(t *testing.T) {
-	sloassert.RunFile(t, "testdata/specs/preset.yaml")
+	slospec.RunFile(t, "testdata/specs/preset.yaml")
 }
 
 // runInner runs f as a test of its own, outside this one, so that a spec
@@ -76,7 +76,7 @@ func failedTestNames(out string) []string {
 // keeps two: exactly the broken ones fail, each in its own subtest, with
 // the whole failure screen, and the artifacts are named.
 func TestRunFileFailing(t *testing.T) {
-	ok, skipped, out := runInner(t, func(t *testing.T) { sloassert.RunFile(t, "testdata/specs/failing.yaml") })
+	ok, skipped, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/failing.yaml") })
 	if ok || skipped {
 		t.Fatalf("failing.yaml: ok %v, skipped %v; output:\n%s", ok, skipped, out)
 	}
@@ -108,7 +108,7 @@ func TestRunFileEndpointUnsetSkips(t *testing.T) {
 		t.Setenv(v, "")
 		os.Unsetenv(v) // t.Setenv restores it afterwards
 	}
-	s, err := sloassert.LoadSpec("testdata/specs/endpoint.yaml")
+	s, err := slospec.LoadSpec("testdata/specs/endpoint.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestRunFileEndpointUnsetSkips(t *testing.T) {
 	if got := s.Target.Endpoint.Missing(); !slices.Equal(got, want) {
 		t.Errorf("missing %v, want %v", got, want)
 	}
-	ok, skipped, out := runInner(t, func(t *testing.T) { sloassert.RunFile(t, "testdata/specs/endpoint.yaml") })
+	ok, skipped, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/endpoint.yaml") })
 	if !ok || !skipped {
 		t.Errorf("endpoint spec with its variables unset: ok %v, skipped %v; output:\n%s", ok, skipped, out)
 	}
@@ -127,7 +127,7 @@ func TestRunFileEndpointUnsetSkips(t *testing.T) {
 	if got := s.Target.Endpoint.Missing(); !slices.Equal(got, want[:1]) {
 		t.Errorf("missing %v, want %v", got, want[:1])
 	}
-	ok, skipped, _ = runInner(t, func(t *testing.T) { sloassert.RunFile(t, "testdata/specs/endpoint.yaml") })
+	ok, skipped, _ = runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/endpoint.yaml") })
 	if !ok || !skipped {
 		t.Errorf("endpoint spec without its URL: ok %v, skipped %v", ok, skipped)
 	}
@@ -135,7 +135,7 @@ func TestRunFileEndpointUnsetSkips(t *testing.T) {
 	// A URL that is not one fails (it does not skip) and does not print
 	// the value, which may hold a secret.
 	t.Setenv("TAILGUARD_SPEC_TEST_BASE_URL", "secret-token@nowhere")
-	ok, skipped, out = runInner(t, func(t *testing.T) { sloassert.RunFile(t, "testdata/specs/endpoint.yaml") })
+	ok, skipped, out = runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/endpoint.yaml") })
 	if ok || skipped || !strings.Contains(out, "TAILGUARD_SPEC_TEST_BASE_URL is not an http(s) URL") || strings.Contains(out, "secret-token") {
 		t.Errorf("bad URL: ok %v, skipped %v; output:\n%s", ok, skipped, out)
 	}
@@ -153,7 +153,7 @@ func TestRunFileEndpoint(t *testing.T) {
 	t.Setenv("TAILGUARD_SPEC_TEST_BASE_URL", srv.URL+"/v1")
 	t.Setenv("TAILGUARD_SPEC_TEST_API_KEY", "")
 	t.Setenv("TAILGUARD_SPEC_TEST_MODEL", "loopback-model")
-	sloassert.RunFile(t, "testdata/specs/endpoint.yaml")
+	slospec.RunFile(t, "testdata/specs/endpoint.yaml")
 	// c1 and c2, 20 requests each.
 	if n := len(f.Served()); n != 40 {
 		t.Errorf("the endpoint served %d requests, want 40", n)
@@ -167,12 +167,12 @@ func TestRunFileInvalid(t *testing.T) {
 	if err := os.WriteFile(path, []byte("target: {preset: mistral-3-14b}\nobjectives:\n  ttft: {p99: fast}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ok, _, out := runInner(t, func(t *testing.T) { sloassert.RunFile(t, path) })
-	if ok || !strings.Contains(out, `sloassert: spec: line 3: objectives.ttft.p99: "fast" is not a duration`) {
+	ok, _, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, path) })
+	if ok || !strings.Contains(out, `slospec: line 3: objectives.ttft.p99: "fast" is not a duration`) {
 		t.Errorf("bad spec: ok %v; output:\n%s", ok, out)
 	}
 	ok, _, out = runInner(t, func(t *testing.T) {
-		sloassert.Spec{Name: "empty", Target: sloassert.SpecTarget{Preset: "mistral-3-14b"}}.Run(t)
+		slospec.Spec{Name: "empty", Target: slospec.SpecTarget{Preset: "mistral-3-14b"}}.Run(t)
 	})
 	if ok || !strings.Contains(out, "no objectives") {
 		t.Errorf("spec with no objectives: ok %v; output:\n%s", ok, out)

@@ -1,4 +1,4 @@
-package sloassert_test
+package slospec_test
 
 import (
 	"os"
@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tailguard/tailguard/sloassert"
+	"github.com/tailguard/tailguard/slospec"
 )
 
 // FuzzParseSpec: ParseSpec never panics; a spec it accepts has at least
 // one objective (an empty spec never passes) and a target of exactly one
-// kind; every error line names its line ("sloassert: spec: line N: ").
+// kind; every error line names its line ("slospec: line N: ").
 func FuzzParseSpec(f *testing.F) {
 	files, err := filepath.Glob("testdata/specs/*.yaml")
 	if err != nil {
@@ -42,7 +42,7 @@ func FuzzParseSpec(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := sloassert.ParseSpec(data)
+		s, err := slospec.ParseSpec(data)
 		if err != nil {
 			for _, line := range strings.Split(err.Error(), "\n") {
 				if !specErrPrefix.MatchString(line) {

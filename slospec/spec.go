@@ -1,4 +1,4 @@
-package sloassert
+package slospec
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
 )
 
 // Spec is an SLO spec: what to measure (a target and a load, and agent
@@ -106,7 +107,7 @@ import (
 // planned sample cannot support (p99 from 75 requests, unless
 // allow_small_sample), a load or chains section nothing judges, and a spec
 // with no objective at all are errors. Every error reads
-// "sloassert: spec: line N: key: what is wrong".
+// "slospec: line N: key: what is wrong".
 //
 // # Tasks
 //
@@ -214,11 +215,11 @@ const (
 	KindErrorRate      ObjectiveKind = "error_rate"        // failed fraction <= Limit (Classes only, if any)
 	KindDecodeRate     ObjectiveKind = "tokens_per_second" // decode speed's Q-quantile >= Limit tok/s
 	KindCacheMiss      ObjectiveKind = "cache_miss"        // no cached prompt tokens
-	KindMaxStall       ObjectiveKind = "max_stall"         // the longest MaxGap <= Budget
+	KindMaxStall       ObjectiveKind = "max_stall"         // the longest sloassert.MaxGap <= Budget
 	KindChainTotal     ObjectiveKind = "chain_total"       // chain totals' Q-quantile <= Budget
 	KindChainErrorRate ObjectiveKind = "chain_error_rate"  // chains with a failed call <= Limit
-	KindTask           ObjectiveKind = "task"              // chain totals' (1-Task.TailTasks)-quantile <= Task.Budget
-	KindTaskPerCall    ObjectiveKind = "task_per_call"     // Task.PerCall on each call's total
+	KindTask           ObjectiveKind = "task"              // chain totals' (1-sloassert.Task.TailTasks)-quantile <= sloassert.Task.Budget
+	KindTaskPerCall    ObjectiveKind = "task_per_call"     // sloassert.Task.PerCall on each call's total
 )
 
 // SpecObjective is one objective of a spec, as written.
@@ -230,7 +231,7 @@ type SpecObjective struct {
 	Line int
 	Kind ObjectiveKind
 	// Metric is the clock judged by quantile, cv and tail_ratio kinds.
-	Metric Metric
+	Metric sloassert.Metric
 	// Q is the quantile, a fraction in (0,1).
 	Q float64
 	// Budget is the latency budget.
@@ -242,7 +243,7 @@ type SpecObjective struct {
 	// Classes restricts an error rate to these error classes.
 	Classes []string
 	// Task is the task target of the task kinds.
-	Task Task
+	Task sloassert.Task
 	// AllowSmallSample, Demonstrate and Refute (a confidence fraction; 0:
 	// off) are the options of quantile kinds.
 	AllowSmallSample bool
@@ -250,16 +251,16 @@ type SpecObjective struct {
 	Refute           float64
 }
 
-func (o SpecObjective) options() []Option {
-	var opts []Option
+func (o SpecObjective) options() []sloassert.Option {
+	var opts []sloassert.Option
 	if o.AllowSmallSample {
-		opts = append(opts, AllowSmallSample())
+		opts = append(opts, sloassert.AllowSmallSample())
 	}
 	if o.Demonstrate > 0 {
-		opts = append(opts, Demonstrate(o.Demonstrate))
+		opts = append(opts, sloassert.Demonstrate(o.Demonstrate))
 	}
 	if o.Refute > 0 {
-		opts = append(opts, Refute(o.Refute))
+		opts = append(opts, sloassert.Refute(o.Refute))
 	}
 	return opts
 }
@@ -276,82 +277,57 @@ func (o SpecObjective) IsChain() bool {
 
 // Objective returns the objective that judges a Result. For a chain kind
 // (IsChain) it returns an objective that never passes and says why.
-func (o SpecObjective) Objective() Objective {
+func (o SpecObjective) Objective() sloassert.Objective {
 	opts := o.options()
 	switch o.Kind {
 	case KindQuantile:
-		return Q(o.Metric, o.Q, o.Budget, opts...)
+		return sloassert.Q(o.Metric, o.Q, o.Budget, opts...)
 	case KindCV:
-		return MaxCV(o.Metric, o.Limit)
+		return sloassert.MaxCV(o.Metric, o.Limit)
 	case KindTailRatio:
-		return MaxTailRatio(o.Metric, o.Limit)
+		return sloassert.MaxTailRatio(o.Metric, o.Limit)
 	case KindErrorRate:
-		return MaxErrorRate(o.Limit, o.Classes...)
+		return sloassert.MaxErrorRate(o.Limit, o.Classes...)
 	case KindDecodeRate:
-		return MinDecodeRate(o.Q, o.Limit)
+		return sloassert.MinDecodeRate(o.Q, o.Limit)
 	case KindCacheMiss:
-		return NoCacheHits()
+		return sloassert.NoCacheHits()
 	case KindMaxStall:
-		return MaxStall(o.Budget)
+		return sloassert.MaxStall(o.Budget)
 	case KindTaskPerCall:
-		if err := o.Task.check(); err != nil {
-			return invalidObjective(o.Key, err.Error())
+		if err := o.Task.Validate(); err != nil {
+			return sloassert.Invalid(o.Key, err.Error())
 		}
-		return o.Task.Objective(Total, opts...)
+		return o.Task.Objective(sloassert.Total, opts...)
 	}
-	return invalidObjective(o.Key, fmt.Sprintf("kind %q does not judge a single result", o.Kind))
+	return sloassert.Invalid(o.Key, fmt.Sprintf("kind %q does not judge a single result", o.Kind))
 }
 
 // ChainObjective returns the objective that judges a ChainResult. For a
 // kind that judges a Result it returns an objective that never passes and
 // says why.
-func (o SpecObjective) ChainObjective() ChainObjective {
+func (o SpecObjective) ChainObjective() sloassert.ChainObjective {
 	switch o.Kind {
 	case KindChainTotal:
-		return ChainQ(o.Q, o.Budget, o.options()...)
+		return sloassert.ChainQ(o.Q, o.Budget, o.options()...)
 	case KindChainErrorRate:
-		return MaxChainErrorRate(o.Limit)
+		return sloassert.MaxChainErrorRate(o.Limit)
 	case KindTask:
-		if err := o.Task.check(); err != nil {
-			name := o.Key
-			return ChainObjective{Name: name, judge: func(*latencytest.ChainResult, options) Outcome {
-				return Outcome{Objective: name, Observed: "-", Note: err.Error()}
-			}}
+		if err := o.Task.Validate(); err != nil {
+			return sloassert.InvalidChain(o.Key, err.Error())
 		}
-		base := ChainQ(1-o.Task.TailTasks, o.Task.Budget, o.options()...)
-		name := fmt.Sprintf("%s (task of %d calls, %s of tasks)", base.Name, o.Task.Calls, percent(1-o.Task.TailTasks))
 		q, per := o.Task.PerCall()
-		plan := fmt.Sprintf("planning figure, not a gate: per call %s <= %s suffices", QuantileName(q), latencytest.FormatDuration(per))
-		return ChainObjective{Name: name, opts: base.opts, judge: func(cr *latencytest.ChainResult, opts options) Outcome {
-			out := base.judge(cr, opts)
-			out.Objective = name
-			out.addNote(plan)
-			return out
-		}}
+		plan := fmt.Sprintf("planning figure, not a gate: per call %s <= %s suffices", sloassert.QuantileName(q), latencytest.FormatDuration(per))
+		obj := sloassert.ChainQ(1-o.Task.TailTasks, o.Task.Budget, append(o.options(), sloassert.Note(plan))...)
+		obj.Name = fmt.Sprintf("%s (task of %d calls, %s of tasks)", obj.Name, o.Task.Calls, percent(1-o.Task.TailTasks))
+		return obj
 	}
-	name := o.Key
-	return ChainObjective{Name: name, judge: func(*latencytest.ChainResult, options) Outcome {
-		return Outcome{Objective: name, Observed: "-", Note: fmt.Sprintf("kind %q does not judge chains", o.Kind)}
-	}}
-}
-
-func invalidObjective(name, why string) Objective {
-	return Objective{Name: name, judge: func(*latencytest.Result, options) Outcome {
-		return Outcome{Objective: name, Observed: "-", Note: why}
-	}}
-}
-
-// check is PerCall's precondition as an error.
-func (t Task) check() error {
-	if t.Calls < 1 || t.Budget <= 0 || !(t.TailTasks > 0 && t.TailTasks < 1) {
-		return fmt.Errorf("sloassert: task %+v needs calls >= 1, a positive budget and tail tasks in (0,1)", t)
-	}
-	return nil
+	return sloassert.InvalidChain(o.Key, fmt.Sprintf("kind %q does not judge chains", o.Kind))
 }
 
 // ParseSpec decodes a YAML spec strictly (see Spec for the keys and
 // rules). Every error, one a line when there are several, reads
-// "sloassert: spec: line N: key: what is wrong". A profile path is kept as
+// "slospec: line N: key: what is wrong". A profile path is kept as
 // written and not read; LoadSpec resolves and checks it.
 func ParseSpec(data []byte) (Spec, error) {
 	p := &specParser{}
@@ -369,7 +345,7 @@ func ParseSpec(data []byte) (Spec, error) {
 func LoadSpec(path string) (Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Spec{}, fmt.Errorf("sloassert: spec: %w", err)
+		return Spec{}, fmt.Errorf("slospec: %w", err)
 	}
 	p := &specParser{}
 	s := p.spec(data)
@@ -412,15 +388,15 @@ func (t SpecTarget) FakeProfile() (fakeprovider.Profile, error) {
 	)
 	switch {
 	case t.Endpoint != nil:
-		return prof, errors.New("sloassert: spec: the target is an endpoint, not a fake")
+		return prof, errors.New("slospec: the target is an endpoint, not a fake")
 	case t.Preset != "" && t.Profile != "":
-		return prof, errors.New("sloassert: spec: the target names both a preset and a profile")
+		return prof, errors.New("slospec: the target names both a preset and a profile")
 	case t.Preset != "":
 		prof, err = fakeprovider.Preset(t.Preset)
 	case t.Profile != "":
 		prof, err = fakeprovider.LoadProfile(t.Profile)
 	default:
-		return prof, errors.New("sloassert: spec: the target names no preset, profile or endpoint")
+		return prof, errors.New("slospec: the target names no preset, profile or endpoint")
 	}
 	if err != nil {
 		return fakeprovider.Profile{}, err
@@ -453,9 +429,9 @@ type specError struct {
 
 func (e *specError) Error() string {
 	if e.Key == "" {
-		return fmt.Sprintf("sloassert: spec: line %d: %s", e.Line, e.Msg)
+		return fmt.Sprintf("slospec: line %d: %s", e.Line, e.Msg)
 	}
-	return fmt.Sprintf("sloassert: spec: line %d: %s: %s", e.Line, e.Key, e.Msg)
+	return fmt.Sprintf("slospec: line %d: %s: %s", e.Line, e.Key, e.Msg)
 }
 
 // specParser collects every error of one spec (up to maxSpecErrors).
@@ -711,7 +687,7 @@ func percentHint(s string) string {
 	case err != nil || math.IsNaN(f) || math.IsInf(f, 0):
 		return "write a number and %, such as 1%"
 	case f > 0 && f < 1:
-		return fmt.Sprintf("write %s%% for the fraction %s, or %s%%", trimFloat(f*100), s, s)
+		return fmt.Sprintf("write %s%% for the fraction %s, or %s%%", strconv.FormatFloat(f*100, 'g', -1, 64), s, s)
 	}
 	return fmt.Sprintf("write %s%%", s)
 }
@@ -1123,7 +1099,7 @@ var metricKeys = []string{"cv", "tail_ratio", "max", "allow_small_sample", "demo
 func (p *specParser) objectives(e specEntry) []SpecObjective {
 	var out []SpecObjective
 	allowed := []string{"tokens_per_second", "error_rate", "cv", "tail_ratio", "cache_miss"}
-	for _, m := range Metrics {
+	for _, m := range sloassert.Metrics {
 		allowed = append(allowed, string(m))
 	}
 	entries, _ := p.mapping(e.v, e.path, false, allowed, nil)
@@ -1140,7 +1116,7 @@ func (p *specParser) objectives(e specEntry) []SpecObjective {
 				p.objective(&out, SpecObjective{Key: "cache_miss", Line: f.k.Line, Kind: KindCacheMiss}, f.path)
 			}
 		default:
-			p.metric(f, Metric(f.key), &out)
+			p.metric(f, sloassert.Metric(f.key), &out)
 		}
 	}
 	return out
@@ -1179,7 +1155,7 @@ func (o quantileOptions) apply(so *SpecObjective) {
 }
 
 // metric parses one metric's objectives: quantiles, cv, tail_ratio, max.
-func (p *specParser) metric(f specEntry, m Metric, out *[]SpecObjective) {
+func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]SpecObjective) {
 	entries, ok := p.mapping(f.v, f.path, false, metricKeys, isQuantileKey)
 	if !ok {
 		return
@@ -1204,7 +1180,7 @@ func (p *specParser) metric(f specEntry, m Metric, out *[]SpecObjective) {
 				p.objective(out, SpecObjective{Key: key, Line: g.k.Line, Kind: KindTailRatio, Metric: m, Limit: v}, g.path)
 			}
 		case "max":
-			if m != MaxGap {
+			if m != sloassert.MaxGap {
 				p.errorf(g.k.Line, g.path, "max applies to max_gap only (the longest stall); use a quantile such as p99")
 				continue
 			}
@@ -1245,7 +1221,7 @@ func (p *specParser) tailRatio(g specEntry) (float64, bool) {
 // byKind parses cv: {metric: 100%} and tail_ratio: {metric: 5}.
 func (p *specParser) byKind(f specEntry, out *[]SpecObjective) {
 	var names []string
-	for _, m := range Metrics {
+	for _, m := range sloassert.Metrics {
 		names = append(names, string(m))
 	}
 	entries, ok := p.mapping(f.v, f.path, false, names, nil)
@@ -1256,7 +1232,7 @@ func (p *specParser) byKind(f specEntry, out *[]SpecObjective) {
 		p.errorf(f.k.Line, f.path, "no objective (want a metric: %s)", wantList(names, false))
 	}
 	for _, g := range entries {
-		m := Metric(g.key)
+		m := sloassert.Metric(g.key)
 		key := g.key + "_" + f.key
 		if f.key == "cv" {
 			if v, ok := p.percentage(g, 0, specMaxCVPercent, false); ok {
@@ -1331,7 +1307,7 @@ func (p *specParser) errorRate(f specEntry, out *[]SpecObjective) {
 					p.errorf(n.Line, el.path, "class %q given twice", c)
 					continue
 				}
-				if err := CheckClass(c); err != nil {
+				if err := sloassert.CheckClass(c); err != nil {
 					p.errorf(n.Line, el.path, "%s", strings.TrimPrefix(err.Error(), "sloassert: "))
 					continue
 				}
@@ -1449,7 +1425,7 @@ func (p *specParser) task(f specEntry, c *SpecChains) {
 	if !ok {
 		return
 	}
-	t := Task{Calls: c.Chain.Length}
+	t := sloassert.Task{Calls: c.Chain.Length}
 	if t.Calls == 0 {
 		t.Calls = 10
 	}
@@ -1472,7 +1448,7 @@ func (p *specParser) task(f specEntry, c *SpecChains) {
 			return
 		}
 	}
-	if t.check() != nil {
+	if t.Validate() != nil {
 		p.errorf(f.k.Line, f.path, "want a positive budget and tail_tasks in (0%%, 100%%)")
 		return
 	}
@@ -1490,12 +1466,12 @@ func (p *specParser) samples(s *Spec) {
 	for _, o := range s.Objectives {
 		switch o.Kind {
 		case KindQuantile:
-			if o.Metric != ITL { // ITL pools every gap: its n is not known in advance
+			if o.Metric != sloassert.ITL { // sloassert.ITL pools every gap: its n is not known in advance
 				p.need(o, o.Q, n, src)
 			}
 		case KindTailRatio:
-			if o.Metric != ITL && n < MinSamples(0.99) {
-				p.errorf(o.Line, "objectives."+o.Key, "p99/p50 needs n >= %d (%s)", MinSamples(0.99), src)
+			if o.Metric != sloassert.ITL && n < sloassert.MinSamples(0.99) {
+				p.errorf(o.Line, "objectives."+o.Key, "p99/p50 needs n >= %d (%s)", sloassert.MinSamples(0.99), src)
 			}
 		}
 	}
@@ -1529,26 +1505,31 @@ func (p *specParser) need(o SpecObjective, q float64, n int, src string) {
 	if o.IsChain() || o.Kind == KindTaskPerCall {
 		key = "chains." + o.Key
 	}
-	if want := MinSamples(q); n < want && !o.AllowSmallSample {
-		p.errorf(o.Line, key, "%s needs n >= %d (%s; raise it, or allow_small_sample: true)", QuantileName(q), want, src)
+	if want := sloassert.MinSamples(q); n < want && !o.AllowSmallSample {
+		p.errorf(o.Line, key, "%s needs n >= %d (%s; raise it, or allow_small_sample: true)", sloassert.QuantileName(q), want, src)
 		return
 	}
+	_, upper := sloassert.MinBoundSamples(q, o.Demonstrate)
+	lower, _ := sloassert.MinBoundSamples(q, o.Refute)
 	for _, c := range []struct {
 		name  string
 		conf  float64
 		need  int
 		level float64 // where the budget is assumed to sit, for the planner
 	}{
-		{"demonstrate", o.Demonstrate, boundNeed(q, o.Demonstrate), q + (1-q)/2},
-		{"refute", o.Refute, boundNeed(1-q, o.Refute), 1 - 2*(1-q)},
+		{"demonstrate", o.Demonstrate, upper, q + (1-q)/2},
+		{"refute", o.Refute, lower, 1 - 2*(1-q)},
 	} {
 		if c.conf > 0 && n < c.need {
 			plan := ""
 			if c.level > 0 && c.level < 1 {
 				plan = fmt.Sprintf("; to decide it at %s you need about %d requests (80%% power with the budget at the true %s)",
-					percent(c.conf), sampleSize(q, c.conf, 0.8, c.level, 1<<31), QuantileName(c.level))
+					percent(c.conf), sloassert.SampleSize(q, c.conf, 0.8, c.level), sloassert.QuantileName(c.level))
 			}
-			p.errorf(o.Line, key, "%s at %s on %s needs n >= %d (%s)%s", c.name, percent(c.conf), QuantileName(q), c.need, src, plan)
+			p.errorf(o.Line, key, "%s at %s on %s needs n >= %d (%s)%s", c.name, percent(c.conf), sloassert.QuantileName(q), c.need, src, plan)
 		}
 	}
 }
+
+// percent renders a fraction as an exact percent: "1%", "0.5%".
+func percent(f float64) string { return fmt.Sprintf("%g%%", math.Round(f*100*1e6)/1e6) }
