@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -244,24 +245,33 @@ func streamCall(t testing.TB, c *http.Client, id string, body []byte) call {
 	return r
 }
 
-// shards is how many parallel clients share a preset's requests: each runs
-// its part sequentially against its own fake in its own synctest bubble.
-// Outcomes depend only on the preset, the seed and the trace IDs (nothing
-// queues, the cache always misses), so the split changes no measurement; it
-// lets a long preset use both CPUs of a CI machine.
-const shards = 2
+// shards is how many clients share a preset's requests: each runs its part
+// sequentially against its own fake in its own synctest bubble. Outcomes
+// depend only on the preset, the seed and the trace IDs (nothing queues,
+// the cache always misses), so the split changes no measurement.
+//
+// A bubble is bound by goroutine hand-offs (every event wakes the fake's
+// stream and then the client), not by CPU: one keeps about half a CPU
+// busy. So the shards of a preset run at once, beyond -parallel (which
+// only limits how many presets run together), to keep the CPUs busy.
+const shards = 4
 
-// sharded runs fn(t, lo, hi) for shards parts of [0, n) in parallel
+// sharded runs fn(t, lo, hi) for shards parts of [0, n) in concurrent
 // subtests and returns when all have finished.
 func sharded(t *testing.T, n int, fn func(t *testing.T, lo, hi int)) {
 	t.Run("clients", func(t *testing.T) {
+		var wg sync.WaitGroup
 		for k := range shards {
 			lo, hi := k*n/shards, (k+1)*n/shards
-			t.Run(strconv.Itoa(k), func(t *testing.T) {
-				t.Parallel()
-				synctest.Test(t, func(t *testing.T) { fn(t, lo, hi) })
+			wg.Go(func() {
+				// Not t.Parallel: subtests started from goroutines run
+				// at once, not in turn with the -parallel budget.
+				t.Run(strconv.Itoa(k), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) { fn(t, lo, hi) })
+				})
 			})
 		}
+		wg.Wait()
 	})
 	if t.Failed() {
 		t.FailNow()
@@ -949,7 +959,17 @@ func b2i(b bool) int {
 	return 0
 }
 
+// skipCalibration skips the preset calibration under -short: it streams
+// millions of events (tens of seconds; minutes under -race). CI runs it in
+// full.
+func skipCalibration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the preset calibration (2,000 requests per preset) runs without -short")
+	}
+}
+
 func TestPresets(t *testing.T) {
+	skipCalibration(t)
 	for _, tc := range presetCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -964,6 +984,7 @@ func TestPresets(t *testing.T) {
 
 // The rows must catch a wrong preset: half the TTFT, or twice the ITL.
 func TestPresetsCatchAWrongPreset(t *testing.T) {
+	skipCalibration(t)
 	for _, tc := range []struct {
 		name   string
 		change string

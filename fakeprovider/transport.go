@@ -10,9 +10,9 @@ import (
 )
 
 // Transport returns an in-memory http.RoundTripper that serves every URL
-// with the fake (built on httpmock). The body streams through an io.Pipe, so
-// inside synctest.Test a 30 s cold start or a 20 min stall costs no real
-// time and is measured exactly. Closing a response body or canceling the
+// with the fake (built on httpmock). The body streams through an in-memory
+// pipe with a buffer (as a socket has one), so inside synctest.Test a 30 s
+// cold start or a 20 min stall costs no real time and is measured exactly. Closing a response body or canceling the
 // request's context ends that request's goroutine at once.
 func (f *Fake) Transport() http.RoundTripper { return f.transport }
 
@@ -26,7 +26,7 @@ func (f *Fake) respond(req *http.Request) (*http.Response, error) {
 		return nil, errFakeClosed
 	}
 	ctx, cancel := context.WithCancel(req.Context())
-	pr, pw := io.Pipe()
+	pr, pw := newPipe()
 	// A canceled request unblocks a handler stuck writing to a reader that
 	// no longer reads.
 	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) })
@@ -89,7 +89,7 @@ var errFakeClosed = errors.New("fakeprovider: fake is closed")
 // pipeWriter is the http.ResponseWriter of an in-memory request.
 type pipeWriter struct {
 	header http.Header
-	pw     *io.PipeWriter
+	pw     *pipeEnd
 	status int
 	ready  chan struct{}
 	once   sync.Once
@@ -119,7 +119,7 @@ func (w *pipeWriter) markReady() { w.once.Do(func() { close(w.ready) }) }
 
 // pipeBody is the response body: closing it ends the handler.
 type pipeBody struct {
-	pr     *io.PipeReader
+	pr     *pipeEnd
 	cancel context.CancelFunc
 }
 
@@ -128,4 +128,117 @@ func (b *pipeBody) Read(p []byte) (int, error) { return b.pr.Read(p) }
 func (b *pipeBody) Close() error {
 	b.cancel()
 	return b.pr.Close()
+}
+
+// pipeBuffer is how many bytes a handler may write ahead of its reader
+// before a write waits, as a socket's send buffer would hold them.
+const pipeBuffer = 64 << 10
+
+// pipe is io.Pipe with a buffer: a write returns once its bytes are
+// buffered instead of waiting for the reader to take them, which halves the
+// goroutine switches of a stream (one event each: the reader's). Writes
+// wait on a channel, never while holding the mutex, so a blocked writer or
+// reader is durably blocked for synctest.
+type pipe struct {
+	mu       sync.Mutex
+	buf      []byte
+	werr     error         // the writer closed: the reader gets it after the buffer (io.EOF for nil)
+	rclosed  bool          // the reader closed: writes fail
+	wwait    bool          // a writer waits for room: the next read signals writable
+	readable chan struct{} // capacity 1: data or werr arrived
+	writable chan struct{} // capacity 1: room or rclosed arrived
+}
+
+// pipeEnd is one end of a pipe: the reader's or the writer's.
+type pipeEnd struct{ p *pipe }
+
+func newPipe() (r, w *pipeEnd) {
+	p := &pipe{readable: make(chan struct{}, 1), writable: make(chan struct{}, 1)}
+	return &pipeEnd{p}, &pipeEnd{p}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// Write buffers b, waiting while the buffer is full.
+func (e *pipeEnd) Write(b []byte) (int, error) {
+	p := e.p
+	for {
+		p.mu.Lock()
+		switch {
+		case p.rclosed, p.werr != nil:
+			p.mu.Unlock()
+			return 0, io.ErrClosedPipe
+		case len(p.buf) < pipeBuffer:
+			p.buf = append(p.buf, b...)
+			p.mu.Unlock()
+			signal(p.readable)
+			return len(b), nil
+		}
+		p.wwait = true
+		p.mu.Unlock()
+		<-p.writable
+	}
+}
+
+// CloseWithError ends the writes: the reader gets err (io.EOF for nil) once
+// it has read what is buffered. Only the first close counts.
+func (e *pipeEnd) CloseWithError(err error) error {
+	p := e.p
+	if err == nil {
+		err = io.EOF
+	}
+	p.mu.Lock()
+	if p.werr == nil {
+		p.werr = err
+	}
+	p.mu.Unlock()
+	signal(p.readable)
+	signal(p.writable)
+	return nil
+}
+
+// Read takes buffered bytes, waiting for some or for the writer's close.
+func (e *pipeEnd) Read(b []byte) (int, error) {
+	p := e.p
+	for {
+		p.mu.Lock()
+		switch {
+		case p.rclosed:
+			p.mu.Unlock()
+			return 0, io.ErrClosedPipe
+		case len(p.buf) > 0:
+			n := copy(b, p.buf)
+			p.buf = p.buf[:copy(p.buf, p.buf[n:])]
+			wake := p.wwait
+			p.wwait = false
+			p.mu.Unlock()
+			if wake {
+				signal(p.writable)
+			}
+			return n, nil
+		case p.werr != nil:
+			err := p.werr
+			p.mu.Unlock()
+			return 0, err
+		}
+		p.mu.Unlock()
+		<-p.readable
+	}
+}
+
+// Close ends the reads: later writes fail, and a waiting writer wakes.
+func (e *pipeEnd) Close() error {
+	p := e.p
+	p.mu.Lock()
+	p.rclosed = true
+	p.buf = nil
+	p.mu.Unlock()
+	signal(p.writable)
+	signal(p.readable)
+	return nil
 }
