@@ -241,8 +241,13 @@ func TestBaselineDoubledTailRegresses(t *testing.T) {
 		if p50.Regression || p50.Problem != "" || !(p50.Lo < 1 && p50.Hi > 1) {
 			t.Errorf("p50 regressed or moved: the slow path is 5%% of requests\n%s", rep)
 		}
-		if !p99.Regression || !(p99.Lo > 1.2) || !(p99.Cur-p99.Base > 50*time.Millisecond) {
+		if !p99.Regression || !p99.Interval || !(p99.Lo > 1.2) || !(p99.Cur-p99.Base > 50*time.Millisecond) {
 			t.Errorf("p99: want a regression\n%s", rep)
+		}
+		// The slow path doubled: many more current requests beyond the
+		// baseline's 3rd slowest ×1.2 than the 3 chance expects.
+		if !p99.Tail.Regression || p99.Tail.J != 3 || p99.Tail.Beyond < 9 {
+			t.Errorf("p99 tail: %+v, want a regression", p99.Tail)
 		}
 		// A tail regression leaves the distribution as a whole in place:
 		// the rank test does not see it, which is why it does not gate.
@@ -255,7 +260,8 @@ func TestBaselineDoubledTailRegresses(t *testing.T) {
 			"REGRESSION",
 			"95% CI of ratio",
 			"n = 300 baseline (0 failed, 1 run) vs 300 current (0 failed); 2000 bootstrap resamples, seed 1",
-			"the distribution as a whole did not shift",
+			"no evidence of a whole-distribution shift",
+			"failed requests: 0 of 300 current (0%) vs 0 of 300 baseline (0%), +0.0 points, Fisher p = 1.0000: ~",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("report lacks %q:\n%s", want, text)
@@ -521,10 +527,11 @@ func TestBaselineNeverPassesOnNothing(t *testing.T) {
 		{"warm-up only", sloassert.Compare{}, warmupOnly, good, "the baseline has no measured request"},
 		{"nil current", sloassert.Compare{}, good, nil, "the current run has no measured request"},
 		{"empty current", sloassert.Compare{}, good, &latencytest.Result{}, "the current run has no measured request"},
-		{"all-failed baseline", sloassert.Compare{}, allFailed, good, "cannot judge: the baseline's p50 reaches a failed request"},
+		{"all-failed baseline", sloassert.Compare{}, allFailed, good, "every baseline ttft value is a failed request (300 of 300): a baseline of failures cannot judge a change"},
 		// every current quantile is infinitely slow: an infinite regression
-		{"all-failed current", sloassert.Compare{}, good, allFailed, "p50       150.0ms     failed    +inf%  [inf, inf]        +inf% REGRESSION"},
-		{"both all failed", sloassert.Compare{}, allFailed, allFailed, "cannot judge"},
+		{"all-failed current", sloassert.Compare{}, good, allFailed, "current p50 is a failed request: 300 of 300 requests failed (100%) > 50%; baseline 0 of 300 (0%)"},
+		{"all-failed current, verdict", sloassert.Compare{}, good, allFailed, "FAIL (regression at p50, p95, p99; more failed requests)"},
+		{"both all failed", sloassert.Compare{}, allFailed, allFailed, "every baseline ttft value is a failed request"},
 		// n = 75: p95 is fine (needs 20), p99 is not
 		{"too few for p99", sloassert.Compare{}, blResult(0, blSpread(75, 100*time.Millisecond, 200*time.Millisecond)...), good,
 			"cannot judge: p99 needs n >= 100 on both sides (have 75 baseline, 300 current)"},
@@ -532,6 +539,8 @@ func TestBaselineNeverPassesOnNothing(t *testing.T) {
 		{"negative increase", sloassert.Compare{MaxIncrease: -0.1}, good, good, "max increase -0.1 is not a positive fraction"},
 		{"negative floor", sloassert.Compare{Floor: -time.Millisecond}, good, good, "floor -1ms < 0"},
 		{"confidence", sloassert.Compare{Confidence: 95}, good, good, "confidence 95 is outside (0,1)"},
+		{"negative failure floor", sloassert.Compare{FailureFloor: -0.01}, good, good, "failure floor -0.01 is outside (0,1)"},
+		{"failure floor in percent", sloassert.Compare{FailureFloor: 5}, good, good, "failure floor 5 is outside (0,1) (a fraction: 0.005 for half a percentage point)"},
 		{"few resamples", sloassert.Compare{Resamples: 20}, good, good, "resamples 20 leave no resample outside a 95% interval (need >= 40)"},
 		{"metric", sloassert.Compare{Metric: "latency"}, good, good, `sloassert: compare: unknown metric "latency"`},
 	} {
@@ -684,10 +693,210 @@ func TestRegressionHelper(t *testing.T) {
 
 // TestBaselineSettingsKept: the report carries the caller's settings.
 func TestBaselineSettingsKept(t *testing.T) {
-	c := sloassert.Compare{Metric: sloassert.Total, Quantiles: []float64{0.9}, MaxIncrease: 0.1, Floor: time.Second, Confidence: 0.9, Resamples: 500, Seed: 3}
+	c := sloassert.Compare{Metric: sloassert.Total, Quantiles: []float64{0.9}, MaxIncrease: 0.1, Floor: time.Second, FailureFloor: 0.01, Confidence: 0.9, Resamples: 500, Seed: 3}
 	vals := blSpread(50, time.Second, 2*time.Second)
 	rep := c.Evaluate(blResult(0, vals...), blResult(0, vals...))
 	if fmt.Sprint(rep.Compare) != fmt.Sprint(c) || !strings.Contains(rep.String(), "total vs baseline: PASS") || !strings.Contains(rep.String(), "90% CI of ratio") {
 		t.Errorf("settings not kept: %+v\n%s", rep.Compare, rep)
+	}
+}
+
+// blFailAt returns ds with the values at the given indexes failed.
+func blFailAt(ds []time.Duration, idx ...int) []time.Duration {
+	out := slices.Clone(ds)
+	for _, i := range idx {
+		out[i] = latencytest.Failed
+	}
+	return out
+}
+
+// TestBaselineFailuresSymmetric: failed requests count alike on both
+// sides. Identical runs that each hold failed requests compare equal
+// (they failed: "both p99s reach a failed request"); a current p99 that is
+// a failed request against a clean baseline regresses (it passed: the
+// bootstrap's lower end stayed finite); a baseline p99 that is a failed
+// request against a clean current run is an improvement.
+func TestBaselineFailuresSymmetric(t *testing.T) {
+	vals := blLogNormal(21, 300, 200*time.Millisecond, 0.4)
+	for _, tc := range []struct {
+		name   string
+		failed []int
+	}{
+		{"one failure each", []int{17}},
+		// 4% failed, as gpt-oss-120b's empty answers: p99 is a failed
+		// request on both sides (12 of 300 > 1%).
+		{"twelve failures each", []int{3, 29, 55, 81, 107, 133, 159, 185, 211, 237, 263, 289}},
+	} {
+		run := blFailAt(vals, tc.failed...)
+		rep := sloassert.Compare{}.Evaluate(blResult(0, run...), blResult(0, run...))
+		if !rep.OK() {
+			t.Errorf("%s: identical runs fail:\n%s", tc.name, rep)
+		}
+		for _, ch := range rep.Changes {
+			if ch.Ratio != 1 || ch.Lo > 1 || ch.Hi < 1 {
+				t.Errorf("%s, %s: ratio %v interval [%v, %v]; want 1 inside the interval", tc.name, sloassert.QuantileName(ch.Q), ch.Ratio, ch.Lo, ch.Hi)
+			}
+		}
+		if rep.Failures.Regression || math.Abs(rep.Failures.P-1) > 0.5 {
+			t.Errorf("%s: failures %+v", tc.name, rep.Failures)
+		}
+	}
+	text := sloassert.Compare{}.Evaluate(blResult(0, blFailAt(vals, 3, 29, 55, 81, 107, 133, 159, 185, 211, 237, 263)...),
+		blResult(0, blFailAt(vals, 3, 29, 55, 81, 107, 133, 159, 185, 211, 237, 263, 289)...)).String()
+	if want := "p99: both are failed requests (baseline 11 of 300 (3.7%), current 12 of 300 (4%), each > 1%): no change"; !strings.Contains(text, want) {
+		t.Errorf("report lacks %q:\n%s", want, text)
+	}
+
+	// 2% of the current run failed (6 of 300), none of the baseline's:
+	// the current p99 is a failed request; Fisher's test gives p =
+	// C(300,6)/C(600,6) = 0.0152 < 0.05 and +2 points > 0.5.
+	six := blFailAt(vals, 10, 60, 110, 160, 210, 260)
+	rep := sloassert.Compare{}.Evaluate(blResult(0, vals...), blResult(0, six...))
+	if rep.OK() || !rep.Failures.Regression || rep.Failures.Cur != 6 || rep.Failures.Base != 0 {
+		t.Errorf("2%% failed against none: want a failure-rate regression\n%s", rep)
+	}
+	if p := rep.Failures.P; math.Abs(p-300.0*299*298*297*296*295/(600.0*599*598*597*596*595)) > 1e-12 {
+		t.Errorf("Fisher p = %v", p)
+	}
+	text = rep.String()
+	for _, want := range []string{
+		"FAIL (more failed requests)",
+		"current p99 is a failed request: 6 of 300 requests failed (2%) > 1%; baseline 0 of 300 (0%)",
+		"failed requests: 6 of 300 current (2%) vs 0 of 300 baseline (0%), +2.0 points, Fisher p = 0.0152: REGRESSION",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+	// The other way round: the baseline's p99 failed, the current one is
+	// finite and faster: an improvement.
+	rep = sloassert.Compare{}.Evaluate(blResult(0, six...), blResult(0, vals...))
+	p99 := rep.Changes[2]
+	if !rep.OK() || p99.Ratio != 0 || p99.Regression {
+		t.Errorf("failed baseline p99 against a clean run: want an improvement\n%s", rep)
+	}
+	if want := "baseline p99 is a failed request: 6 of 300 requests failed (2%) > 1%; current 0 of 300 (0%)"; !strings.Contains(rep.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, rep)
+	}
+}
+
+// TestBaselineFailureRate: failure shares are compared on their own, with
+// Fisher's exact test and a floor.
+func TestBaselineFailureRate(t *testing.T) {
+	n := 3000
+	vals := blSpread(n, 100*time.Millisecond, 200*time.Millisecond)
+	every := func(k int) []int { // k failures spread over the run
+		var idx []int
+		for i := range k {
+			idx = append(idx, i*(n/k))
+		}
+		return idx
+	}
+	base := blResult(0, blFailAt(vals, every(12)...)...) // 0.4%
+	cur := blResult(0, blFailAt(vals, every(30)...)...)  // 1.0%: +0.6 points
+	rep := sloassert.Compare{}.Evaluate(base, cur)
+	f := rep.Failures
+	if f.Base != 12 || f.Cur != 30 || f.NBase != n || f.NCur != n || !(f.P < 0.05) || !f.Regression || rep.OK() {
+		t.Errorf("12 vs 30 failures of 3000: %+v\n%s", f, rep)
+	}
+	// The same data with a 1-point floor: significant, but under it.
+	rep = sloassert.Compare{FailureFloor: 0.01}.Evaluate(base, cur)
+	if rep.Failures.Regression || !rep.OK() || !strings.Contains(rep.String(), "Fisher p = 0.0039: under the 1-point floor") {
+		t.Errorf("under a 1-point floor:\n%s", rep)
+	}
+	// Fewer failures than the baseline: p = 1-P(X<=…) near 1, no finding.
+	rep = sloassert.Compare{}.Evaluate(cur, base)
+	if rep.Failures.Regression || !(rep.Failures.P > 0.99) {
+		t.Errorf("fewer failures: %+v", rep.Failures)
+	}
+	// 1 failure against 0 (0.33 points): p = 1/2, no finding.
+	vals = blSpread(300, 100*time.Millisecond, 200*time.Millisecond)
+	rep = sloassert.Compare{}.Evaluate(blResult(0, vals...), blResult(0, blFailAt(vals, 5)...))
+	if !rep.OK() || math.Abs(rep.Failures.P-0.5) > 1e-12 {
+		t.Errorf("one failure:\n%s", rep)
+	}
+}
+
+// TestBaselineTailTest: a tail that grew past the allowance in 5% of the
+// requests, while the p99 ratio barely clears +20%: the bootstrap interval
+// cannot tell (its lower end is under 1.2); the exceedance test can.
+func TestBaselineTailTest(t *testing.T) {
+	ms := time.Millisecond
+	// baseline: 285 values over [100, 200] ms and 15 over [300, 450] ms.
+	bv := append(blSpread(285, 100*ms, 200*ms), blSpread(15, 300*ms, 450*ms)...)
+	// current: the same 285, and 15 requests at 520 ms.
+	cv := append(blSpread(285, 100*ms, 200*ms), slices.Repeat([]time.Duration{520 * ms}, 15)...)
+	rep := sloassert.Compare{}.Evaluate(blResult(0, bv...), blResult(0, cv...))
+	p99 := rep.Changes[2]
+	// n = 300, q = 0.99: (n-1)q = 296.01, so j = 299-296 = 3 values lie
+	// above the quantile; the 3rd slowest is X(298), the 13th of the
+	// 15 slow values: 300 + 12/14×150 ms = 428.571428ms. Limit: ×1.2 =
+	// 514.285713ms (more than +50 ms). All 15 current values at 520 ms lie
+	// beyond it.
+	tt := p99.Tail
+	if tt.J != 3 || tt.Value != 428571428 || tt.Limit != 514285713 || tt.Beyond != 15 || tt.NBase != 300 || tt.NCur != 300 {
+		t.Fatalf("tail test: %+v", tt)
+	}
+	// P(A >= 15) with j = 3: 0.001.
+	if !(tt.P < 0.01) || !tt.Regression || p99.Interval || !p99.Regression || rep.OK() {
+		t.Errorf("want a tail-only regression at p99: %+v\n%s", tt, rep)
+	}
+	if text := rep.String(); !strings.Contains(text, "15 vs 3") || !strings.Contains(text, "REGRESSION (tail)") || !(p99.Lo <= 1.2) {
+		t.Errorf("report:\n%s", rep)
+	}
+	// p95: j = 15 (284.05: 299-284), the 15th slowest is 300 ms, limit
+	// 360 ms; the 15 current values beyond it are as many as chance
+	// expects: no finding.
+	if p95 := rep.Changes[1].Tail; p95.J != 15 || p95.Value != 300*ms || p95.Beyond != 15 || p95.Regression {
+		t.Errorf("p95 tail: %+v", p95)
+	}
+
+	// A whole-distribution change within the allowance (+15%) is no
+	// tail regression: the limit is the baseline's value ×1.2.
+	rep = sloassert.Compare{}.Evaluate(blResult(0, bv...), blResult(0, blScale(bv, 1.15)...))
+	if !rep.OK() {
+		t.Errorf("+15%% everywhere is within +20%%:\n%s", rep)
+	}
+	for _, ch := range rep.Changes {
+		if ch.Tail.Regression || !(ch.Tail.P > 0.5) || ch.Tail.Beyond > ch.Tail.J {
+			t.Errorf("%s: +15%% everywhere: %+v", sloassert.QuantileName(ch.Q), ch.Tail)
+		}
+	}
+	// Too few successful requests for the tail test: it says so.
+	few := blResult(0, blFailAt(blSpread(120, 100*ms, 200*ms), slices.Collect(func(yield func(int) bool) {
+		for i := range 30 {
+			if !yield(i * 4) {
+				return
+			}
+		}
+	})...)...)
+	rep = sloassert.Compare{}.Evaluate(few, few)
+	if tt := rep.Changes[2].Tail; tt.Skipped == "" || !math.IsNaN(tt.P) || !strings.Contains(tt.Skipped, "90 baseline and 90 current requests succeeded; it needs 100") {
+		t.Errorf("too few successes: %+v", tt)
+	}
+}
+
+// TestBaselineReportWording: the rank test does not claim that nothing
+// moved, only that it saw no evidence; percentages are rounded.
+func TestBaselineReportWording(t *testing.T) {
+	vals := blLogNormal(9, 300, 200*time.Millisecond, 0.4)
+	idx := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+	rep := sloassert.Compare{Confidence: 0.9}.Evaluate(blResult(0, vals...), blResult(0, blFailAt(vals, idx...)...))
+	text := rep.String()
+	for _, want := range []string{
+		"current p99 is a failed request: 11 of 300 requests failed (3.7%) > 1%",
+		"11 of 300 current (3.7%)",
+		"90% CI of ratio",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "3.66") || strings.Contains(text, "90.0000") || strings.Contains(text, "did not shift") {
+		t.Errorf("report:\n%s", text)
+	}
+	same := sloassert.Compare{}.Evaluate(blResult(0, vals...), blResult(0, vals...)).String()
+	if !strings.Contains(same, "no evidence of a whole-distribution shift") {
+		t.Errorf("report:\n%s", same)
 	}
 }
