@@ -21,10 +21,16 @@ const (
 	Total       Metric = "total"        // time to the end of the response
 	ITL         Metric = "itl"          // inter-token gaps, pooled over tokens
 	MaxGap      Metric = "max_gap"      // each request's longest silence (stall)
+	// FromSchedule is an open-loop request's total from its scheduled
+	// send, its start delay included: coordinated omission cannot hide a
+	// stall. A request not sent by an open loop is Failed in it.
+	FromSchedule Metric = "from_schedule"
+	// TTFTFromSchedule is the first token from the scheduled send.
+	TTFTFromSchedule Metric = "ttft_from_schedule"
 )
 
 // Metrics lists the latency metrics.
-var Metrics = []Metric{TTFT, FirstAnswer, Total, ITL, MaxGap}
+var Metrics = []Metric{TTFT, FirstAnswer, Total, ITL, MaxGap, FromSchedule, TTFTFromSchedule}
 
 // Sample returns the metric's sample from r: one value per measured
 // request (ITL: every gap, pooled), a failed request as
@@ -44,8 +50,12 @@ func (m Metric) Sample(r *latencytest.Result) (latencytest.Sample, error) {
 		return r.ITL(), nil
 	case MaxGap:
 		return r.MaxGap(), nil
+	case FromSchedule:
+		return r.FromSchedule(), nil
+	case TTFTFromSchedule:
+		return r.TTFTFromSchedule(), nil
 	}
-	return nil, fmt.Errorf("sloassert: unknown metric %q (want ttft, first_answer, total, itl or max_gap)", string(m))
+	return nil, fmt.Errorf("sloassert: unknown metric %q (want ttft, first_answer, total, itl, max_gap, from_schedule or ttft_from_schedule)", string(m))
 }
 
 // Option changes how an objective is judged. Q, ChainQ and Task.Objective
@@ -309,7 +319,7 @@ func MaxTailRatio(metric Metric, max float64) Objective {
 var KnownClasses = []string{
 	latencytest.ClassFirstTokenTimeout, latencytest.ClassTotalTimeout, latencytest.ClassEmptyStream,
 	latencytest.ClassEmptyAnswer, latencytest.ClassTruncated, latencytest.ClassBadStream,
-	latencytest.ClassTransport, latencytest.ClassCanceled, latencytest.ClassRefusal,
+	latencytest.ClassTransport, latencytest.ClassCanceled, latencytest.ClassRefusal, latencytest.ClassCallError,
 }
 
 var httpClass = regexp.MustCompile(`^http_[1-5][0-9][0-9]$`)

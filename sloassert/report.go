@@ -101,7 +101,7 @@ func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
 	rep.RawRecords = r.Disclosure.Box(3).Answer
 	rep.Setup = setup(r.Disclosure)
 	for _, rec := range r.Records {
-		if !rec.Warmup && !slices.Contains(rep.Concurrency, rec.Concurrency) {
+		if !rec.Warmup && rec.Concurrency > 0 && !slices.Contains(rep.Concurrency, rec.Concurrency) {
 			rep.Concurrency = append(rep.Concurrency, rec.Concurrency)
 		}
 	}
@@ -216,6 +216,10 @@ func slowest(r *latencytest.Result, m Metric, n int) []Slow {
 			v = rec.FirstAnswer
 		case MaxGap, ITL:
 			v = rec.MaxGap
+		case FromSchedule:
+			v = rec.FromSchedule
+		case TTFTFromSchedule:
+			v = rec.StartDelay + rec.TTFT
 		}
 		if !rec.OK() || v < 0 {
 			v = latencytest.Failed

@@ -1092,6 +1092,10 @@ func (p *specParser) classes(g specEntry) []latencytest.PromptClass {
 	return out
 }
 
+// specMetrics are the metrics a spec judges: its load is a closed-loop
+// batch, so the open loop's from_schedule metrics have nothing to judge.
+var specMetrics = []sloassert.Metric{sloassert.TTFT, sloassert.FirstAnswer, sloassert.Total, sloassert.ITL, sloassert.MaxGap}
+
 // metricKeys are the keys of a metric's objectives map besides quantiles.
 var metricKeys = []string{"cv", "tail_ratio", "max", "allow_small_sample", "demonstrate", "refute"}
 
@@ -1099,7 +1103,7 @@ var metricKeys = []string{"cv", "tail_ratio", "max", "allow_small_sample", "demo
 func (p *specParser) objectives(e specEntry) []SpecObjective {
 	var out []SpecObjective
 	allowed := []string{"tokens_per_second", "error_rate", "cv", "tail_ratio", "cache_miss"}
-	for _, m := range sloassert.Metrics {
+	for _, m := range specMetrics {
 		allowed = append(allowed, string(m))
 	}
 	entries, _ := p.mapping(e.v, e.path, false, allowed, nil)
@@ -1221,7 +1225,7 @@ func (p *specParser) tailRatio(g specEntry) (float64, bool) {
 // byKind parses cv: {metric: 100%} and tail_ratio: {metric: 5}.
 func (p *specParser) byKind(f specEntry, out *[]SpecObjective) {
 	var names []string
-	for _, m := range sloassert.Metrics {
+	for _, m := range specMetrics {
 		names = append(names, string(m))
 	}
 	entries, ok := p.mapping(f.v, f.path, false, names, nil)
