@@ -23,8 +23,8 @@ import (
 // (1, 2), (3, 4), … (399, 400), baseline first: 1,200 runs, three
 // minutes or more on two cores. With -short or -race, every pair among
 // the seeds 1..4 (6 pairs per preset, not independent: each run is in
-// three pairs), a few seconds:
-// a smoke test of the same code, with loose bounds.
+// three pairs), a few seconds: a smoke test of the same code, with loose
+// bounds.
 //
 // Scenarios, each on every pair:
 //   - same: the two runs as measured. Any flag is a false alarm.
