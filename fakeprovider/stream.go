@@ -24,6 +24,8 @@ type session struct {
 	prefix []byte // `data: {"id":...,"choices":[`
 	suffix []byte // `}\n\n` or `,"usage":null}\n\n`
 	timer  *time.Timer
+	// one caches the events of one token: [reasoning][word], built once.
+	one [2][][]byte
 }
 
 var (
@@ -168,12 +170,18 @@ func (s *session) run(ctx context.Context) {
 			return
 		}
 		if req.stream {
-			s.buf = s.buf[:0]
-			if first {
-				s.buf = s.appendDelta(s.buf, `"role":"assistant","content":""`, "")
+			var ev []byte
+			if first || k != 1 {
+				s.buf = s.buf[:0]
+				if first {
+					s.buf = s.appendDelta(s.buf, `"role":"assistant","content":""`, "")
+				}
+				s.buf = s.appendTokens(s.buf, sent, k, inReasoning)
+				ev = s.buf
+			} else {
+				ev = s.oneToken(sent, inReasoning)
 			}
-			s.buf = s.appendTokens(s.buf, sent, k, inReasoning)
-			if !s.write(s.buf) {
+			if !s.write(ev) {
 				return
 			}
 		}
@@ -327,6 +335,23 @@ func (s *session) appendDelta(b []byte, fields, finish string) []byte {
 	}
 	b = append(b, "}]"...)
 	return append(b, s.suffix...)
+}
+
+// oneToken returns the event of the single token at index i: events of
+// one token repeat a few words, so each is built once per request.
+func (s *session) oneToken(i int, reasoning bool) []byte {
+	r, words := 0, contentWords
+	if reasoning {
+		r, words = 1, reasoningWords
+	}
+	if s.one[r] == nil {
+		s.one[r] = make([][]byte, len(words))
+	}
+	ev := &s.one[r][i%len(words)]
+	if *ev == nil {
+		*ev = s.appendTokens(nil, i, 1, reasoning)
+	}
+	return *ev
 }
 
 // appendTokens appends one chunk carrying tokens [from, from+k).
