@@ -37,6 +37,7 @@ func TestLoadProfileColdstartExample(t *testing.T) {
 			{Request: 7, Stall: &ScriptStall{AfterToken: 10, Duration: 20 * time.Minute}},
 			{Request: 12, Status: 529},
 		},
+		ServedLimit: 100_000,
 	}
 	assert.Equal(t, want, p)
 	// The fields that matter most, spelled out so a failure names them.
