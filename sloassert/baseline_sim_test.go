@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -19,12 +20,13 @@ import (
 // virtual time: pairs of runs of 300 requests (concurrency 8, max_tokens
 // 64, as in the studies behind the presets), each run its own seed.
 //
-// Without -short (and without -race), 200 disjoint pairs per preset: seeds
-// (1, 2), (3, 4), … (399, 400), baseline first: 1,200 runs, three
-// minutes or more on two cores. With -short or -race, every pair among
-// the seeds 1..4 (6 pairs per preset, not independent: each run is in
-// three pairs), a few seconds: a smoke test of the same code, with loose
-// bounds.
+// With TAILGUARD_SIMULATIONS=full (and without -race), 200 disjoint pairs
+// per preset: seeds (1, 2), (3, 4), … (399, 400), baseline first: 1,200
+// runs, three minutes or more on an idle two-core machine (17 on a loaded
+// one), so go test ./... does not run it by default. Otherwise every pair
+// among the seeds 1..4 (6 pairs per preset, not independent: each run is
+// in three pairs), a few seconds: a smoke test of the same code, with
+// loose bounds.
 //
 // Scenarios, each on every pair:
 //   - same: the two runs as measured. Any flag is a false alarm.
@@ -213,7 +215,7 @@ func simMinFlags(n int, rate float64) int {
 // as independent, which they are not quite): at most 2, at least 3 and
 // 4.
 func TestBaselineSimulation(t *testing.T) {
-	full := !testing.Short() && !raceEnabled()
+	full := os.Getenv("TAILGUARD_SIMULATIONS") == "full" && !raceEnabled()
 	pairs := simPairs(full)
 	n := len(pairs)
 	type scenario struct {

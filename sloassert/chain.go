@@ -104,9 +104,14 @@ func ChainQ(q float64, budget time.Duration, opts ...Option) ChainObjective {
 	name := fmt.Sprintf("chain total %s <= %s", QuantileName(q), latencytest.FormatDuration(budget))
 	return ChainObjective{Name: name, opts: collect(opts), judge: func(cr *latencytest.ChainResult, o options) Outcome {
 		s := cr.Totals()
-		return judgeQuantile(name, s, len(s), q, budget, o)
+		out := judgeQuantile(name, s, len(s), q, budget, o)
+		out.metric, out.q, out.budget = chainTotalMetric, q, budget
+		return out
 	}}
 }
+
+// chainTotalMetric marks chain-total outcomes, for charts.
+const chainTotalMetric Metric = "chain_total"
 
 // MaxChainErrorRate is the objective "at most the fraction max (0.05 for
 // 5%) of chains had a failed call". A max outside [0,1] fails and says so;

@@ -107,19 +107,10 @@ func ChainCharts(cr *latencytest.ChainResult, rep Report) []Chart {
 // its name ("chain total p95 <= 5000.0ms"): ChainQ's outcomes do not carry
 // them as Q's do.
 func chainBudget(o Outcome) (q float64, d time.Duration, ok bool) {
-	f := strings.Fields(o.Objective)
-	if len(f) != 5 || f[0] != "chain" || f[1] != "total" || f[3] != "<=" || !strings.HasPrefix(f[2], "p") {
+	if o.metric != chainTotalMetric || o.budget <= 0 {
 		return 0, 0, false
 	}
-	p, err := strconv.ParseFloat(f[2][1:], 64)
-	if err != nil || !(p > 0 && p < 100) {
-		return 0, 0, false
-	}
-	d, err = time.ParseDuration(f[4])
-	if err != nil || d <= 0 {
-		return 0, 0, false
-	}
-	return p / 100, d, true
+	return o.q, o.budget, true
 }
 
 // budget is one quantile objective's budget, for marking.

@@ -73,15 +73,32 @@
 // # Baselines
 //
 // SaveBaseline keeps a run's raw records under testdata/; Regression (or
-// Compare.Evaluate) compares a new run with it per quantile: a seeded
-// bootstrap interval on the ratio current/baseline, and a Mann-Whitney U
-// test on the whole distribution (reported, not gating: a tail regression
-// barely moves ranks). A quantile regresses only when the interval's lower
-// end exceeds 1 + the allowed increase (default 20%), the absolute increase
-// exceeds a floor (default 50 ms) and, when the baseline holds a repeat,
-// the change exceeds its run-to-run gap. Rewrite a baseline with
-// TAILGUARD_UPDATE_BASELINES=1, or with -update once the test package
-// defines that flag (sloassert registers none, to clash with no one):
+// Compare.Evaluate) compares a new run with it and asks three questions, a
+// yes to any being a regression. Did a quantile move: a seeded bootstrap
+// interval on the ratio current/baseline whose lower end exceeds 1 + the
+// allowed increase (default 20%, or the baseline's run-to-run gap when it
+// holds a repeat) while the increase exceeds a floor (default 50 ms). Did
+// the tail grow: an exact exceedance test, more current requests beyond
+// the baseline's slowest values (after that allowance) than chance
+// allows. Did more requests fail: Fisher's exact test, one-sided, and a
+// rise of more than FailureFloor (default half a percentage point). Failed
+// requests count alike on both sides: two failed quantiles are no change,
+// so a provider that fails 4% of its requests can have a baseline. A
+// Mann-Whitney U test of the whole distribution is reported, not gating (a
+// tail regression barely moves ranks). The error rates are measured by
+// seeded simulation of the presets (TestBaselineSimulation). Rewrite a
+// baseline with TAILGUARD_UPDATE_BASELINES=1, or with -update once the
+// test package defines that flag (sloassert registers none, to clash with
+// no one):
 //
 //	var _ = flag.Bool(sloassert.UpdateFlag, false, "rewrite baselines")
+//
+// # Reports
+//
+// Check, CheckChains and CheckSweep also write, when the test has an
+// artifact directory (go test -artifacts), SVG charts (the CDF of TTFT and
+// total with the quantiles and budgets marked; latency over time for long
+// or open-loop runs; p50/p95/p99 against concurrency for a sweep) and a
+// Markdown report, and append the report to $GITHUB_STEP_SUMMARY when it
+// is set (TAILGUARD_SUMMARY=off turns that off).
 package sloassert

@@ -329,6 +329,15 @@ func WriteReport(t TestingT, r *latencytest.Result, rep Report) {
 	writeReport(t, rep, charts)
 }
 
+// WriteChainReport is WriteReport for a chain run: the charts of chain
+// totals and call totals.
+func WriteChainReport(t TestingT, cr *latencytest.ChainResult, rep Report) {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
+	writeReport(t, rep, ChainCharts(cr, rep))
+}
+
 // writeReport writes rep with charts to the artifact directory and the job
 // summary.
 func writeReport(t TestingT, rep Report, charts []Chart) {

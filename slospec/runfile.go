@@ -208,6 +208,7 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 			discloseLevels(&res.Disclosure, levels)
 			rep := sloassert.Evaluate(res, objs...)
 			rep.Title = title + " " + name
+			sloassert.WriteReport(t, res, rep) // charts, report.md, the job summary
 			for j, o := range s.Objectives {
 				t.Run(o.Key, func(t *testing.T) {
 					checkRow(t, objectiveOrigin(title, rt, o), rep.Outcomes[j], rep.Title)
@@ -274,9 +275,11 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 		}
 		ok := true
 		if len(chainObjs) > 0 {
+			sloassert.WriteChainReport(t, cr, chainRep)
 			ok = finishLevel(t, chainRep) && ok
 		}
 		if len(callObjs) > 0 {
+			sloassert.WriteReport(t, calls, callRep)
 			ok = finishLevel(t, callRep) && ok
 		}
 		out = "chains PASS"
