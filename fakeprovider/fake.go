@@ -127,13 +127,19 @@ func (f *Fake) track() bool {
 // arrival order: the last Profile.ServedLimit requests to finish (100,000
 // by default); ServedDropped counts the older ones it no longer holds.
 func (f *Fake) Served() []Served {
+	out, _ := f.servedSnapshot()
+	return out
+}
+
+// servedSnapshot returns Served and ServedDropped as of one instant.
+func (f *Fake) servedSnapshot() ([]Served, int) {
 	f.mu.Lock()
-	out := slices.Clone(f.served)
+	out, dropped := slices.Clone(f.served), f.dropped
 	f.mu.Unlock()
 	slices.SortFunc(out, func(a, b Served) int {
 		return cmp.Or(cmp.Compare(a.Index, b.Index), a.Arrival.Compare(b.Arrival), strings.Compare(a.ID, b.ID))
 	})
-	return out
+	return out, dropped
 }
 
 // ServedDropped returns how many finished requests Served no longer holds
@@ -213,8 +219,9 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	case path == "/fake/served":
-		w.Header().Set(HeaderServedDropped, strconv.Itoa(f.ServedDropped()))
-		writeJSON(w, f.Served())
+		served, dropped := f.servedSnapshot()
+		w.Header().Set(HeaderServedDropped, strconv.Itoa(dropped))
+		writeJSON(w, served)
 	default:
 		writeAPIError(w, &apiError{status: http.StatusNotFound, typ: "invalid_request_error",
 			message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, path)})
