@@ -236,7 +236,7 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, partial), false)
 	if b.Warmup > 0 {
 		d.set(4, fmt.Sprintf("yes: the first %d requests of each run, by submission order", b.Warmup), false)
-		d.set(6, fmt.Sprintf("a cold start in the first %d requests is discarded with them; run with Warmup 0 to keep it", b.Warmup), false)
+		d.set(6, fmt.Sprintf("a cold start in the first %d requests is discarded from steady state and judged on its own (Result.ColdStarts, sloassert.MaxColdStart); NoWarmup keeps them measured", b.Warmup), false)
 	} else {
 		d.set(4, "no: every request counts", false)
 		d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)

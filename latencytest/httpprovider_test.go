@@ -94,7 +94,7 @@ func TestHTTPProviderOverLoopback(t *testing.T) {
 	defer srv.Close()
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	r, err := Batch{Requests: 5, Concurrency: 2}.Run(context.Background(), HTTP("GET", srv.URL+"/health", WithHTTPClient(&http.Client{Transport: tr})))
+	r, err := Batch{NoWarmup: true, Requests: 5, Concurrency: 2}.Run(context.Background(), HTTP("GET", srv.URL+"/health", WithHTTPClient(&http.Client{Transport: tr})))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func TestOpenLoopStallShowsFromSchedule(t *testing.T) {
 	t.Run("closed loop", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			_, p := fake(t, stallProfile())
-			r, err := latencytest.Batch{Requests: n, Concurrency: 1, Interval: 100 * ms, MaxTokens: 4, Label: "ol"}.Run(context.Background(), p)
+			r, err := latencytest.Batch{NoWarmup: true, Requests: n, Concurrency: 1, Interval: 100 * ms, MaxTokens: 4, Label: "ol"}.Run(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}

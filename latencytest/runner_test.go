@@ -29,7 +29,7 @@ func fixed(ttft, itl time.Duration, tokens int) fakeprovider.Profile {
 func TestFixedTimingIsExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, p := fake(t, fixed(200*time.Millisecond, 10*time.Millisecond, 64))
-		r, err := latencytest.Batch{Requests: 20, Concurrency: 4, MaxTokens: 64}.Run(context.Background(), p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 20, Concurrency: 4, MaxTokens: 64}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestColdStartShowsInItsRecordOnly(t *testing.T) {
 		prof := fixed(200*time.Millisecond, 10*time.Millisecond, 16)
 		prof.Script = []fakeprovider.ScriptEntry{{Request: 0, ColdStart: 30 * time.Second}}
 		_, p := fake(t, prof)
-		r, err := latencytest.Batch{Requests: 10, MaxTokens: 16}.Run(context.Background(), p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 10, MaxTokens: 16}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestNonceDefeatsTheCache(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		for _, noNonce := range []bool{false, true} {
 			f, p := fake(t, fixed(400*time.Millisecond, 0, 4))
-			r, err := latencytest.Batch{Requests: 20, MaxTokens: 4, NoNonce: noNonce}.Run(context.Background(), p)
+			r, err := latencytest.Batch{NoWarmup: true, Requests: 20, MaxTokens: 4, NoNonce: noNonce}.Run(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func TestNonceDefeatsTheCache(t *testing.T) {
 func TestPromptMix(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, p := fake(t, fixed(0, 0, 1))
-		r, err := latencytest.Batch{Requests: 1000, Concurrency: 50}.Run(context.Background(), p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 1000, Concurrency: 50}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestPromptMix(t *testing.T) {
 			}
 		}
 		// The same seed gives the same class to the same trace ID.
-		r2, _ := latencytest.Batch{Requests: 1000, Concurrency: 50}.Run(context.Background(), p)
+		r2, _ := latencytest.Batch{NoWarmup: true, Requests: 1000, Concurrency: 50}.Run(context.Background(), p)
 		for i := range r.Records {
 			if r.Records[i].PromptClass != r2.Records[i].PromptClass {
 				t.Fatalf("%s: class %s then %s", r.Records[i].ID, r.Records[i].PromptClass, r2.Records[i].PromptClass)
@@ -325,7 +325,7 @@ func TestEmptyAnswerIsAFailure(t *testing.T) {
 		prof := fixed(100*time.Millisecond, 10*time.Millisecond, 20)
 		prof.ReasoningTokens = fakeprovider.Fixed(100) // uses the whole cap
 		_, p := fake(t, prof)
-		r, err := latencytest.Batch{Requests: 5, MaxTokens: 64}.Run(context.Background(), p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 5, MaxTokens: 64}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -348,7 +348,7 @@ func TestDeadlineStopsStartingRequests(t *testing.T) {
 		_, p := fake(t, fixed(time.Second, 0, 1))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		r, err := latencytest.Batch{Requests: 100, TotalTimeout: 10 * time.Second, MaxTokens: 1}.Run(ctx, p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 100, TotalTimeout: 10 * time.Second, MaxTokens: 1}.Run(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +367,7 @@ func TestCancelIsRecorded(t *testing.T) {
 		_, p := fake(t, fixed(time.Hour, 0, 1))
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(time.Minute, cancel)
-		r, err := latencytest.Batch{Requests: 10, Concurrency: 2, MaxTokens: 1, HardCap: 2 * time.Hour}.Run(ctx, p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 10, Concurrency: 2, MaxTokens: 1, HardCap: 2 * time.Hour}.Run(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,7 +382,7 @@ func TestRepeatReportsTheGap(t *testing.T) {
 		prof := fixed(0, 0, 1)
 		prof.TTFT = fakeprovider.LogNormal(300*time.Millisecond, 2*time.Second)
 		_, p := fake(t, prof)
-		r, err := latencytest.Batch{Requests: 75, Repeat: 2, MaxTokens: 1}.Run(context.Background(), p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 75, Repeat: 2, MaxTokens: 1}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -412,7 +412,7 @@ func TestSweep(t *testing.T) {
 		prof := fixed(100*time.Millisecond, 0, 1)
 		prof.Replicas, prof.SlotsPerReplica = 1, 4
 		_, p := fake(t, prof)
-		sr, err := latencytest.Sweep{Batch: latencytest.Batch{Requests: 40, MaxTokens: 1}}.Run(context.Background(), p)
+		sr, err := latencytest.Sweep{Batch: latencytest.Batch{NoWarmup: true, Requests: 40, MaxTokens: 1}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -99,7 +99,7 @@ func TestSweepKeepsItsPlan(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := &countingProvider{cancelAt: 15, cancel: cancel}
-	sr, err := latencytest.Sweep{Batch: latencytest.Batch{Requests: 10, Prompt: "x"}, Levels: []int{1, 2, 4}}.Run(ctx, p)
+	sr, err := latencytest.Sweep{Batch: latencytest.Batch{NoWarmup: true, Requests: 10, Prompt: "x"}, Levels: []int{1, 2, 4}}.Run(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,5 +123,27 @@ func TestChainCallsKeepPartialAndUnobservedTokens(t *testing.T) {
 	}
 	if s := calls.Total(); s.Failures() != 0 || s[0] != time.Second {
 		t.Errorf("total sample %v", s)
+	}
+}
+
+func TestWarmupByDefault(t *testing.T) {
+	p := &countingProvider{}
+	r, err := latencytest.Batch{Requests: 5, Prompt: "x"}.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Counts(); c.Sent != 5+latencytest.DefaultWarmup || c.Discarded != 10 || c.Kept != 5 || !r.Records[9].Warmup || r.Records[10].Warmup {
+		t.Errorf("default: counts %+v", c)
+	}
+	// The warm-up requests feed the cold-start sample.
+	if s := r.ColdStarts(); len(s) != 10 {
+		t.Errorf("%d cold-start candidates, want the 10 warm-up requests", len(s))
+	}
+	r, _ = latencytest.Batch{Requests: 5, Prompt: "x", NoWarmup: true}.Run(context.Background(), p)
+	if c := r.Counts(); c.Sent != 5 || c.Discarded != 0 {
+		t.Errorf("NoWarmup: counts %+v", c)
+	}
+	if _, err := (latencytest.Batch{Warmup: 3, NoWarmup: true}).Run(context.Background(), p); err == nil || !strings.Contains(err.Error(), "warmup 3 with NoWarmup") {
+		t.Errorf("conflict: %v", err)
 	}
 }

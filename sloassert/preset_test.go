@@ -59,7 +59,7 @@ func TestPresetsAgainstASpec(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		// Kimi K2.6 on provider C: CV 1266%; a scripted 90 s cold start too.
-		r := run(t, "kimi-k2.6-c", b, fakeprovider.ScriptEntry{ID: "c5-0007", ColdStart: 90 * time.Second})
+		r := run(t, "kimi-k2.6-c", b, fakeprovider.ScriptEntry{ID: "c5-0017", ColdStart: 90 * time.Second})
 		rep := sloassert.Evaluate(r, spec...)
 		failed := map[string]bool{}
 		for _, o := range rep.Failed() {
@@ -69,7 +69,7 @@ func TestPresetsAgainstASpec(t *testing.T) {
 			t.Fatalf("the fat-tailed preset should fail p99 and CV:\n%s", rep)
 		}
 		text := rep.String()
-		if !strings.Contains(text, "c5-0007 ") || !strings.Contains(text, "injected: cold_start=1m30s") {
+		if !strings.Contains(text, "c5-0017 ") || !strings.Contains(text, "injected: cold_start=1m30s") {
 			t.Errorf("the report does not name the slow trace ID and its injected fault:\n%s", text)
 		}
 		golden(t, "kimi-k2.6-c.report", text)

@@ -28,7 +28,7 @@ func TestSoakPerWindowNamesTheSlowWindow(t *testing.T) {
 		f := fakeprovider.New(prof)
 		defer f.Close()
 		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel("soak"))
-		b := latencytest.Batch{Requests: 288, Interval: 10 * time.Minute, Prompt: "hi", MaxTokens: 8, Label: "soak"}
+		b := latencytest.Batch{NoWarmup: true, Requests: 288, Interval: 10 * time.Minute, Prompt: "hi", MaxTokens: 8, Label: "soak"}
 		r, err := b.Run(t.Context(), p)
 		if err != nil {
 			t.Fatal(err)

@@ -154,9 +154,9 @@ func TestRunFileEndpoint(t *testing.T) {
 	t.Setenv("TAILGUARD_SPEC_TEST_API_KEY", "")
 	t.Setenv("TAILGUARD_SPEC_TEST_MODEL", "loopback-model")
 	slospec.RunFile(t, "testdata/specs/endpoint.yaml")
-	// c1 and c2, 20 requests each.
-	if n := len(f.Served()); n != 40 {
-		t.Errorf("the endpoint served %d requests, want 40", n)
+	// c1 and c2: 10 warm-up (the default) and 20 measured requests each.
+	if n := len(f.Served()); n != 60 {
+		t.Errorf("the endpoint served %d requests, want 60", n)
 	}
 }
 

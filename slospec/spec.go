@@ -39,7 +39,7 @@ import (
 //	  #   model_env: OPENAI_MODEL         # the defaults: "endpoint: {}")
 //	  seed: 3                       # fake targets only: overrides the profile's seed
 //	load:                           # the batch run at each concurrency level
-//	  warmup: 0                     # discarded by trace ID; default 0
+//	  warmup: 10                    # discarded by trace ID; default 10, 0 for none
 //	  requests: 300                 # measured per level (× repeat); default 75
 //	  concurrency: [1, 8]           # one subtest per level; default [1, 8, 50]
 //	  max_tokens: 64                # caps every request; default: the mix's caps
@@ -928,6 +928,7 @@ func (p *specParser) load(e specEntry) SpecLoad {
 		switch f.key {
 		case "warmup":
 			b.Warmup, _ = p.intIn(f, 0, specMaxRequests)
+			b.NoWarmup = b.Warmup == 0 // written 0: none (the Go zero value means the default)
 		case "requests":
 			b.Requests, _ = p.intIn(f, 1, specMaxRequests)
 		case "concurrency":

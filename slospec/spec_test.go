@@ -514,3 +514,24 @@ objectives:
 	// slospec: line 3: objectives.ttft.p150: quantile p150 is outside p0-p100 (write a percentile strictly between 0 and 100, such as p99 or p99.9)
 	// slospec: line 4: objectives.error_rate: 1 is not a percentage: percentages carry % (write 1%)
 }
+
+// warmup: 0 in a spec means no warm-up; leaving it out keeps the default.
+func TestSpecWarmup(t *testing.T) {
+	for _, tc := range []struct {
+		load     string
+		warmup   int
+		noWarmup bool
+	}{
+		{"{requests: 100}", 0, false},
+		{"{requests: 100, warmup: 0}", 0, true},
+		{"{requests: 100, warmup: 5}", 5, false},
+	} {
+		s, err := slospec.ParseSpec([]byte("target: {preset: mistral-3-14b}\nload: " + tc.load + "\nobjectives: {error_rate: 1%}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := s.Load.Batch; b.Warmup != tc.warmup || b.NoWarmup != tc.noWarmup {
+			t.Errorf("%s: warmup %d, no warmup %v", tc.load, b.Warmup, b.NoWarmup)
+		}
+	}
+}

@@ -46,11 +46,11 @@ func TestShortOrWarmedUpRunsMissColdStarts(t *testing.T) {
 		{"20 after warm-up", latencytest.Batch{Warmup: 3, Requests: 20}, false, true,
 			"the warm-up swallowed the first cold start and 23 arrivals end before the second: the latencies look clean (a wrong picture), " +
 				"but 20 requests are too few to judge a 2% error rate, so the verdict is not a pass"},
-		{"20 without warm-up", latencytest.Batch{Requests: 20}, false, false,
+		{"20 without warm-up", latencytest.Batch{NoWarmup: true, Requests: 20}, false, false,
 			"the first request waited 30 s for the model: p95 and CV both break"},
 		{"75 after warm-up", latencytest.Batch{Warmup: 3, Requests: 75}, false, false,
 			"the warm-up hid the first cold start, but 75 requests reach the second: CV breaks"},
-		{"75 without warm-up", latencytest.Batch{Requests: 75}, false, false,
+		{"75 without warm-up", latencytest.Batch{NoWarmup: true, Requests: 75}, false, false,
 			"both cold starts count"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -239,7 +239,7 @@ func TestInstrumentedClientMatchesOpenAIProvider(t *testing.T) {
 			fake := fakeprovider.New(profile)
 			defer fake.Close()
 			var err error
-			if r, err = (latencytest.Batch{Requests: 30, Concurrency: 2}).Run(context.Background(), p(fake)); err != nil {
+			if r, err = (latencytest.Batch{NoWarmup: true, Requests: 30, Concurrency: 2}).Run(context.Background(), p(fake)); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -288,7 +288,7 @@ func TestRetriesAreMeasuredNotHidden(t *testing.T) {
 		})
 		t.Cleanup(fake.Close)
 
-		r, err := latencytest.Batch{Requests: 20}.Run(context.Background(), instrumented(fake, 2))
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 20}.Run(context.Background(), instrumented(fake, 2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,7 +351,7 @@ func TestWithoutRetriesTheFirstAttemptIsTheCall(t *testing.T) {
 			Script: []fakeprovider.ScriptEntry{{ID: "c1-0003", Status: 529}, {ID: "c1-0011", Status: 529}},
 		})
 		t.Cleanup(fake.Close)
-		r, err := latencytest.Batch{Requests: 20}.Run(context.Background(), instrumented(fake, 0))
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 20}.Run(context.Background(), instrumented(fake, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
