@@ -372,6 +372,10 @@ func TestNothingPassesVacuously(t *testing.T) {
 		{"cache miss", sloassert.NoCacheHits()},
 		{"max stall", sloassert.MaxStall(time.Hour)},
 		{"task per call", sloassert.Task{Calls: 2, Budget: time.Hour, TailTasks: 0.5}.Objective(sloassert.Total)},
+		{"goodput", sloassert.MinGoodput(0.5, time.Hour, time.Hour)},
+		{"cold start", sloassert.MaxColdStart(time.Hour)},
+		{"per window", sloassert.Q(sloassert.Total, 0.5, time.Hour, sloassert.PerWindow(time.Hour))},
+		{"from schedule", sloassert.Q(sloassert.FromSchedule, 0.5, time.Hour)},
 	}
 	inputs := []struct {
 		name string
@@ -390,8 +394,8 @@ func TestNothingPassesVacuously(t *testing.T) {
 		{"partial", func() *latencytest.Result { return partial(streamed(300)) }, nil},
 		{"all failed", func() *latencytest.Result { return allFailed(300) }, nil},
 		{"never observed", func() *latencytest.Result { return unobservedResult(300) },
-			[]string{"total p95 demonstrate", "total p95 refute", "cv", "tail ratio", "error rate", "task per call"}},
-		{"too small", func() *latencytest.Result { return streamed(1) }, []string{"cache miss", "max stall"}},
+			[]string{"total p95 demonstrate", "total p95 refute", "cv", "tail ratio", "error rate", "task per call", "per window"}},
+		{"too small", func() *latencytest.Result { return streamed(1) }, []string{"cache miss", "max stall", "cold start"}}, // maxima: one value is a real observation
 	}
 	for _, in := range inputs {
 		for _, k := range kinds {
