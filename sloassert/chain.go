@@ -198,6 +198,14 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 		}
 		rep.Outcomes = append(rep.Outcomes, finalize(out, o.opts, cr.Partial, rep.Partial))
 	}
+	if pc, ok := cr.CheckPrediction(1); ok {
+		note := fmt.Sprintf("chain total p95: measured %s; predicted from the same calls drawn independently %s (a prediction, not a measurement)",
+			latencytest.FormatDuration(pc.Measured.P95), latencytest.FormatDuration(pc.Predicted.P95))
+		if pc.CorrelationWarning != "" {
+			note += "; " + pc.CorrelationWarning
+		}
+		rep.Notes = append(rep.Notes, note)
+	}
 	rep.Distributions = []Distribution{{Metric: "chain total", Summary: cr.Totals().Summarize()},
 		{Metric: "call total", Summary: calls.Total().Summarize()}}
 	for _, ch := range cr.Chains {

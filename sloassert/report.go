@@ -44,6 +44,9 @@ type Report struct {
 	Partial string
 	// Problem is set when nothing could be judged (no objective, no data).
 	Problem string
+	// Notes are lines the report adds below the figures (for chains: the
+	// measured totals beside a prediction from independent calls).
+	Notes []string
 }
 
 // Distribution is one metric's whole distribution.
@@ -329,6 +332,9 @@ func (r Report) String() string {
 			parts = append(parts, fmt.Sprintf("%d %s", b.N, b.Question))
 		}
 		fmt.Fprintf(&sb, "  disclosure boxes empty: %s\n", strings.Join(parts, "; "))
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&sb, "  %s\n", n)
 	}
 	if r.RawRecords != "" {
 		fmt.Fprintf(&sb, "  raw records: %s\n", r.RawRecords)

@@ -149,3 +149,28 @@ func TestGoodput(t *testing.T) {
 		t.Errorf("all failed: %+v", o)
 	}
 }
+
+// A chain report sets measured chain totals beside the prediction from
+// independent calls, and says when correlated calls make the prediction
+// understate the tail.
+func TestChainReportShowsPrediction(t *testing.T) {
+	cr := &latencytest.ChainResult{Planned: 100}
+	for c := range 100 {
+		slow := time.Duration(1)
+		if c%10 == 0 { // every tenth conversation is slow in all its calls
+			slow = 5
+		}
+		ch := latencytest.ChainRun{ID: fmt.Sprintf("chain%02d", c)}
+		for k := range 5 {
+			d := slow * time.Second
+			ch.Calls = append(ch.Calls, latencytest.Record{ID: fmt.Sprintf("%s-call%02d", ch.ID, k), Total: d, TTFT: d / 2, TokenEvents: 1})
+			ch.Total += d
+		}
+		cr.Chains = append(cr.Chains, ch)
+	}
+	text := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, time.Minute)).String()
+	if !strings.Contains(text, "chain total p95: measured 25.000s; predicted from the same calls drawn independently") ||
+		!strings.Contains(text, "the calls of a chain are correlated") {
+		t.Errorf("report:\n%s", text)
+	}
+}
