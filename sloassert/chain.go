@@ -120,13 +120,10 @@ func MaxChainErrorRate(max float64) ChainObjective {
 	name := fmt.Sprintf("chains with a failed call <= %s", percent(max))
 	return ChainObjective{Name: name, judge: func(cr *latencytest.ChainResult, o options) Outcome {
 		out := Outcome{Objective: name, Budget: percent(max), Observed: "-"}
+		if out.Note = rateLimitProblem(max); out.Note != "" {
+			return out
+		}
 		switch {
-		case math.IsNaN(max) || max < 0:
-			out.Note = fmt.Sprintf("max %v is not a fraction in [0,1]", max)
-			return out
-		case max > 1:
-			out.Note = fmt.Sprintf("max %v is above 1: the rate is a fraction (write %g for %g%%)", max, max/100, max)
-			return out
 		case len(cr.Chains) == 0:
 			out.Observed, out.Note = "no data", "no chain ran"
 			return out

@@ -127,34 +127,12 @@ func markdown(rep Report, heading string, charts []string, embed bool) string {
 
 // mdOutcomes is the objectives table.
 func mdOutcomes(outs []Outcome) string {
-	conf := map[float64]bool{}
-	for _, o := range outs {
-		if o.Interval != "" {
-			conf[o.Confidence] = true
-		}
-	}
-	head := "interval"
-	if len(conf) == 1 {
-		for c := range conf {
-			head += " (" + share(c) + ")"
-		}
-	}
+	head, interval := intervalColumn(outs, "interval (%s)")
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "| objective | observed | %s | budget | margin | verdict | note |\n|---|--:|---|--:|--:|---|---|\n", head)
 	for _, o := range outs {
-		mark := "pass"
-		if !o.OK {
-			mark = "**FAIL**"
-		}
-		if o.Verdict == Inconclusive {
-			mark += " (inconclusive)"
-		}
-		iv := o.Interval
-		if iv != "" && len(conf) > 1 {
-			iv += " at " + share(o.Confidence)
-		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(o.Objective), mdText(o.Observed), mdText(iv),
-			mdText(o.Budget), mdText(o.Margin), mark, mdText(o.Note))
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(o.Objective), mdText(o.Observed), mdText(interval(o)),
+			mdText(o.Budget), mdText(o.Margin), verdictMark(o, "pass", "**FAIL**", " (inconclusive)"), mdText(o.Note))
 	}
 	return sb.String()
 }

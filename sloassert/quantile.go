@@ -559,14 +559,22 @@ func judgeTailRatio(name string, s latencytest.Sample, n int, max float64, o opt
 	return out
 }
 
-func judgeErrorRate(name string, r *latencytest.Result, max float64, classes []string, o options) Outcome {
-	out := Outcome{Objective: name, Budget: percent(max), Observed: "-"}
+// rateLimitProblem says what is wrong with a rate limit (a fraction in
+// [0,1]: a percent written where a fraction belongs is the usual slip),
+// or "".
+func rateLimitProblem(max float64) string {
 	switch {
 	case math.IsNaN(max) || max < 0:
-		out.Note = fmt.Sprintf("max %v is not a fraction in [0,1]", max)
-		return out
+		return fmt.Sprintf("max %v is not a fraction in [0,1]", max)
 	case max > 1:
-		out.Note = fmt.Sprintf("max %v is above 1: the rate is a fraction (write %g for %g%%)", max, max/100, max)
+		return fmt.Sprintf("max %v is above 1: the rate is a fraction (write %g for %g%%)", max, max/100, max)
+	}
+	return ""
+}
+
+func judgeErrorRate(name string, r *latencytest.Result, max float64, classes []string, o options) Outcome {
+	out := Outcome{Objective: name, Budget: percent(max), Observed: "-"}
+	if out.Note = rateLimitProblem(max); out.Note != "" {
 		return out
 	}
 	for _, c := range classes {

@@ -346,32 +346,10 @@ func (r Report) String() string {
 // quantile's interval, budget, margin, the gate and the verdict, and the
 // note. Columns are as wide as their widest cell.
 func outcomeTable(outs []Outcome) string {
-	conf := map[float64]bool{}
+	head, interval := intervalColumn(outs, "interval %s")
+	rows := [][]string{{"objective", "observed", head, "budget", "margin", "verdict"}}
 	for _, o := range outs {
-		if o.Interval != "" {
-			conf[o.Confidence] = true
-		}
-	}
-	intervalHead := "interval"
-	if len(conf) == 1 {
-		for c := range conf {
-			intervalHead = "interval " + share(c)
-		}
-	}
-	rows := [][]string{{"objective", "observed", intervalHead, "budget", "margin", "verdict"}}
-	for _, o := range outs {
-		mark := "ok"
-		if !o.OK {
-			mark = "FAIL"
-		}
-		if o.Verdict == Inconclusive {
-			mark += ", inconclusive"
-		}
-		iv := o.Interval
-		if iv != "" && len(conf) > 1 {
-			iv += " at " + share(o.Confidence)
-		}
-		rows = append(rows, []string{o.Objective, o.Observed, iv, o.Budget, o.Margin, mark})
+		rows = append(rows, []string{o.Objective, o.Observed, interval(o), o.Budget, o.Margin, verdictMark(o, "ok", "FAIL", ", inconclusive")})
 	}
 	w := make([]int, len(rows[0]))
 	for _, row := range rows {
@@ -392,6 +370,43 @@ func outcomeTable(outs []Outcome) string {
 		sb.WriteString(line + "\n")
 	}
 	return sb.String()
+}
+
+// intervalColumn returns the header of the interval column (headFormat
+// with the confidence, when every row shares one) and each row's cell
+// (with its confidence, when they differ).
+func intervalColumn(outs []Outcome, headFormat string) (head string, cell func(Outcome) string) {
+	conf := map[float64]bool{}
+	for _, o := range outs {
+		if o.Interval != "" {
+			conf[o.Confidence] = true
+		}
+	}
+	head = "interval"
+	if len(conf) == 1 {
+		for c := range conf {
+			head = fmt.Sprintf(headFormat, share(c))
+		}
+	}
+	return head, func(o Outcome) string {
+		if o.Interval != "" && len(conf) > 1 {
+			return o.Interval + " at " + share(o.Confidence)
+		}
+		return o.Interval
+	}
+}
+
+// verdictMark renders the gate (ok or fail) with inconclusive appended to
+// an inconclusive row.
+func verdictMark(o Outcome, ok, fail, inconclusive string) string {
+	mark := ok
+	if !o.OK {
+		mark = fail
+	}
+	if o.Verdict == Inconclusive {
+		mark += inconclusive
+	}
+	return mark
 }
 
 func ints(xs []int) string {
