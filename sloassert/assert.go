@@ -1,7 +1,10 @@
 package sloassert
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -29,8 +32,41 @@ func Check(t TestingT, r *latencytest.Result, objectives ...Objective) bool {
 		h.Helper() // marks this function: Helper marks its caller
 	}
 	rep := Evaluate(r, objectives...)
+	rep.Replay = ReplayCommand(t, r)
 	WriteReport(t, r, rep) // charts, report.md, the job summary
 	return finish(t, rep)
+}
+
+// ReplayCommand is the command that replays the test t when r ran in
+// virtual time (synctest's clock starts in 2000): against the fake, the
+// same test with the same seed and trace IDs gives the same records, so
+// rerunning it reproduces the report, locally and instantly. It is "" for
+// a real-time run, a nil r, or a t without a Name. Check puts it at the
+// end of a failing report.
+func ReplayCommand(t TestingT, r *latencytest.Result) string {
+	n, ok := t.(interface{ Name() string })
+	if !ok || r == nil || r.Start.IsZero() || r.Start.Year() >= 2001 {
+		return ""
+	}
+	parts := strings.Split(n.Name(), "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("cd %s && go test -count=1 -run '%s' .", shellQuote(dir), strings.Join(parts, "/"))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // sampleReport is the report of objectives judged on a bare sample.

@@ -47,6 +47,10 @@ type Report struct {
 	// Notes are lines the report adds below the figures (for chains: the
 	// measured totals beside a prediction from independent calls).
 	Notes []string
+	// Replay, for a run in virtual time against the fake, is the command
+	// that reruns the test: the same seed and trace IDs give the same
+	// records, so it reproduces the failure locally. Check sets it.
+	Replay string
 }
 
 // Distribution is one metric's whole distribution.
@@ -338,6 +342,9 @@ func (r Report) String() string {
 	}
 	if r.RawRecords != "" {
 		fmt.Fprintf(&sb, "  raw records: %s\n", r.RawRecords)
+	}
+	if r.Replay != "" && !r.OK() {
+		fmt.Fprintf(&sb, "  replay (virtual time, deterministic): %s\n", r.Replay)
 	}
 	return sb.String()
 }

@@ -174,3 +174,49 @@ func TestChainReportShowsPrediction(t *testing.T) {
 		t.Errorf("report:\n%s", text)
 	}
 }
+
+// namedT is a fakeT with a test name, as *testing.T has.
+type namedT struct {
+	fakeT
+	name string
+}
+
+func (n *namedT) Name() string { return n.name }
+
+// A failing report from a virtual-time run ends with the command that
+// replays it, and replaying gives the same report, byte for byte.
+func TestReplayReproducesTheReport(t *testing.T) {
+	run := func() string {
+		var text string
+		synctest.Test(t, func(t *testing.T) {
+			prof, err := fakeprovider.Preset("kimi-k2.6-c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fakeprovider.New(prof)
+			defer f.Close()
+			p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
+			r, err := latencytest.Batch{Requests: 200, Concurrency: 4, Prompt: "hi", MaxTokens: 16}.Run(t.Context(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nt := &namedT{name: "TestChat/c4"}
+			if sloassert.Check(nt, r, sloassert.Q(sloassert.TTFT, 0.99, time.Second)) {
+				t.Fatal("the fat-tailed preset passed")
+			}
+			text = nt.text()
+		})
+		return text
+	}
+	a, b := run(), run()
+	if a != b {
+		t.Errorf("two runs differ:\n%s\n---\n%s", a, b)
+	}
+	if !strings.Contains(a, "replay (virtual time, deterministic): cd ") || !strings.Contains(a, "go test -count=1 -run '^TestChat$/^c4$' .") {
+		t.Errorf("no replay command:\n%s", a)
+	}
+	// A real-time run has no replay command.
+	if cmd := sloassert.ReplayCommand(&namedT{name: "x"}, &latencytest.Result{Start: time.Now()}); cmd != "" {
+		t.Errorf("real time: %q", cmd)
+	}
+}

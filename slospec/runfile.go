@@ -208,6 +208,7 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 			discloseLevels(&res.Disclosure, levels)
 			rep := sloassert.Evaluate(res, objs...)
 			rep.Title = title + " " + name
+			rep.Replay = sloassert.ReplayCommand(t, res)
 			sloassert.WriteReport(t, res, rep) // charts, report.md, the job summary
 			for j, o := range s.Objectives {
 				t.Run(o.Key, func(t *testing.T) {
