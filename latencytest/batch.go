@@ -79,6 +79,15 @@ type Batch struct {
 	// MaxRequests caps a sequential batch's measured requests. Default
 	// 4×Requests (three stages: 300, 600, 1200 for Requests 300).
 	MaxRequests int `yaml:"max_requests"`
+	// Shard, when set, makes this process send only its share of the
+	// run: request i (warm-up included) when i mod Count == Index, with
+	// Concurrency/Count in flight (see Shard). Zero: the TAILGUARD_SHARD
+	// environment variable, else the whole run.
+	Shard Shard `yaml:"-"`
+
+	slots    int       // requests in flight in this shard (normalized)
+	shardSrc string    // where Shard came from: "Shard" or EnvShard (normalized)
+	align    alignment // what Run did about TAILGUARD_START_AT
 }
 
 // DefaultWarmup is the number of warm-up requests a Batch sends and
@@ -214,6 +223,21 @@ func (b Batch) normalized() (Batch, error) {
 	if err := b.Mix.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	b.shardSrc = shardSource(b.Shard)
+	if sh, err := resolveShard(b.Shard); err != nil {
+		errs = append(errs, err)
+	} else {
+		check(b.Until != nil && sh.sharded(), "a sequential batch (Until) cannot be sharded (%s %s): its stopping rule needs every shard's records", b.shardSrc, sh)
+		check(sh.sharded() && b.Warmup+b.Requests < sh.Count, "%d requests (warm-up included) cannot give each of %d shards one (%s %s)", b.Warmup+b.Requests, sh.Count, b.shardSrc, sh)
+		if b.Concurrency > 0 {
+			slots, err := slotsOf(b.Concurrency, sh, b.shardSrc, "concurrency")
+			if err != nil {
+				errs = append(errs, err)
+			}
+			b.slots = slots
+		}
+		b.Shard = sh
+	}
 	if len(errs) > 0 {
 		return b, fmt.Errorf("latencytest: batch: %w", errors.Join(errs...))
 	}
@@ -240,10 +264,17 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Planned: (b.Warmup + b.Requests) * b.Repeat, Start: time.Now()}
+	al, stopped, err := waitStart(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.align = al
+	res := &Result{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now()}
 	meter := startCPU()
 	nonce := newNonceSource(b.NoNonce)
-	if b.Until != nil {
+	if stopped != "" {
+		res.Partial, res.PartialReason = true, "sent 0 requests: "+stopped
+	} else if b.Until != nil {
 		b.runStages(ctx, p, nonce, res)
 	} else {
 		for run := range b.Repeat {
@@ -347,17 +378,22 @@ func (r *Result) snapshot() *Result {
 		PartialReason: r.PartialReason, Start: r.Start, End: time.Now(), CPUPerWall: math.NaN()}
 }
 
-// runRange sends requests [from, to) of one run, paced from start; stopped
-// is non-empty when it stopped early.
+// runRange sends requests [from, to) of one run (this shard's share of
+// them), paced from start; stopped is non-empty when it stopped early.
 func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSource, from, to int, start time.Time) ([]Record, string) {
-	n := to
-	recs := make([]Record, to-from)
-	sem := make(chan struct{}, b.Concurrency)
+	var idx []int // the indexes this shard sends
+	for i := from; i < to; i++ {
+		if b.Shard.Owns(i) {
+			idx = append(idx, i)
+		}
+	}
+	recs := make([]Record, len(idx))
+	sem := make(chan struct{}, max(b.slots, 1))
 	var wg sync.WaitGroup
 	sent, stopped := 0, ""
-	for i := from; i < to; i++ {
+	for k, i := range idx {
 		if stopped = waitTurn(ctx, sem, start.Add(time.Duration(i)*b.Interval), b.limit()); stopped != "" {
-			stopped = fmt.Sprintf("sent %d of %d requests in run %d: %s", i, n, run, stopped)
+			stopped = fmt.Sprintf("sent %d of %d requests in run %d%s: %s", b.Shard.Share(from)+k, b.Shard.Share(to), run, b.shardNote(), stopped)
 			break
 		}
 		id := b.traceID(run, i)
@@ -372,11 +408,19 @@ func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSou
 			if rec.MaxTokens == 0 {
 				rec.MaxTokens = req.MaxTokens
 			}
-			recs[i-from] = rec
+			recs[k] = rec
 		}()
 	}
 	wg.Wait()
 	return recs[:sent], stopped
+}
+
+// shardNote is " (shard i/n)" for a sharded batch, else "".
+func (b Batch) shardNote() string {
+	if !b.Shard.sharded() {
+		return ""
+	}
+	return " (shard " + b.Shard.String() + ")"
 }
 
 func (b Batch) limit() time.Duration {

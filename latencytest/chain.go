@@ -42,6 +42,15 @@ type Chain struct {
 	// of Measure, as Batch.KeepContent does. Default false; the returned
 	// ChainResult keeps every answer either way.
 	KeepContent bool `yaml:"keep_content"`
+	// Shard, when set, makes this process run only its share of the
+	// chains: chain i when i mod Count == Index, Concurrency/Count at once
+	// (see Shard). Zero: the TAILGUARD_SHARD environment variable, else
+	// every chain.
+	Shard Shard `yaml:"-"`
+
+	slots    int       // chains at once in this shard (normalized)
+	shardSrc string    // where Shard came from (normalized)
+	align    alignment // what Run did about TAILGUARD_START_AT
 }
 
 // DefaultChainPrompt opens a chain unless Chain.Prompt is set.
@@ -93,6 +102,22 @@ func (c Chain) normalized() (Chain, error) {
 			errs = append(errs, errors.New(x.what))
 		}
 	}
+	c.shardSrc = shardSource(c.Shard)
+	if sh, err := resolveShard(c.Shard); err != nil {
+		errs = append(errs, err)
+	} else {
+		if sh.sharded() && c.Chains < sh.Count {
+			errs = append(errs, fmt.Errorf("%d chains cannot give each of %d shards one (%s %s)", c.Chains, sh.Count, c.shardSrc, sh))
+		}
+		if c.Concurrency > 0 {
+			slots, err := slotsOf(c.Concurrency, sh, c.shardSrc, "concurrency")
+			if err != nil {
+				errs = append(errs, err)
+			}
+			c.slots = slots
+		}
+		c.Shard = sh
+	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("latencytest: chain: %w", errors.Join(errs...))
 	}
@@ -109,17 +134,36 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &ChainResult{Planned: c.Chains, Start: time.Now()}
+	al, waitStopped, err := waitStart(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.align = al
+	mine := make([]int, 0, c.Shard.Share(c.Chains)) // the chains this shard runs
+	for i := range c.Chains {
+		if c.Shard.Owns(i) {
+			mine = append(mine, i)
+		}
+	}
+	res := &ChainResult{Planned: len(mine), Start: time.Now()}
 	meter := startCPU()
 	nonce := newNonceSource(c.NoNonce)
 	limit := Request{TotalTimeout: c.TotalTimeout, HardCap: c.HardCap}.limit()
-	runs := make([]ChainRun, c.Chains)
-	sem := make(chan struct{}, c.Concurrency)
+	runs := make([]ChainRun, len(mine))
+	sem := make(chan struct{}, max(c.slots, 1))
 	var wg sync.WaitGroup
 	started := 0
-	for i := range c.Chains {
+	if waitStopped != "" {
+		res.Partial, res.PartialReason = true, "started 0 chains: "+waitStopped
+		mine = nil
+	}
+	for k, i := range mine {
 		if why := waitTurn(ctx, sem, time.Time{}, limit); why != "" {
-			res.Partial, res.PartialReason = true, fmt.Sprintf("started %d of %d chains: %s", i, c.Chains, why)
+			shard := ""
+			if c.Shard.sharded() {
+				shard = " (shard " + c.Shard.String() + ")"
+			}
+			res.Partial, res.PartialReason = true, fmt.Sprintf("started %d of %d chains%s: %s", k, len(mine), shard, why)
 			break
 		}
 		started++
@@ -127,7 +171,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			runs[i] = c.runChain(ctx, p, i, nonce, limit)
+			runs[k] = c.runChain(ctx, p, i, nonce, limit)
 		}()
 	}
 	wg.Wait()
@@ -204,8 +248,9 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 			failedChains++
 		}
 	}
-	d.set(2, fmt.Sprintf("%d of %d chains run (%d with a failed call), %d calls sent: %d kept, %d failed%s",
-		len(res.Chains), c.Chains, failedChains, cnt.Sent, cnt.Kept, cnt.Failed, partial), false)
+	d.set(2, fmt.Sprintf("%d of %d chains run (%d with a failed call), %d calls sent: %d kept, %d failed%s%s",
+		len(res.Chains), res.Planned, failedChains, cnt.Sent, cnt.Kept, cnt.Failed, shardIDs(c.Shard, c.shardSrc, c.Chains, "chain", "trace IDs"), partial), false)
+	d.set(9, d.Box(9).Answer+c.align.note(), false)
 	d.set(4, "no: every call counts", false)
 	d.set(6, "kept: no call was discarded, so a cold start stays in the figures", false)
 	if c.NoNonce {
@@ -213,7 +258,7 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	} else {
 		d.set(5, fmt.Sprintf("a unique nonce opens each chain; the history within a chain is a repeated prefix the provider may cache (%d cached prompt tokens reported)", calls.CachedTokens()), false)
 	}
-	d.set(7, fmt.Sprintf("%d chain(s) at once, calls within a chain sequential", c.Concurrency), false)
+	d.set(7, fmt.Sprintf("%d chain(s) at once, calls within a chain sequential", c.Concurrency)+shardSlots(c.Shard, c.slots), false)
 	d.set(8, fmt.Sprintf("only %d chain(s) at once tested", c.Concurrency), true)
 	d.set(10, fmt.Sprintf("chains of %d calls; fixed opening prompt (%d characters), follow-up %q; each answer joins the history", c.Length, len(c.Prompt), c.FollowUp), false)
 	temp := "provider default (not sent)"

@@ -14,6 +14,14 @@ import (
 // filled is marked Missing: an empty box means "trust me".
 type Disclosure struct {
 	Boxes []Box `json:"boxes"`
+	// Warnings are problems with how the result was put together that no
+	// box holds whole, one sentence each: MergeRecords warns when the
+	// sources' run windows do not overlap. Nil for a single run.
+	Warnings []string `json:"warnings,omitempty"`
+	// Sources are the records files a merged result was joined from
+	// (MergeRecords), each with its counts, run window, client CPU/wall
+	// and location. Nil for a single run.
+	Sources []MergeSource `json:"sources,omitempty"`
 }
 
 // Box is one checklist item.
@@ -64,7 +72,8 @@ func (d Disclosure) Missing() []Box {
 	return out
 }
 
-// String renders one line per box; empty boxes say MISSING.
+// String renders one line per box (empty boxes say MISSING), then one
+// line per warning.
 func (d Disclosure) String() string {
 	var sb strings.Builder
 	for _, b := range d.Boxes {
@@ -73,6 +82,9 @@ func (d Disclosure) String() string {
 			mark = "MISSING: "
 		}
 		fmt.Fprintf(&sb, "%2d. %s: %s%s\n", b.N, b.Question, mark, b.Answer)
+	}
+	for _, w := range d.Warnings {
+		fmt.Fprintf(&sb, "WARNING: %s\n", w)
 	}
 	return sb.String()
 }
@@ -232,13 +244,23 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	if res.Partial {
 		partial = "; PARTIAL: " + res.PartialReason
 	}
-	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s",
-		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, partial), false)
-	if b.Warmup > 0 {
+	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s%s",
+		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, shardIDs(b.Shard, b.shardSrc, b.Warmup+b.Requests, "request", "trace IDs"), partial), false)
+	d.set(9, d.Box(9).Answer+b.align.note(), false)
+	switch warm := b.Shard.Share(b.Warmup); {
+	case b.Warmup > 0 && b.Shard.sharded() && warm == 0:
+		d.set(4, fmt.Sprintf("no: this shard (%s) sent none of the whole run's %d warm-up requests (more shards than warm-up requests), so its first measured request paid its own connection setup; raise Warmup to at least %d",
+			b.Shard, b.Warmup, b.Shard.Count), true)
+	case b.Warmup > 0 && b.Shard.sharded():
+		d.set(4, fmt.Sprintf("yes: the whole run's first %d requests of each run, by submission order; this shard sent %d of them, its own first requests", b.Warmup, warm), false)
+	case b.Warmup > 0:
 		d.set(4, fmt.Sprintf("yes: the first %d requests of each run, by submission order", b.Warmup), false)
+	default:
+		d.set(4, "no: every request counts", false)
+	}
+	if b.Warmup > 0 {
 		d.set(6, fmt.Sprintf("a cold start in the first %d requests is discarded from steady state and judged on its own (Result.ColdStarts, sloassert.MaxColdStart); NoWarmup keeps them measured", b.Warmup), false)
 	} else {
-		d.set(4, "no: every request counts", false)
 		d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	}
 	if b.NoNonce {
@@ -246,9 +268,9 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	} else {
 		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.CachedTokens()), false)
 	}
-	d.set(7, fmt.Sprintf("%d request(s) in flight (closed loop)", b.Concurrency), false)
+	d.set(7, fmt.Sprintf("%d request(s) in flight (closed loop)", b.Concurrency)+shardSlots(b.Shard, b.slots), false)
 	if b.Interval > 0 {
-		d.set(7, fmt.Sprintf("%d request(s) in flight at most, one started every %v", b.Concurrency, b.Interval), false)
+		d.set(7, fmt.Sprintf("%d request(s) in flight at most, one started every %v", b.Concurrency, b.Interval)+shardSlots(b.Shard, b.slots), false)
 	}
 	d.set(8, fmt.Sprintf("only concurrency %d tested (run a Sweep for three load levels)", b.Concurrency), true)
 	if b.Prompt != "" {
@@ -274,6 +296,26 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	return d
 }
 
+// shardIDs says, for box 2, which part of the whole run a shard sent:
+// "; shard 1/4 (TAILGUARD_SHARD): request 1, 5, 9 … of the whole run's
+// 85 (trace IDs of the whole run)"; "" unsharded.
+func shardIDs(sh Shard, source string, whole int, unit, ids string) string {
+	if !sh.sharded() {
+		return ""
+	}
+	return fmt.Sprintf("; shard %s (%s): %s %d, %d, %d … of the whole run's %d (%s of the whole run; MergeRecords joins the shards)",
+		sh, source, unit, sh.Index, sh.Index+sh.Count, sh.Index+2*sh.Count, whole, ids)
+}
+
+// shardSlots says, for box 7, how a sharded run shares its in-flight
+// requests; the same words in every shard, so merged disclosures agree.
+func shardSlots(sh Shard, slots int) string {
+	if !sh.sharded() {
+		return ""
+	}
+	return fmt.Sprintf(", shared by %d shards: %d each", sh.Count, slots)
+}
+
 // gapSummary renders the TTFT gaps: "p50 3%, p99 26%".
 func gapSummary(gaps []RepeatGap) string {
 	var parts []string
@@ -286,3 +328,5 @@ func gapSummary(gaps []RepeatGap) string {
 }
 
 func lookupEnv(k string) string { return os.Getenv(k) }
+
+func lookupEnvOK(k string) (string, bool) { return os.LookupEnv(k) }

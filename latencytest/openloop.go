@@ -84,6 +84,17 @@ type OpenLoop struct {
 	// KeepContent writes the answer text into Measure's records.jsonl, as
 	// Batch.KeepContent does. Default false.
 	KeepContent bool `yaml:"keep_content"`
+	// Shard, when set, makes this process send only its share of the
+	// arrivals: arrival i of the whole run's schedule when i mod Count ==
+	// Index, so each shard sends at Rate/Count on average and the shards
+	// together send exactly the unsharded run's arrivals and trace IDs
+	// (see Shard). Requests, Duration and MaxOpenLoopRequests count the
+	// whole run; MaxInFlight bounds each shard. Zero: the TAILGUARD_SHARD
+	// environment variable, else the whole run.
+	Shard Shard `yaml:"-"`
+
+	shardSrc string    // where Shard came from (normalized)
+	align    alignment // what Run did about TAILGUARD_START_AT
 }
 
 // DefaultMaxInFlight is OpenLoop.MaxInFlight's default: a safety cap on
@@ -170,6 +181,12 @@ func (o OpenLoop) normalized() (OpenLoop, error) {
 	if err := o.Mix.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	o.shardSrc = shardSource(o.Shard)
+	if sh, err := resolveShard(o.Shard); err != nil {
+		errs = append(errs, err)
+	} else {
+		o.Shard = sh
+	}
 	if len(errs) > 0 {
 		return o, fmt.Errorf("latencytest: open loop: %w", errors.Join(errs...))
 	}
@@ -179,7 +196,28 @@ func (o OpenLoop) normalized() (OpenLoop, error) {
 	return o, nil
 }
 
-// arrivals returns the run's schedule from its start (o normalized).
+// shardArrivals yields this shard's share of the whole run's arrivals,
+// with their indexes in the whole run.
+type shardArrivals struct {
+	all   *arrivals
+	shard Shard
+}
+
+// take returns the next arrival of this shard; ok is false when the
+// whole run has none left.
+func (s shardArrivals) take() (i int, at time.Duration, ok bool) {
+	for {
+		i, at, ok = s.all.take()
+		if !ok || s.shard.Owns(i) {
+			return i, at, ok
+		}
+	}
+}
+
+// mine returns this shard's arrivals (o normalized).
+func (o OpenLoop) mine() shardArrivals { return shardArrivals{all: o.arrivals(), shard: o.Shard} }
+
+// arrivals returns the whole run's schedule from its start (o normalized).
 func (o OpenLoop) arrivals() *arrivals {
 	a := &arrivals{limit: o.Requests, until: o.Duration, schedule: o.Schedule, replay: o.Replay,
 		constant: o.Arrivals == ArrivalsConstant, rate: o.Rate}
@@ -217,15 +255,24 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	planned := o.arrivals().count(MaxOpenLoopRequests + 1)
-	if planned > MaxOpenLoopRequests {
+	whole := o.arrivals().count(MaxOpenLoopRequests + 1)
+	if whole > MaxOpenLoopRequests {
 		return nil, fmt.Errorf("latencytest: open loop: the arrivals plan more than %d requests (MaxOpenLoopRequests): lower rate or duration, or set requests", MaxOpenLoopRequests)
 	}
-	res := &Result{Planned: planned}
+	al, stopped, err := waitStart(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o.align = al
+	res := &Result{Planned: o.Shard.Share(whole)}
 	meter := startCPU()
 	res.Start = time.Now()
 	var st loopStats
-	res.Records, st = o.send(ctx, p, res.Start, res.Planned)
+	if stopped != "" {
+		st.stopped = fmt.Sprintf("sent 0 of %d planned requests: %s", res.Planned, stopped)
+	} else {
+		res.Records, st = o.send(ctx, p, res.Start, res.Planned)
+	}
 	res.End = time.Now()
 	res.CPUPerWall = meter.perWall()
 	if st.stopped != "" {
@@ -254,12 +301,17 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 	defer timer.Stop()
 	var wg sync.WaitGroup
 	sent := 0
-	stop := func(i int, why string) {
-		st.stopped = fmt.Sprintf("sent %d of %d planned requests: %s", i, planned, why)
+	shard := ""
+	if o.Shard.sharded() {
+		shard = " (shard " + o.Shard.String() + ")"
 	}
-	for arr := o.arrivals(); ; {
+	k := 0 // this shard's requests so far
+	stop := func(_ int, why string) {
+		st.stopped = fmt.Sprintf("sent %d of %d planned requests%s: %s", k, planned, shard, why)
+	}
+	for arr := o.mine(); ; k++ {
 		i, at, ok := arr.take()
-		if !ok {
+		if !ok || k >= planned {
 			break
 		}
 		due := start.Add(at)
@@ -310,6 +362,7 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 			}
 		}
 		sent++
+		slot := k
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -322,7 +375,7 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 			if rec.MaxTokens == 0 {
 				rec.MaxTokens = req.MaxTokens
 			}
-			recs[i] = rec
+			recs[slot] = rec
 		}()
 	}
 	wg.Wait()
@@ -445,7 +498,12 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	if res.Partial {
 		partial = "; PARTIAL: " + res.PartialReason
 	}
-	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d failed; 1 run%s", c.Planned, c.Sent, c.Kept, c.Failed, partial), false)
+	whole := ""
+	if o.Shard.sharded() {
+		whole = shardIDs(o.Shard, o.shardSrc, o.arrivals().count(MaxOpenLoopRequests), "arrival", "trace IDs")
+	}
+	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d failed; 1 run%s%s", c.Planned, c.Sent, c.Kept, c.Failed, whole, partial), false)
+	d.set(9, d.Box(9).Answer+o.align.note(), false)
 	d.set(4, "no: every request counts (an open loop has no warm-up)", false)
 	d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	if o.NoNonce {
@@ -453,7 +511,14 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	} else {
 		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.CachedTokens()), false)
 	}
-	d.set(7, o.describeArrivals(res.Planned), false)
+	arrivals := o.describeArrivals(o.arrivals().count(MaxOpenLoopRequests))
+	if o.Shard.sharded() {
+		arrivals += fmt.Sprintf("; shared by %d shards, each sending one arrival in %d of that schedule", o.Shard.Count, o.Shard.Count)
+		if o.Rate > 0 {
+			arrivals += fmt.Sprintf(" (%g/s on average)", o.Rate/float64(o.Shard.Count))
+		}
+	}
+	d.set(7, arrivals, false)
 	d.set(8, "only one arrival pattern tested (run open loops at several rates for three load levels)", true)
 	prompts := o.Mix.String()
 	if o.Prompt != "" {

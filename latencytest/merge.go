@@ -1,0 +1,640 @@
+package latencytest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MergeSource is one records file that MergeRecords joined, as the merged
+// disclosure keeps it (Disclosure.Sources).
+type MergeSource struct {
+	// Path is the records file (records.jsonl as Measure writes it).
+	Path string `json:"path"`
+	// Summary is the summary.json read beside it; "" when there was none
+	// (then CPU/wall, location and the other boxes are not known).
+	Summary string `json:"summary,omitempty"`
+	// Test is the test that measured, from the summary.
+	Test string `json:"test,omitempty"`
+	// Counts are the source's own: Planned from its summary (the records
+	// it holds when it has none), the rest from its records.
+	Counts Counts `json:"counts"`
+	// Start and End bound its records: the first send and the last end
+	// (Record.Start + Total), wall clock.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// CPUPerWall is its client's CPU seconds per wall second, from the
+	// summary; NaN (null in JSON) when unknown.
+	CPUPerWall float64 `json:"cpu_per_wall"`
+	// Location is where its client ran (disclosure box 14), "" when not
+	// said.
+	Location string `json:"location,omitempty"`
+	// Partial says why its run stopped early ("" when it did not).
+	Partial string `json:"partial,omitempty"`
+
+	boxes    map[int]Box // its summary's disclosure, by box
+	records  []Record
+	levelKey string // its records' concurrency levels, to compare windows within a level
+}
+
+// MarshalJSON writes a NaN CPU/wall as null.
+func (s MergeSource) MarshalJSON() ([]byte, error) {
+	type plain MergeSource
+	return json.Marshal(struct {
+		plain
+		CPUPerWall *float64 `json:"cpu_per_wall"`
+	}{plain(s), finite(s.CPUPerWall)})
+}
+
+// UnmarshalJSON reads a null CPU/wall as NaN.
+func (s *MergeSource) UnmarshalJSON(b []byte) error {
+	type plain MergeSource
+	var v struct {
+		plain
+		CPUPerWall *float64 `json:"cpu_per_wall"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = MergeSource(v.plain)
+	s.CPUPerWall = math.NaN()
+	if v.CPUPerWall != nil {
+		s.CPUPerWall = *v.CPUPerWall
+	}
+	return nil
+}
+
+// MergeRecords joins the raw records of several runs (the shards of one
+// run, see Shard) into one Result, so that the figures of the whole run are
+// recomputed exactly from every raw value, never averaged from the parts.
+// Each argument is a file or a glob (filepath.Match syntax, plus "**" for
+// any number of directories: "shards/**/records*.jsonl"); a pattern that
+// matches no file is an error, and a file matched twice counts once. Each
+// file is a records file (LoadRecords); the summary.json that Measure
+// writes beside it ("summary-c8.json" beside "records-c8.jsonl"), when
+// present, gives the source's planned count, client CPU/wall, location,
+// partial reason and disclosure.
+//
+// The Result holds every record, ordered by send time (trace ID for
+// ties); Planned sums the sources'; Start and End span them all;
+// CPUPerWall is the highest of the sources' (the busiest client); Partial
+// when any source was. Its Disclosure lists each source (Sources: path,
+// counts, run window, CPU/wall, location), fills the boxes the sources
+// agree on with their common answer (and lists differing ones per
+// source), and warns (Warnings, and box 9 marked missing) when the
+// sources of one load level have run windows that do not overlap: they did
+// not load the provider at the same time, so the merged figures describe
+// separate smaller runs, not their combined load (align them with
+// TAILGUARD_START_AT).
+//
+// Two sources that share a trace ID are an error naming both files (the
+// same run merged twice, or shards that were not told apart): a request
+// counted twice would make the figures lie. So are a file that cannot be
+// read or holds the same trace ID twice, and a summary that cannot be read.
+func MergeRecords(paths ...string) (*Result, error) {
+	srcs, err := loadSources(paths)
+	if err != nil {
+		return nil, err
+	}
+	return mergeSources(srcs), nil
+}
+
+// MergeLevels is MergeRecords split by load level: one Result per
+// Record.Concurrency found in the records (0 for records that carry none,
+// an open loop's), each merged from the part of every source at that
+// level, with its own disclosure and window check. The same errors as
+// MergeRecords, checked across every level.
+func MergeLevels(paths ...string) (map[int]*Result, error) {
+	srcs, err := loadSources(paths)
+	if err != nil {
+		return nil, err
+	}
+	parts := map[int][]*MergeSource{}
+	for _, src := range srcs {
+		by := map[int][]Record{}
+		for _, rec := range src.records {
+			by[rec.Concurrency] = append(by[rec.Concurrency], rec)
+		}
+		for level, recs := range by {
+			part := *src
+			if len(by) > 1 { // its summary counts every level: keep what the records say
+				part.Counts.Planned = len(recs)
+			}
+			part.records = recs
+			part.fill()
+			parts[level] = append(parts[level], &part)
+		}
+	}
+	out := map[int]*Result{}
+	for level, ps := range parts {
+		out[level] = mergeSources(ps)
+	}
+	return out, nil
+}
+
+// globAll expands each pattern; a pattern with no match is an error.
+func globAll(patterns []string) ([]string, error) {
+	if len(patterns) == 0 {
+		return nil, errors.New("latencytest: merge: no records files given")
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range patterns {
+		matches, err := glob(p)
+		if err != nil {
+			return nil, fmt.Errorf("latencytest: merge: pattern %q: %w", p, err)
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("latencytest: merge: no records file matches %q", p)
+		}
+		for _, m := range matches {
+			if c := filepath.Clean(m); !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// glob is filepath.Glob plus "**", which matches any number of
+// directories (none included). Directories never match.
+func glob(pattern string) ([]string, error) {
+	if !strings.Contains(pattern, "**") {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			return nil, err
+		}
+		return filesOnly(m), nil
+	}
+	segs := strings.Split(filepath.ToSlash(pattern), "/")
+	for _, s := range segs {
+		if strings.Contains(s, "**") && s != "**" {
+			return nil, fmt.Errorf("** must be a whole path element (a/**/b), not %q", s)
+		}
+		if _, err := filepath.Match(s, ""); err != nil {
+			return nil, err
+		}
+	}
+	// Walk from the longest prefix without a wildcard.
+	fixed := 0
+	for fixed < len(segs) && !strings.ContainsAny(segs[fixed], `*?[\`) {
+		fixed++
+	}
+	root := strings.Join(segs[:fixed], "/")
+	switch {
+	case root == "" && fixed > 0: // an absolute pattern: "/x/**"
+		root = "/"
+	case root == "":
+		root = "."
+	}
+	var out []string
+	err := filepath.WalkDir(filepath.FromSlash(root), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == filepath.FromSlash(root) && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel := filepath.ToSlash(path)
+		if root == "." {
+			rel = strings.TrimPrefix(rel, "./")
+		}
+		if matchSegs(segs, strings.Split(rel, "/")) {
+			out = append(out, path)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
+}
+
+// matchSegs matches path elements against pattern elements, "**"
+// matching any number of them.
+func matchSegs(pat, path []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for k := 0; k <= len(path); k++ {
+				if matchSegs(pat[1:], path[k:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(path) == 0 {
+			return false
+		}
+		if ok, _ := filepath.Match(pat[0], path[0]); !ok {
+			return false
+		}
+		pat, path = pat[1:], path[1:]
+	}
+	return len(path) == 0
+}
+
+func filesOnly(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// summaryFile is what MergeRecords reads of a summary.json: a
+// ResultSummary, or a ChainSummary (whose calls hold the same keys).
+type summaryFile struct {
+	Test       string       `json:"test"`
+	Counts     *Counts      `json:"counts"`
+	CPUPerWall *float64     `json:"cpu_per_wall"`
+	Partial    string       `json:"partial"`
+	Disclosure *Disclosure  `json:"disclosure"`
+	Calls      *summaryFile `json:"calls"`
+}
+
+// loadSources reads every records file (and its summary) and checks that
+// no trace ID appears twice.
+func loadSources(patterns []string) ([]*MergeSource, error) {
+	paths, err := globAll(patterns)
+	if err != nil {
+		return nil, err
+	}
+	var srcs []*MergeSource
+	owner := map[string]string{} // trace ID -> the file that holds it
+	for _, path := range paths {
+		recs, err := LoadRecords(path)
+		if err != nil {
+			return nil, fmt.Errorf("latencytest: merge: %s: %w", path, unprefixed{err})
+		}
+		src := &MergeSource{Path: path, records: recs, CPUPerWall: math.NaN()}
+		for _, rec := range recs {
+			if first, dup := owner[rec.ID]; dup {
+				if first == path {
+					return nil, fmt.Errorf("latencytest: merge: %s holds trace ID %q twice", path, rec.ID)
+				}
+				n := 0
+				for _, r := range recs {
+					if owner[r.ID] == first {
+						n++
+					}
+				}
+				return nil, fmt.Errorf("latencytest: merge: %s and %s overlap in %d trace ID(s), %q the first: the same requests would count twice (the same run merged twice, or shards not told apart: set TAILGUARD_SHARD=i/n in each)",
+					first, path, n, rec.ID)
+			}
+			owner[rec.ID] = path
+		}
+		if err := src.readSummary(); err != nil {
+			return nil, err
+		}
+		src.fill()
+		srcs = append(srcs, src)
+	}
+	return srcs, nil
+}
+
+// unprefixed is an error of this package without its "latencytest: "
+// prefix, to wrap in another.
+type unprefixed struct{ err error }
+
+func (e unprefixed) Error() string { return strings.TrimPrefix(e.err.Error(), "latencytest: ") }
+func (e unprefixed) Unwrap() error { return e.err }
+
+// readSummary reads the summary beside the source's records, if any.
+func (src *MergeSource) readSummary() error {
+	path := summaryPath(src.Path)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		src.Counts.Planned = len(src.records)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("latencytest: merge: %w", err)
+	}
+	var s summaryFile
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("latencytest: merge: summary %s: %w", path, err)
+	}
+	test := s.Test
+	if s.Calls != nil && s.Counts == nil { // a chain run's summary
+		s = *s.Calls
+	}
+	src.Summary, src.Test, src.Partial = path, test, s.Partial
+	src.Counts.Planned = len(src.records)
+	if s.Counts != nil {
+		src.Counts.Planned = s.Counts.Planned
+	}
+	if s.CPUPerWall != nil {
+		src.CPUPerWall = *s.CPUPerWall
+	}
+	if s.Disclosure != nil {
+		src.boxes = map[int]Box{}
+		for _, b := range s.Disclosure.Boxes {
+			src.boxes[b.N] = b
+		}
+		if b, ok := src.boxes[14]; ok && !b.Missing {
+			src.Location = b.Answer
+		}
+	}
+	return nil
+}
+
+// fill computes the source's counts (but Planned) and window from its
+// records.
+func (src *MergeSource) fill() {
+	r := Result{Records: src.records, Planned: src.Counts.Planned}
+	src.Counts = r.Counts()
+	src.Start, src.End = time.Time{}, time.Time{}
+	levels := map[int]bool{}
+	for i := range src.records {
+		rec := &src.records[i]
+		levels[rec.Concurrency] = true
+		if rec.Start.IsZero() {
+			continue
+		}
+		end := rec.Start.Add(max(rec.Total, 0))
+		if src.Start.IsZero() || rec.Start.Before(src.Start) {
+			src.Start = rec.Start
+		}
+		if end.After(src.End) {
+			src.End = end
+		}
+	}
+	src.levelKey = fmt.Sprint(slices.Sorted(maps.Keys(levels)))
+}
+
+// mergeSources builds the merged Result.
+func mergeSources(srcs []*MergeSource) *Result {
+	res := &Result{CPUPerWall: math.NaN()}
+	var partial []string
+	for _, src := range srcs {
+		res.Records = append(res.Records, src.records...)
+		res.Planned += src.Counts.Planned
+		if !src.Start.IsZero() && (res.Start.IsZero() || src.Start.Before(res.Start)) {
+			res.Start = src.Start
+		}
+		if src.End.After(res.End) {
+			res.End = src.End
+		}
+		if !math.IsNaN(src.CPUPerWall) && (math.IsNaN(res.CPUPerWall) || src.CPUPerWall > res.CPUPerWall) {
+			res.CPUPerWall = src.CPUPerWall
+		}
+		if src.Partial != "" {
+			partial = append(partial, src.Path+": "+src.Partial)
+		}
+	}
+	slices.SortStableFunc(res.Records, func(a, b Record) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return compareIDs(a.ID, b.ID)
+	})
+	if len(partial) > 0 {
+		res.Partial, res.PartialReason = true, strings.Join(partial, "; ")
+	}
+	res.Disclosure = discloseMerge(srcs, res)
+	return res
+}
+
+// compareIDs orders trace IDs with their numbers by value: c8-9999
+// before c8-10000.
+func compareIDs(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitsPrefix(a), digitsPrefix(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := len(na) - len(nb); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return int(a[0]) - int(b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func digitsPrefix(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// discloseMerge fills the merged disclosure.
+func discloseMerge(srcs []*MergeSource, res *Result) Disclosure {
+	var d Disclosure
+	for _, src := range srcs {
+		kept := *src
+		kept.records, kept.boxes = nil, nil
+		d.Sources = append(d.Sources, kept)
+	}
+	n := len(srcs)
+	for box := 1; box <= 15; box++ {
+		answer, missing := agreed(srcs, box)
+		d.set(box, answer, missing)
+	}
+	d.set(1, measurementBox+fmt.Sprintf("; merged from %d records file(s) by MergeRecords, every figure recomputed from the raw records", n), false)
+	c := res.Counts()
+	per := make([]string, n)
+	paths := make([]string, n)
+	for i, src := range srcs {
+		sc := src.Counts
+		per[i] = fmt.Sprintf("%s: planned %d, sent %d", src.Path, sc.Planned, sc.Sent)
+		paths[i] = src.Path
+	}
+	partial := ""
+	if res.Partial {
+		partial = "; PARTIAL: " + res.PartialReason
+	}
+	d.set(2, fmt.Sprintf("merged from %d source(s): planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed (%s)%s",
+		n, c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, strings.Join(per, "; "), partial), false)
+	d.set(3, strings.Join(paths, ", "), false)
+	if c.Discarded > 0 {
+		d.set(4, fmt.Sprintf("yes: %d warm-up record(s), as their runs marked them (by submission order)", c.Discarded), false)
+	} else if b, _ := agreed(srcs, 4); b == "" {
+		d.set(4, "no: no record is marked warm-up", false)
+	}
+	var levels []int
+	for i := range res.Records {
+		if l := res.Records[i].Concurrency; l > 0 && !slices.Contains(levels, l) {
+			levels = append(levels, l)
+		}
+	}
+	slices.Sort(levels)
+	if len(levels) > 1 {
+		d.setLevels(levels)
+	}
+	if models := modelsOf(res.Records); len(models) > 0 {
+		d.set(12, strings.Join(models, ", ")+" (as the API named it)", false)
+	}
+	d.mergeWindow(srcs, res)
+	d.mergeCPU(srcs)
+	d.mergeLocation(srcs)
+	return d
+}
+
+// agreed is box n as the sources' summaries give it: their common answer
+// when they agree, else each source's, one after the other; missing when
+// any source lacks it.
+func agreed(srcs []*MergeSource, n int) (string, bool) {
+	var answers, noSummary []string
+	missing := false
+	for _, src := range srcs {
+		b, ok := src.boxes[n]
+		if !ok {
+			missing = true
+			noSummary = append(noSummary, src.Path)
+			continue
+		}
+		missing = missing || b.Missing
+		if !slices.Contains(answers, b.Answer) {
+			answers = append(answers, b.Answer)
+		}
+	}
+	var out string
+	switch len(answers) {
+	case 0:
+		return "not recorded: no source has a summary.json with a disclosure", true
+	case 1:
+		out = answers[0]
+	default:
+		parts := make([]string, 0, len(srcs))
+		for _, src := range srcs {
+			if b, ok := src.boxes[n]; ok {
+				parts = append(parts, fmt.Sprintf("%s: %s", src.Path, b.Answer))
+			}
+		}
+		out = "differs by source: " + strings.Join(parts, " | ")
+	}
+	if len(noSummary) > 0 {
+		out += "; not recorded for " + strings.Join(noSummary, ", ") + " (no summary.json)"
+	}
+	return out, missing
+}
+
+// mergeWindow fills box 9 and warns when the sources of one level did
+// not run at the same time.
+func (d *Disclosure) mergeWindow(srcs []*MergeSource, res *Result) {
+	answer := fmt.Sprintf("%s to %s (%v) over %d source(s)", res.Start.UTC().Format(time.RFC3339Nano), res.End.UTC().Format(time.RFC3339Nano),
+		res.End.Sub(res.Start).Round(time.Millisecond), len(srcs))
+	if virtualClock(res.Start) {
+		answer += ", virtual time"
+	}
+	groups := map[string][]*MergeSource{}
+	for _, src := range srcs {
+		if !src.Start.IsZero() {
+			groups[src.levelKey] = append(groups[src.levelKey], src)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[key]
+		if len(g) < 2 {
+			continue
+		}
+		late, early := g[0], g[0] // the latest start, the earliest end
+		for _, src := range g[1:] {
+			if src.Start.After(late.Start) {
+				late = src
+			}
+			if src.End.Before(early.End) {
+				early = src
+			}
+		}
+		if !late.Start.After(early.End) {
+			continue
+		}
+		level := ""
+		if key != "[0]" {
+			level = " (concurrency " + strings.Trim(key, "[]") + ")"
+		}
+		w := fmt.Sprintf("run windows do not overlap%s: %s ended at %s, %v before %s started at %s; the sources did not load the provider at the same time, so the merged figures describe %d separate smaller runs, not their combined load (align the shards with %s)",
+			level, early.Path, early.End.UTC().Format(time.RFC3339Nano), late.Start.Sub(early.End).Round(time.Millisecond),
+			late.Path, late.Start.UTC().Format(time.RFC3339Nano), len(g), EnvStartAt)
+		d.Warnings = append(d.Warnings, w)
+	}
+	if len(d.Warnings) > 0 {
+		d.set(9, answer+"; WARNING: "+strings.Join(d.Warnings, "; WARNING: "), true)
+		return
+	}
+	if len(srcs) > 1 {
+		answer += "; the sources' windows overlap"
+	}
+	d.set(9, answer, false)
+}
+
+// mergeCPU fills box 13 with each source's client CPU/wall.
+func (d *Disclosure) mergeCPU(srcs []*MergeSource) {
+	if b, _ := agreed(srcs, 13); strings.Contains(b, "virtual time") && !strings.HasPrefix(b, "differs") {
+		d.set(13, b, false)
+		return
+	}
+	parts := make([]string, len(srcs))
+	worst, unknown := math.NaN(), 0
+	for i, src := range srcs {
+		v := "not measured"
+		if math.IsNaN(src.CPUPerWall) {
+			unknown++
+		} else {
+			v = strconv.FormatFloat(src.CPUPerWall, 'f', 2, 64)
+			if math.IsNaN(worst) || src.CPUPerWall > worst {
+				worst = src.CPUPerWall
+			}
+		}
+		parts[i] = src.Path + " " + v
+	}
+	answer := "highest " + FormatFloat(worst, "%.2f")
+	if worst > BusyClient {
+		answer += fmt.Sprintf(": above %.1f, a client is part of the tail", BusyClient)
+	}
+	d.set(13, answer+" ("+strings.Join(parts, "; ")+")", unknown > 0)
+}
+
+// mergeLocation fills box 14 with each source's location.
+func (d *Disclosure) mergeLocation(srcs []*MergeSource) {
+	var locs []string
+	unknown := 0
+	for _, src := range srcs {
+		if src.Location == "" {
+			unknown++
+		} else if !slices.Contains(locs, src.Location) {
+			locs = append(locs, src.Location)
+		}
+	}
+	switch {
+	case unknown == 0 && len(locs) == 1:
+		d.set(14, locs[0]+" (every source)", false)
+		return
+	case unknown == len(srcs):
+		d.set(14, "no location label in any source (set "+EnvLocation+" in each shard)", true)
+		return
+	}
+	parts := make([]string, len(srcs))
+	for i, src := range srcs {
+		loc := src.Location
+		if loc == "" {
+			loc = "no location label"
+		}
+		parts[i] = src.Path + ": " + loc
+	}
+	d.set(14, strings.Join(parts, "; "), unknown > 0)
+}

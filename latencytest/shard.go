@@ -1,0 +1,288 @@
+package latencytest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// EnvShard names the environment variable that gives a runner its shard
+// when its Shard field is zero: "i/n", i from 0 (JOB_COMPLETION_INDEX of a
+// Kubernetes Indexed Job is 0-based too; a GitHub Actions matrix can list
+// 0 to n-1). See Shard.
+const EnvShard = "TAILGUARD_SHARD"
+
+// EnvStartAt names the environment variable that aligns the shards of one
+// run: an RFC 3339 instant ("2025-06-01T12:00:00Z") that every runner of
+// the process waits for before its first request. It may be at most
+// MaxStartWait ahead and at most MaxStartLate past when a runner starts;
+// further is an error that names the variable. Once a runner of the
+// process has reached the instant, later runners of the same process (the
+// next level of a sweep, a chain after a batch) start at once.
+const EnvStartAt = "TAILGUARD_START_AT"
+
+// MaxStartWait is how far ahead TAILGUARD_START_AT may be: 10 minutes. A
+// later instant is a typo (or a time zone mistake), not a plan.
+const MaxStartWait = 10 * time.Minute
+
+// MaxStartLate is how long ago TAILGUARD_START_AT may be when a runner
+// starts: 1 minute. A shard that starts later than that did not run
+// alongside the others, and its merged figures would say they did.
+const MaxStartLate = time.Minute
+
+// Shard is one part of a run split over several processes or machines:
+// shard Index of Count, Index from 0. A sharded runner sends only its
+// share of the whole run, and the shards together send every request of
+// the whole run exactly once, with the whole run's trace IDs (globally
+// unique and deterministic), so MergeRecords joins their records into
+// the figures of one run:
+//
+//   - Batch (and each level of a Sweep): request i of the whole run
+//     (warm-up included, each repeat alike) goes to shard i mod Count:
+//     shard 1/4 sends c8-0001, c8-0005, c8-0009 … Warm-up stays the
+//     whole run's: the first Warmup trace IDs are warm-up whichever shard
+//     sends them, and they are each shard's own first requests (a shard
+//     sends its IDs in order), so every shard discards its first
+//     requests as long as Count <= Warmup (the default 10 covers 10
+//     shards); a shard with no warm-up request says so in its disclosure.
+//     Concurrency is the whole run's level: each shard keeps
+//     Concurrency/Count requests in flight, so Concurrency must be a
+//     multiple of Count, and records carry the whole run's level.
+//     Interval paces the whole run (request i starts at i×Interval), so
+//     aligned shards keep its pacing together. A sequential batch (Until)
+//     cannot be sharded: its stopping rule needs every record.
+//   - Chain: whole chains, chain i to shard i mod Count, each shard
+//     running Concurrency/Count chains at once (a multiple again).
+//   - OpenLoop: arrival i of the whole run's schedule goes to shard i mod
+//     Count. Each shard generates the whole schedule from the same seed
+//     and keeps its share, so every shard sends at Rate/Count on average
+//     and the shards together send exactly the unsharded run's arrivals
+//     (a Poisson process at Rate), with its trace IDs ("ol-0007"): none
+//     can collide, and no shard needs a seed of its own.
+//
+// The zero Shard means "not set": the runner reads TAILGUARD_SHARD, and
+// without it runs the whole run (as Shard{0, 1} does). A non-zero field
+// wins over the variable. Align the shards' start with
+// TAILGUARD_START_AT, or their run windows will not overlap (MergeRecords
+// warns).
+type Shard struct {
+	// Index is this shard's number, in [0, Count).
+	Index int `yaml:"index"`
+	// Count is the number of shards.
+	Count int `yaml:"count"`
+}
+
+// ParseShard reads "i/n" (TAILGUARD_SHARD's form): shard i of n, i from 0
+// and below n, n at least 1. "4/4" is an error that names the last shard
+// (3/4): shards are numbered from 0.
+func ParseShard(s string) (Shard, error) {
+	sh, err := parseShard(s)
+	if err != nil {
+		return Shard{}, fmt.Errorf("latencytest: shard %q: %w", s, err)
+	}
+	return sh, nil
+}
+
+func parseShard(s string) (Shard, error) {
+	idx, cnt, ok := strings.Cut(strings.TrimSpace(s), "/")
+	i, err1 := strconv.Atoi(idx)
+	n, err2 := strconv.Atoi(cnt)
+	if !ok || err1 != nil || err2 != nil || strings.HasPrefix(idx, "+") || strings.HasPrefix(cnt, "+") {
+		return Shard{}, errors.New("want i/n, such as 0/4 (shard i of n, i from 0)")
+	}
+	sh := Shard{Index: i, Count: n}
+	if sh.IsZero() {
+		return Shard{}, errors.New("count 0 < 1")
+	}
+	return sh, sh.check()
+}
+
+// Validate checks a shard: Count at least 1 and Index in [0, Count). The
+// zero Shard is valid (not set).
+func (s Shard) Validate() error {
+	if err := s.check(); err != nil {
+		return fmt.Errorf("latencytest: shard %d/%d: %w", s.Index, s.Count, err)
+	}
+	return nil
+}
+
+func (s Shard) check() error {
+	switch {
+	case s.IsZero():
+		return nil
+	case s.Count < 1:
+		return fmt.Errorf("count %d < 1", s.Count)
+	case s.Index < 0:
+		return fmt.Errorf("index %d < 0 (shards are numbered from 0)", s.Index)
+	case s.Index >= s.Count:
+		return fmt.Errorf("index %d is outside [0, %d): shards are numbered from 0, the last of %d is %d/%d",
+			s.Index, s.Count, s.Count, s.Count-1, s.Count)
+	}
+	return nil
+}
+
+// IsZero reports whether the shard is unset.
+func (s Shard) IsZero() bool { return s == Shard{} }
+
+// String renders the shard as "i/n" ("" for the zero Shard).
+func (s Shard) String() string {
+	if s.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.Index, s.Count)
+}
+
+// Owns reports whether request (or chain, or arrival) i of the whole run
+// is this shard's: i mod Count == Index. Every i belongs to the zero
+// Shard.
+func (s Shard) Owns(i int) bool {
+	if s.Count <= 1 {
+		return true
+	}
+	return i%s.Count == s.Index
+}
+
+// Share is how many of the whole run's first n requests are this shard's.
+func (s Shard) Share(n int) int {
+	if s.Count <= 1 {
+		return max(n, 0)
+	}
+	if n <= s.Index {
+		return 0
+	}
+	return (n - s.Index + s.Count - 1) / s.Count
+}
+
+// sharded reports whether the shard splits the run.
+func (s Shard) sharded() bool { return s.Count > 1 }
+
+// resolveShard returns the runner's shard: the field when set, else
+// TAILGUARD_SHARD, else the whole run (Shard{0, 1}). The error (without
+// the package prefix) names the field or the variable.
+func resolveShard(field Shard) (Shard, error) {
+	if !field.IsZero() {
+		if err := field.check(); err != nil {
+			return field, fmt.Errorf("shard %d/%d: %w", field.Index, field.Count, err)
+		}
+		return field, nil
+	}
+	v, ok := lookupEnvOK(EnvShard)
+	if !ok || v == "" {
+		return Shard{Index: 0, Count: 1}, nil
+	}
+	sh, err := parseShard(v)
+	if err != nil {
+		return Shard{}, fmt.Errorf("%s=%q: %w", EnvShard, v, err)
+	}
+	return sh, nil
+}
+
+// shardSource names where a runner's shard came from.
+func shardSource(field Shard) string {
+	if field.IsZero() {
+		return EnvShard
+	}
+	return "Shard"
+}
+
+// slotsOf splits a whole run's concurrency among the shards; the error
+// says why it cannot (not a multiple).
+func slotsOf(concurrency int, sh Shard, source, what string) (int, error) {
+	if !sh.sharded() {
+		return concurrency, nil
+	}
+	if concurrency%sh.Count != 0 {
+		return 0, fmt.Errorf("%s %d is not a multiple of the %d shards (%s %s): each shard keeps %s/%d in flight, so make it a multiple of %d",
+			what, concurrency, sh.Count, source, sh, what, sh.Count, sh.Count)
+	}
+	return concurrency / sh.Count, nil
+}
+
+// startAt reads TAILGUARD_START_AT; ok is false when it is unset or
+// empty. The error names the variable.
+func startAt() (at time.Time, ok bool, err error) {
+	v, set := lookupEnvOK(EnvStartAt)
+	if !set || strings.TrimSpace(v) == "" {
+		return time.Time{}, false, nil
+	}
+	at, err = time.Parse(time.RFC3339Nano, strings.TrimSpace(v))
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("latencytest: %s=%q: want an RFC 3339 instant such as 2025-06-01T12:00:00Z", EnvStartAt, v)
+	}
+	return at, true, nil
+}
+
+// aligned remembers the TAILGUARD_START_AT instant a runner of this
+// process has reached, so later runners start at once.
+var aligned struct {
+	sync.Mutex
+	at time.Time
+}
+
+// alignment is what a runner did about TAILGUARD_START_AT, for its
+// disclosure.
+type alignment struct {
+	at     time.Time     // the instant (zero: not set)
+	waited time.Duration // how long the runner waited for it
+	late   time.Duration // how late it was when the runner started (no wait)
+	again  bool          // a runner of this process had reached it already
+}
+
+// note renders the alignment for box 9.
+func (a alignment) note() string {
+	switch {
+	case a.at.IsZero():
+		return ""
+	case a.again:
+		return fmt.Sprintf("; %s %s reached by an earlier run of this process", EnvStartAt, a.at.UTC().Format(time.RFC3339Nano))
+	case a.waited > 0:
+		return fmt.Sprintf("; started at %s %s (waited %v)", EnvStartAt, a.at.UTC().Format(time.RFC3339Nano), a.waited.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("; %s %s had passed %v before the run began", EnvStartAt, a.at.UTC().Format(time.RFC3339Nano), a.late.Round(time.Millisecond))
+}
+
+// waitStart waits for TAILGUARD_START_AT. err is a configuration error
+// (an unreadable or out-of-bounds instant); stopped says why ctx ended the
+// wait.
+func waitStart(ctx context.Context) (al alignment, stopped string, err error) {
+	at, ok, err := startAt()
+	if err != nil || !ok {
+		return al, "", err
+	}
+	al.at = at
+	aligned.Lock()
+	again := aligned.at.Equal(at)
+	aligned.Unlock()
+	if again {
+		al.again = true
+		return al, "", nil
+	}
+	now := time.Now()
+	switch d := at.Sub(now); {
+	case d > MaxStartWait:
+		return al, "", fmt.Errorf("latencytest: %s=%s is %v away, more than %v (MaxStartWait)",
+			EnvStartAt, at.UTC().Format(time.RFC3339Nano), d.Round(time.Second), MaxStartWait)
+	case -d > MaxStartLate:
+		return al, "", fmt.Errorf("latencytest: %s=%s passed %v ago, more than %v (MaxStartLate): this shard would not run alongside the others",
+			EnvStartAt, at.UTC().Format(time.RFC3339Nano), (-d).Round(time.Second), MaxStartLate)
+	case d > 0:
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+			al.waited = d
+		case <-ctx.Done():
+			t.Stop()
+			return al, fmt.Sprintf("the context ended while waiting for %s (%s)", EnvStartAt, context.Cause(ctx)), nil
+		}
+	default:
+		al.late = -d
+	}
+	aligned.Lock()
+	aligned.at = at
+	aligned.Unlock()
+	return al, "", nil
+}

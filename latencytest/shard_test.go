@@ -1,0 +1,385 @@
+package latencytest_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+func TestParseShard(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want latencytest.Shard
+		err  string // a part of the error; "" for none
+		why  string
+	}{
+		{"0/1", latencytest.Shard{Index: 0, Count: 1}, "", "one shard: the whole run"},
+		{"1/4", latencytest.Shard{Index: 1, Count: 4}, "", "the second of four, counted from 0"},
+		{"3/4", latencytest.Shard{Index: 3, Count: 4}, "", "the last of four"},
+		{" 2/3 ", latencytest.Shard{Index: 2, Count: 3}, "", "white space around is trimmed (a YAML or shell artefact)"},
+		{"4/4", latencytest.Shard{}, "the last of 4 is 3/4", "1-based by mistake: the error says shards count from 0"},
+		{"-1/4", latencytest.Shard{}, "index -1 < 0", "negative index"},
+		{"0/0", latencytest.Shard{}, "count 0 < 1", "no shards"},
+		{"1/-2", latencytest.Shard{}, "count -2 < 1", "negative count"},
+		{"1", latencytest.Shard{}, "want i/n", "no slash"},
+		{"a/b", latencytest.Shard{}, "want i/n", "not numbers"},
+		{"1/2/3", latencytest.Shard{}, "want i/n", "two slashes"},
+		{"+1/2", latencytest.Shard{}, "want i/n", "a sign is not a shard"},
+		{"", latencytest.Shard{}, "want i/n", "empty"},
+	} {
+		got, err := latencytest.ParseShard(c.in)
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("%s: ParseShard(%q) = %v, %v; want %v", c.why, c.in, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.HasPrefix(err.Error(), "latencytest: ")):
+			t.Errorf("%s: ParseShard(%q) error %v; want one containing %q", c.why, c.in, err, c.err)
+		}
+	}
+	if got := (latencytest.Shard{Index: 1, Count: 4}).String(); got != "1/4" {
+		t.Errorf("String %q", got)
+	}
+}
+
+// sleeper is a Func provider that sleeps 10ms and appends each trace ID
+// it is called with to ids, in call order.
+func sleeper(ids *[]string) latencytest.Provider {
+	var mu sync.Mutex
+	return latencytest.Func(func(ctx context.Context, req latencytest.Request) error {
+		mu.Lock()
+		*ids = append(*ids, req.ID)
+		mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+		return nil
+	})
+}
+
+// Every request of the whole run is sent exactly once across n shards,
+// with the whole run's trace IDs and warm-up marks, and each shard sends
+// its own in order: request i goes to shard i mod n.
+func TestShardsSendEveryBatchRequestOnce(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7} {
+		synctest.Test(t, func(t *testing.T) {
+			b := latencytest.Batch{Requests: 23, Warmup: 5, Repeat: 2, Concurrency: 2 * n, Label: "b"}
+			whole, err := b.Run(context.Background(), latencytest.Func(func(context.Context, latencytest.Request) error { return nil }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]bool{} // ID -> warm-up
+			for _, rec := range whole.Records {
+				want[rec.ID] = rec.Warmup
+			}
+			got := map[string]bool{}
+			for i := range n {
+				var calls []string
+				b.Shard = latencytest.Shard{Index: i, Count: n}
+				r, err := b.Run(context.Background(), sleeper(&calls))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Planned != len(r.Records) || len(calls) != len(r.Records) {
+					t.Errorf("shard %d/%d: planned %d, sent %d, called %d", i, n, r.Planned, len(r.Records), len(calls))
+				}
+				for k, rec := range r.Records {
+					if _, dup := got[rec.ID]; dup {
+						t.Errorf("shard %d/%d sent %s again", i, n, rec.ID)
+					}
+					got[rec.ID] = rec.Warmup
+					if rec.Concurrency != 2*n {
+						t.Errorf("%s: concurrency %d, want the whole run's %d", rec.ID, rec.Concurrency, 2*n)
+					}
+					// "b-0007" or "b-r1-0007": index 7 of its run
+					var idx int
+					fmt.Sscanf(rec.ID[len(rec.ID)-4:], "%d", &idx)
+					if idx%n != i {
+						t.Errorf("shard %d/%d sent %s (index %d)", i, n, rec.ID, idx)
+					}
+					if k > 0 && rec.Run == r.Records[k-1].Run && idx <= mustIndex(r.Records[k-1].ID) {
+						t.Errorf("shard %d/%d sent %s after %s", i, n, rec.ID, r.Records[k-1].ID)
+					}
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d shards sent %d requests, the whole run %d", n, len(got), len(want))
+			}
+			for id, warm := range want {
+				if g, ok := got[id]; !ok || g != warm {
+					t.Errorf("%d shards: %s sent %v warm-up %v; whole run: warm-up %v", n, id, ok, g, warm)
+				}
+			}
+		})
+	}
+}
+
+func mustIndex(id string) int {
+	var idx int
+	fmt.Sscanf(id[len(id)-4:], "%d", &idx)
+	return idx
+}
+
+// Whole chains go to shards: chain i to shard i mod n, every call of it.
+func TestShardsRunEveryChainOnce(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7} {
+		synctest.Test(t, func(t *testing.T) {
+			c := latencytest.Chain{Chains: 11, Length: 3, Concurrency: n}
+			var all []string
+			whole, err := c.Run(context.Background(), sleeper(&all))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for i := range n {
+				var calls []string
+				c.Shard = latencytest.Shard{Index: i, Count: n}
+				cr, err := c.Run(context.Background(), sleeper(&calls))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cr.Planned != len(cr.Chains) || cr.Planned != (11-i+n-1)/n {
+					t.Errorf("shard %d/%d: planned %d, ran %d", i, n, cr.Planned, len(cr.Chains))
+				}
+				for _, ch := range cr.Chains {
+					var k int
+					fmt.Sscanf(strings.TrimPrefix(ch.ID, "chain"), "%d", &k)
+					if k%n != i || len(ch.Calls) != 3 {
+						t.Errorf("shard %d/%d ran %s with %d calls", i, n, ch.ID, len(ch.Calls))
+					}
+				}
+				got = append(got, calls...)
+			}
+			slices.Sort(got)
+			slices.Sort(all)
+			if !slices.Equal(got, all) || len(whole.Chains) != 11 {
+				t.Errorf("%d shards called %v\nwhole run %v", n, got, all)
+			}
+		})
+	}
+}
+
+// An open loop's arrivals go to shards by index: the shards together send
+// the whole run's schedule, each arrival once, at its offset and with its
+// trace ID; each shard sends at rate/n on average.
+func TestShardsSendEveryArrivalOnce(t *testing.T) {
+	for _, o := range []latencytest.OpenLoop{
+		{Rate: 40, Requests: 37},
+		{Rate: 40, Duration: 2 * time.Second},
+		{Rate: 40, Arrivals: latencytest.ArrivalsConstant, Requests: 30},
+		{Schedule: []time.Duration{0, 10 * time.Millisecond, 10 * time.Millisecond, time.Second, 1500 * time.Millisecond}},
+	} {
+		for _, n := range []int{1, 2, 3, 7} {
+			synctest.Test(t, func(t *testing.T) {
+				type arrival struct {
+					id string
+					at time.Duration
+				}
+				nop := latencytest.Func(func(context.Context, latencytest.Request) error { return nil })
+				whole, err := o.Run(context.Background(), nop)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want, got []arrival
+				for _, rec := range whole.Records {
+					want = append(want, arrival{rec.ID, rec.Scheduled})
+				}
+				for i := range n {
+					o := o
+					o.Shard = latencytest.Shard{Index: i, Count: n}
+					r, err := o.Run(context.Background(), nop)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r.Planned != len(r.Records) {
+						t.Errorf("shard %d/%d: planned %d, sent %d", i, n, r.Planned, len(r.Records))
+					}
+					for _, rec := range r.Records {
+						if mustIndex(rec.ID)%n != i {
+							t.Errorf("shard %d/%d sent %s", i, n, rec.ID)
+						}
+						got = append(got, arrival{rec.ID, rec.Scheduled})
+					}
+					if n > 1 && !strings.Contains(r.Disclosure.Box(7).Answer, fmt.Sprintf("shared by %d shards", n)) {
+						t.Errorf("box 7 %q", r.Disclosure.Box(7).Answer)
+					}
+				}
+				slices.SortFunc(got, func(a, b arrival) int { return strings.Compare(a.id, b.id) })
+				if !slices.Equal(got, want) {
+					t.Errorf("%+v, %d shards sent\n%v\nwhole run\n%v", o, n, got, want)
+				}
+			})
+		}
+	}
+}
+
+// TAILGUARD_SHARD applies when the field is zero; the field wins over it.
+func TestShardFromEnvironment(t *testing.T) {
+	t.Setenv(latencytest.EnvShard, "1/3")
+	synctest.Test(t, func(t *testing.T) {
+		var ids []string
+		r, err := latencytest.Batch{Requests: 7, NoWarmup: true, Concurrency: 3}.Run(context.Background(), sleeper(&ids))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"c3-0001", "c3-0004"}; !slices.Equal(ids, want) {
+			t.Errorf("sent %v, want %v", ids, want)
+		}
+		if b := r.Disclosure.Box(2).Answer; !strings.Contains(b, "shard 1/3 (TAILGUARD_SHARD): request 1, 4, 7 … of the whole run's 7") {
+			t.Errorf("box 2 %q", b)
+		}
+		if b := r.Disclosure.Box(7).Answer; b != "3 request(s) in flight (closed loop), shared by 3 shards: 1 each" {
+			t.Errorf("box 7 %q", b)
+		}
+		ids = nil
+		if _, err := (latencytest.Batch{Requests: 7, NoWarmup: true, Concurrency: 3, Shard: latencytest.Shard{Index: 0, Count: 1}}).Run(context.Background(), sleeper(&ids)); err != nil || len(ids) != 7 {
+			t.Errorf("Shard{0, 1} is the whole run whatever the variable says: sent %d, %v", len(ids), err)
+		}
+	})
+}
+
+// Invalid shards are configuration errors naming the variable (or the
+// field) and what to change.
+func TestShardErrors(t *testing.T) {
+	nop := latencytest.Func(func(context.Context, latencytest.Request) error { return nil })
+	run := func(what string) func() error {
+		switch what {
+		case "batch":
+			return func() error {
+				_, err := latencytest.Batch{Requests: 20, Concurrency: 4}.Run(context.Background(), nop)
+				return err
+			}
+		case "chain":
+			return func() error {
+				_, err := latencytest.Chain{Chains: 4, Length: 1, Concurrency: 4}.Run(context.Background(), nop)
+				return err
+			}
+		}
+		return func() error {
+			_, err := latencytest.OpenLoop{Rate: 10, Requests: 10}.Run(context.Background(), nop)
+			return err
+		}
+	}
+	for _, c := range []struct {
+		env  string
+		want string
+	}{
+		{"2/2", `latencytest: %s: TAILGUARD_SHARD="2/2": index 2 is outside [0, 2): shards are numbered from 0, the last of 2 is 1/2`},
+		{"1", `latencytest: %s: TAILGUARD_SHARD="1": want i/n`},
+		{"0/0", `latencytest: %s: TAILGUARD_SHARD="0/0": count 0 < 1`},
+	} {
+		for _, what := range []string{"batch", "chain", "open loop"} {
+			t.Run(what+"/"+c.env, func(t *testing.T) {
+				t.Setenv(latencytest.EnvShard, c.env)
+				err := run(what)()
+				if want := fmt.Sprintf(c.want, what); err == nil || !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("error %v\nwant %s", err, want)
+				}
+			})
+		}
+	}
+	for _, c := range []struct {
+		name string
+		run  func() error
+		want string
+	}{
+		{"concurrency not a multiple", func() error {
+			_, err := latencytest.Batch{Requests: 20, Concurrency: 3, Shard: latencytest.Shard{Index: 0, Count: 2}}.Run(context.Background(), nop)
+			return err
+		}, "concurrency 3 is not a multiple of the 2 shards (Shard 0/2): each shard keeps concurrency/2 in flight, so make it a multiple of 2"},
+		{"chains: concurrency not a multiple", func() error {
+			_, err := latencytest.Chain{Shard: latencytest.Shard{Index: 1, Count: 2}}.Run(context.Background(), nop)
+			return err
+		}, "concurrency 1 is not a multiple of the 2 shards"},
+		{"fewer requests than shards", func() error {
+			_, err := latencytest.Batch{Requests: 2, NoWarmup: true, Concurrency: 4, Shard: latencytest.Shard{Index: 0, Count: 4}}.Run(context.Background(), nop)
+			return err
+		}, "2 requests (warm-up included) cannot give each of 4 shards one"},
+		{"sequential", func() error {
+			_, err := latencytest.Batch{Requests: 20, Concurrency: 2, Until: func(*latencytest.Result) bool { return false },
+				Shard: latencytest.Shard{Index: 0, Count: 2}}.Run(context.Background(), nop)
+			return err
+		}, "a sequential batch (Until) cannot be sharded"},
+		{"field out of range", func() error {
+			_, err := latencytest.OpenLoop{Rate: 1, Requests: 3, Shard: latencytest.Shard{Index: 5, Count: 2}}.Run(context.Background(), nop)
+			return err
+		}, "latencytest: open loop: shard 5/2: index 5 is outside [0, 2)"},
+	} {
+		if err := c.run(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TAILGUARD_START_AT makes the runner wait for the instant before its
+// first request (synctest's clock starts at 2000-01-01T00:00:00Z); later
+// runners of the process start at once.
+func TestStartAtAlignsTheFirstRequest(t *testing.T) {
+	t.Setenv(latencytest.EnvStartAt, "2000-01-01T00:00:05Z")
+	synctest.Test(t, func(t *testing.T) {
+		at := time.Date(2000, 1, 1, 0, 0, 5, 0, time.UTC)
+		var ids []string
+		r, err := latencytest.Batch{Requests: 3, NoWarmup: true}.Run(context.Background(), sleeper(&ids))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Start.Equal(at) || !r.Records[0].Start.Equal(at) {
+			t.Errorf("started at %v, first request at %v; want %v", r.Start, r.Records[0].Start, at)
+		}
+		if b := r.Disclosure.Box(9).Answer; !strings.Contains(b, "started at TAILGUARD_START_AT 2000-01-01T00:00:05Z (waited 5s)") {
+			t.Errorf("box 9 %q", b)
+		}
+		time.Sleep(2 * time.Minute) // past MaxStartLate: only a runner that has not started yet would mind
+		cr, err := latencytest.Chain{Chains: 1, Length: 1}.Run(context.Background(), sleeper(&ids))
+		if err != nil {
+			t.Fatalf("a second runner of the process: %v", err)
+		}
+		if b := cr.Disclosure.Box(9).Answer; !strings.Contains(b, "reached by an earlier run of this process") {
+			t.Errorf("box 9 %q", b)
+		}
+	})
+}
+
+func TestStartAtErrors(t *testing.T) {
+	nop := latencytest.Func(func(context.Context, latencytest.Request) error { return nil })
+	for _, c := range []struct {
+		env, want string
+	}{
+		{"tomorrow", `latencytest: TAILGUARD_START_AT="tomorrow": want an RFC 3339 instant such as 2025-06-01T12:00:00Z`},
+		{"2000-01-01 00:00:05", `latencytest: TAILGUARD_START_AT="2000-01-01 00:00:05": want an RFC 3339 instant`},
+		{"2000-01-01T00:11:00Z", "latencytest: TAILGUARD_START_AT=2000-01-01T00:11:00Z is 11m0s away, more than 10m0s (MaxStartWait)"},
+		{"1999-12-31T23:58:00Z", "latencytest: TAILGUARD_START_AT=1999-12-31T23:58:00Z passed 2m0s ago, more than 1m0s (MaxStartLate)"},
+	} {
+		t.Run(c.env, func(t *testing.T) {
+			t.Setenv(latencytest.EnvStartAt, c.env)
+			synctest.Test(t, func(t *testing.T) {
+				for _, run := range []func() error{
+					func() error { _, err := latencytest.Batch{Requests: 1}.Run(context.Background(), nop); return err },
+					func() error { _, err := latencytest.Chain{Chains: 1}.Run(context.Background(), nop); return err },
+					func() error {
+						_, err := latencytest.OpenLoop{Rate: 1, Requests: 1}.Run(context.Background(), nop)
+						return err
+					},
+				} {
+					if err := run(); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+						t.Errorf("error %v\nwant %s", err, c.want)
+					}
+				}
+			})
+		})
+	}
+	// Past by less than MaxStartLate: the run starts at once and says so.
+	t.Setenv(latencytest.EnvStartAt, "1999-12-31T23:59:30Z")
+	synctest.Test(t, func(t *testing.T) {
+		r, err := latencytest.OpenLoop{Rate: 1, Requests: 1}.Run(context.Background(), nop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := r.Disclosure.Box(9).Answer; !strings.Contains(b, "1999-12-31T23:59:30Z had passed 30s before the run began") {
+			t.Errorf("box 9 %q", b)
+		}
+	})
+}
