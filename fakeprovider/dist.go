@@ -29,6 +29,7 @@ type Quantity interface{ time.Duration | int }
 //	{dist: normal, mean: 300ms, stddev: 50ms}
 //	{dist: lognormal, median: 300ms, p99: 1.5s}
 //	{dist: empirical, values: [1s, 2s, 37s]}
+//	{dist: empirical, values: [1s, 2s, 37s], interpolate: true}
 //	{dist: mixture, parts: [{weight: 0.9, dist: fixed, value: 1s}, {weight: 0.1, value: 30s}]}
 //
 // Draws are never negative: a normal is truncated at zero. Counts are rounded
@@ -47,6 +48,13 @@ type Dist[T Quantity] struct {
 	Median, P99 T
 	// Values are drawn uniformly by an empirical distribution.
 	Values []T
+	// Interpolate makes an empirical distribution continuous: a draw is
+	// the linear-interpolation quantile (numpy's default, R type 7) of
+	// Values at a uniform u in [0,1), so the q-quantile of many draws is
+	// the q-quantile of Values as tailguard computes it from records (a
+	// plain empirical draw's p99 of 75 values is their maximum). Values
+	// need not be sorted.
+	Interpolate bool
 	// Parts are the weighted components of a mixture; weights sum to 1.
 	Parts []Part[T]
 }
@@ -80,6 +88,15 @@ func Empirical[T Quantity](values ...T) Dist[T] {
 	return Dist[T]{Kind: "empirical", Values: slices.Clone(values)}
 }
 
+// Interpolated returns the continuous empirical distribution of values: a
+// draw is their linear-interpolation quantile at a uniform u (see
+// Dist.Interpolate). The values are kept sorted.
+func Interpolated[T Quantity](values ...T) Dist[T] {
+	v := slices.Clone(values)
+	slices.Sort(v)
+	return Dist[T]{Kind: "empirical", Values: v, Interpolate: true}
+}
+
 // Mixture returns the mixture of parts; their weights must sum to 1.
 func Mixture[T Quantity](parts ...Part[T]) Dist[T] {
 	return Dist[T]{Kind: "mixture", Parts: slices.Clone(parts)}
@@ -111,6 +128,9 @@ func (d Dist[T]) validate(field string) error {
 			return fmt.Errorf("%s%s is negative (%v)", pre, name, v)
 		}
 		return nil
+	}
+	if d.Interpolate && d.Kind != "empirical" {
+		return fmt.Errorf("%sinterpolate is only allowed in an empirical distribution (have %q)", pre, d.Kind)
 	}
 	switch d.Kind {
 	case "":
@@ -192,6 +212,9 @@ func (d Dist[T]) sample(r *rand.Rand) float64 {
 		sigma := math.Log(float64(d.P99)/float64(d.Median)) / z99
 		return float64(d.Median) * math.Exp(sigma*r.NormFloat64())
 	case "empirical":
+		if d.Interpolate {
+			return interpolatedQuantile(d.Values, r.Float64())
+		}
 		return float64(d.Values[r.IntN(len(d.Values))])
 	case "mixture":
 		u := r.Float64()
@@ -204,6 +227,22 @@ func (d Dist[T]) sample(r *rand.Rand) float64 {
 		return d.Parts[len(d.Parts)-1].Dist.sample(r)
 	}
 	return 0
+}
+
+// interpolatedQuantile is the linear-interpolation quantile (R type 7) of
+// values at u in [0,1]. It sorts a copy only when values are not sorted.
+func interpolatedQuantile[T Quantity](values []T, u float64) float64 {
+	if !slices.IsSorted(values) {
+		values = slices.Clone(values)
+		slices.Sort(values)
+	}
+	h := float64(len(values)-1) * u
+	i := int(h)
+	if i+1 >= len(values) {
+		return float64(values[len(values)-1])
+	}
+	lo, hi := float64(values[i]), float64(values[i+1])
+	return lo + (hi-lo)*(h-float64(i))
 }
 
 func fromFloat[T Quantity](f float64) T {
@@ -229,6 +268,9 @@ func (d Dist[T]) String() string {
 	case "lognormal":
 		return fmt.Sprintf("lognormal(median %v, p99 %v)", d.Median, d.P99)
 	case "empirical":
+		if d.Interpolate {
+			return fmt.Sprintf("interpolated%v", d.Values)
+		}
 		return fmt.Sprintf("empirical%v", d.Values)
 	case "mixture":
 		parts := make([]string, len(d.Parts))
@@ -303,6 +345,10 @@ func (d *Dist[T]) UnmarshalYAML(n *yaml.Node) error {
 				}
 				out.Parts = append(out.Parts, p)
 			}
+		case "interpolate":
+			if err := v.Decode(&out.Interpolate); err != nil || v.ShortTag() != "!!bool" {
+				return nodeErr(v, fmt.Sprintf("interpolate: %q is not true or false", v.Value))
+			}
 		case "weight":
 			weightSeen = true // handled by Part
 		default:
@@ -314,6 +360,9 @@ func (d *Dist[T]) UnmarshalYAML(n *yaml.Node) error {
 	}
 	if weightSeen {
 		return nodeErr(n, "weight is only allowed in a mixture's parts")
+	}
+	if out.Interpolate {
+		slices.Sort(out.Values) // draws interpolate between neighbours
 	}
 	if out.Kind == "" {
 		return nodeErr(n, "distribution map needs a dist key (fixed, uniform, normal, lognormal, empirical, mixture)")

@@ -1,9 +1,13 @@
 package fakeprovider
 
 import (
+	"errors"
+	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -33,6 +37,8 @@ type plan struct {
 
 	itl    time.Duration // the request's ITL when Profile.ITLPerRequest; else -1
 	stream *rand.Rand    // ITL and chunk-size draws, consumed while streaming
+
+	speed float64 // the chain's speed factor (Profile.Conversation); 1 outside chains
 }
 
 // keyHash mixes the request key into a seed.
@@ -51,7 +57,72 @@ const (
 	streamStall
 	streamCold
 	streamTokens
+	streamChain
 )
+
+// ChainKey returns the chain a trace ID belongs to: the part before a
+// final "-call" followed by one or more digits ("chain03-call04" gives
+// "chain03"), and false when id has no such suffix. Profile.Conversation
+// draws one speed factor per chain key.
+func ChainKey(id string) (string, bool) {
+	i := strings.LastIndex(id, "-call")
+	if i <= 0 {
+		return "", false
+	}
+	digits := id[i+len("-call"):]
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return "", false
+	}
+	return id[:i], true
+}
+
+// chainSpeed is the speed factor of the chain id belongs to: a lognormal
+// with median 1 and log-sd p.convSigma drawn from (seed, chain key); 1
+// when the profile has no conversation or id is not a chain call.
+func chainSpeed(p *Profile, id string) float64 {
+	if p.convSigma == 0 {
+		return 1
+	}
+	key, ok := ChainKey(id)
+	if !ok {
+		return 1
+	}
+	purpose := uint64(streamChain)
+	r := rand.New(rand.NewPCG(p.Seed^0x9e3779b97f4a7c15, keyHash(key)+purpose*0xbf58476d1ce4e5b9))
+	return math.Exp(p.convSigma * r.NormFloat64())
+}
+
+// conversationCalibration is how many calls conversationSigma draws.
+const conversationCalibration = 4096
+
+// conversationSigma is the chain factor's log-sd that gives
+// p.Conversation.ICC: sigma² = ICC/(1-ICC) × w, w the variance of the log
+// planned total of conversationCalibration calls drawn from p (see
+// Conversation). p must have its defaults and convSigma 0.
+func conversationSigma(p *Profile) float64 {
+	var n, mean, m2 float64
+	for i := range conversationCalibration {
+		pl := newPlan(p, "conversation-calibration-"+strconv.Itoa(i))
+		x := float64(pl.ttft)
+		for range pl.reasoning + pl.output - 1 {
+			x += float64(pl.nextITL(p))
+		}
+		if !(x > 0) || math.IsInf(x, 0) {
+			continue
+		}
+		// Welford's running variance of log x.
+		n++
+		d := math.Log(x) - mean
+		mean += d / n
+		m2 += d * (math.Log(x) - mean)
+	}
+	if n < 2 {
+		return 0
+	}
+	w := m2 / (n - 1)
+	icc := p.Conversation.ICC
+	return math.Sqrt(icc / (1 - icc) * w)
+}
 
 // newPlan draws a request's random outcomes.
 func newPlan(p *Profile, key string) *plan {
@@ -102,13 +173,33 @@ func newPlan(p *Profile, key string) *plan {
 	if p.ITLPerRequest {
 		pl.itl = p.ITL.Sample(pl.stream)
 	}
+	pl.speed = chainSpeed(p, key)
+	if pl.speed != 1 {
+		pl.ttft = scaled(pl.ttft, pl.speed)
+		pl.prefill = scaled(pl.prefill, pl.speed)
+		if pl.itl >= 0 {
+			pl.itl = scaled(pl.itl, pl.speed)
+		}
+	}
 	return pl
+}
+
+// scaled is d×f, saturating.
+func scaled(d time.Duration, f float64) time.Duration {
+	x := math.Round(float64(d) * f)
+	if !(x < math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return time.Duration(max(x, 0))
 }
 
 // nextITL is the time before the next token.
 func (pl *plan) nextITL(p *Profile) time.Duration {
 	if pl.itl >= 0 {
 		return pl.itl
+	}
+	if pl.speed != 1 {
+		return scaled(p.ITL.Sample(pl.stream), pl.speed)
 	}
 	return p.ITL.Sample(pl.stream)
 }
@@ -137,4 +228,163 @@ func (pl *plan) apply(s *ScriptEntry) {
 		pl.status = s.Status
 		pl.fault = "http_" + strconv.Itoa(s.Status)
 	}
+}
+
+// Prediction is what a quiet fake does with one request: warm, nothing
+// else in flight, no queue, a prefix-cache miss, no script. All times are
+// from arrival, exact to the nanosecond against the served fake under
+// synctest (fit_predict_test.go checks it).
+type Prediction struct {
+	// Status is 200, or the HTTP error status a fault answers at arrival.
+	Status int
+	// Fault is what Served.Fault would say ("http_529", "stall",
+	// "disconnect", "empty+stall", ...; "" for none).
+	Fault string
+	// TTFT is the first token of any kind, reasoning included; -1 when no
+	// token is sent.
+	TTFT time.Duration
+	// FirstAnswer is the first answer (content) token; -1 when none.
+	FirstAnswer time.Duration
+	// Total is when the response ends: the last event, or the
+	// disconnect, malformed chunk or error event (a client stops reading
+	// at a malformed chunk, though the fake streams on); 0 for an HTTP
+	// error.
+	Total time.Duration
+	// ReasoningTokens and Tokens are the tokens streamed (Tokens includes
+	// the reasoning).
+	ReasoningTokens, Tokens int
+	// Finish is the finish reason: "stop" or "length"; "" when the stream
+	// ended in a fault.
+	Finish string
+	// Stall is the injected stall's length.
+	Stall time.Duration
+}
+
+// Predictor computes Predictions without serving: the fit package's
+// replay draws a profile's outcomes with it, no clock needed.
+type Predictor struct {
+	p Profile
+}
+
+// NewPredictor returns a Predictor for p (defaults filled in, the
+// conversation calibrated once); the error is p's validation error.
+func NewPredictor(p Profile) (*Predictor, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("fakeprovider: %w", err)
+	}
+	return &Predictor{p: p.withDefaults()}, nil
+}
+
+// Predict is what the fake does with a request with trace ID id (its
+// X-Request-ID), promptTokens prompt tokens as the fake counts them
+// (characters/4) and max_tokens maxTokens (0: none). It draws exactly what
+// the served fake draws for that ID and plays the same timeline.
+func (pr *Predictor) Predict(id string, promptTokens, maxTokens int) Prediction {
+	p := &pr.p
+	pl := newPlan(p, id)
+	out := Prediction{Status: 200, TTFT: -1, FirstAnswer: -1, Stall: pl.stall}
+	var faults []string
+	if pl.fault != "" {
+		faults = append(faults, pl.fault)
+	}
+	if pl.status != 0 {
+		out.Status, out.Fault, out.Stall = pl.status, pl.fault, 0
+		return out
+	}
+	if pl.stall > 0 {
+		faults = append(faults, FaultStall)
+	}
+	out.Fault = strings.Join(faults, "+")
+
+	reasoning, content, finish := pl.reasoning, pl.output, "stop"
+	c := maxTokens
+	if c <= 0 {
+		c = maxOutputTokens
+	}
+	if reasoning >= c {
+		reasoning, content, finish = c, 0, "length"
+	} else if reasoning+content > c {
+		content, finish = c-reasoning, "length"
+	}
+	if pl.fault == FaultEmpty {
+		reasoning, content, finish = 0, 0, "stop"
+	}
+	total := reasoning + content
+	ttft := pl.forcedTTFT
+	if ttft == 0 {
+		ttft = saturateNs(float64(pl.ttft) + float64(pl.prefill)*float64(promptTokens)/1000)
+	}
+	t := ttft
+	faultAt := -1
+	if pl.fault == FaultDisconnect || pl.fault == FaultMalformed || pl.fault == FaultErrorEvent {
+		faultAt = min(pl.faultAfter, total)
+	}
+	stallAt := -1
+	if pl.stall > 0 {
+		stallAt = min(pl.stallAfter, total)
+	}
+	errEnd := errors.New("end")
+	at := func(sent, k int) error {
+		if stallAt >= sent && stallAt < sent+max(k, 1) {
+			t = addSat(t, pl.stall)
+			stallAt = -1
+		}
+		if faultAt >= sent && faultAt < sent+max(k, 1) {
+			// A disconnect or error event ends the stream here; a
+			// malformed chunk ends it for any client that checks.
+			return errEnd
+		}
+		return nil
+	}
+	sent, first := 0, true
+	for sent < total {
+		inReasoning := sent < reasoning
+		k := max(1, p.TokensPerChunk.Sample(pl.stream))
+		if inReasoning {
+			k = min(k, reasoning-sent)
+		} else {
+			k = min(k, total-sent)
+		}
+		if !first {
+			for range k {
+				t = addSat(t, pl.nextITL(p))
+			}
+		}
+		if at(sent, k) != nil {
+			out.Total, out.Finish = t, ""
+			return out
+		}
+		if first {
+			out.TTFT = t
+		}
+		if !inReasoning && out.FirstAnswer < 0 {
+			out.FirstAnswer = t
+		}
+		first = false
+		sent += k
+		out.Tokens = sent
+		out.ReasoningTokens = min(sent, reasoning)
+	}
+	if at(total, 0) != nil {
+		out.Total, out.Finish = t, ""
+		return out
+	}
+	out.Total, out.Finish = t, finish
+	return out
+}
+
+// saturateNs converts nanoseconds to a Duration, saturating.
+func saturateNs(ns float64) time.Duration {
+	if !(ns < math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return time.Duration(max(ns, 0))
+}
+
+// addSat is a+b, saturating.
+func addSat(a, b time.Duration) time.Duration {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

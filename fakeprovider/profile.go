@@ -67,6 +67,9 @@ type Profile struct {
 	Stall       Stall       `yaml:"stall"`
 	PrefixCache PrefixCache `yaml:"prefix_cache"`
 	Faults      Faults      `yaml:"faults"`
+	// Conversation correlates the calls of one agent chain (see
+	// Conversation). Default: calls are independent.
+	Conversation Conversation `yaml:"conversation"`
 	// Script forces events on chosen requests, for deterministic tests.
 	Script []ScriptEntry `yaml:"script"`
 
@@ -74,6 +77,47 @@ type Profile struct {
 	// recent ones; older ones are dropped and counted by ServedDropped, so a
 	// long-running fake's memory stays bounded. Default 100,000.
 	ServedLimit int `yaml:"served_limit"`
+
+	// convSigma is the log-sd of the per-chain speed factor, calibrated
+	// from Conversation.ICC by withDefaults.
+	convSigma float64
+}
+
+// Conversation makes the calls of one chain share a speed: every call of a
+// chain has its TTFT (base and prefill) and every ITL multiplied by one
+// factor, drawn once per chain from a lognormal with median 1, so a slow
+// chain is slow throughout, as measured agent chains are.
+//
+// A request belongs to a chain by its X-Request-ID: latencytest's Chain
+// sends "<label>NN-callMM" ("chain03-call04"), and the chain key is what
+// comes before the last "-call" followed only by digits ("chain03"). A
+// request whose ID has no such suffix is not in a chain and draws no
+// factor. The factor is drawn from (Profile.Seed, chain key), so it does
+// not depend on order or concurrency.
+//
+// ICC is the target intraclass correlation of log call totals within a
+// chain: the share of their variance that lies between chains. The factor's
+// log-sd sigma is set so that sigma² / (sigma² + w) = ICC, where w is the
+// variance of the log of a call's planned total (TTFT plus its ITLs,
+// reasoning included) over 4,096 calls drawn from the profile itself
+// (trace IDs "conversation-calibration-N", no max_tokens cap, stalls,
+// faults, cold starts, prefill or queueing). The factor also widens every
+// call's own distribution: fit per-call distributions to within-chain
+// spread (the fit package does) when the marginal must stay as measured.
+type Conversation struct {
+	// ICC is in [0, 1); 0 (the default) draws no factor.
+	ICC float64 `yaml:"icc"`
+}
+
+// UnmarshalYAML decodes a conversation strictly; icc is a fraction or a
+// percentage (see parseProbability).
+func (c *Conversation) UnmarshalYAML(n *yaml.Node) error {
+	type plain Conversation
+	n, err := withProbabilities(n, "conversation", "icc")
+	if err != nil {
+		return err
+	}
+	return strictDecode(n, (*plain)(c), "conversation", yamlKeys(reflect.TypeFor[Conversation]())...)
 }
 
 // defaultServedLimit is Profile.ServedLimit's default.
@@ -274,6 +318,9 @@ func (p Profile) Validate() error {
 	if err := probability("stall.probability", p.Stall.Probability); err != nil {
 		return err
 	}
+	if !(p.Conversation.ICC >= 0 && p.Conversation.ICC < 1) {
+		return ferr("conversation.icc", "%v is outside [0, 1)", p.Conversation.ICC)
+	}
 	if p.Stall.AfterToken < 0 {
 		return ferr("stall.after_token", "negative (%d)", p.Stall.AfterToken)
 	}
@@ -386,6 +433,10 @@ func (p Profile) withDefaults() Profile {
 	}
 	if p.ServedLimit == 0 {
 		p.ServedLimit = defaultServedLimit
+	}
+	p.convSigma = 0
+	if p.Conversation.ICC > 0 {
+		p.convSigma = conversationSigma(&p)
 	}
 	return p
 }
