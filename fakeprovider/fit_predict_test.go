@@ -86,7 +86,7 @@ func TestChainKey(t *testing.T) {
 		{"chain03-call04", "chain03", true},
 		{"agent-x07-call123", "agent-x07", true},
 		{"a-call1-call2", "a-call1", true},
-		{"chain03-call", "", false},  // no digits
+		{"chain03-call", "", false},   // no digits
 		{"chain03-callx1", "", false}, // not only digits
 		{"-call01", "", false},        // no chain part
 		{"c8-0017", "", false},
