@@ -1,0 +1,41 @@
+// Package fit builds a fakeprovider.Profile from measured records and says
+// how well it reproduces them.
+//
+// Fit lives in its own package, not in fakeprovider as issue 11's contract
+// name "fakeprovider.Fit" says, because it reads latencytest records and
+// fakeprovider must not import latencytest: latencytest imports
+// fakeprovider in its tests, and the module's import graph stays a tree
+// (DESIGN.md). The name and signature are the contract's:
+// fit.Fit(records, opts...) (Profile, FitReport, error).
+//
+// # What is fitted
+//
+// From the measured (non-warm-up) records: TTFT (first token of any kind;
+// the first answer token when a record has none), less a prefill slope per
+// 1k prompt tokens when the prompt sizes spread; the per-request ITL
+// (time from the first to the last token over the tokens after the first);
+// answer and reasoning lengths; stalls (one silence far longer than the
+// request's own pace); fault rates by error class; and, when the records
+// hold chains, the intraclass correlation of log call totals
+// (Profile.Conversation). Latencies are interpolated empirical
+// distributions of the observed values (fakeprovider.Interpolated): the
+// honest default, whose quantiles are the records' own. Counts are plain
+// empirical distributions.
+//
+// # Replay
+//
+// A FitReport compares the records with a replay of the profile: many
+// requests (and chains) drawn with fakeprovider.Predictor, which computes
+// exactly what a quiet fake serves for a trace ID (fakeprovider tests it
+// against the served fake under synctest). So the replay needs no clock
+// and no *testing.T; it has no queueing, cold starts from idle time or
+// prefix-cache hits, which Fit does not fit either. Each statistic shows
+// the records' value and the replay's, and the distributions are compared
+// with a two-sample Kolmogorov-Smirnov test (KolmogorovSmirnov).
+//
+// # Units
+//
+// Durations are time.Duration; rates and ICC are fractions in [0,1];
+// p-values are probabilities. Percentiles are linear interpolation between
+// closest ranks, as everywhere in tailguard.
+package fit
