@@ -64,9 +64,10 @@ func simulatePolicies(seeds, n int, ratio float64) map[string]policyRates {
 
 // TestPolicyErrorRates measures, at n = 300, how often each policy passes
 // a provider whose true p99 sits at 0.9, 1.0 and 1.1 of the budget
-// (1,000 seeds; 200 under -short or -race, which only slow the same code). By construction Demonstrate passes a
-// provider exactly at budget with probability P(Binomial(300, 0.99) >= k)
-// <= 5%, and Refute fails it with probability <= 5%. The slack allows for
+// (1,000 seeds; 200 under -short or -race, which only slow the same
+// code). By construction Demonstrate passes a provider exactly at budget
+// with probability P(Binomial(300, 0.99) >= k) <= 5%, and Refute fails it
+// with probability <= 5%. The slack allows for
 // the seeds: the binomial 99.9% upper bound on a 5% rate over 1,000 seeds
 // is about 7.3% (over 200, 9.9%).
 func TestPolicyErrorRates(t *testing.T) {
