@@ -92,36 +92,66 @@ func chainSpeed(p *Profile, id string) float64 {
 	return math.Exp(p.convSigma * r.NormFloat64())
 }
 
-// conversationCalibration is how many calls conversationSigma draws.
+// conversationCalibration is how many calls (in chains of 8)
+// conversationSigma draws.
 const conversationCalibration = 4096
 
 // conversationSigma is the chain factor's log-sd that gives
-// p.Conversation.ICC: sigma² = ICC/(1-ICC) × w, w the variance of the log
-// planned total of conversationCalibration calls drawn from p (see
-// Conversation). p must have its defaults and convSigma 0.
+// p.Conversation.ICC: it draws conversationCalibration calls from p
+// (trace IDs "conversation-calibration-N", in chains of 8 with factors
+// drawn as the fake draws them), and bisects on sigma until the one-way
+// ANOVA ICC of their log planned totals (TTFT plus ITLs) is the target.
+// p must have its defaults and convSigma 0.
 func conversationSigma(p *Profile) float64 {
-	var n, mean, m2 float64
+	const chainLen = 8
+	ttft := make([]float64, 0, conversationCalibration)
+	decode := make([]float64, 0, conversationCalibration)
 	for i := range conversationCalibration {
 		pl := newPlan(p, "conversation-calibration-"+strconv.Itoa(i))
-		x := float64(pl.ttft)
+		x := 0.0
 		for range pl.reasoning + pl.output - 1 {
 			x += float64(pl.nextITL(p))
 		}
-		if !(x > 0) || math.IsInf(x, 0) {
-			continue
+		ttft = append(ttft, float64(pl.ttft))
+		decode = append(decode, x)
+	}
+	z := make([]float64, conversationCalibration/chainLen)
+	for j := range z {
+		r := rand.New(rand.NewPCG(p.Seed^0x9e3779b97f4a7c15, keyHash("conversation-calibration-chain"+strconv.Itoa(j))))
+		z[j] = r.NormFloat64()
+	}
+	icc := func(sigma float64) float64 {
+		var grand, ssb, ssw float64
+		means := make([]float64, len(z))
+		logs := make([]float64, len(ttft))
+		for i := range ttft {
+			logs[i] = math.Log(max(ttft[i]+decode[i]*math.Exp(sigma*z[i/chainLen]), 1))
+			means[i/chainLen] += logs[i] / chainLen
+			grand += logs[i] / float64(len(logs))
 		}
-		// Welford's running variance of log x.
-		n++
-		d := math.Log(x) - mean
-		mean += d / n
-		m2 += d * (math.Log(x) - mean)
+		for i, x := range logs {
+			ssw += (x - means[i/chainLen]) * (x - means[i/chainLen])
+		}
+		for _, m := range means {
+			ssb += chainLen * (m - grand) * (m - grand)
+		}
+		msb := ssb / float64(len(z)-1)
+		msw := ssw / float64(len(logs)-len(z))
+		if msb+(chainLen-1)*msw <= 0 {
+			return 0
+		}
+		return (msb - msw) / (msb + (chainLen-1)*msw)
 	}
-	if n < 2 {
-		return 0
+	lo, hi := 0.0, 8.0
+	for range 50 {
+		mid := (lo + hi) / 2
+		if icc(mid) < p.Conversation.ICC {
+			lo = mid
+		} else {
+			hi = mid
+		}
 	}
-	w := m2 / (n - 1)
-	icc := p.Conversation.ICC
-	return math.Sqrt(icc / (1 - icc) * w)
+	return (lo + hi) / 2
 }
 
 // newPlan draws a request's random outcomes.
@@ -174,12 +204,8 @@ func newPlan(p *Profile, key string) *plan {
 		pl.itl = p.ITL.Sample(pl.stream)
 	}
 	pl.speed = chainSpeed(p, key)
-	if pl.speed != 1 {
-		pl.ttft = scaled(pl.ttft, pl.speed)
-		pl.prefill = scaled(pl.prefill, pl.speed)
-		if pl.itl >= 0 {
-			pl.itl = scaled(pl.itl, pl.speed)
-		}
+	if pl.speed != 1 && pl.itl >= 0 {
+		pl.itl = scaled(pl.itl, pl.speed)
 	}
 	return pl
 }

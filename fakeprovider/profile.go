@@ -83,27 +83,28 @@ type Profile struct {
 	convSigma float64
 }
 
-// Conversation makes the calls of one chain share a speed: every call of a
-// chain has its TTFT (base and prefill) and every ITL multiplied by one
-// factor, drawn once per chain from a lognormal with median 1, so a slow
-// chain is slow throughout, as measured agent chains are.
+// Conversation makes the calls of one chain share a decode speed: every
+// ITL of every call of a chain is multiplied by one factor, drawn once per
+// chain from a lognormal with median 1, so a slow chain is slow
+// throughout, as measured agent chains were (their decode speed drifted
+// between chains; their TTFT did not follow it).
 //
 // A request belongs to a chain by its X-Request-ID: latencytest's Chain
 // sends "<label>NN-callMM" ("chain03-call04"), and the chain key is what
-// comes before the last "-call" followed only by digits ("chain03"). A
-// request whose ID has no such suffix is not in a chain and draws no
-// factor. The factor is drawn from (Profile.Seed, chain key), so it does
-// not depend on order or concurrency.
+// comes before the last "-call" followed only by digits ("chain03"; see
+// ChainKey). A request whose ID has no such suffix is not in a chain and
+// draws no factor. The factor is drawn from (Profile.Seed, chain key), so
+// it does not depend on order or concurrency.
 //
 // ICC is the target intraclass correlation of log call totals within a
-// chain: the share of their variance that lies between chains. The factor's
-// log-sd sigma is set so that sigma² / (sigma² + w) = ICC, where w is the
-// variance of the log of a call's planned total (TTFT plus its ITLs,
-// reasoning included) over 4,096 calls drawn from the profile itself
-// (trace IDs "conversation-calibration-N", no max_tokens cap, stalls,
-// faults, cold starts, prefill or queueing). The factor also widens every
-// call's own distribution: fit per-call distributions to within-chain
-// spread (the fit package does) when the marginal must stay as measured.
+// chain: the share of their variance that lies between chains. The
+// factor's log-sd is calibrated to it on the profile itself: 4,096 calls
+// drawn as the fake draws them (trace IDs "conversation-calibration-N",
+// in chains of 8; no max_tokens cap, stalls, faults, cold starts, prefill
+// or queueing), bisecting until the one-way ANOVA ICC of their log planned
+// totals is the target. The factor also widens each call's own
+// distribution: fit per-call ITLs to within-chain spread (the fit package
+// does) when the marginal must stay as measured.
 type Conversation struct {
 	// ICC is in [0, 1); 0 (the default) draws no factor.
 	ICC float64 `yaml:"icc"`

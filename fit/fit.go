@@ -1,0 +1,568 @@
+package fit
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+// Option configures Fit and Compare.
+type Option func(*options)
+
+type options struct {
+	seed  uint64
+	draws int
+	model string
+}
+
+// WithSeed sets the fitted profile's seed (default 1), which also seeds
+// the replay.
+func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
+
+// WithDraws sets how many requests the replay draws (default 20,000;
+// chains are drawn to about the same number of calls). Below 1 is the
+// default.
+func WithDraws(n int) Option { return func(o *options) { o.draws = n } }
+
+// WithModel names the fitted profile's model (default: the model most
+// records name, else "fitted-model").
+func WithModel(name string) Option { return func(o *options) { o.model = name } }
+
+func collect(opts []Option) options {
+	o := options{seed: 1, draws: 20_000}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.draws < 1 {
+		o.draws = 20_000
+	}
+	return o
+}
+
+// Stat is one statistic of the records next to the replay's.
+type Stat struct {
+	// Name says what is measured ("total p99", "error rate http_529").
+	Name string
+	// Records and Replay are the values: nanoseconds for latencies
+	// (Unit "duration"), else a fraction (Unit "fraction"); NaN when
+	// there is nothing to compute it from.
+	Records, Replay float64
+	Unit            string
+	// N is the number of record values behind Records.
+	N int
+}
+
+// Test is one two-sample Kolmogorov-Smirnov test, records against replay.
+type Test struct {
+	// Name is the distribution: "ttft", "first_answer", "total",
+	// "chain_total".
+	Name string
+	KS
+}
+
+// FitReport says where a fitted profile's numbers came from and how well
+// the profile reproduces the records.
+type FitReport struct {
+	// Records is how many measured records were read (warm-up excluded).
+	Records int
+	// Stats are the records' statistics next to the replay's.
+	Stats []Stat
+	// Tests are the KS tests of each distribution, records against replay.
+	Tests []Test
+	// Sources tells, per profile key ("ttft", "faults.http_529",
+	// "conversation.icc", ...), where its value came from; the YAML
+	// writer puts them in comments.
+	Sources map[string]string
+	// Notes are what was not fitted, and why.
+	Notes []string
+}
+
+// Test returns the named KS test and whether it was run.
+func (r FitReport) Test(name string) (Test, bool) {
+	for _, t := range r.Tests {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Test{}, false
+}
+
+// Stat returns the named statistic and whether it is in the report.
+func (r FitReport) Stat(name string) (Stat, bool) {
+	for _, s := range r.Stats {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Stat{}, false
+}
+
+// String renders the report as a table.
+func (r FitReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d records\n%-28s %14s %14s %6s\n", r.Records, "statistic", "records", "replay", "n")
+	for _, s := range r.Stats {
+		f := func(v float64) string {
+			if math.IsNaN(v) {
+				return "—"
+			}
+			if s.Unit == "duration" {
+				return latencytest.FormatDuration(time.Duration(v))
+			}
+			return fmt.Sprintf("%.4f", v)
+		}
+		fmt.Fprintf(&b, "%-28s %14s %14s %6d\n", s.Name, f(s.Records), f(s.Replay), s.N)
+	}
+	for _, t := range r.Tests {
+		fmt.Fprintf(&b, "KS %-25s D %.3f  p %.3f  (n %d vs %d)\n", t.Name, t.D, t.P, t.N, t.M)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	return b.String()
+}
+
+// timing is what one record says about timing, fitted or replayed.
+type timing struct {
+	rec       *latencytest.Record
+	ttft      time.Duration // first token of any kind, else first answer; -1 when none
+	tokens    int           // streamed tokens (reasoning included); 0 when unknown
+	reasoning int
+	itl       time.Duration // per-request ITL; -1 when it cannot be computed
+	stall     time.Duration // excess silence; 0 for none
+	stallAt   int
+	chain     string // chain key; "" outside chains
+}
+
+// streamed reports whether the record got a 200 stream that Fit times: a
+// success, or an empty answer (the reasoning used the cap).
+func streamed(r *latencytest.Record) bool {
+	return r.OK() || r.Err == latencytest.ClassEmptyAnswer
+}
+
+// timings reads every streamed record; stalls are found against the
+// median per-request ITL of the records.
+func timings(recs []latencytest.Record) []timing {
+	var out []timing
+	var counts []int
+	for i := range recs {
+		r := &recs[i]
+		if !streamed(r) || r.TokensUnobserved() {
+			continue
+		}
+		t := timing{rec: r, ttft: r.TTFT, itl: -1, reasoning: r.ReasoningTokens}
+		if t.ttft < 0 {
+			t.ttft = r.FirstAnswer
+		}
+		if r.UsageReported && r.CompletionTokens > 0 {
+			t.tokens = r.CompletionTokens
+		} else {
+			t.tokens = r.TokenEvents
+		}
+		if r.Err == latencytest.ClassEmptyAnswer && t.reasoning == 0 {
+			t.reasoning = t.tokens
+		}
+		if k, ok := fakeprovider.ChainKey(r.ID); ok {
+			t.chain = k
+		}
+		if t.tokens > 0 {
+			counts = append(counts, t.tokens)
+		}
+		out = append(out, t)
+	}
+	modal := mode(counts)
+	var itls []float64
+	for i := range out {
+		t := &out[i]
+		if t.tokens == 0 && !t.rec.UsageReported {
+			t.tokens = modal // the study's stalled stream reported no usage
+		}
+		if t.ttft >= 0 && t.tokens >= 2 {
+			end := t.rec.LastToken
+			if end <= 0 {
+				end = t.rec.Total
+			}
+			if span := end - t.ttft; span >= 0 {
+				t.itl = span / time.Duration(t.tokens-1)
+				itls = append(itls, float64(t.itl))
+			}
+		}
+	}
+	med := time.Duration(quantile(itls, 0.5))
+	for i := range out {
+		t := &out[i]
+		if g := t.rec.Gaps; g.Len() > 0 {
+			gaps := g.All()
+			gm := time.Duration(quantile(durFloats(gaps), 0.5))
+			k := slices.Index(gaps, slices.Max(gaps))
+			if gaps[k] > max(time.Second, 20*gm) {
+				t.stall, t.stallAt = gaps[k]-gm, k+1
+				t.itl = gm
+			}
+			continue
+		}
+		if t.itl > 20*med && med > 0 {
+			if excess := time.Duration(t.tokens-1) * (t.itl - med); excess > time.Second {
+				t.stall, t.stallAt, t.itl = excess, 1, med
+			}
+		}
+	}
+	return out
+}
+
+// Fit fits a profile to records (warm-up records are left out) and
+// reports how a replay of the profile compares with them (see Compare and
+// the package documentation). It fails when no measured record streamed.
+func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, FitReport, error) {
+	o := collect(opts)
+	recs := measured(records)
+	rep := FitReport{Records: len(recs), Sources: map[string]string{}}
+	ts := timings(recs)
+	var withTTFT []timing
+	for _, t := range ts {
+		if t.ttft >= 0 {
+			withTTFT = append(withTTFT, t)
+		}
+	}
+	if len(withTTFT) == 0 {
+		return fakeprovider.Profile{}, rep, errors.New("fit: no measured record streamed a token (need at least one success)")
+	}
+	n := len(recs)
+	p := fakeprovider.Profile{Model: o.model, Seed: o.seed, ITLPerRequest: true}
+	if p.Model == "" {
+		var names []string
+		for _, r := range recs {
+			if r.Model != "" {
+				names = append(names, r.Model)
+			}
+		}
+		p.Model = cmp.Or(modeString(names), "fitted-model")
+	}
+
+	// Conversation: the ICC of log call totals; per-call values are then
+	// taken relative to their chain's estimated speed.
+	speed := map[string]float64{} // chain key -> factor to divide by
+	icc, chains, calls := chainICC(ts)
+	if chains >= 5 {
+		p.Conversation.ICC = min(max(icc.icc, 0), 0.95)
+		rep.Sources["conversation.icc"] = fmt.Sprintf("one-way ANOVA of log call totals over %d chains (%d calls, stalled calls left out): ICC %.3f", chains, calls, icc.icc)
+		if p.Conversation.ICC > 0 {
+			for k, m := range icc.chainMean {
+				shrink := icc.between / (icc.between + icc.within/float64(icc.chainN[k]))
+				speed[k] = math.Exp(shrink * (m - icc.grand))
+			}
+			rep.Sources["conversation.icc"] += "; ITL values are divided by their chain's estimated speed (the chain's mean log total, shrunk), so the factor is not counted twice"
+		}
+	}
+	norm := func(t timing, d time.Duration) time.Duration {
+		if f, ok := speed[t.chain]; ok {
+			return time.Duration(float64(d) / f)
+		}
+		return d
+	}
+
+	// Prefill from the spread of prompt sizes.
+	slope := prefillSlope(withTTFT)
+	if slope > 0 {
+		p.PrefillPer1kTokens = fakeprovider.Fixed(slope)
+		rep.Sources["prefill_per_1k_tokens"] = "least-squares slope of the median TTFT over prompt-size quartiles (usage prompt_tokens; the fake counts characters/4)"
+	} else {
+		rep.Sources["prefill_per_1k_tokens"] = "0: prompt sizes too alike, or TTFT did not grow with them"
+	}
+	var ttfts, itls, stalls []time.Duration
+	var outputs, reasoning, stallAt []int
+	stalled := 0
+	for _, t := range ts {
+		if t.ttft >= 0 {
+			base := t.ttft - time.Duration(float64(slope)*float64(t.rec.PromptTokens)/1000)
+			ttfts = append(ttfts, max(base, 0))
+		}
+		if t.itl >= 0 {
+			itls = append(itls, norm(t, t.itl))
+		}
+		if t.stall > 0 {
+			stalled++
+			stalls = append(stalls, t.stall)
+			stallAt = append(stallAt, t.stallAt)
+		}
+		if t.tokens > 0 {
+			reasoning = append(reasoning, t.reasoning)
+			if t.rec.OK() {
+				outputs = append(outputs, t.tokens-t.reasoning)
+			}
+		}
+	}
+	p.TTFT = fakeprovider.Interpolated(roundAll(ttfts)...)
+	rep.Sources["ttft"] = fmt.Sprintf("interpolated empirical distribution of %d TTFTs (first token of any kind; the first answer where no first token was recorded), prefill removed", len(ttfts))
+	if len(itls) > 0 {
+		p.ITL = fakeprovider.Interpolated(roundAll(itls)...)
+		rep.Sources["itl"] = fmt.Sprintf("per request: (last token - first token) / (tokens - 1) of %d requests, stalls removed", len(itls))
+	} else {
+		rep.Notes = append(rep.Notes, "no request streamed 2 tokens: ITL left at the default")
+	}
+	rep.Sources["itl_per_request"] = "one ITL per request, as measured (a slow request is slow throughout)"
+	if len(outputs) > 0 {
+		p.OutputTokens = categorical(outputs)
+		rep.Sources["output_tokens"] = fmt.Sprintf("answer tokens (completion less reasoning) of %d successes, as observed (capped by their max_tokens)", len(outputs))
+	}
+	if slices.Max(append(reasoning, 0)) > 0 {
+		p.ReasoningTokens = categorical(reasoning)
+		rep.Sources["reasoning_tokens"] = fmt.Sprintf("reasoning tokens of %d streamed requests (usage; an empty answer counts all its tokens as reasoning)", len(reasoning))
+	}
+	if stalled > 0 {
+		p.Stall = fakeprovider.Stall{Probability: float64(stalled) / float64(len(ts)), AfterToken: mode(stallAt)}
+		if len(stalls) == 1 {
+			p.Stall.Duration = fakeprovider.Fixed(stalls[0].Round(time.Microsecond))
+		} else {
+			p.Stall.Duration = fakeprovider.Interpolated(roundAll(stalls)...)
+		}
+		rep.Sources["stall"] = fmt.Sprintf("%d of %d streamed requests had one silence over 1 s and 20x their pace (longest gap, or with no gaps recorded, a per-request ITL 20x the median); length is the excess", stalled, len(ts))
+	}
+	fitFaults(&p, recs, &rep, n)
+	if maxConc := slices.MaxFunc(recs, func(a, b latencytest.Record) int { return cmp.Compare(a.Concurrency, b.Concurrency) }).Concurrency; maxConc > 0 {
+		p.SlotsPerReplica = max(32, maxConc)
+	} else {
+		p.SlotsPerReplica = 32
+	}
+	rep.Sources["slots_per_replica"] = "room for every request at the records' concurrency: nothing queues (no load model is fitted)"
+	rep.Notes = append(rep.Notes,
+		"cold starts are not fitted as cold_start (that needs idle times); slow first tokens stay in the TTFT distribution",
+		"no load dependence: TTFT and ITL are pooled over every concurrency in the records")
+	if err := p.Validate(); err != nil {
+		return fakeprovider.Profile{}, rep, fmt.Errorf("fit: the fitted profile is invalid: %w", err)
+	}
+	cmpRep, err := Compare(p, records, opts...)
+	if err != nil {
+		return p, rep, err
+	}
+	rep.Stats, rep.Tests = cmpRep.Stats, cmpRep.Tests
+	return p, rep, nil
+}
+
+// fitFaults sets the fault rates from the error classes.
+func fitFaults(p *fakeprovider.Profile, recs []latencytest.Record, rep *FitReport, n int) {
+	counts := map[string]int{}
+	for _, r := range recs {
+		if !r.OK() {
+			counts[r.Err]++
+		}
+	}
+	rate := func(class string) float64 { return float64(counts[class]) / float64(n) }
+	set := func(key, class string, v *float64) {
+		if counts[class] > 0 {
+			*v = rate(class)
+			rep.Sources["faults."+key] = fmt.Sprintf("%d of %d requests failed with %s", counts[class], n, class)
+		}
+	}
+	f := &p.Faults
+	set("http_529", "http_529", &f.HTTP529)
+	set("http_429", "http_429", &f.HTTP429)
+	set("http_500", "http_500", &f.HTTP500)
+	set("http_503", "http_503", &f.HTTP503)
+	set("empty", latencytest.ClassEmptyStream, &f.Empty)
+	set("disconnect", latencytest.ClassTruncated, &f.Disconnect)
+	set("error_event", latencytest.ClassBadStream, &f.ErrorEvent)
+	for _, c := range slices.Sorted(maps.Keys(counts)) {
+		switch c {
+		case "http_529", "http_429", "http_500", "http_503", latencytest.ClassEmptyStream,
+			latencytest.ClassTruncated, latencytest.ClassBadStream, latencytest.ClassEmptyAnswer:
+		default:
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests failed with %s: not modelled", counts[c], c))
+		}
+	}
+}
+
+// iccFit is a one-way ANOVA of log call totals by chain.
+type iccFit struct {
+	icc, between, within, grand float64
+	chainMean                   map[string]float64
+	chainN                      map[string]int
+}
+
+// chainICC estimates the intraclass correlation of log call totals
+// (stalled calls left out) over chains of at least 2 calls: (MSB - MSW) /
+// (MSB + (k0-1) MSW), k0 the unbalanced-design group size.
+func chainICC(ts []timing) (f iccFit, chains, calls int) {
+	groups := map[string][]float64{}
+	for _, t := range ts {
+		if t.chain != "" && t.stall == 0 && t.rec.Total > 0 {
+			groups[t.chain] = append(groups[t.chain], math.Log(float64(t.rec.Total)))
+		}
+	}
+	f.chainMean, f.chainN = map[string]float64{}, map[string]int{}
+	var all []float64
+	for k, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		f.chainMean[k], f.chainN[k] = mean(g), len(g)
+		all = append(all, g...)
+	}
+	a := len(f.chainMean)
+	N := len(all)
+	if a < 2 {
+		return f, a, N
+	}
+	f.grand = mean(all)
+	var ssb, ssw, sumN2 float64
+	for k, g := range groups {
+		m, ok := f.chainMean[k]
+		if !ok {
+			continue
+		}
+		ssb += float64(len(g)) * (m - f.grand) * (m - f.grand)
+		for _, x := range g {
+			ssw += (x - m) * (x - m)
+		}
+		sumN2 += float64(len(g) * len(g))
+	}
+	msb, msw := ssb/float64(a-1), ssw/float64(N-a)
+	k0 := (float64(N) - sumN2/float64(N)) / float64(a-1)
+	f.within = msw
+	f.between = max(0, (msb-msw)/k0)
+	if msb+(k0-1)*msw > 0 {
+		f.icc = (msb - msw) / (msb + (k0-1)*msw)
+	}
+	return f, a, N
+}
+
+// prefillSlope is the least-squares slope of the median TTFT over the
+// prompt-size quartiles, per 1k prompt tokens, when prompts spread (the
+// largest at least twice the smallest and 500 tokens more, over 20 or more
+// records); 0 otherwise or when negative.
+func prefillSlope(ts []timing) time.Duration {
+	if len(ts) < 20 {
+		return 0
+	}
+	s := slices.Clone(ts)
+	slices.SortFunc(s, func(a, b timing) int { return cmp.Compare(a.rec.PromptTokens, b.rec.PromptTokens) })
+	lo, hi := s[0].rec.PromptTokens, s[len(s)-1].rec.PromptTokens
+	if hi < 2*lo || hi-lo < 500 {
+		return 0
+	}
+	var xs, ys []float64
+	for q := range 4 {
+		part := s[q*len(s)/4 : (q+1)*len(s)/4]
+		var x, y []float64
+		for _, t := range part {
+			x = append(x, float64(t.rec.PromptTokens)/1000)
+			y = append(y, float64(t.ttft))
+		}
+		xs, ys = append(xs, mean(x)), append(ys, quantile(y, 0.5))
+	}
+	mx, my := mean(xs), mean(ys)
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	if sxx == 0 || sxy <= 0 {
+		return 0
+	}
+	return time.Duration(sxy / sxx).Round(time.Microsecond)
+}
+
+// categorical is the distribution of observed counts: fixed when they are
+// all equal, else a mixture of fixed values weighted by their shares.
+func categorical(xs []int) fakeprovider.Dist[int] {
+	counts := map[int]int{}
+	for _, x := range xs {
+		counts[x]++
+	}
+	if len(counts) == 1 {
+		return fakeprovider.Fixed(xs[0])
+	}
+	var parts []fakeprovider.Part[int]
+	for _, v := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fakeprovider.Weighted(float64(counts[v])/float64(len(xs)), fakeprovider.Fixed(v)))
+	}
+	return fakeprovider.Mixture(parts...)
+}
+
+func measured(recs []latencytest.Record) []latencytest.Record {
+	var out []latencytest.Record
+	for _, r := range recs {
+		if !r.Warmup {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// roundAll rounds to the microsecond: the profile stays short, and no
+// measurement is finer.
+func roundAll(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Microsecond)
+	}
+	return out
+}
+
+func durFloats(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = float64(d)
+	}
+	return out
+}
+
+// quantile is the linear-interpolation quantile (R type 7); NaN when empty.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	h := float64(len(s)-1) * q
+	i := int(h)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + (s[i+1]-s[i])*(h-float64(i))
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// mode is the most frequent value (the smallest on a tie); 0 when empty.
+func mode(xs []int) int {
+	counts := map[int]int{}
+	best, bestN := 0, 0
+	for _, x := range xs {
+		counts[x]++
+	}
+	for _, x := range slices.Sorted(maps.Keys(counts)) {
+		if counts[x] > bestN {
+			best, bestN = x, counts[x]
+		}
+	}
+	return best
+}
+
+func modeString(xs []string) string {
+	counts := map[string]int{}
+	best, bestN := "", 0
+	for _, x := range xs {
+		counts[x]++
+	}
+	for _, x := range slices.Sorted(maps.Keys(counts)) {
+		if counts[x] > bestN {
+			best, bestN = x, counts[x]
+		}
+	}
+	return best
+}

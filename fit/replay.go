@@ -1,0 +1,243 @@
+package fit
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+// Replay draws records from p shaped like recs: single requests for the
+// records outside chains and chains for the chain calls (chains of the
+// records' most common length, each call with the median prompt size of
+// its position), in the same proportion, about draws requests in all.
+// Prompt sizes and max_tokens cycle through the records'. Each replayed
+// request is what a quiet fake serves for its trace ID ("replay-000017",
+// "replay00003-call04"; see fakeprovider.Predictor): no queueing, cold
+// start from idle time or cache hit. Warm-up records are left out.
+func Replay(p fakeprovider.Profile, recs []latencytest.Record, draws int) ([]latencytest.Record, error) {
+	pr, err := fakeprovider.NewPredictor(p)
+	if err != nil {
+		return nil, err
+	}
+	recs = measured(recs)
+	if len(recs) == 0 || draws < 1 {
+		return nil, nil
+	}
+	var single []latencytest.Record
+	byChain := map[string][]latencytest.Record{}
+	for _, r := range recs {
+		if k, ok := fakeprovider.ChainKey(r.ID); ok {
+			byChain[k] = append(byChain[k], r)
+		} else {
+			single = append(single, r)
+		}
+	}
+	var out []latencytest.Record
+	nSingle := draws * len(single) / len(recs)
+	for i := range nSingle {
+		src := single[i%len(single)]
+		id := fmt.Sprintf("replay-%06d", i)
+		out = append(out, toRecord(id, pr.Predict(id, src.PromptTokens, src.MaxTokens)))
+	}
+	if len(byChain) == 0 {
+		return out, nil
+	}
+	var lengths []int
+	prompts := map[int][]float64{}
+	maxTokens := map[int][]float64{}
+	for _, calls := range byChain {
+		lengths = append(lengths, len(calls))
+		slices.SortFunc(calls, func(a, b latencytest.Record) int { return cmp.Compare(a.Call, b.Call) })
+		for k, c := range calls {
+			prompts[k] = append(prompts[k], float64(c.PromptTokens))
+			maxTokens[k] = append(maxTokens[k], float64(c.MaxTokens))
+		}
+	}
+	L := mode(lengths)
+	nCalls := draws - nSingle
+	for j := range max(1, nCalls/L) {
+		for k := range L {
+			id := fmt.Sprintf("replay%05d-call%02d", j, k)
+			r := toRecord(id, pr.Predict(id, int(quantile(prompts[k], 0.5)), int(quantile(maxTokens[k], 0.5))))
+			r.Chain, r.Call = j, k
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// toRecord is a prediction as a client would record it.
+func toRecord(id string, pd fakeprovider.Prediction) latencytest.Record {
+	r := latencytest.Record{ID: id, Status: pd.Status, TTFT: pd.TTFT, FirstAnswer: pd.FirstAnswer,
+		Total: pd.Total, LastToken: pd.Total, CompletionTokens: pd.Tokens, ReasoningTokens: pd.ReasoningTokens,
+		TokenEvents: pd.Tokens, UsageReported: pd.Status == 200, FinishReason: pd.Finish, Injected: pd.Fault}
+	switch {
+	case pd.Status != 200:
+		r.Err = latencytest.HTTPClass(pd.Status)
+		r.TTFT, r.FirstAnswer, r.UsageReported = latencytest.NotObserved, latencytest.NotObserved, false
+	case pd.Finish == "" && pd.Fault != "":
+		r.Err = latencytest.ClassTruncated
+		for _, f := range []string{fakeprovider.FaultMalformed, fakeprovider.FaultErrorEvent} {
+			if containsFault(pd.Fault, f) {
+				r.Err = latencytest.ClassBadStream
+			}
+		}
+	case pd.Tokens == 0:
+		r.Err = latencytest.ClassEmptyStream
+	case pd.FirstAnswer < 0:
+		r.Err = latencytest.ClassEmptyAnswer
+	}
+	return r
+}
+
+func containsFault(list, f string) bool {
+	return slices.Contains(splitPlus(list), f)
+}
+
+func splitPlus(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '+' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// Compare replays p (see Replay) and compares it with recs: TTFT, first
+// answer and total p50 / p95 / p99 (successes; total also counts empty
+// answers, which stream to the cap), chain totals (chains whose calls all
+// streamed), error rates by class, the stall share and the ICC of log
+// call totals, each next to the replay's; and a two-sample KS test per
+// distribution. It fails when p is invalid.
+func Compare(p fakeprovider.Profile, recs []latencytest.Record, opts ...Option) (FitReport, error) {
+	o := collect(opts)
+	p.Seed = o.seed
+	recs = measured(recs)
+	rep := FitReport{Records: len(recs)}
+	rp, err := Replay(p, recs, o.draws)
+	if err != nil {
+		return rep, fmt.Errorf("fit: %w", err)
+	}
+	type dist struct {
+		name string
+		get  func([]latencytest.Record) []float64
+	}
+	for _, d := range []dist{
+		{"ttft", func(rs []latencytest.Record) []float64 { return pick(rs, isOK, ttftOf) }},
+		{"first_answer", func(rs []latencytest.Record) []float64 {
+			return pick(rs, isOK, func(r latencytest.Record) time.Duration { return r.FirstAnswer })
+		}},
+		{"total", func(rs []latencytest.Record) []float64 {
+			return pick(rs, func(r latencytest.Record) bool { return streamed(&r) }, func(r latencytest.Record) time.Duration { return r.Total })
+		}},
+		{"chain_total", chainTotals},
+	} {
+		a, b := d.get(recs), d.get(rp)
+		if len(a) == 0 {
+			continue
+		}
+		for _, q := range []float64{0.5, 0.95, 0.99} {
+			rep.Stats = append(rep.Stats, Stat{Name: fmt.Sprintf("%s p%s", d.name, strconv.Itoa(int(math.Round(q*100)))),
+				Records: quantile(a, q), Replay: quantile(b, q), Unit: "duration", N: len(a)})
+		}
+		rep.Tests = append(rep.Tests, Test{Name: d.name, KS: KolmogorovSmirnov(a, b)})
+	}
+	classes := map[string]bool{}
+	for _, rs := range [][]latencytest.Record{recs, rp} {
+		for _, r := range rs {
+			if !r.OK() {
+				classes[r.Err] = true
+			}
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(classes)) {
+		rep.Stats = append(rep.Stats, Stat{Name: "error rate " + c, Records: share(recs, c), Replay: share(rp, c), Unit: "fraction", N: len(recs)})
+	}
+	rt, pt := timings(recs), timings(rp)
+	rep.Stats = append(rep.Stats, Stat{Name: "stall share", Records: stallShare(rt), Replay: stallShare(pt), Unit: "fraction", N: len(rt)})
+	if ri, n, _ := chainICC(rt); n >= 2 {
+		pi, _, _ := chainICC(pt)
+		rep.Stats = append(rep.Stats, Stat{Name: "chain ICC of log call totals", Records: ri.icc, Replay: pi.icc, Unit: "fraction", N: n})
+	}
+	return rep, nil
+}
+
+func ttftOf(r latencytest.Record) time.Duration {
+	if r.TTFT >= 0 {
+		return r.TTFT
+	}
+	return r.FirstAnswer
+}
+
+func pick(rs []latencytest.Record, keep func(latencytest.Record) bool, get func(latencytest.Record) time.Duration) []float64 {
+	var out []float64
+	for _, r := range rs {
+		if v := get(r); keep(r) && v >= 0 && !r.TokensUnobserved() {
+			out = append(out, float64(v))
+		}
+	}
+	return out
+}
+
+// chainTotals sums the totals of each chain's calls, for chains whose
+// calls all streamed (the study's chain totals exceed that sum by at most
+// 1.3 ms).
+func chainTotals(rs []latencytest.Record) []float64 {
+	sums := map[string]float64{}
+	bad := map[string]bool{}
+	for _, r := range rs {
+		k, ok := fakeprovider.ChainKey(r.ID)
+		if !ok {
+			continue
+		}
+		if !streamed(&r) {
+			bad[k] = true
+		}
+		sums[k] += float64(r.Total)
+	}
+	var out []float64
+	for _, k := range slices.Sorted(maps.Keys(sums)) {
+		if !bad[k] {
+			out = append(out, sums[k])
+		}
+	}
+	return out
+}
+
+func share(rs []latencytest.Record, class string) float64 {
+	if len(rs) == 0 {
+		return math.NaN()
+	}
+	n := 0
+	for _, r := range rs {
+		if r.Err == class {
+			n++
+		}
+	}
+	return float64(n) / float64(len(rs))
+}
+
+func stallShare(ts []timing) float64 {
+	if len(ts) == 0 {
+		return math.NaN()
+	}
+	n := 0
+	for _, t := range ts {
+		if t.stall > 0 {
+			n++
+		}
+	}
+	return float64(n) / float64(len(ts))
+}
+
+func isOK(r latencytest.Record) bool { return r.OK() }
