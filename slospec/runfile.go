@@ -2,8 +2,10 @@ package slospec
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -26,6 +28,9 @@ func RunFile(t *testing.T, path string) {
 
 // Run runs the spec under t:
 //
+//   - with a records target, no load: the records are merged by level
+//     (latencytest.MergeLevels), and each level is judged as below, one
+//     subtest per level and per objective (see Spec's Records);
 //   - the load, when there are objectives: one subtest per concurrency
 //     level ("c8") that measures the batch with latencytest's
 //     Batch.Measure (records and summary written to the subtest's
@@ -59,8 +64,14 @@ func (s Spec) Run(t *testing.T) {
 		t.Skipf("slospec: spec %s: %s", title, skip)
 	}
 	var verdicts []string
-	if len(s.Objectives) > 0 {
+	switch {
+	case len(s.Objectives) > 0 && main.records != "":
+		verdicts = s.runRecords(t, title, main)
+	case len(s.Objectives) > 0:
 		verdicts = s.runLoad(t, title, main)
+	}
+	if s.Chains != nil && len(s.Chains.Objectives) > 0 && chains.records != "" {
+		t.Fatalf("slospec: spec %s: chains need a live target (preset, profile or endpoint): records hold each call, not the measured chain totals", title)
 	}
 	if s.Chains != nil && len(s.Chains.Objectives) > 0 {
 		verdicts = append(verdicts, s.runChains(t, title, chains))
@@ -78,10 +89,12 @@ func (s Spec) title() string {
 	return "(unnamed)"
 }
 
-// runTarget is a resolved target: a fake profile, or an endpoint provider.
+// runTarget is a resolved target: a fake profile, an endpoint provider, or
+// a glob of records.
 type runTarget struct {
 	fake     *fakeprovider.Profile
 	provider latencytest.Provider
+	records  string
 	desc     string
 }
 
@@ -100,6 +113,9 @@ func (s Spec) targets() (main, chains runTarget, skip string, err error) {
 }
 
 func (t SpecTarget) resolve() (runTarget, string, error) {
+	if t.Records != "" {
+		return runTarget{records: t.Records, desc: "records " + t.Records + ", merged"}, "", nil
+	}
 	if t.Endpoint == nil {
 		prof, err := t.FakeProfile()
 		if err != nil {
@@ -205,18 +221,7 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 			if res == nil {
 				t.Fatalf("slospec: spec %s: %s: the batch did not run", title, name)
 			}
-			discloseLevels(&res.Disclosure, levels)
-			rep := sloassert.Evaluate(res, objs...)
-			rep.Title = title + " " + name
-			rep.Replay = sloassert.ReplayCommand(t, res)
-			sloassert.WriteReport(t, res, rep) // charts, report.md, the job summary
-			for j, o := range s.Objectives {
-				t.Run(o.Key, func(t *testing.T) {
-					checkRow(t, objectiveOrigin(title, rt, o), rep.Outcomes[j], rep.Title)
-				})
-			}
-			finishLevel(t, rep)
-			verdicts = append(verdicts, levelVerdict(name, rep))
+			verdicts = append(verdicts, s.judgeLevel(t, title, rt, name, res, levels, objs))
 		})
 		if res == nil {
 			verdicts = append(verdicts, name+" did not run")
@@ -229,6 +234,82 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 				t.Errorf("slospec: spec %s: %s ended early (%s)", title, name, res.PartialReason)
 			}
 			break
+		}
+	}
+	return verdicts
+}
+
+// judgeLevel judges one level's result with every objective, one subtest
+// each, and writes its report; it returns the level's verdict.
+func (s Spec) judgeLevel(t *testing.T, title string, rt runTarget, name string, res *latencytest.Result, levels []int, objs []sloassert.Objective) string {
+	t.Helper()
+	discloseLevels(&res.Disclosure, levels)
+	rep := sloassert.Evaluate(res, objs...)
+	rep.Title = title + " " + name
+	rep.Replay = sloassert.ReplayCommand(t, res)
+	sloassert.WriteReport(t, res, rep) // charts, report.md, the job summary
+	for j, o := range s.Objectives {
+		t.Run(o.Key, func(t *testing.T) {
+			checkRow(t, objectiveOrigin(title, rt, o), rep.Outcomes[j], rep.Title)
+		})
+	}
+	finishLevel(t, rep)
+	return levelVerdict(name, rep)
+}
+
+// recordsLevel names a level of merged records: "c8", or "all" for
+// records that carry no level (an open loop's).
+func recordsLevel(level int) string {
+	if level == 0 {
+		return "all"
+	}
+	return fmt.Sprintf("c%d", level)
+}
+
+// runRecords judges merged records level by level (see Spec's Records);
+// it returns a verdict per level.
+func (s Spec) runRecords(t *testing.T, title string, rt runTarget) []string {
+	t.Helper()
+	byLevel, err := latencytest.MergeLevels(rt.records)
+	if err != nil {
+		t.Fatalf("slospec: spec %s: target records: %v", title, err)
+	}
+	objs := make([]sloassert.Objective, len(s.Objectives))
+	for i, o := range s.Objectives {
+		objs[i] = o.Objective()
+	}
+	have := slices.Sorted(maps.Keys(byLevel))
+	levels := have
+	if len(s.Load.Concurrency) > 0 {
+		levels = slices.Clone(s.Load.Concurrency)
+		var extra []int
+		for _, l := range have {
+			if !slices.Contains(levels, l) {
+				extra = append(extra, l)
+			}
+		}
+		if len(extra) > 0 {
+			t.Logf("slospec: spec %s: the records also hold concurrency %v, not judged (not in load.concurrency %v)", title, extra, levels)
+		}
+	}
+	var verdicts []string
+	for _, level := range levels {
+		name := recordsLevel(level)
+		res := byLevel[level]
+		t.Run(name, func(t *testing.T) {
+			if res == nil {
+				t.Fatalf("slospec: spec %s: %s: no records at concurrency %d (the records hold %v)", title, name, level, have)
+			}
+			for _, w := range res.Disclosure.Warnings {
+				t.Logf("slospec: spec %s: %s: WARNING: %s", title, name, w)
+			}
+			if res.Partial {
+				t.Errorf("slospec: spec %s: %s: the records are partial (%s)", title, name, res.PartialReason)
+			}
+			verdicts = append(verdicts, s.judgeLevel(t, title, rt, name, res, levels, objs))
+		})
+		if res == nil {
+			verdicts = append(verdicts, name+" has no records")
 		}
 	}
 	return verdicts

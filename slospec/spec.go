@@ -30,13 +30,14 @@ import (
 // required; a commented key is an alternative):
 //
 //	name: maverick-chat             # names the reports; default: the file name
-//	target:                         # exactly one of preset, profile, endpoint
+//	target:                         # exactly one of preset, profile, endpoint, records
 //	  preset: llama-4-maverick      # a fakeprovider preset (virtual time)
 //	  # profile: slow.yaml          # a fakeprovider profile file, relative to the spec
 //	  # endpoint:                   # an OpenAI-compatible endpoint (real time);
 //	  #   base_url_env: OPENAI_BASE_URL   # the environment variables that hold
 //	  #   api_key_env: OPENAI_API_KEY     # its URL, key and model (these are
 //	  #   model_env: OPENAI_MODEL         # the defaults: "endpoint: {}")
+//	  # records: "shards/**/records*.jsonl"  # judge records already measured (see Records)
 //	  seed: 3                       # fake targets only: overrides the profile's seed
 //	load:                           # the batch run at each concurrency level
 //	  warmup: 10                    # discarded by trace ID; default 10, 0 for none
@@ -109,6 +110,27 @@ import (
 // with no objective at all are errors. Every error reads
 // "slospec: line N: key: what is wrong".
 //
+// # Records
+//
+// target: {records: "<glob>"} judges records that are already measured,
+// such as the shards of a distributed run (latencytest.Shard), instead of
+// running a load: the files the glob matches (relative to the spec's
+// directory; "**" matches any number of directories) are joined with
+// latencytest.MergeLevels, exactly, from every raw value, and each load
+// level is judged on the merged records of that level (Record.Concurrency)
+// with the spec's objectives, one subtest per level ("c8") as a live
+// target has. The levels are load.concurrency when given (then each must
+// be in the records, and records at other levels are logged and not
+// judged), else every level the records hold; records that carry no
+// level (an open loop's) form one level named "all". With a records target
+// the load is not run, so load may hold concurrency only, and the planned
+// sample is not checked at parse time: sloassert checks the merged sample
+// when it judges (p99 needs n >= 100). Overlapping trace IDs across files,
+// a glob that matches nothing, and unreadable files fail the spec; run
+// windows that do not overlap are a warning in the disclosure. Chains
+// need a live target (the records hold each call, not the measured chain
+// totals): chains with a records target are an error.
+//
 // # Tasks
 //
 // task: {budget: B, tail_tasks: T} under chains is a task of `calls` calls
@@ -135,7 +157,8 @@ type Spec struct {
 }
 
 // SpecTarget names what a spec measures: exactly one of a fake preset, a
-// fake profile file, or an OpenAI-compatible endpoint.
+// fake profile file, an OpenAI-compatible endpoint, or records already
+// measured.
 type SpecTarget struct {
 	// Preset names a fakeprovider preset (fakeprovider.Presets).
 	Preset string
@@ -145,6 +168,11 @@ type SpecTarget struct {
 	Profile string
 	// Endpoint reads an endpoint from the environment.
 	Endpoint *SpecEndpoint
+	// Records is a glob of records files (records.jsonl as
+	// latencytest's Measure writes them) to judge instead of running the
+	// load (see Spec's Records). ParseSpec keeps it as written; LoadSpec
+	// makes a relative one relative to the spec file's directory.
+	Records string
 	// Seed, when set, replaces a fake profile's seed.
 	Seed *uint64
 
@@ -351,6 +379,9 @@ func LoadSpec(path string) (Spec, error) {
 	s := p.spec(data)
 	if p.err() == nil {
 		dir := filepath.Dir(path)
+		if s.Target.Records != "" && !filepath.IsAbs(s.Target.Records) {
+			s.Target.Records = filepath.Join(dir, s.Target.Records)
+		}
 		p.resolve(&s.Target, dir)
 		if s.Chains != nil && s.Chains.Target != nil {
 			p.resolve(s.Chains.Target, dir)
@@ -389,6 +420,8 @@ func (t SpecTarget) FakeProfile() (fakeprovider.Profile, error) {
 	switch {
 	case t.Endpoint != nil:
 		return prof, errors.New("slospec: the target is an endpoint, not a fake")
+	case t.Records != "":
+		return prof, errors.New("slospec: the target is records, not a fake")
 	case t.Preset != "" && t.Profile != "":
 		return prof, errors.New("slospec: the target names both a preset and a profile")
 	case t.Preset != "":
@@ -437,6 +470,10 @@ func (e *specError) Error() string {
 // specParser collects every error of one spec (up to maxSpecErrors).
 type specParser struct {
 	errs []error
+	// loadKeys are the keys the load section wrote.
+	loadKeys []specEntry
+	// chainsLine is where the spec wrote chains.
+	chainsLine int
 	// seen maps an objective key to its line, to report repeats.
 	seen map[string]int
 }
@@ -825,7 +862,17 @@ func (p *specParser) spec(data []byte) Spec {
 		return s
 	}
 	if !hasTarget {
-		p.errorf(root.Line, "target", "missing: want one of preset, profile or endpoint")
+		p.errorf(root.Line, "target", "missing: want one of preset, profile, endpoint or records")
+	}
+	if s.Target.Records != "" {
+		for _, f := range p.loadKeys {
+			if f.key != "concurrency" {
+				p.errorf(f.k.Line, f.path, "the load is not run with a records target (the records were measured already): only load.concurrency applies, naming the levels to judge")
+			}
+		}
+	}
+	if s.Chains != nil && (s.Chains.Target == nil && s.Target.Records != "" || s.Chains.Target != nil && s.Chains.Target.Records != "") {
+		p.errorf(p.chainsLine, "chains", "chains need a live target (preset, profile or endpoint) under chains.target: records hold each call, not the measured chain totals")
 	}
 	switch {
 	case len(s.Objectives) == 0 && s.Chains == nil:
@@ -844,7 +891,7 @@ func (p *specParser) spec(data []byte) Spec {
 // target parses a target map.
 func (p *specParser) target(e specEntry) (SpecTarget, bool) {
 	var t SpecTarget
-	entries, ok := p.mapping(e.v, e.path, false, []string{"preset", "profile", "endpoint", "seed"}, nil)
+	entries, ok := p.mapping(e.v, e.path, false, []string{"preset", "profile", "endpoint", "records", "seed"}, nil)
 	if !ok {
 		return t, false
 	}
@@ -868,6 +915,15 @@ func (p *specParser) target(e specEntry) (SpecTarget, bool) {
 		case "endpoint":
 			kinds = append(kinds, f)
 			t.Endpoint = p.endpoint(f)
+		case "records":
+			kinds = append(kinds, f)
+			if g, ok := p.str(f); ok {
+				if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
+					p.errorf(f.v.Line, f.path, "%q is not a glob: %v", g, err)
+				} else {
+					t.Records = g
+				}
+			}
 		case "seed":
 			seed = &f
 			if v, ok := p.integer(f, 0, math.MaxInt64); ok {
@@ -878,14 +934,14 @@ func (p *specParser) target(e specEntry) (SpecTarget, bool) {
 	}
 	switch {
 	case len(kinds) == 0:
-		p.errorf(e.k.Line, e.path, "want one of preset, profile or endpoint")
+		p.errorf(e.k.Line, e.path, "want one of preset, profile, endpoint or records")
 		return t, false
 	case len(kinds) > 1:
-		p.errorf(kinds[1].k.Line, kinds[1].path, "conflicting: %s and %s (a target is one of preset, profile or endpoint)", kinds[0].key, kinds[1].key)
+		p.errorf(kinds[1].k.Line, kinds[1].path, "conflicting: %s and %s (a target is one of preset, profile, endpoint or records)", kinds[0].key, kinds[1].key)
 		return t, false
 	}
-	if seed != nil && t.Endpoint != nil {
-		p.errorf(seed.k.Line, seed.path, "a seed applies to fake targets (preset, profile), not to an endpoint")
+	if seed != nil && (t.Endpoint != nil || kinds[0].key == "records") {
+		p.errorf(seed.k.Line, seed.path, "a seed applies to fake targets (preset, profile), not to %s", map[bool]string{true: "an endpoint", false: "records"}[t.Endpoint != nil])
 		return t, false
 	}
 	return t, true
@@ -923,6 +979,7 @@ func (p *specParser) load(e specEntry) SpecLoad {
 	entries, _ := p.mapping(e.v, e.path, false, []string{"warmup", "requests", "concurrency", "max_tokens", "mix", "prompt",
 		"no_nonce", "temperature", "interval", "first_token_timeout", "total_timeout", "hard_cap", "repeat", "location"}, nil)
 	b := &l.Batch
+	p.loadKeys = entries
 	var prompt, mix *specEntry
 	for _, f := range entries {
 		switch f.key {
@@ -1333,6 +1390,7 @@ func (p *specParser) errorRate(f specEntry, out *[]SpecObjective) {
 // chains parses the chains map.
 func (p *specParser) chains(e specEntry) *SpecChains {
 	c := &SpecChains{}
+	p.chainsLine = e.k.Line
 	entries, ok := p.mapping(e.v, e.path, false, []string{"count", "calls", "concurrency", "max_tokens", "prompt", "follow_up",
 		"no_nonce", "temperature", "first_token_timeout", "total_timeout", "hard_cap", "location", "target",
 		"total", "error_rate", "task"}, nil)
@@ -1469,6 +1527,9 @@ func (p *specParser) samples(s *Spec) {
 	n := s.Load.measured()
 	src := fmt.Sprintf("load gives %d measured requests a level", n)
 	for _, o := range s.Objectives {
+		if s.Target.Records != "" { // the merged sample's size is known when it is judged
+			break
+		}
 		switch o.Kind {
 		case KindQuantile:
 			if o.Metric != sloassert.ITL { // sloassert.ITL pools every gap: its n is not known in advance

@@ -230,7 +230,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"metric with options only", target + "objectives:\n  ttft: {allow_small_sample: true}\n", []string{"line 3: objectives.ttft: no objective"}},
 		{"cache_miss false is no objective", target + "objectives: {cache_miss: false}\n", []string{"line 2: objectives: none"}},
 		{"no target", "objectives: {error_rate: 1%}\n", []string{"line 1: target: missing"}},
-		{"empty target", "target: {}\nobjectives: {error_rate: 1%}\n", []string{"line 1: target: want one of preset, profile or endpoint"}},
+		{"empty target", "target: {}\nobjectives: {error_rate: 1%}\n", []string{"line 1: target: want one of preset, profile, endpoint or records"}},
 		{"conflicting preset and profile", "target:\n  preset: mistral-3-14b\n  profile: p.yaml\nobjectives: {error_rate: 1%}\n",
 			[]string{"line 3: target.profile: conflicting: preset and profile"}},
 		{"conflicting preset and endpoint", "target: {endpoint: {}, preset: mistral-3-14b}\nobjectives: {error_rate: 1%}\n",
