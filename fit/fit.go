@@ -209,7 +209,9 @@ func timings(recs []latencytest.Record) []timing {
 			}
 			continue
 		}
-		if t.itl > 20*med && med > 0 {
+		// Without gaps: a stall is a request whose decode took over 10x
+		// what the median ITL gives, and over 1 s more.
+		if med > 0 && t.itl > 10*med {
 			if excess := time.Duration(t.tokens-1) * (t.itl - med); excess > time.Second {
 				t.stall, t.stallAt, t.itl = excess, 1, med
 			}
@@ -324,7 +326,7 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 		} else {
 			p.Stall.Duration = fakeprovider.Interpolated(roundAll(stalls)...)
 		}
-		rep.Sources["stall"] = fmt.Sprintf("%d of %d streamed requests had one silence over 1 s and 20x their pace (longest gap, or with no gaps recorded, a per-request ITL 20x the median); length is the excess", stalled, len(ts))
+		rep.Sources["stall"] = fmt.Sprintf("%d of %d streamed requests had one silence over 1 s and 20x their median gap (with no gaps recorded: a decode over 1 s longer and 10x slower than the median ITL gives); length is the excess over the median pace", stalled, len(ts))
 	}
 	fitFaults(&p, recs, &rep, n)
 	if maxConc := slices.MaxFunc(recs, func(a, b latencytest.Record) int { return cmp.Compare(a.Concurrency, b.Concurrency) }).Concurrency; maxConc > 0 {

@@ -1,0 +1,108 @@
+package fit_test
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/fit"
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+const studyDir = "testdata/serverless-tail-study/"
+
+func loadStudy(t *testing.T, file string) *fit.Study {
+	t.Helper()
+	st, err := fit.LoadStudy(studyDir + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestWriteProfileRoundTrip: what WriteProfile writes, ParseProfile reads
+// back to the same profile, for each fitted model.
+func TestWriteProfileRoundTrip(t *testing.T) {
+	for _, file := range []string{"results_mistral-3-14B.json", "results_llama-4-maverick.json", "results_openai-gpt-oss-120b.json", "bounded_llama3.3-70b-instruct.jsonl"} {
+		st := loadStudy(t, file)
+		for name, recs := range map[string][]latencytest.Record{"sweep": st.Sweep[1], "chains": st.Chains} {
+			if len(recs) == 0 {
+				continue
+			}
+			p, rep, err := fit.Fit(recs, fit.WithDraws(2000))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := fit.WriteProfile(&buf, p, rep); err != nil {
+				t.Fatal(err)
+			}
+			back, err := fakeprovider.ParseProfile(buf.Bytes())
+			if err != nil {
+				t.Fatalf("%s %s: %v\n%s", file, name, err, buf.String())
+			}
+			if !reflect.DeepEqual(back, p) {
+				t.Errorf("%s %s: round trip changed the profile:\nwrote %+v\nread  %+v", file, name, p, back)
+			}
+		}
+	}
+}
+
+// TestFitRecoversAKnownProfile: records drawn from a known profile (through
+// the replay, i.e. exactly what the fake serves) are fitted back: medians
+// and p99 of TTFT, ITL-driven total and answer length within 5%, fault
+// rates within 3 binomial standard errors, stall share too.
+func TestFitRecoversAKnownProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("draws 20,000 records and replays the fit (-short)")
+	}
+	known := fakeprovider.Profile{
+		Model:         "known",
+		Seed:          11,
+		TTFT:          fakeprovider.Mixture(fakeprovider.Weighted(0.9, fakeprovider.LogNormal(300*time.Millisecond, 900*time.Millisecond)), fakeprovider.Weighted(0.1, fakeprovider.LogNormal(2*time.Second, 6*time.Second))),
+		ITL:           fakeprovider.LogNormal(20*time.Millisecond, 60*time.Millisecond),
+		ITLPerRequest: true,
+		OutputTokens:  fakeprovider.Mixture(fakeprovider.Weighted(0.5, fakeprovider.Fixed(40)), fakeprovider.Weighted(0.5, fakeprovider.Fixed(120))),
+		Stall:         fakeprovider.Stall{Probability: 0.01, AfterToken: 1, Duration: fakeprovider.Fixed(30 * time.Second)},
+		Faults:        fakeprovider.Faults{HTTP529: 0.02, HTTP429: 0.01, Empty: 0.005},
+	}
+	src := make([]latencytest.Record, 20_000)
+	for i := range src {
+		src[i] = latencytest.Record{ID: fmt.Sprintf("src-%05d", i), PromptTokens: 50, MaxTokens: 1000}
+	}
+	recs, err := fit.Replay(known, src, len(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rep, err := fit.Fit(recs, fit.WithSeed(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(rep)
+	for _, name := range []string{"ttft p50", "ttft p99", "total p50", "total p99"} {
+		s, ok := rep.Stat(name)
+		if !ok || math.Abs(s.Replay/s.Records-1) > 0.05 {
+			t.Errorf("%s: records %v, fitted profile %v (want within 5%%)", name, time.Duration(s.Records), time.Duration(s.Replay))
+		}
+	}
+	n := float64(len(recs))
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"http_529", p.Faults.HTTP529, 0.02}, {"http_429", p.Faults.HTTP429, 0.01},
+		{"empty", p.Faults.Empty, 0.005}, {"stall", p.Stall.Probability, 0.01},
+	} {
+		se := math.Sqrt(c.want * (1 - c.want) / n)
+		if math.Abs(c.got-c.want) > 3*se {
+			t.Errorf("%s rate: fitted %.4f, true %.4f (3 standard errors: %.4f)", c.name, c.got, c.want, 3*se)
+		}
+	}
+	if d := p.Stall.Duration; d.Kind != "empirical" || math.Abs(float64(d.Values[len(d.Values)/2])/float64(30*time.Second)-1) > 0.05 {
+		t.Errorf("stall length %v, true 30s", d)
+	}
+}
