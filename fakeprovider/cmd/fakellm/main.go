@@ -4,6 +4,12 @@
 //
 //	go run ./fakeprovider/cmd/fakellm -preset llama-4-maverick
 //	go run ./fakeprovider/cmd/fakellm -profile my.yaml -addr 127.0.0.1:9000 -seed 3
+//	go run ./fakeprovider/cmd/fakellm -fit records.jsonl > fitted.yaml
+//
+// With -fit it serves nothing: it fits a profile to latencytest records
+// (JSONL, as Measure writes them; see package fit), writes it to stdout as
+// YAML with comments saying where each number came from, and exits; serve
+// it with -profile.
 //
 // It prints the base URL (OpenAI clients take URL+"/v1") and stops cleanly on
 // SIGINT or SIGTERM. It binds to loopback unless -addr says otherwise; an
@@ -24,6 +30,8 @@ import (
 	"syscall"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/fit"
+	"github.com/tailguard/tailguard/latencytest"
 )
 
 func main() {
@@ -50,11 +58,30 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) error {
 	profile := fs.String("profile", "", "YAML profile file")
 	preset := fs.String("preset", "", "preset name: "+strings.Join(fakeprovider.Presets(), ", "))
 	seed := fs.Int64("seed", -1, "random seed, >= 0 (-1: the profile's)")
+	fitPath := fs.String("fit", "", "fit a profile to these latencytest records (JSONL), write it to stdout as YAML and exit")
 	if err := fs.Parse(args); err != nil {
 		return err // the flag package has printed what is wrong (or the usage, for -h)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *fitPath != "" {
+		if *profile != "" || *preset != "" {
+			return errors.New("give -fit alone: it writes a profile and serves nothing")
+		}
+		recs, err := latencytest.LoadRecords(*fitPath)
+		if err != nil {
+			return err
+		}
+		var opts []fit.Option
+		if *seed >= 0 {
+			opts = append(opts, fit.WithSeed(uint64(*seed)))
+		}
+		p, rep, err := fit.Fit(recs, opts...)
+		if err != nil {
+			return err
+		}
+		return fit.WriteProfile(stdout, p, rep)
 	}
 	if err := checkAddr(*addr); err != nil {
 		return err
