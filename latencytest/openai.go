@@ -20,13 +20,21 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Option configures the OpenAI provider.
 type Option func(*openAI)
 
 // WithHTTPClient sets the HTTP client (e.g. a fake provider's in-memory
-// client). Default: a client with its own transport.
+// client). Default: a client with its own transport, which keeps up to
+// DefaultMaxIdleConnsPerHost idle connections to the endpoint, so that a
+// run at any concurrency up to that opens each connection once and no
+// measured request pays for connection setup after warm-up (the
+// disclosure counts the connections a run opened). A client of your own
+// keeps its transport's setting: net/http's default keeps 2, and a run at
+// concurrency 50 then opens new connections all along, their setup inside
+// TTFT.
 func WithHTTPClient(c *http.Client) Option { return func(o *openAI) { o.client = c } }
 
 // WithAPIKey sets the bearer token, sent in the Authorization header. The
@@ -76,8 +84,9 @@ func OpenAI(baseURL string, opts ...Option) Provider {
 		opt(o)
 	}
 	if o.client == nil {
-		o.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		o.client = &http.Client{Transport: defaultTransport()}
 	}
+	o.bodyTail = appendBodyTail(nil, o.model)
 	o.endpoint = redactURL(o.url)
 	o.secrets = secretsOf(o.key, o.header, u)
 	return o
@@ -118,8 +127,28 @@ func OpenAIFromEnv(opts ...Option) (Provider, error) {
 	return OpenAI(base, all...), nil
 }
 
+// DefaultMaxIdleConnsPerHost is how many idle connections the OpenAI
+// provider's default transport keeps per host (see WithHTTPClient): more
+// than any concurrency a run is likely to use. The provider does not know
+// a run's concurrency up front; a run above it opens new connections.
+const DefaultMaxIdleConnsPerHost = 1024
+
+// defaultTransport is net/http's default transport keeping
+// DefaultMaxIdleConnsPerHost idle connections per host (and no overall
+// limit).
+func defaultTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 0
+	t.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
+	return t
+}
+
+// readBuffers holds the 32 KiB buffers calls read their bodies through.
+var readBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 type openAI struct {
 	url, endpoint string
+	bodyTail      []byte // the request body after the messages (see payload)
 	client        *http.Client
 	key, model    string
 	header        http.Header
@@ -131,6 +160,72 @@ type openAI struct {
 // Describe names the endpoint and model (never the key).
 func (o *openAI) Describe() Description {
 	return Description{Kind: "openai-chat-completions (streaming)", Endpoint: o.endpoint, Model: o.model}
+}
+
+// payload encodes the request body as json.Marshal encodes the map
+// {"max_tokens", "messages", "model", "stream", "stream_options",
+// "temperature"} (keys sorted, max_tokens and temperature only when set),
+// without reflection: the part after the messages is built once.
+func (o *openAI) payload(req Request) ([]byte, error) {
+	n := 32 + len(o.bodyTail)
+	for _, m := range req.Messages {
+		n += 32 + len(m.Role) + len(m.Content)
+	}
+	b := make([]byte, 0, n+n/8)
+	b = append(b, '{')
+	if req.MaxTokens > 0 {
+		b = append(b, `"max_tokens":`...)
+		b = strconv.AppendInt(b, int64(req.MaxTokens), 10)
+		b = append(b, ',')
+	}
+	b = append(b, `"messages":`...)
+	if req.Messages == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, m := range req.Messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"role":`...)
+			b = appendJSONString(b, m.Role)
+			b = append(b, `,"content":`...)
+			b = appendJSONString(b, m.Content)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, o.bodyTail...)
+	if req.Temperature != nil {
+		t, err := json.Marshal(*req.Temperature)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"temperature":`...)
+		b = append(b, t...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendBodyTail appends what follows the messages in every request body.
+func appendBodyTail(b []byte, model string) []byte {
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, model)
+	return append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
+}
+
+// appendJSONString appends s as encoding/json writes it: printable ASCII
+// other than " \ < > & as it is, anything else through json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Causes of a call's end, told apart after the fact.
@@ -150,19 +245,7 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 func (o *openAI) call(parent context.Context, req Request) Record {
 	rec := Record{ID: req.ID, MaxTokens: req.MaxTokens, TTFB: NotObserved, TTFT: NotObserved,
 		FirstAnswer: NotObserved, LastToken: NotObserved, Model: o.model}
-	body := map[string]any{
-		"model":          o.model,
-		"messages":       req.Messages,
-		"stream":         true,
-		"stream_options": map[string]bool{"include_usage": true},
-	}
-	if req.MaxTokens > 0 {
-		body["max_tokens"] = req.MaxTokens
-	}
-	if req.Temperature != nil {
-		body["temperature"] = *req.Temperature
-	}
-	payload, err := json.Marshal(body)
+	payload, err := o.payload(req)
 	if err != nil {
 		rec.Err, rec.Detail = ClassTransport, "encoding the request: "+err.Error()
 		return rec
@@ -284,9 +367,13 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 			first.Stop()
 		}
 	})
-	buf := make([]byte, 32<<10)
+	bp := readBuffers.Get().(*[]byte)
+	defer readBuffers.Put(bp)
+	buf := *bp
+	eof := false
 	for !st.stopped() {
 		n, err := resp.Body.Read(buf)
+		eof = err == io.EOF
 		if perr := st.feed(buf[:n], time.Since(start)); perr != nil {
 			st.finish()
 			return fail(ClassBadStream, perr.Error())
@@ -304,11 +391,42 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 		}
 	}
 	end(st.now())
+	if st.st.done && !eof {
+		drain(resp.Body, buf, cancel)
+	}
 	st.finish()
 	if class, detail := st.verdict(); class != "" {
 		return fail(class, detail)
 	}
 	return rec
+}
+
+// doneGrace is how long a call waits, after [DONE], for the end of the
+// body, and doneDrain how many bytes it reads: a body read to its end
+// returns its connection to the pool, while a body closed early closes
+// it, and the next request would pay for a new connection inside its
+// TTFT. The record is final before: a server that holds the connection
+// open costs the call up to doneGrace, never measured time.
+const (
+	doneGrace = 20 * time.Millisecond
+	doneDrain = 64 << 10
+)
+
+var errDrained = errors.New("the body did not end within the grace after [DONE]")
+
+// drain reads what follows [DONE] (the chunked body's end, most often
+// already received) and discards it, for at most doneGrace and doneDrain
+// bytes; then the body's end is reached or the request is canceled.
+func drain(body io.Reader, buf []byte, cancel context.CancelCauseFunc) {
+	t := time.AfterFunc(doneGrace, func() { cancel(errDrained) })
+	defer t.Stop()
+	for n := 0; n < doneDrain; {
+		k, err := body.Read(buf)
+		if err != nil {
+			return
+		}
+		n += k
+	}
 }
 
 // streamTimer times an OpenAI-style chat-completions event stream as its
@@ -322,12 +440,15 @@ type streamTimer struct {
 	st      stream
 	redact  func(string) string
 	onFirst func() // called at the first token; may be nil
+	emit    rawEmit
 }
 
 // newStreamTimer times a stream into rec, whose token clocks must start
 // NotObserved. redact scrubs event data before anything keeps or cuts it.
 func newStreamTimer(rec *Record, redact func(string) string, onFirst func()) *streamTimer {
-	return &streamTimer{st: stream{rec: rec}, redact: redact, onFirst: onFirst}
+	t := &streamTimer{st: stream{rec: rec}, redact: redact, onFirst: onFirst}
+	t.emit = t.onRaw
+	return t
 }
 
 // feed parses bytes that a read returned at now (from the request's
@@ -338,12 +459,12 @@ func (t *streamTimer) feed(b []byte, now time.Duration) error {
 	if len(b) == 0 {
 		return nil
 	}
-	return t.parser.Feed(b, t.onEvent)
+	return t.parser.feed(b, t.emit)
 }
 
 // end is called at EOF: it dispatches an event left without its blank
 // line ("data: [DONE]" at the very end).
-func (t *streamTimer) end() { t.parser.End(t.onEvent) }
+func (t *streamTimer) end() { t.parser.end(t.emit) }
 
 // stopped reports [DONE] or an error: nothing after it counts.
 func (t *streamTimer) stopped() bool { return t.st.stop }
@@ -354,13 +475,34 @@ func (t *streamTimer) now() time.Duration { return t.st.now }
 // finish stores the answer (see stream.finish).
 func (t *streamTimer) finish() { t.st.finish() }
 
-func (t *streamTimer) onEvent(ev Event) {
+// onRaw decodes one event (its data valid only during the call) and times
+// it: the common chunk through the fast path (chunk.go), anything else,
+// and any event that holds a secret, through encoding/json (stream.event).
+func (t *streamTimer) onRaw(typ string, data []byte, id string) {
 	st, rec := &t.st, t.st.rec
 	if st.stop {
 		return // nothing after [DONE] or an error counts
 	}
-	ev.Data = t.redact(ev.Data) // before any note or detail cuts it
-	if !st.event(ev) {
+	var token bool
+	fast := false
+	redacted, clean := t.clean(data)
+	if clean && typ != "error" {
+		if string(bytes.TrimSpace(data)) == "[DONE]" {
+			st.done, st.stop = true, true
+			return
+		}
+		token, fast = st.fastEvent(data)
+		if fast && fastPathCheck != nil {
+			fastPathCheck(data)
+		}
+	}
+	if !fast {
+		if clean {
+			redacted = string(data)
+		}
+		token = st.event(Event{Type: typ, Data: redacted, ID: id}) // redacted before any note or detail cuts it
+	}
+	if !token {
 		return
 	}
 	if rec.TTFT < 0 {
@@ -376,6 +518,26 @@ func (t *streamTimer) onEvent(ev Event) {
 	rec.LastToken = st.now
 	rec.TokenEvents++
 }
+
+// clean reports whether data holds no secret (redaction leaves it as it
+// is); otherwise it returns the redacted text. The redactor is handed a
+// view of data that it does not keep (redactSecrets only searches it),
+// so that the common case allocates nothing.
+func (t *streamTimer) clean(data []byte) (redacted string, clean bool) {
+	if len(data) == 0 {
+		return "", true
+	}
+	view := unsafe.String(&data[0], len(data))
+	r := t.redact(view)
+	if len(r) == len(view) && unsafe.StringData(r) == unsafe.StringData(view) {
+		return "", true
+	}
+	return strings.Clone(r), false
+}
+
+// fastPathCheck, when set (by the package's tests), is called with every
+// event the fast path decoded, to check it against encoding/json.
+var fastPathCheck func(data []byte)
 
 // verdict judges a stream that ended (EOF or [DONE]; call finish first):
 // the error class and detail, or "" for a good answer.

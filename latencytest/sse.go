@@ -43,6 +43,21 @@ type sseParser struct {
 // Feed parses b and calls emit for each complete event. It returns an error
 // only when an event grows beyond the limit.
 func (p *sseParser) Feed(b []byte, emit func(Event)) error {
+	return p.feed(b, eventEmitter(emit))
+}
+
+// rawEmit receives an event whose data is only valid during the call (the
+// parser reuses its buffer): the streamTimer decodes it in place, without
+// copying it into a string.
+type rawEmit func(typ string, data []byte, id string)
+
+// eventEmitter adapts an Event callback.
+func eventEmitter(emit func(Event)) rawEmit {
+	return func(typ string, data []byte, id string) { emit(Event{Type: typ, Data: string(data), ID: id}) }
+}
+
+// feed is Feed with a raw emitter.
+func (p *sseParser) feed(b []byte, emit rawEmit) error {
 	for !p.started && len(b) > 0 {
 		if b[0] != bom[p.bomN] {
 			// Not a BOM after all: the bytes matched so far start the
@@ -65,7 +80,7 @@ func (p *sseParser) Feed(b []byte, emit func(Event)) error {
 				continue
 			}
 		}
-		i := bytes.IndexAny(b, "\r\n")
+		i := lineEnd(b)
 		if i < 0 {
 			p.line = append(p.line, b...)
 			p.size += len(b)
@@ -93,10 +108,24 @@ func (p *sseParser) Feed(b []byte, emit func(Event)) error {
 	return nil
 }
 
-func (p *sseParser) processLine(line []byte, emit func(Event)) {
+// lineEnd is the index of the first CR or LF in b, or -1 (two
+// vectorised byte searches instead of a byte-by-byte set search).
+func lineEnd(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	limit := i
+	if i < 0 {
+		limit = len(b)
+	}
+	if j := bytes.IndexByte(b[:limit], '\r'); j >= 0 {
+		return j
+	}
+	return i
+}
+
+func (p *sseParser) processLine(line []byte, emit rawEmit) {
 	if len(line) == 0 {
 		if p.hasData {
-			emit(Event{Type: p.typ, Data: string(p.data), ID: p.id})
+			emit(p.typ, p.data, p.id)
 		}
 		p.data, p.hasData, p.typ, p.size = p.data[:0], false, "", 0
 		return
@@ -119,9 +148,13 @@ func (p *sseParser) processLine(line []byte, emit func(Event)) {
 		p.data = append(p.data, value...)
 		p.hasData = true
 	case "event":
-		p.typ = string(value)
+		if string(value) != p.typ {
+			p.typ = string(value)
+		}
 	case "id":
-		p.id = string(value)
+		if string(value) != p.id {
+			p.id = string(value)
+		}
 	}
 }
 
@@ -130,7 +163,10 @@ func (p *sseParser) processLine(line []byte, emit func(Event)) {
 // "data: [DONE]" and no blank line ended it cleanly, so End dispatches the
 // pending event (after completing an unterminated last line) for the
 // caller to judge.
-func (p *sseParser) End(emit func(Event)) {
+func (p *sseParser) End(emit func(Event)) { p.end(eventEmitter(emit)) }
+
+// end is End with a raw emitter.
+func (p *sseParser) end(emit rawEmit) {
 	if !p.started {
 		p.line, p.started = append(p.line, bom[:p.bomN]...), true
 	}

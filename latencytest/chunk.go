@@ -1,0 +1,637 @@
+package latencytest
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The fast path: most events of a chat-completions stream are one chunk of
+// one shape ({"id":…,"model":…,"choices":[{"index":0,"delta":{"content":
+// "…"}}],"usage":null}), and decoding each through encoding/json's
+// reflection costs more than the rest of the client together. fastChunk
+// scans such a chunk's bytes once, validating the whole document as
+// encoding/json would, and hands back what stream.event would take from
+// it. Anything it is not sure of (a field of an unexpected type, a key that
+// matches a known field only case-insensitively, a duplicate key, a
+// surrogate escape, invalid UTF-8, a non-integer count, an error field, a
+// second choice 0, an array of text parts) makes it give up before it has
+// changed anything, and the event goes through encoding/json (stream.event).
+// So both paths give the same records by construction, and a test checks
+// it on every event the package's tests decode (see chunk_test.go).
+
+// chunkFacts is what the fast path took from one chunk.
+type chunkFacts struct {
+	model                     span
+	promptTokens, completion  int64 // -1: absent
+	cached, reasoningTokens   int64 // -1: absent
+	choice0                   bool  // a choice with index 0 (or none) was seen
+	others                    bool  // a choice with another index was seen
+	finish                    span
+	hasFinish                 bool
+	content, refusal          span
+	reasoning                 bool // non-empty reasoning_content or reasoning
+	hasContent, hasRefusal    bool
+	contentEsc, refusalEsc    bool
+	modelEsc, finishEsc, used bool
+}
+
+// span is a string's bytes inside the chunk, quotes excluded; esc is set
+// when it holds escapes.
+type span struct{ start, end int }
+
+// chunkScanner validates and walks one JSON document.
+type chunkScanner struct {
+	b []byte
+	i int
+}
+
+// maxFastDepth bounds nesting in skipped values; deeper goes the slow way.
+const maxFastDepth = 32
+
+func (s *chunkScanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte after white space, 0 at the end.
+func (s *chunkScanner) peek() byte {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// str scans a string at s.i (the opening quote): its contents' span,
+// whether it holds escapes or bytes above 0x7F (esc), and ok false for
+// invalid JSON or a control character.
+func (s *chunkScanner) str() (sp span, esc, ok bool) {
+	b := s.b
+	i := s.i + 1
+	sp.start = i
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			sp.end = i
+			s.i = i + 1
+			return sp, esc, true
+		case c == '\\':
+			esc = true
+			if i+1 >= len(b) {
+				return sp, esc, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return sp, esc, false
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return sp, esc, false
+					}
+				}
+				i += 6
+			default:
+				return sp, esc, false
+			}
+		case c < 0x20:
+			return sp, esc, false
+		case c >= 0x80:
+			esc = true
+			i++
+		default:
+			i++
+		}
+	}
+	return sp, esc, false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// number scans a JSON number; digits is true when it is a plain
+// non-negative integer (no sign, fraction or exponent).
+func (s *chunkScanner) number() (sp span, digits, ok bool) {
+	b, i := s.b, s.i
+	sp.start = i
+	digits = true
+	if i < len(b) && b[i] == '-' {
+		digits = false
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+	default:
+		return sp, false, false
+	}
+	if i < len(b) && b[i] == '.' {
+		digits = false
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return sp, false, false
+		}
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		digits = false
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return sp, false, false
+		}
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+	}
+	sp.end, s.i = i, i
+	return sp, digits, true
+}
+
+// literal scans true, false or null.
+func (s *chunkScanner) literal(lit string) bool {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
+		return false
+	}
+	s.i += len(lit)
+	return true
+}
+
+// null consumes a null if one is next.
+func (s *chunkScanner) null() bool {
+	if s.peek() == 'n' {
+		return s.literal("null")
+	}
+	return false
+}
+
+// skip validates and skips any value.
+func (s *chunkScanner) skip(depth int) bool {
+	if depth > maxFastDepth {
+		return false
+	}
+	switch s.peek() {
+	case '"':
+		_, _, ok := s.str()
+		return ok
+	case '{':
+		return s.object(func(key []byte) bool { return s.skip(depth + 1) })
+	case '[':
+		return s.array(func() bool { return s.skip(depth + 1) })
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.literal("null")
+	default:
+		_, _, ok := s.number()
+		return ok
+	}
+}
+
+// object walks an object at s.i, calling field with each key (plain
+// ASCII without escapes, or the walk fails) positioned at its value,
+// which field must consume.
+func (s *chunkScanner) object(field func(key []byte) bool) bool {
+	if s.peek() != '{' {
+		return false
+	}
+	s.i++
+	if s.peek() == '}' {
+		s.i++
+		return true
+	}
+	for {
+		if s.peek() != '"' {
+			return false
+		}
+		sp, esc, ok := s.str()
+		if !ok || esc {
+			return false
+		}
+		if s.peek() != ':' {
+			return false
+		}
+		s.i++
+		s.ws()
+		if !field(s.b[sp.start:sp.end]) {
+			return false
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// array walks an array at s.i, calling elem positioned at each element.
+func (s *chunkScanner) array(elem func() bool) bool {
+	if s.peek() != '[' {
+		return false
+	}
+	s.i++
+	if s.peek() == ']' {
+		s.i++
+		return true
+	}
+	for {
+		s.ws()
+		if !elem() {
+			return false
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// known reports whether key is one of names exactly (ok), or matches one
+// only case-insensitively (fold: encoding/json would take it as that
+// field, so the fast path gives up).
+func known(key []byte, names ...string) (i int, fold bool) {
+	for j, n := range names {
+		if string(key) == n {
+			return j, false
+		}
+	}
+	for _, n := range names {
+		if len(n) == len(key) && equalFoldASCII(string(key), n) {
+			return -1, true
+		}
+	}
+	return -1, false
+}
+
+// optString scans a value that must be null or a string: present is false
+// for null.
+func (s *chunkScanner) optString() (sp span, esc, present, ok bool) {
+	if s.null() {
+		return sp, false, false, true
+	}
+	if s.peek() != '"' {
+		return sp, false, false, false
+	}
+	sp, esc, ok = s.str()
+	return sp, esc, true, ok
+}
+
+// optCount scans a token count: null (-1), or a plain integer in
+// [0, maxCount]; anything else gives up.
+func (s *chunkScanner) optCount() (n int64, ok bool) {
+	if s.null() {
+		return -1, true
+	}
+	sp, digits, ok := s.number()
+	if !ok || !digits || sp.end-sp.start > 10 {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(s.b[sp.start:sp.end]), 10, 64)
+	if err != nil || v > maxCount {
+		return 0, false
+	}
+	return v, true
+}
+
+var (
+	chunkFields  = []string{"model", "choices", "usage", "error", "object", "message"}
+	choiceFields = []string{"index", "delta", "finish_reason"}
+	deltaFields  = []string{"content", "reasoning_content", "reasoning", "refusal"}
+	usageFields  = []string{"prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details"}
+	detailFields = []string{"cached_tokens", "reasoning_tokens"}
+)
+
+// fastChunk scans data; ok is false when the event must take the slow
+// path.
+func fastChunk(data []byte, f *chunkFacts) (ok bool) {
+	*f = chunkFacts{promptTokens: -1, completion: -1, cached: -1, reasoningTokens: -1}
+	s := chunkScanner{b: data}
+	var seen uint32
+	once := func(bit int) bool {
+		if seen&(1<<bit) != 0 {
+			return false // a duplicate key: encoding/json takes the last
+		}
+		seen |= 1 << bit
+		return true
+	}
+	ok = s.object(func(key []byte) bool {
+		i, fold := known(key, chunkFields...)
+		if fold || (i >= 0 && !once(i)) {
+			return false
+		}
+		switch i {
+		case 0: // model
+			sp, esc, present, ok := s.optString()
+			if present {
+				f.model, f.modelEsc, f.used = sp, esc, true
+			}
+			return ok
+		case 1: // choices
+			if s.null() {
+				return true
+			}
+			return s.array(func() bool { return s.choice(f) })
+		case 2: // usage
+			if s.null() {
+				return true
+			}
+			return s.usage(f)
+		case 3: // error: only null is the common case
+			return s.null()
+		case 4: // object: "error" (or what might decode to it) goes the slow way
+			if s.peek() == '"' {
+				sp, esc, ok := s.str()
+				return ok && !esc && string(data[sp.start:sp.end]) != "error"
+			}
+			return s.skip(0)
+		}
+		return s.skip(0)
+	})
+	if !ok {
+		return false
+	}
+	s.ws()
+	return s.i == len(data)
+}
+
+// choice scans one element of choices.
+func (s *chunkScanner) choice(f *chunkFacts) bool {
+	if s.null() {
+		// encoding/json leaves a null choice empty: index 0, no delta.
+		if f.choice0 {
+			return false
+		}
+		f.choice0 = true
+		return true
+	}
+	var seen uint32
+	index := int64(0)
+	var delta chunkFacts
+	ok := s.object(func(key []byte) bool {
+		i, fold := known(key, choiceFields...)
+		if fold || (i >= 0 && seen&(1<<i) != 0) {
+			return false
+		}
+		if i >= 0 {
+			seen |= 1 << i
+		}
+		switch i {
+		case 0: // index
+			if s.null() {
+				return true
+			}
+			sp, digits, ok := s.number()
+			if !ok || !digits || sp.end-sp.start > 18 {
+				return false
+			}
+			index, _ = strconv.ParseInt(string(s.b[sp.start:sp.end]), 10, 64)
+			return true
+		case 1: // delta
+			if s.null() {
+				return true
+			}
+			return s.delta(&delta)
+		case 2: // finish_reason
+			sp, esc, present, ok := s.optString()
+			if present {
+				delta.finish, delta.finishEsc, delta.hasFinish = sp, esc, true
+			}
+			return ok
+		}
+		return s.skip(0)
+	})
+	if !ok {
+		return false
+	}
+	if index != 0 {
+		f.others = true
+		return true
+	}
+	if f.choice0 {
+		return false // a second choice 0: rare, the slow way
+	}
+	f.choice0 = true
+	f.finish, f.finishEsc, f.hasFinish = delta.finish, delta.finishEsc, delta.hasFinish
+	f.content, f.contentEsc, f.hasContent = delta.content, delta.contentEsc, delta.hasContent
+	f.refusal, f.refusalEsc, f.hasRefusal = delta.refusal, delta.refusalEsc, delta.hasRefusal
+	f.reasoning = delta.reasoning
+	return true
+}
+
+// delta scans a choice's delta object.
+func (s *chunkScanner) delta(f *chunkFacts) bool {
+	var seen uint32
+	return s.object(func(key []byte) bool {
+		i, fold := known(key, deltaFields...)
+		if fold || (i >= 0 && seen&(1<<i) != 0) {
+			return false
+		}
+		if i < 0 {
+			return s.skip(0)
+		}
+		seen |= 1 << i
+		sp, esc, present, ok := s.optString() // an array of parts: the slow way
+		if !ok || !present {
+			return ok
+		}
+		switch i {
+		case 0:
+			f.content, f.contentEsc, f.hasContent = sp, esc, true
+		case 1, 2:
+			// Every escape decodes to at least one byte: a non-empty
+			// string is non-empty text.
+			f.reasoning = f.reasoning || sp.end > sp.start
+		case 3:
+			f.refusal, f.refusalEsc, f.hasRefusal = sp, esc, true
+		}
+		return true
+	})
+}
+
+// usage scans a usage object.
+func (s *chunkScanner) usage(f *chunkFacts) bool {
+	var seen uint32
+	return s.object(func(key []byte) bool {
+		i, fold := known(key, usageFields...)
+		if fold || (i >= 0 && seen&(1<<i) != 0) {
+			return false
+		}
+		if i < 0 {
+			return s.skip(0)
+		}
+		seen |= 1 << i
+		var ok bool
+		switch i {
+		case 0:
+			f.promptTokens, ok = s.optCount()
+		case 1:
+			f.completion, ok = s.optCount()
+		case 2:
+			f.cached, ok = s.detail(0)
+		case 3:
+			f.reasoningTokens, ok = s.detail(1)
+		}
+		return ok
+	})
+}
+
+// detail scans a usage details object for detailFields[want]: -1 when
+// absent or null.
+func (s *chunkScanner) detail(want int) (n int64, ok bool) {
+	n = -1
+	if s.null() {
+		return n, true
+	}
+	var seen uint32
+	ok = s.object(func(key []byte) bool {
+		i, fold := known(key, detailFields...)
+		if fold || (i >= 0 && seen&(1<<i) != 0) {
+			return false
+		}
+		if i != want {
+			if i >= 0 {
+				seen |= 1 << i
+			}
+			return s.skip(0)
+		}
+		seen |= 1 << i
+		var ok bool
+		n, ok = s.optCount()
+		return ok
+	})
+	return n, ok
+}
+
+// text returns a string span's text, decoded as encoding/json decodes it.
+func text(data []byte, sp span, esc bool) ([]byte, bool) {
+	raw := data[sp.start:sp.end]
+	if !esc {
+		return raw, true
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		// Bytes above 0x7F only: as they are when they are valid UTF-8.
+		return raw, utf8.Valid(raw)
+	}
+	return nil, false
+}
+
+// unquote decodes a JSON string span through encoding/json (escapes,
+// surrogates, invalid UTF-8 all as it decodes them).
+func unquote(data []byte, sp span) (string, bool) {
+	var str string
+	if json.Unmarshal(data[sp.start-1:sp.end+1], &str) != nil {
+		return "", false
+	}
+	return str, true
+}
+
+// fastEvent applies a chunk the fast path could read; ok is false (and
+// nothing changed) when data must go through event.
+func (s *stream) fastEvent(data []byte) (token, ok bool) {
+	var f chunkFacts
+	if !fastChunk(data, &f) {
+		return false, false
+	}
+	// Strings with escapes are decoded before anything changes.
+	var model, finish, content, refusal []byte
+	var modelS, finishS, contentS, refusalS string
+	decode := func(sp span, esc bool, b *[]byte, str *string) bool {
+		if t, ok := text(data, sp, esc); ok {
+			*b = t
+			return true
+		}
+		v, ok := unquote(data, sp)
+		*str = v
+		return ok
+	}
+	if f.used && !decode(f.model, f.modelEsc, &model, &modelS) ||
+		f.hasFinish && !decode(f.finish, f.finishEsc, &finish, &finishS) ||
+		f.hasContent && !decode(f.content, f.contentEsc, &content, &contentS) ||
+		f.hasRefusal && !decode(f.refusal, f.refusalEsc, &refusal, &refusalS) {
+		return false, false
+	}
+	rec := s.rec
+	if f.used {
+		switch {
+		case model != nil && len(model) > 0 && string(model) != rec.Model:
+			rec.Model = string(model)
+		case model == nil && modelS != "":
+			rec.Model = modelS
+		}
+	}
+	if f.promptTokens >= 0 {
+		rec.PromptTokens, rec.UsageReported = int(f.promptTokens), true
+	}
+	if f.completion >= 0 {
+		rec.CompletionTokens, rec.UsageReported = int(f.completion), true
+	}
+	if f.cached >= 0 {
+		rec.CachedTokens, rec.CachedReported = int(f.cached), true
+	}
+	if f.reasoningTokens >= 0 {
+		rec.ReasoningTokens = int(f.reasoningTokens)
+	}
+	if f.others {
+		s.others = true
+	}
+	if f.hasFinish {
+		if finish != nil {
+			if string(finish) != rec.FinishReason {
+				rec.FinishReason = string(finish)
+			}
+		} else {
+			rec.FinishReason = finishS
+		}
+	}
+	if len(content) > 0 || contentS != "" {
+		token = true
+		s.content.Write(content)
+		s.content.WriteString(contentS)
+		if rec.FirstAnswer < 0 {
+			rec.FirstAnswer = s.now
+		}
+	}
+	if f.reasoning {
+		token = true
+	}
+	if len(refusal) > 0 || refusalS != "" {
+		token = true
+		s.refusal.Write(refusal)
+		s.refusal.WriteString(refusalS)
+		if rec.FirstAnswer < 0 {
+			rec.FirstAnswer = s.now
+		}
+	}
+	return token, true
+}

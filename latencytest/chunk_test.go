@@ -1,0 +1,265 @@
+package latencytest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Every event the fast path decodes anywhere in this package's tests (the
+// stream fixtures, the OpenAI and fake streams, the fuzz targets) is also
+// decoded through encoding/json, and the two must agree: a disagreement
+// panics with the event. Not when benchmarks run (-bench), which would
+// time both decoders: TestFastPathMatchesEncodingJSON and the fuzz target
+// check the corpus either way.
+func init() { fastPathCheck = checkFastPath }
+
+var benchmarking = sync.OnceValue(func() bool {
+	f := flag.Lookup("test.bench")
+	return f != nil && f.Value.String() != ""
+})
+
+func checkFastPath(data []byte) {
+	if benchmarking() {
+		return
+	}
+	if msg := fastSlowDiff(data); msg != "" {
+		panic("latencytest: the fast path and encoding/json disagree: " + msg)
+	}
+}
+
+// decoded is what one event did to a fresh stream.
+type decoded struct {
+	Rec                Record
+	Content, Refusal   string
+	Bad                string
+	Done, Stop, Others bool
+	Token              bool
+}
+
+// freshStream is the state of a stream before its first event, a token
+// already seen (so FirstAnswer may be set) or not.
+func freshStream() (*stream, *Record) {
+	rec := &Record{TTFB: NotObserved, TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved, Model: "requested-model"}
+	return &stream{rec: rec, now: 7 * time.Millisecond}, rec
+}
+
+func outcome(s *stream, token bool) decoded {
+	return decoded{Rec: *s.rec, Content: s.content.String(), Refusal: s.refusal.String(), Bad: s.bad,
+		Done: s.done, Stop: s.stop, Others: s.others, Token: token}
+}
+
+// fastSlowDiff decodes data both ways on fresh streams; "" when they agree
+// or the fast path declined.
+func fastSlowDiff(data []byte) string {
+	fs, _ := freshStream()
+	ftok, ok := fs.fastEvent(data)
+	if !ok {
+		return ""
+	}
+	ss, _ := freshStream()
+	stok := ss.event(Event{Data: string(data)})
+	f, s := outcome(fs, ftok), outcome(ss, stok)
+	if !reflect.DeepEqual(f, s) {
+		return fmt.Sprintf("event %q\nfast: %+v\nslow: %+v", data, f, s)
+	}
+	return ""
+}
+
+// chunkCorpus is every event data of the SSE fixtures and fuzz seeds, the
+// fake's chunk shapes, and chunks built to trip a scanner.
+func chunkCorpus(t testing.TB) []string {
+	var out []string
+	addStream := func(stream []byte) {
+		var p sseParser
+		emit := func(ev Event) { out = append(out, ev.Data) }
+		_ = p.Feed(stream, emit)
+		p.End(emit)
+	}
+	for _, s := range sseVariants() {
+		addStream([]byte(s))
+	}
+	for _, s := range []string{
+		"data: a\r", "data: a\r\ndata: b\r\r\n:c\nevent: e\nid: 1\ndata:\n\n",
+		"data: {\"x\":\r\ndata: 1}\r\n\r\n", "\xEF\xBB\xBFdata: a\n\n",
+		"data: {\"choices\":[{\"delta\":\r\ndata: {\"content\":\"Hi\"}}]}\r\n\r\ndata: [DONE]\r\n\r\n",
+		tok("plain"), tok("quote \" and \\ and \n and <tag> & é and \u2028"), tok(""),
+	} {
+		addStream([]byte(s))
+	}
+	// Corpus files of the fuzz targets that read SSE streams or chunks.
+	for _, dir := range []string{"FuzzSSESplit", "FuzzChunkFastPath"} {
+		files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", dir, "*"))
+		for _, name := range files {
+			for _, v := range fuzzCorpusValues(t, name) {
+				if dir == "FuzzSSESplit" {
+					addStream(v)
+				} else {
+					out = append(out, string(v))
+				}
+			}
+		}
+	}
+	prefix := `{"id":"chatcmpl-fake-3","object":"chat.completion.chunk","created":1727000000,"model":"fake-model","choices":[`
+	out = append(out,
+		prefix+`{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null}`,
+		prefix+`{"index":0,"delta":{"content":" The"},"logprobs":null,"finish_reason":null}],"usage":null}`,
+		prefix+`{"index":0,"delta":{"reasoning_content":" Let"},"logprobs":null,"finish_reason":null}],"usage":null}`,
+		prefix+`{"index":0,"delta":{},"logprobs":null,"finish_reason":"length"}],"usage":null}`,
+		prefix+`],"usage":{"prompt_tokens":12,"completion_tokens":64,"total_tokens":76,"prompt_tokens_details":{"cached_tokens":3},"completion_tokens_details":{"reasoning_tokens":5}}}`,
+		// Shapes that must agree whichever path takes them.
+		`{"choices":[{"delta":{"content":"no index"}}]}`,
+		`{"choices":[{"index":1,"delta":{"content":"second choice"}},{"index":0,"delta":{"content":"first"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":0,"delta":{"content":"b"}}]}`,
+		`{"choices":[null,{"index":0,"delta":{"content":"after null"}}]}`,
+		`{"choices":[{"index":0,"delta":{"Content":"case folded key"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"dup","content":"last wins"}}]}`,
+		`{"CHOICES":[{"index":0,"delta":{"content":"x"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"parts"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":7}}]}`,
+		`{"choices":[{"index":"0","delta":{"content":"string index"}}]}`,
+		`{"choices":[{"index":-0,"delta":{"content":"minus zero"}}]}`,
+		`{"choices":[{"index":1e0,"delta":{"content":"exp index"}}]}`,
+		`{"choices":[{"index":0,"delta":{"refusal":"I can't"}}]}`,
+		`{"choices":[{"index":0,"delta":{"reasoning":"hm"}}]}`,
+		`{"choices":[{"index":0,"delta":{"reasoning_content":"","reasoning":""}}]}`,
+		`{"choices":[{"index":0,"finish_reason":""}]}`,
+		`{"choices":[{"index":0,"finish_reason":7}]}`,
+		`{"choices":{"index":0}}`,
+		`{"choices":[1,2]}`,
+		`{"model":"","choices":[]}`,
+		`{"model":7}`,
+		`{"model":"m\u00e9\ud83d\ude00"}`,
+		`{"model":"lone \ud800 surrogate"}`,
+		"{\"model\":\"bad utf8 \xff\xfe\"}",
+		"{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"bad \xc3 utf8\"}}]}",
+		"{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"raw é utf8\"}}]}",
+		"{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ctl \x01\"}}]}",
+		`{"choices":[{"index":0,"delta":{"content":"escapes \" \\ \/ \b \f \n \r \t \u0041 \u00e9"}}]}`,
+		`{"usage":{"prompt_tokens":1.0,"completion_tokens":2}}`,
+		`{"usage":{"prompt_tokens":-1}}`,
+		`{"usage":{"prompt_tokens":2147483648}}`,
+		`{"usage":{"prompt_tokens":2147483647,"completion_tokens":0}}`,
+		`{"usage":{"prompt_tokens":null,"completion_tokens":null,"prompt_tokens_details":null}}`,
+		`{"usage":{"prompt_tokens_details":{"cached_tokens":4,"reasoning_tokens":9},"completion_tokens_details":{"cached_tokens":1,"reasoning_tokens":2}}}`,
+		`{"usage":{"prompt_tokens_details":{"Cached_tokens":4}}}`,
+		`{"usage":{"prompt_tokens_details":[]}}`,
+		`{"usage":[]}`,
+		`{"usage":{"prompt_tokens":"5"}}`,
+		`{"error":null,"choices":[]}`,
+		`{"error":{"message":"boom"}}`,
+		`{"object":"error","message":"boom"}`,
+		`{"object":"\u0065rror","message":"boom"}`,
+		`{"object":7,"choices":[]}`,
+		`{"message":{"deep":[1,{"a":[true,false,null]}]},"choices":[]}`,
+		`{"x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
+		`{"x":01}`, `{"x":1.}`, `{"x":.5}`, `{"x":1e}`, `{"x":-}`, `{"x":tru}`, `{"x":nul}`,
+		`{"x":"\x"}`, `{"x":"\u12"}`, `{"x":"unterminated}`, `{"x":1,}`, `{,}`, `{"x" 1}`,
+		`{} {}`, `{}  `, ` {} `, `null`, `[]`, `"str"`, `7`, ``, ` `, `{"\u0063hoices":[]}`,
+		`{"choices":[{"index":0,"delta":{"content":"x"}}],"choices":[]}`,
+	)
+	return out
+}
+
+// fuzzCorpusValues reads the []byte values of a 'go test fuzz v1' file.
+func fuzzCorpusValues(t testing.TB, name string) [][]byte {
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out [][]byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if lit, ok := strings.CutPrefix(line, "[]byte("); ok {
+			if v, err := strconv.Unquote(strings.TrimSuffix(lit, ")")); err == nil {
+				out = append(out, []byte(v))
+			}
+		}
+	}
+	return out
+}
+
+// TestFastPathMatchesEncodingJSON: on every event of the corpus, the fast
+// path either declines or gives exactly what encoding/json gives; and it
+// takes the common shapes (OpenAI's and the fake's chunks), or it would
+// be no faster.
+func TestFastPathMatchesEncodingJSON(t *testing.T) {
+	took := map[string]bool{}
+	for _, data := range chunkCorpus(t) {
+		if msg := fastSlowDiff([]byte(data)); msg != "" {
+			t.Error(msg)
+		}
+		fs, _ := freshStream()
+		_, took[data] = fs.fastEvent([]byte(data))
+	}
+	for _, data := range append(sseOpenAIStreamData()[:5],
+		`{"id":"chatcmpl-fake-3","object":"chat.completion.chunk","created":1727000000,"model":"fake-model","choices":[{"index":0,"delta":{"content":" The"},"logprobs":null,"finish_reason":null}],"usage":null}`,
+		`{"choices":[{"index":0,"delta":{"content":"escapes \" \\ \/ \b \f \n \r \t \u0041 \u00e9"}}]}`,
+	) {
+		if !took[data] {
+			t.Errorf("the fast path declined a common chunk: %s", data)
+		}
+	}
+}
+
+// FuzzChunkFastPath: on any event data the fast path declines or agrees
+// with encoding/json.
+func FuzzChunkFastPath(f *testing.F) {
+	for _, data := range chunkCorpus(f) {
+		f.Add([]byte(data))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if msg := fastSlowDiff(data); msg != "" {
+			t.Fatal(msg)
+		}
+	})
+}
+
+// The request body is what json.Marshal makes of the map it replaced.
+func TestPayloadMatchesMap(t *testing.T) {
+	temp := 0.7
+	zero := 0.0
+	for _, tc := range []struct {
+		name string
+		req  Request
+	}{
+		{"plain", Request{Messages: []Message{{Role: "user", Content: "Say four words."}}}},
+		{"capped", Request{MaxTokens: 64, Temperature: &temp, Messages: []Message{{Role: "user", Content: "x"}}}},
+		{"zero temperature", Request{Temperature: &zero, Messages: []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "u"}}}},
+		{"escapes", Request{Messages: []Message{{Role: "user", Content: "quote \" \\ <b> & é \u2028 \x01 \x7f \xff"}}}},
+		{"no messages", Request{}},
+	} {
+		for _, model := range []string{"fake-model", "odd \"model\" <&>"} {
+			o := OpenAI("http://fake/v1", WithModel(model)).(*openAI)
+			got, err := o.payload(tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := map[string]any{"model": model, "messages": tc.req.Messages, "stream": true,
+				"stream_options": map[string]bool{"include_usage": true}}
+			if tc.req.MaxTokens > 0 {
+				body["max_tokens"] = tc.req.MaxTokens
+			}
+			if tc.req.Temperature != nil {
+				body["temperature"] = *tc.req.Temperature
+			}
+			want, _ := json.Marshal(body)
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s, model %q:\n got %s\nwant %s", tc.name, model, got, want)
+			}
+		}
+	}
+}
