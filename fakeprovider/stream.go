@@ -20,7 +20,8 @@ type session struct {
 	sv      *Served
 	release func()
 
-	buf    []byte
+	out    []byte // events due but not written yet (see queue)
+	header bool   // the header is written but not flushed
 	prefix []byte // `data: {"id":...,"choices":[`
 	suffix []byte // `}\n\n` or `,"usage":null}\n\n`
 	timer  *time.Timer
@@ -106,7 +107,7 @@ func (s *session) run(ctx context.Context) {
 		s.w.Header().Set("Content-Type", "text/event-stream")
 		s.w.Header().Set("Cache-Control", "no-cache")
 		s.w.WriteHeader(http.StatusOK)
-		s.flush()
+		s.header = true // flushed before the first wait, or with the first events
 		s.initChunks()
 	}
 	defer func() {
@@ -133,6 +134,9 @@ func (s *session) run(ctx context.Context) {
 		if faultAt >= sent && faultAt < sent+max(k, 1) {
 			faultAt = -1
 			if !s.sleep(ctx, t) {
+				return false
+			}
+			if !s.flushOut() {
 				return false
 			}
 			switch pl.fault {
@@ -170,19 +174,13 @@ func (s *session) run(ctx context.Context) {
 			return
 		}
 		if req.stream {
-			var ev []byte
 			if first || k != 1 {
-				s.buf = s.buf[:0]
 				if first {
-					s.buf = s.appendDelta(s.buf, `"role":"assistant","content":""`, "")
+					s.out = s.appendDelta(s.out, `"role":"assistant","content":""`, "")
 				}
-				s.buf = s.appendTokens(s.buf, sent, k, inReasoning)
-				ev = s.buf
+				s.out = s.appendTokens(s.out, sent, k, inReasoning)
 			} else {
-				ev = s.oneToken(sent, inReasoning)
-			}
-			if !s.write(ev) {
-				return
+				s.out = append(s.out, s.oneToken(sent, inReasoning)...)
 			}
 		}
 		first = false
@@ -204,19 +202,24 @@ func (s *session) run(ctx context.Context) {
 		s.answer(total, reasoning, finish, cached)
 		return
 	}
-	s.buf = s.buf[:0]
 	if total == 0 {
-		s.buf = s.appendDelta(s.buf, `"role":"assistant","content":""`, "")
+		s.out = s.appendDelta(s.out, `"role":"assistant","content":""`, "")
 	}
-	s.buf = s.appendDelta(s.buf, "", finish)
+	s.out = s.appendDelta(s.out, "", finish)
 	if req.includeUsage {
-		s.buf = append(s.buf, s.prefix...)
-		s.buf = append(s.buf, `],"usage":`...)
-		s.buf = appendUsage(s.buf, req.promptTokens, total, cached, reasoning)
-		s.buf = append(s.buf, "}\n\n"...)
+		s.out = append(s.out, s.prefix...)
+		s.out = append(s.out, `],"usage":`...)
+		s.out = appendUsage(s.out, req.promptTokens, total, cached, reasoning)
+		s.out = append(s.out, "}\n\n"...)
 	}
-	s.buf = append(s.buf, "data: [DONE]\n\n"...)
-	s.write(s.buf)
+	s.out = append(s.out, "data: [DONE]\n\n"...)
+	// Not flushed: the handler returns at once, and the server sends the
+	// end of the chunked body in the same write, so that a client that
+	// reads to the end after [DONE] finds it there and keeps its
+	// connection.
+	if _, err := s.w.Write(s.out); err != nil {
+		s.sv.Canceled = true
+	}
 }
 
 // saturate converts nanoseconds to a Duration, saturating instead of
@@ -266,7 +269,9 @@ func (s *session) errorEvent(sent int) {
 	s.write(append(append(append([]byte("data: "), b...), "\n\n"...), "data: [DONE]\n\n"...))
 }
 
-// sleep waits until t; false when the request ended first.
+// sleep waits until t; false when the request ended first. Events already
+// due stay queued (one write for all of them); before a wait they are
+// written and flushed.
 func (s *session) sleep(ctx context.Context, t time.Time) bool {
 	d := time.Until(t)
 	if d <= 0 {
@@ -275,6 +280,9 @@ func (s *session) sleep(ctx context.Context, t time.Time) bool {
 			return false
 		}
 		return true
+	}
+	if !s.flushOut() {
+		return false
 	}
 	// One timer per request: a stream sleeps once per event.
 	if s.timer == nil {
@@ -292,10 +300,26 @@ func (s *session) sleep(ctx context.Context, t time.Time) bool {
 	}
 }
 
+// write writes the queued events and b, and flushes.
 func (s *session) write(b []byte) bool {
-	if _, err := s.w.Write(b); err != nil {
-		s.sv.Canceled = true
-		return false
+	s.out = append(s.out, b...)
+	return s.flushOut()
+}
+
+// flushOut writes the queued events (and a header not yet sent) and
+// flushes; false when the client is gone.
+func (s *session) flushOut() bool {
+	if len(s.out) == 0 && !s.header {
+		return true
+	}
+	s.header = false
+	if len(s.out) > 0 {
+		_, err := s.w.Write(s.out)
+		s.out = s.out[:0]
+		if err != nil {
+			s.sv.Canceled = true
+			return false
+		}
 	}
 	s.flush()
 	return true
@@ -316,7 +340,7 @@ func (s *session) initChunks() {
 	if s.req.includeUsage {
 		s.suffix = []byte(`,"usage":null}` + "\n\n")
 	}
-	s.buf = make([]byte, 0, 512)
+	s.out = make([]byte, 0, 1024)
 }
 
 // appendDelta appends a whole chunk whose delta holds fields (raw JSON) and

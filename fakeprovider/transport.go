@@ -164,20 +164,31 @@ func signal(c chan struct{}) {
 	}
 }
 
-// Write buffers b, waiting while the buffer is full.
+// Write buffers b, waiting while the buffer is full: a write larger than
+// the room left is taken in parts, as a socket takes it.
 func (e *pipeEnd) Write(b []byte) (int, error) {
 	p := e.p
+	written := 0
 	for {
 		p.mu.Lock()
 		switch {
 		case p.rclosed, p.werr != nil:
 			p.mu.Unlock()
-			return 0, io.ErrClosedPipe
+			return written, io.ErrClosedPipe
 		case len(p.buf) < pipeBuffer:
-			p.buf = append(p.buf, b...)
+			n := min(len(b)-written, pipeBuffer-len(p.buf))
+			p.buf = append(p.buf, b[written:written+n]...)
+			written += n
+			if written == len(b) {
+				p.mu.Unlock()
+				signal(p.readable)
+				return written, nil
+			}
+			p.wwait = true
 			p.mu.Unlock()
 			signal(p.readable)
-			return len(b), nil
+			<-p.writable
+			continue
 		}
 		p.wwait = true
 		p.mu.Unlock()
