@@ -128,6 +128,7 @@ func (d *Disclosure) setLevels(levels []int) {
 // also notes retries in box 2 (see noteRetries).
 func (d *Disclosure) noteUsage(recs []Record) {
 	d.noteRetries(recs)
+	d.noteConnections(recs)
 	n, noUsage, cached := 0, 0, 0
 	for i := range recs {
 		rec := &recs[i]
@@ -157,6 +158,26 @@ func (d *Disclosure) noteUsage(recs []Record) {
 		d.set(5, b5.Answer+"; but the server reported no cached-token count, so cache hits are not ruled out", b5.Missing)
 	case cached < n:
 		d.set(5, b5.Answer+fmt.Sprintf(" (cached-token counts reported by %d of %d requests)", cached, n), b5.Missing)
+	}
+}
+
+// noteConnections adds to box 7 how many requests opened a connection
+// (DNS, connect or TLS time recorded), when any did: "; 50 new
+// connection(s), 0 of them during measured requests". A measured request
+// on a new connection has the setup inside its TTFB and TTFT.
+func (d *Disclosure) noteConnections(recs []Record) {
+	opened, measured := 0, 0
+	for i := range recs {
+		if r := &recs[i]; r.DNS > 0 || r.Connect > 0 || r.TLS > 0 {
+			opened++
+			if !r.Warmup {
+				measured++
+			}
+		}
+	}
+	if opened > 0 {
+		b := d.Box(7)
+		d.set(7, b.Answer+fmt.Sprintf("; %d new connection(s), %d of them during measured requests (setup inside their TTFB and TTFT)", opened, measured), b.Missing)
 	}
 }
 
