@@ -98,6 +98,21 @@
 // disclosure says when the client fell behind (box 13) and how requests
 // arrived (box 7).
 //
+// # Shards
+//
+// One load can run from several processes or machines: TAILGUARD_SHARD=i/n
+// (or a runner's Shard field; i from 0, as JOB_COMPLETION_INDEX) makes a
+// runner send only its share, with the whole run's trace IDs: request i of
+// a Batch (warm-up included) to shard i mod n, whole chains of a Chain, and
+// every n-th arrival of an OpenLoop's one seeded schedule (rate/n each).
+// Concurrency is the whole run's, split evenly among the shards.
+// TAILGUARD_START_AT (RFC 3339, at most MaxStartWait ahead and MaxStartLate
+// past) makes every shard wait for one instant, so their windows overlap.
+// MergeRecords (and MergeLevels, by load level) joins the shards'
+// records.jsonl files into one Result, recomputing every figure from the raw
+// records: a trace ID in two files is an error, and windows that do not
+// overlap are a warning (Disclosure.Warnings). See Shard.
+//
 // # Percentiles
 //
 // Quantiles are fractions in [0,1] (0.99 for p99), computed exactly from
