@@ -85,6 +85,17 @@
 // cache); arrivals at the same instant are ordered by trace ID. Script
 // entries select requests by trace ID or by arrival index (from 0).
 //
+// # Chains
+//
+// With conversation: {icc: 0.53} the calls of one agent chain share a
+// decode speed: a request whose X-Request-ID ends in "-call" and digits
+// (latencytest's Chain sends "chain03-call04") has its ITLs multiplied by
+// its chain's lognormal factor, calibrated so that log call totals have
+// that intraclass correlation (see Conversation and ChainKey).
+//
+// Predictor computes what a quiet fake does with a trace ID without
+// serving it (the fit package replays profiles with it).
+//
 // # Faults
 //
 // Each request suffers at most one of: HTTP 529 (overloaded), 429 with
