@@ -59,6 +59,9 @@ func split(recs []latencytest.Record) (fitHalf, testHalf []latencytest.Record) {
 // total, chain total); it also tests each hand-made preset against all the
 // records. It logs the p-value table of docs/fit.md.
 func TestHoldout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays 14 fits of 20,000 requests (-short)")
+	}
 	var table strings.Builder
 	table.WriteString("| records | tested | first answer p | total p | chain total p |\n| --- | --- | --- | --- | --- |\n")
 	cell := func(rep fit.FitReport, name string) string {
