@@ -271,6 +271,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 	b.align = al
 	res := &Result{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now()}
 	meter := startCPU()
+	ctx = withConcurrency(ctx, b.Concurrency) // the provider's connection pool (openai.go)
 	nonce := newNonceSource(b.NoNonce)
 	if stopped != "" {
 		res.Partial, res.PartialReason = true, "sent 0 requests: "+stopped

@@ -147,6 +147,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	}
 	res := &ChainResult{Planned: len(mine), Start: time.Now()}
 	meter := startCPU()
+	ctx = withConcurrency(ctx, c.Concurrency) // the provider's connection pool (openai.go)
 	nonce := newNonceSource(c.NoNonce)
 	limit := Request{TotalTimeout: c.TotalTimeout, HardCap: c.HardCap}.limit()
 	runs := make([]ChainRun, len(mine))

@@ -34,7 +34,9 @@ type Option func(*openAI)
 // disclosure counts the connections a run opened). A client of your own
 // keeps its transport's setting: net/http's default keeps 2, and a run at
 // concurrency 50 then opens new connections all along, their setup inside
-// TTFT.
+// TTFT. Batch and Chain tell the
+// default transport their concurrency, and a run opens at most that many
+// connections.
 func WithHTTPClient(c *http.Client) Option { return func(o *openAI) { o.client = c } }
 
 // WithAPIKey sets the bearer token, sent in the Authorization header. The
@@ -85,6 +87,7 @@ func OpenAI(baseURL string, opts ...Option) Provider {
 	}
 	if o.client == nil {
 		o.client = &http.Client{Transport: defaultTransport()}
+		o.ownTransport = true
 	}
 	o.bodyTail = appendBodyTail(nil, o.model)
 	o.endpoint = redactURL(o.url)
@@ -143,12 +146,56 @@ func defaultTransport() *http.Transport {
 	return t
 }
 
+// concurrencyKey is the context key under which a runner tells the
+// provider how many requests it keeps in flight (see WithConcurrency).
+type concurrencyKey struct{}
+
+// withConcurrency tells providers that a run keeps at most n requests in
+// flight. The OpenAI provider, on its default transport, then uses a
+// transport that opens at most n connections (MaxConnsPerHost n) and keeps
+// them all idle between requests, so that a run opens at most n
+// connections: without the bound, a request that starts while the first
+// round's dials are still pending dials too, and when a finished
+// request's connection reaches it first, its own dial is a connection too
+// many, its setup inside a measured TTFT. n < 1 says nothing.
+func withConcurrency(ctx context.Context, n int) context.Context {
+	if n < 1 {
+		return ctx
+	}
+	return context.WithValue(ctx, concurrencyKey{}, n)
+}
+
+// clientFor returns the client for a run of n requests in flight (0:
+// unknown): with the default transport, one bounded to n connections.
+func (o *openAI) clientFor(ctx context.Context) *http.Client {
+	n, _ := ctx.Value(concurrencyKey{}).(int)
+	if !o.ownTransport || n < 1 {
+		return o.client
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c := o.bounded[n]
+	if c == nil {
+		t := defaultTransport()
+		t.MaxConnsPerHost, t.MaxIdleConnsPerHost = n, max(n, DefaultMaxIdleConnsPerHost)
+		c = &http.Client{Transport: t}
+		if o.bounded == nil {
+			o.bounded = map[int]*http.Client{}
+		}
+		o.bounded[n] = c
+	}
+	return c
+}
+
 // readBuffers holds the 32 KiB buffers calls read their bodies through.
 var readBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 type openAI struct {
 	url, endpoint string
 	bodyTail      []byte // the request body after the messages (see payload)
+	ownTransport  bool   // the client is the default one (see clientFor)
+	mu            sync.Mutex
+	bounded       map[int]*http.Client // by concurrency, on the default transport
 	client        *http.Client
 	key, model    string
 	header        http.Header
@@ -335,7 +382,7 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 		return fail(ClassTransport, err.Error())
 	}
 
-	resp, err := o.client.Do(hreq)
+	resp, err := o.clientFor(parent).Do(hreq)
 	setup()
 	if err != nil {
 		return failed(err)

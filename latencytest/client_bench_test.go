@@ -1,0 +1,85 @@
+package latencytest_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+// zeroLatency is a fake with no waits at all: the client's and the fake's
+// own costs are all there is.
+func zeroLatency(tokens int) fakeprovider.Profile {
+	return fakeprovider.Profile{
+		TTFT:            fakeprovider.Fixed(time.Duration(0)),
+		ITL:             fakeprovider.Fixed(time.Duration(0)),
+		OutputTokens:    fakeprovider.Fixed(tokens),
+		SlotsPerReplica: 64,
+		PrefixCache:     fakeprovider.PrefixCache{Disabled: true},
+	}
+}
+
+// BenchmarkClientInMemory: requests per second through latencytest's own
+// client (a Batch and the OpenAI provider) against the in-memory fake with
+// no latency, 16-token answers, 8 in flight, in real time: every token
+// event is timed and decoded. The fake's cost is included (same process).
+func BenchmarkClientInMemory(b *testing.B) {
+	f := fakeprovider.New(zeroLatency(16))
+	defer f.Close()
+	p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()))
+	const n = 2000
+	runs := 0
+	for b.Loop() {
+		r, err := latencytest.Batch{NoWarmup: true, Requests: n, Concurrency: 8, MaxTokens: 16,
+			Prompt: "Say sixteen words.", Label: "m" + strings.Repeat("x", runs%3)}.Run(context.Background(), p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, rec := range r.Records {
+			if !rec.OK() || rec.TokenEvents != 16 {
+				b.Fatalf("%s: %s %s (%d token events)", rec.ID, rec.Err, rec.Detail, rec.TokenEvents)
+			}
+		}
+		runs++
+	}
+	b.ReportMetric(float64(n*runs)/b.Elapsed().Seconds(), "req/s")
+}
+
+// Over loopback a run opens at most one connection per request in flight,
+// all of them in its first round (the default transport keeps them idle
+// between requests, and a call reads the body to its end after [DONE]),
+// and the disclosure counts them.
+func TestLoopbackConnectionsAtMostConcurrency(t *testing.T) {
+	f := fakeprovider.New(zeroLatency(8))
+	defer f.Close()
+	srv := fakeprovider.NewServer(f)
+	defer srv.Close()
+	const conc = 6
+	p := latencytest.OpenAI(srv.URL + "/v1")
+	r, err := latencytest.Batch{Warmup: conc, Requests: 60, Concurrency: conc, MaxTokens: 8, Prompt: "Say eight words."}.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, measured := 0, 0
+	for _, rec := range r.Records {
+		if !rec.OK() {
+			t.Fatalf("%s: %s %s", rec.ID, rec.Err, rec.Detail)
+		}
+		if rec.Connect > 0 {
+			t.Logf("%s opened a connection (started at %v, connect %v)", rec.ID, rec.Start.Sub(r.Start), rec.Connect)
+			opened++
+			if !rec.Warmup {
+				measured++
+			}
+		}
+	}
+	if opened < 1 || opened > conc || measured > 0 {
+		t.Errorf("%d connections opened (%d during measured requests); want 1 to %d, none measured", opened, measured, conc)
+	}
+	if box := r.Disclosure.Box(7).Answer; !strings.Contains(box, "new connection(s), 0 of them during measured requests") {
+		t.Errorf("box 7 does not count the connections: %s", box)
+	}
+}
