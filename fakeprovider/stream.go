@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -20,14 +21,16 @@ type session struct {
 	sv      *Served
 	release func()
 
-	out    []byte // events due but not written yet (see queue)
-	header bool   // the header is written but not flushed
-	prefix []byte // `data: {"id":...,"choices":[`
-	suffix []byte // `}\n\n` or `,"usage":null}\n\n`
+	out    []byte  // events due but not written yet (see sleep)
+	outBuf *[]byte // out's pooled buffer
+	header bool    // the header is written but not flushed
+	prefix []byte  // `data: {"id":...,"choices":[`
+	suffix []byte  // `}\n\n` or `,"usage":null}\n\n`
 	timer  *time.Timer
-	// one caches the events of one token: [reasoning][word], built once.
-	one [2][][]byte
 }
+
+// outBuffers holds streams' output buffers between requests.
+var outBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
 var (
 	contentWords   = []string{" The", " tail", " is", " where", " users", " live", ";", " measure", " it", " and", " budget", " for", " it", "."}
@@ -114,6 +117,7 @@ func (s *session) run(ctx context.Context) {
 		if s.timer != nil {
 			s.timer.Stop()
 		}
+		s.freeOut()
 	}()
 	faultAt := -1
 	if pl.fault == FaultDisconnect || pl.fault == FaultMalformed || pl.fault == FaultErrorEvent {
@@ -174,14 +178,10 @@ func (s *session) run(ctx context.Context) {
 			return
 		}
 		if req.stream {
-			if first || k != 1 {
-				if first {
-					s.out = s.appendDelta(s.out, `"role":"assistant","content":""`, "")
-				}
-				s.out = s.appendTokens(s.out, sent, k, inReasoning)
-			} else {
-				s.out = append(s.out, s.oneToken(sent, inReasoning)...)
+			if first {
+				s.out = s.appendDelta(s.out, `"role":"assistant","content":""`, "")
 			}
+			s.out = s.appendTokens(s.out, sent, k, inReasoning)
 		}
 		first = false
 		sent += k
@@ -340,7 +340,18 @@ func (s *session) initChunks() {
 	if s.req.includeUsage {
 		s.suffix = []byte(`,"usage":null}` + "\n\n")
 	}
-	s.out = make([]byte, 0, 1024)
+	s.outBuf = outBuffers.Get().(*[]byte)
+	s.out = (*s.outBuf)[:0]
+}
+
+// freeOut returns the output buffer to the pool (what it held was
+// written: writers copy).
+func (s *session) freeOut() {
+	if s.outBuf != nil {
+		*s.outBuf = s.out[:0]
+		outBuffers.Put(s.outBuf)
+		s.outBuf, s.out = nil, nil
+	}
 }
 
 // appendDelta appends a whole chunk whose delta holds fields (raw JSON) and
@@ -359,23 +370,6 @@ func (s *session) appendDelta(b []byte, fields, finish string) []byte {
 	}
 	b = append(b, "}]"...)
 	return append(b, s.suffix...)
-}
-
-// oneToken returns the event of the single token at index i: events of
-// one token repeat a few words, so each is built once per request.
-func (s *session) oneToken(i int, reasoning bool) []byte {
-	r, words := 0, contentWords
-	if reasoning {
-		r, words = 1, reasoningWords
-	}
-	if s.one[r] == nil {
-		s.one[r] = make([][]byte, len(words))
-	}
-	ev := &s.one[r][i%len(words)]
-	if *ev == nil {
-		*ev = s.appendTokens(nil, i, 1, reasoning)
-	}
-	return *ev
 }
 
 // appendTokens appends one chunk carrying tokens [from, from+k).

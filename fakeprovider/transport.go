@@ -76,7 +76,7 @@ func (f *Fake) respond(req *http.Request) (*http.Response, error) {
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        w.header.Clone(),
+		Header:        w.sent, // the handler's later changes go to another map
 		Body:          &pipeBody{pr: pr, cancel: cancel},
 		ContentLength: -1,
 		Request:       req,
@@ -89,6 +89,7 @@ var errFakeClosed = errors.New("fakeprovider: fake is closed")
 // pipeWriter is the http.ResponseWriter of an in-memory request.
 type pipeWriter struct {
 	header http.Header
+	sent   http.Header // the header as it was at WriteHeader
 	pw     *pipeEnd
 	status int
 	ready  chan struct{}
@@ -102,6 +103,7 @@ func (w *pipeWriter) WriteHeader(code int) {
 		return
 	}
 	w.status = code
+	w.sent, w.header = w.header, http.Header{}
 	w.markReady()
 }
 
@@ -133,6 +135,10 @@ func (b *pipeBody) Close() error {
 // pipeBuffer is how many bytes a handler may write ahead of its reader
 // before a write waits, as a socket's send buffer would hold them.
 const pipeBuffer = 64 << 10
+
+// pipeBuffers holds pipes' buffers between requests: the reader's Close
+// returns one (no write can reach it after).
+var pipeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 // pipe is io.Pipe with a buffer: a write returns once its bytes are
 // buffered instead of waiting for the reader to take them, which halves the
@@ -176,6 +182,9 @@ func (e *pipeEnd) Write(b []byte) (int, error) {
 			p.mu.Unlock()
 			return written, io.ErrClosedPipe
 		case len(p.buf) < pipeBuffer:
+			if p.buf == nil {
+				p.buf = (*pipeBuffers.Get().(*[]byte))[:0]
+			}
 			n := min(len(b)-written, pipeBuffer-len(p.buf))
 			p.buf = append(p.buf, b[written:written+n]...)
 			written += n
@@ -247,6 +256,10 @@ func (e *pipeEnd) Close() error {
 	p := e.p
 	p.mu.Lock()
 	p.rclosed = true
+	if p.buf != nil {
+		b := p.buf[:0]
+		pipeBuffers.Put(&b)
+	}
 	p.buf = nil
 	p.mu.Unlock()
 	signal(p.writable)
