@@ -34,8 +34,10 @@ func TestChatLatencySLO(t *testing.T) {
 			latencytest.WithHTTPClient(fake.Client()),
 			latencytest.WithModel(prof.Model))
 
-		// 200 requests, 4 at a time, no warm-up discarded (the default), a
-		// unique nonce on every prompt so no cache flatters the numbers.
+		// 200 measured requests, 4 at a time, after 10 warm-up requests
+		// (the default: discarded from steady state, judged on their own
+		// by MaxColdStart), a unique nonce on every prompt so no cache
+		// flatters the numbers.
 		// Measure logs the distribution and how it was measured (go test
 		// -v) and writes the raw records (go test -artifacts).
 		r := latencytest.Batch{Requests: 200, Concurrency: 4}.Measure(t, provider)
