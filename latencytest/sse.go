@@ -38,6 +38,15 @@ type sseParser struct {
 	size    int
 	bomN    int  // bytes of a leading BOM matched so far
 	started bool // past the place where a BOM may be
+	limit   int  // bytes an event may hold; 0 means maxEventBytes (tests lower it)
+}
+
+// maxBytes is the parser's event size limit.
+func (p *sseParser) maxBytes() int {
+	if p.limit > 0 {
+		return p.limit
+	}
+	return maxEventBytes
 }
 
 // Feed parses b and calls emit for each complete event. It returns an error
@@ -84,7 +93,7 @@ func (p *sseParser) feed(b []byte, emit rawEmit) error {
 		if i < 0 {
 			p.line = append(p.line, b...)
 			p.size += len(b)
-			if p.size > maxEventBytes {
+			if p.size > p.maxBytes() {
 				return errEventTooLarge
 			}
 			return nil
@@ -98,7 +107,7 @@ func (p *sseParser) feed(b []byte, emit rawEmit) error {
 			line = b[:i]
 		}
 		p.size += i
-		if p.size > maxEventBytes {
+		if p.size > p.maxBytes() {
 			return errEventTooLarge
 		}
 		p.processLine(line, emit)
