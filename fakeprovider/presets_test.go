@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -961,10 +962,15 @@ func b2i(b bool) int {
 
 // skipCalibration skips the preset calibration under -short: it streams
 // millions of events (tens of seconds; minutes under -race). CI runs it in
-// full.
+// full, in a step of its own without -race (it tests numbers, not
+// concurrency): .ci/run sets TAILGUARD_CALIBRATION=separate for its -race
+// step, which then skips it.
 func skipCalibration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the preset calibration (2,000 requests per preset) runs without -short")
+	}
+	if os.Getenv("TAILGUARD_CALIBRATION") == "separate" {
+		t.Skip("TAILGUARD_CALIBRATION=separate: the preset calibration runs in its own step, without -race")
 	}
 }
 
