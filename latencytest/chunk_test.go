@@ -271,3 +271,45 @@ func TestPayloadMatchesMap(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStreamDecode times the stream timer on a fake-shaped answer of
+// 64 token events fed in one read per event, as over a socket: the SSE
+// parser and the chunk decoder, fast path (default) and encoding/json.
+func BenchmarkStreamDecode(b *testing.B) {
+	prefix := `data: {"id":"chatcmpl-fake-3","object":"chat.completion.chunk","created":1727000000,"model":"fake-model","choices":[`
+	var events [][]byte
+	events = append(events, []byte(prefix+`{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null}`+"\n\n"))
+	for i := range 64 {
+		events = append(events, []byte(prefix+`{"index":0,"delta":{"content":" w`+strconv.Itoa(i)+`"},"logprobs":null,"finish_reason":null}],"usage":null}`+"\n\n"))
+	}
+	events = append(events, []byte(prefix+`{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`+"\n\n"+
+		prefix+`],"usage":{"prompt_tokens":12,"completion_tokens":64,"total_tokens":76,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}`+"\n\n"+
+		"data: [DONE]\n\n"))
+	for _, mode := range []string{"fast", "encoding-json"} {
+		b.Run(mode, func(b *testing.B) {
+			id := func(s string) string { return s }
+			for b.Loop() {
+				rec := Record{TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
+				st := newStreamTimer(&rec, id, nil)
+				if mode != "fast" {
+					st.emit = func(typ string, data []byte, evID string) {
+						st.st.now++
+						if tok := st.st.event(Event{Type: typ, Data: string(data), ID: evID}); tok {
+							rec.TokenEvents++
+						}
+					}
+				}
+				for i, ev := range events {
+					if err := st.feed(ev, time.Duration(i)*time.Millisecond); err != nil {
+						b.Fatal(err)
+					}
+				}
+				st.finish()
+				if rec.TokenEvents != 64 || !st.st.done {
+					b.Fatalf("%d token events, done %v", rec.TokenEvents, st.st.done)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(events)+2), "ns/event")
+		})
+	}
+}

@@ -187,6 +187,22 @@ func (o *openAI) clientFor(ctx context.Context) *http.Client {
 	return c
 }
 
+// CloseIdleConnections closes the idle connections of the provider's own
+// transports (see WithHTTPClient); a client of your own is yours to close.
+// Call it when a test ends against a server that stays up, so that no
+// connection's goroutines outlive the test (goleak).
+func (o *openAI) CloseIdleConnections() {
+	if !o.ownTransport {
+		return
+	}
+	o.client.CloseIdleConnections()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, c := range o.bounded {
+		c.CloseIdleConnections()
+	}
+}
+
 // readBuffers holds the 32 KiB buffers calls read their bodies through.
 var readBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 

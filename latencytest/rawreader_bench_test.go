@@ -130,6 +130,7 @@ func (r clientRun) q(p float64) time.Duration {
 // measured requests, at loopbackConc.
 func runLatencytest(b *testing.B, url string, label string) clientRun {
 	p := latencytest.OpenAI(url + "/v1")
+	defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
 	before := cpuTime()
 	r, err := latencytest.Batch{Requests: loopbackRequests, Warmup: loopbackConc, Concurrency: loopbackConc,
 		MaxTokens: loopbackTokens, Prompt: "Say sixty-four words.", Label: label}.Run(context.Background(), p)
