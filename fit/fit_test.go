@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"testing"
 	"time"
@@ -59,6 +60,9 @@ func TestWriteProfileRoundTrip(t *testing.T) {
 func TestFitRecoversAKnownProfile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("draws 20,000 records and replays the fit (-short)")
+	}
+	if os.Getenv("TAILGUARD_CALIBRATION") == "separate" {
+		t.Skip("TAILGUARD_CALIBRATION=separate: the fits' calibration runs in its own step, without -race")
 	}
 	known := fakeprovider.Profile{
 		Model:         "known",
