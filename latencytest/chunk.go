@@ -51,6 +51,9 @@ type chunkScanner struct {
 const maxFastDepth = 32
 
 func (s *chunkScanner) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return // the common case: no white space
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -63,6 +66,10 @@ func (s *chunkScanner) ws() {
 
 // peek returns the next byte after white space, 0 at the end.
 func (s *chunkScanner) peek() byte {
+	i, b := s.i, s.b
+	if i < len(b) && b[i] > ' ' {
+		return b[i]
+	}
 	s.ws()
 	if s.i < len(s.b) {
 		return s.b[s.i]
@@ -78,6 +85,12 @@ func (s *chunkScanner) str() (sp span, esc, ok bool) {
 	i := s.i + 1
 	sp.start = i
 	for i < len(b) {
+		for i < len(b) && plainByte[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -116,6 +129,15 @@ func (s *chunkScanner) str() (sp span, esc, ok bool) {
 	}
 	return sp, esc, false
 }
+
+// plainByte marks the bytes a string holds as they are: printable ASCII
+// other than '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
@@ -279,12 +301,24 @@ func (s *chunkScanner) array(elem func() bool) bool {
 
 // known reports whether key is one of names exactly (ok), or matches one
 // only case-insensitively (fold: encoding/json would take it as that
-// field, so the fast path gives up).
+// field, so the fast path gives up). Keys are plain ASCII here (object
+// gives up on others), so a key without an upper-case letter folds to a
+// name only by being it.
 func known(key []byte, names ...string) (i int, fold bool) {
 	for j, n := range names {
 		if string(key) == n {
 			return j, false
 		}
+	}
+	upper := false
+	for _, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			upper = true
+			break
+		}
+	}
+	if !upper {
+		return -1, false
 	}
 	for _, n := range names {
 		if len(n) == len(key) && equalFoldASCII(string(key), n) {
