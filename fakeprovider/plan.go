@@ -322,19 +322,7 @@ func (pr *Predictor) Predict(id string, promptTokens, maxTokens int) Prediction 
 	}
 	out.Fault = strings.Join(faults, "+")
 
-	reasoning, content, finish := pl.reasoning, pl.output, "stop"
-	c := maxTokens
-	if c <= 0 {
-		c = maxOutputTokens
-	}
-	if reasoning >= c {
-		reasoning, content, finish = c, 0, "length"
-	} else if reasoning+content > c {
-		content, finish = c-reasoning, "length"
-	}
-	if pl.fault == FaultEmpty {
-		reasoning, content, finish = 0, 0, "stop"
-	}
+	reasoning, content, finish := pl.answerShape(maxTokens)
 	total := reasoning + content
 	ttft := pl.forcedTTFT
 	if ttft == 0 {
@@ -413,4 +401,26 @@ func addSat(a, b time.Duration) time.Duration {
 		return math.MaxInt64
 	}
 	return a + b
+}
+
+// answerShape caps the plan's reasoning and answer tokens at maxTokens
+// (0 or less: maxOutputTokens), reasoning first, and names the finish
+// reason: "length" when the cap cut the answer, "stop" otherwise. The
+// empty fault answers nothing and ends normally ("stop"): nothing hit the
+// cap. The server and the Predictor both use it, so they agree.
+func (pl *plan) answerShape(maxTokens int) (reasoning, content int, finish string) {
+	reasoning, content, finish = pl.reasoning, pl.output, "stop"
+	c := maxTokens
+	if c <= 0 {
+		c = maxOutputTokens
+	}
+	if reasoning >= c {
+		reasoning, content, finish = c, 0, "length"
+	} else if reasoning+content > c {
+		content, finish = c-reasoning, "length"
+	}
+	if pl.fault == FaultEmpty {
+		reasoning, content, finish = 0, 0, "stop"
+	}
+	return reasoning, content, finish
 }

@@ -65,20 +65,7 @@ func (s *session) run(ctx context.Context) {
 	// Token counts and finish reason under the cap (without max_tokens the
 	// cap is the largest max_tokens a request may ask for, as a context
 	// limit would be).
-	reasoning, content, finish := pl.reasoning, pl.output, "stop"
-	c := req.maxTokens
-	if c == 0 {
-		c = maxOutputTokens
-	}
-	if reasoning >= c {
-		reasoning, content, finish = c, 0, "length"
-	} else if reasoning+content > c {
-		content, finish = c-reasoning, "length"
-	}
-	if pl.fault == FaultEmpty {
-		// An empty answer that ends normally: nothing hit the cap.
-		reasoning, content, finish = 0, 0, "stop"
-	}
+	reasoning, content, finish := pl.answerShape(req.maxTokens)
 	total := reasoning + content
 
 	slow := 1 + p.SlowdownPerInflight*float64(s.ad.inflight-1)
