@@ -29,7 +29,7 @@ func (o Objective) judgeOn(r *latencytest.Result) Outcome {
 	outs := make([]Outcome, len(wins))
 	figures := make([]string, len(wins))
 	for i, w := range wins {
-		outs[i] = finalize(o.judge(w.Result, inner), inner, w.Partial, "")
+		outs[i] = finalize(o.judge(w.Result, inner), inner, w.Partial, w.PartialReason)
 		if !outs[i].OK {
 			failed++
 		}
