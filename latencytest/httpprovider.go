@@ -45,7 +45,9 @@ func HTTP(method, rawURL string, opts ...Option) Provider {
 		opt(o)
 	}
 	if o.client == nil {
-		o.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		// Enough idle connections for any concurrency; a run's own
+		// concurrency also bounds the connections it opens (clientFor).
+		o.client, o.ownTransport = &http.Client{Transport: defaultTransport()}, true
 	}
 	o.endpoint = redactURL(rawURL)
 	o.secrets = secretsOf(o.key, o.header, u)
@@ -64,6 +66,10 @@ type httpProvider struct {
 func (h *httpProvider) Describe() Description {
 	return Description{Kind: "http " + h.method, Endpoint: h.o.endpoint}
 }
+
+// CloseIdleConnections closes the idle connections of the provider's own
+// transports (a client given with WithHTTPClient is yours to close).
+func (h *httpProvider) CloseIdleConnections() { h.o.CloseIdleConnections() }
 
 // Call sends one request and measures it.
 func (h *httpProvider) Call(ctx context.Context, req Request) Record {
@@ -91,7 +97,13 @@ func (h *httpProvider) do(ctx context.Context, _ Request) error {
 	if h.o.key != "" {
 		hreq.Header.Set("Authorization", "Bearer "+h.o.key)
 	}
-	resp, err := h.client.Do(hreq)
+	client := h.client
+	if h.o.ownTransport {
+		c := *h.o.clientFor(ctx) // bounded to the run's requests in flight
+		c.Transport = Instrument(c.Transport)
+		client = &c
+	}
+	resp, err := client.Do(hreq)
 	if err != nil {
 		// net/http names the URL, query included: name the endpoint.
 		var ue *url.Error

@@ -255,6 +255,9 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The provider's own transport keeps as many connections as requests
+	// may be in flight, so connection setup stays out of the latencies.
+	ctx = withConcurrency(ctx, o.MaxInFlight)
 	whole := o.arrivals().count(MaxOpenLoopRequests + 1)
 	if whole > MaxOpenLoopRequests {
 		return nil, fmt.Errorf("latencytest: open loop: the arrivals plan more than %d requests (MaxOpenLoopRequests): lower rate or duration, or set requests", MaxOpenLoopRequests)
