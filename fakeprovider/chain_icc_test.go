@@ -41,9 +41,7 @@ func iccOfLogs(totals [][]time.Duration) float64 {
 // call totals within 0.1, for the three targets fitted from seed 000's raw
 // chains (maverick 0.53, gpt-oss 0.12, mistral about 0), on two profiles.
 func TestConversationICC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("serves 3,000 calls per target (-short)")
-	}
+	skipCalibration(t) // serves 3,000 calls per target: numbers, not concurrency
 	mav, _ := Preset("llama-4-maverick-chain")
 	mav.Stall = Stall{} // a 20-minute stall is not chain speed
 	wide := Profile{Model: "wide", TTFT: LogNormal(300*time.Millisecond, 1500*time.Millisecond),
