@@ -44,8 +44,18 @@ func Check(t TestingT, r *latencytest.Result, objectives ...Objective) bool {
 // a real-time run, a nil r, or a t without a Name. Check puts it at the
 // end of a failing report.
 func ReplayCommand(t TestingT, r *latencytest.Result) string {
+	if r == nil || r.Start.IsZero() || r.Start.Year() >= 2001 {
+		return ""
+	}
+	return RerunCommand(t)
+}
+
+// RerunCommand is the shell command that runs the test t again, alone,
+// from its package directory: "cd DIR && go test -count=1 -run
+// '^TestX$/^c8$' .". It is "" for a t without a Name.
+func RerunCommand(t TestingT) string {
 	n, ok := t.(interface{ Name() string })
-	if !ok || r == nil || r.Start.IsZero() || r.Start.Year() >= 2001 {
+	if !ok {
 		return ""
 	}
 	parts := strings.Split(n.Name(), "/")

@@ -49,7 +49,9 @@ type Report struct {
 	Notes []string
 	// Replay, for a run in virtual time against the fake, is the command
 	// that reruns the test: the same seed and trace IDs give the same
-	// records, so it reproduces the failure locally. Check sets it.
+	// records, so it reproduces the failure locally (Check sets it). For a
+	// spec's real endpoint it fits a profile to the run's records and
+	// reruns the test against it (slospec sets it).
 	Replay string
 }
 
@@ -344,7 +346,11 @@ func (r Report) String() string {
 		fmt.Fprintf(&sb, "  raw records: %s\n", r.RawRecords)
 	}
 	if r.Replay != "" && !r.OK() {
-		fmt.Fprintf(&sb, "  replay (virtual time, deterministic): %s\n", r.Replay)
+		what := "replay against a profile fitted to this run's records"
+		if strings.HasPrefix(r.Replay, "cd ") {
+			what = "replay (virtual time, deterministic)"
+		}
+		fmt.Fprintf(&sb, "  %s: %s\n", what, r.Replay)
 	}
 	return sb.String()
 }

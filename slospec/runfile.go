@@ -128,7 +128,35 @@ func (t SpecTarget) resolve() (runTarget, string, error) {
 		desc += fmt.Sprintf(", seed %d, virtual time", prof.Seed)
 		return runTarget{fake: &prof, desc: desc}, "", nil
 	}
+	if path := os.Getenv(EnvReplayProfile); path != "" {
+		prof, err := fakeprovider.LoadProfile(path)
+		if err != nil {
+			return runTarget{}, "", fmt.Errorf("%s: %w", EnvReplayProfile, err)
+		}
+		return runTarget{fake: &prof, desc: fmt.Sprintf("endpoint replayed against the profile %s ($%s), seed %d, virtual time", path, EnvReplayProfile, prof.Seed)}, "", nil
+	}
 	return t.Endpoint.resolve()
+}
+
+// EnvReplayProfile names the environment variable that replays an
+// endpoint target against a fakeprovider profile in virtual time instead
+// of calling the endpoint: typically a profile fitted from the failing
+// run's own records (fakellm -fit records.jsonl), so a failure against a
+// real endpoint can be studied locally, instantly and deterministically.
+// A failing endpoint level's report prints the command.
+const EnvReplayProfile = "TAILGUARD_REPLAY_PROFILE"
+
+// endpointReplay is the command that fits a profile to a real-time
+// level's raw records and reruns the test against it, or "" when the
+// records were not written.
+func endpointReplay(t *testing.T, res *latencytest.Result) string {
+	records := strings.TrimSpace(strings.SplitN(res.Disclosure.Box(3).Answer, " (", 2)[0])
+	rerun := sloassert.RerunCommand(t)
+	if !strings.HasSuffix(records, ".jsonl") || rerun == "" {
+		return ""
+	}
+	return fmt.Sprintf("go run github.com/tailguard/tailguard/fakeprovider/cmd/fakellm -fit %s > /tmp/replay.yaml && %s (the records outlive the test with go test -artifacts)",
+		records, strings.Replace(rerun, "&& go test", "&& "+EnvReplayProfile+"=/tmp/replay.yaml go test", 1))
 }
 
 // Vars returns the names of the base URL, API key and model variables,
@@ -247,6 +275,9 @@ func (s Spec) judgeLevel(t *testing.T, title string, rt runTarget, name string, 
 	rep := sloassert.Evaluate(res, objs...)
 	rep.Title = title + " " + name
 	rep.Replay = sloassert.ReplayCommand(t, res)
+	if rep.Replay == "" && rt.provider != nil { // a real endpoint: replay against a profile fitted to its records
+		rep.Replay = endpointReplay(t, res)
+	}
 	sloassert.WriteReport(t, res, rep) // charts, report.md, the job summary
 	for j, o := range s.Objectives {
 		t.Run(o.Key, func(t *testing.T) {

@@ -178,3 +178,40 @@ func TestRunFileInvalid(t *testing.T) {
 		t.Errorf("spec with no objectives: ok %v; output:\n%s", ok, out)
 	}
 }
+
+// An endpoint spec replays against a profile when TAILGUARD_REPLAY_PROFILE
+// names one: virtual time, no endpoint needed; and a failing endpoint
+// level's report ends with the command that fits a profile to its records
+// and replays it that way.
+func TestRunFileEndpointReplay(t *testing.T) {
+	for _, v := range []string{"TAILGUARD_SPEC_TEST_BASE_URL", "TAILGUARD_SPEC_TEST_API_KEY", "TAILGUARD_SPEC_TEST_MODEL"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	t.Setenv(slospec.EnvReplayProfile, "testdata/specs/fixed.profile.yaml")
+	// With the endpoint's variables unset the spec would skip: it runs, in
+	// virtual time, against the profile.
+	ok, skipped, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/endpoint.yaml") })
+	if !ok || skipped {
+		t.Fatalf("replay: ok %v, skipped %v:\n%s", ok, skipped, out)
+	}
+	t.Setenv(slospec.EnvReplayProfile, "testdata/specs/no-such.yaml")
+	if ok, _, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/endpoint.yaml") }); ok || !strings.Contains(out, "TAILGUARD_REPLAY_PROFILE") {
+		t.Errorf("a missing replay profile: ok %v:\n%s", ok, out)
+	}
+	os.Unsetenv(slospec.EnvReplayProfile)
+
+	f := fakeprovider.New(fakeprovider.Profile{Model: "loopback-model", TTFT: fakeprovider.Fixed(time.Millisecond),
+		ITL: fakeprovider.Fixed(time.Duration(0)), OutputTokens: fakeprovider.Fixed(4)})
+	defer f.Close()
+	srv := fakeprovider.NewServer(f)
+	defer srv.Close()
+	t.Setenv("TAILGUARD_SPEC_TEST_BASE_URL", srv.URL+"/v1")
+	t.Setenv("TAILGUARD_SPEC_TEST_API_KEY", "")
+	t.Setenv("TAILGUARD_SPEC_TEST_MODEL", "loopback-model")
+	ok, _, out = runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/endpoint-failing.yaml") })
+	if ok || !strings.Contains(out, "replay against a profile fitted to this run's records: go run github.com/tailguard/tailguard/fakeprovider/cmd/fakellm -fit ") ||
+		!strings.Contains(out, "TAILGUARD_REPLAY_PROFILE=/tmp/replay.yaml go test -count=1 -run '^inner$/^c1$' .") {
+		t.Errorf("no replay command in the failing endpoint report:\n%s", out)
+	}
+}
