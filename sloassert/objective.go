@@ -460,7 +460,7 @@ func MaxColdStart(budget time.Duration) Objective {
 		v := s.Max()
 		out.Observed = latencytest.FormatDuration(v)
 		out.Margin = margin(v, budget)
-		out.OK = v <= budget
+		out.OK = within(v, budget)
 		out.severity = ratioOf(v, budget)
 		ids := r.ColdStartIDs(latencytest.DefaultIdleGap)
 		slow := 0
@@ -480,6 +480,11 @@ func MaxColdStart(budget time.Duration) Objective {
 		return out
 	}}
 }
+
+// within reports v <= budget for a value that is not Failed: a budget as
+// large as Failed itself (math.MaxInt64, "no limit") never lets a failed
+// request pass.
+func within(v, budget time.Duration) bool { return v != latencytest.Failed && v <= budget }
 
 // ratioOf is observed/budget, +Inf for a failed value.
 func ratioOf(v, budget time.Duration) float64 {
@@ -509,7 +514,7 @@ func MaxStall(budget time.Duration) Objective {
 		v := s.Max()
 		out.Observed = latencytest.FormatDuration(v)
 		out.Margin = margin(v, budget)
-		out.OK = v <= budget
+		out.OK = within(v, budget)
 		if f := s.Failures(); f > 0 {
 			out.Note = failureShare("the longest stall", f, len(s), -1)
 		}

@@ -403,7 +403,7 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 		out.addNote(o.split)
 	}
 	switch {
-	case hasHi && hi <= budget:
+	case hasHi && within(hi, budget):
 		out.Verdict = Pass
 	case hasLo && lo > budget:
 		out.Verdict = Fail
@@ -422,7 +422,7 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 	pct := share(conf)
 	switch o.mode {
 	case modePoint:
-		out.OK = v <= budget
+		out.OK = within(v, budget)
 		if out.Verdict == Inconclusive {
 			out.addNote(fmt.Sprintf("inconclusive at %s: %s", pct, out.Interval) + decideHint(&out, x, q, conf, budget))
 		}
@@ -441,7 +441,7 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 			out.addNote(fmt.Sprintf("inconclusive at %s: %s", pct, out.Interval) + decideHint(&out, x, q, conf, budget))
 		}
 	case modeRefute:
-		out.OK = hasLo && lo <= budget
+		out.OK = hasLo && within(lo, budget)
 		out.Margin = margin(lo, budget)
 		switch {
 		case !hasLo:
@@ -494,7 +494,7 @@ func boundNeed(p, c float64) int {
 // out.Need and returns "; about N requests would decide it", or "".
 func decideHint(out *Outcome, x latencytest.Sample, q, conf float64, budget time.Duration) string {
 	at := 0
-	for at < len(x) && x[at] <= budget {
+	for at < len(x) && within(x[at], budget) {
 		at++
 	}
 	level := float64(at) / float64(len(x))

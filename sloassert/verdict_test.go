@@ -578,3 +578,21 @@ func TestSweepLevelNeverRunFails(t *testing.T) {
 		}
 	}
 }
+
+// A budget as large as Failed itself ("no limit": math.MaxInt64) never
+// lets a failed request pass.
+func TestUnlimitedBudgetStillFailsFailures(t *testing.T) {
+	r := allFailed(300)
+	noLimit := time.Duration(math.MaxInt64)
+	for _, o := range []sloassert.Objective{
+		sloassert.Q(sloassert.Total, 0.5, noLimit),
+		sloassert.Q(sloassert.Total, 0.5, noLimit, sloassert.Demonstrate(0.95)),
+		sloassert.Q(sloassert.Total, 0.5, noLimit, sloassert.Refute(0.95)),
+		sloassert.MaxStall(noLimit),
+		sloassert.MaxColdStart(noLimit),
+	} {
+		if out := judge(r, o); out.OK {
+			t.Errorf("%s passed every request failing: %+v", o.Name, out)
+		}
+	}
+}
