@@ -43,6 +43,10 @@ func SaveBaseline(path string, r *latencytest.Result) error {
 	if r == nil || len(r.Measured()) == 0 {
 		return fmt.Errorf("sloassert: baseline %s: no measured request: an empty run is no baseline", path)
 	}
+	if r.Partial {
+		return fmt.Errorf("sloassert: baseline %s: the run was cut short (%s): a partial run is no baseline", path,
+			partialText(r.Counts().Sent, r.Planned, "requests", r.PartialReason))
+	}
 	if c := r.Counts(); c.Kept == 0 {
 		var classes []string
 		for _, k := range r.ErrorClasses() {
@@ -194,6 +198,10 @@ type Compare struct {
 	Resamples int
 	// Seed seeds the bootstrap. Default 1.
 	Seed uint64
+	// AllowPartial compares a run its deadline cut short (Result.Partial)
+	// on what ran. By default a partial run, on either side, cannot judge a
+	// change: the report says how much ran and fails.
+	AllowPartial bool
 }
 
 // DefaultCompareQuantiles are the quantiles Compare judges by default.
@@ -474,6 +482,12 @@ func (c Compare) Evaluate(base, cur *latencytest.Result) BaselineReport {
 		return rep
 	case cur == nil || len(cur.Measured()) == 0:
 		rep.Problem = "the current run has no measured request"
+		return rep
+	case cur.Partial && !c.AllowPartial:
+		rep.Problem = "the current run was cut short: " + partialText(cur.Counts().Sent, cur.Planned, "requests", cur.PartialReason) + "; Compare.AllowPartial compares what ran"
+		return rep
+	case base.Partial && !c.AllowPartial:
+		rep.Problem = "the baseline run was cut short: " + partialText(base.Counts().Sent, base.Planned, "requests", base.PartialReason) + "; re-record it, or Compare.AllowPartial"
 		return rep
 	}
 	bs, _ := c.Metric.Sample(base) // the metric was checked by normalized

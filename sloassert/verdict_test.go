@@ -596,3 +596,26 @@ func TestUnlimitedBudgetStillFailsFailures(t *testing.T) {
 		}
 	}
 }
+
+// A partial run cannot judge a change against a baseline unless the
+// comparison allows it.
+func TestBaselinePartialRunFails(t *testing.T) {
+	base, cur := streamed(300), partial(streamed(300))
+	rep := sloassert.Compare{}.Evaluate(base, cur)
+	if rep.OK() || !strings.Contains(rep.Problem, "the current run was cut short: 300 of 600 planned requests sent") {
+		t.Errorf("partial current run: %s", rep)
+	}
+	if rep := (sloassert.Compare{AllowPartial: true}).Evaluate(base, cur); !rep.OK() {
+		t.Errorf("AllowPartial: %s", rep)
+	}
+	if rep := (sloassert.Compare{}).Evaluate(partial(streamed(300)), streamed(300)); rep.OK() || !strings.Contains(rep.Problem, "the baseline run was cut short") {
+		t.Errorf("partial baseline: %s", rep)
+	}
+}
+
+func TestSaveBaselineRefusesAPartialRun(t *testing.T) {
+	err := sloassert.SaveBaseline(t.TempDir()+"/b.jsonl", partial(streamed(300)))
+	if err == nil || !strings.Contains(err.Error(), "a partial run is no baseline") {
+		t.Errorf("err %v", err)
+	}
+}
