@@ -10,8 +10,10 @@ import (
 	"github.com/tailguard/tailguard/latencytest"
 )
 
-// countingProvider answers at once; it cancels the run when call number
-// cancelAt arrives (0: never).
+// countingProvider answers at once; from call number cancelAt on (0:
+// never) it cancels the run before it returns, so no request slot frees
+// up before the cancel: a goroutine descheduled between its count and its
+// cancel cannot let the rest of the run slip through.
 type countingProvider struct {
 	calls    atomic.Int64
 	cancelAt int64
@@ -19,7 +21,7 @@ type countingProvider struct {
 }
 
 func (c *countingProvider) Call(_ context.Context, req latencytest.Request) latencytest.Record {
-	if n := c.calls.Add(1); n == c.cancelAt {
+	if n := c.calls.Add(1); c.cancelAt > 0 && n >= c.cancelAt {
 		c.cancel()
 	}
 	return latencytest.Record{TTFT: time.Millisecond, FirstAnswer: time.Millisecond, Total: 2 * time.Millisecond, TokenEvents: 1}
