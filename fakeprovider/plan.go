@@ -352,13 +352,7 @@ func (pr *Predictor) Predict(id string, promptTokens, maxTokens int) Prediction 
 	}
 	sent, first := 0, true
 	for sent < total {
-		inReasoning := sent < reasoning
-		k := max(1, p.TokensPerChunk.Sample(pl.stream))
-		if inReasoning {
-			k = min(k, reasoning-sent)
-		} else {
-			k = min(k, total-sent)
-		}
+		k := pl.chunk(p, sent, reasoning, total)
 		if !first {
 			for range k {
 				t = addSat(t, pl.nextITL(p))
@@ -371,7 +365,7 @@ func (pr *Predictor) Predict(id string, promptTokens, maxTokens int) Prediction 
 		if first {
 			out.TTFT = t
 		}
-		if !inReasoning && out.FirstAnswer < 0 {
+		if sent >= reasoning && out.FirstAnswer < 0 {
 			out.FirstAnswer = t
 		}
 		first = false
@@ -423,4 +417,15 @@ func (pl *plan) answerShape(maxTokens int) (reasoning, content int, finish strin
 		reasoning, content, finish = 0, 0, "stop"
 	}
 	return reasoning, content, finish
+}
+
+// chunk draws the size of the next chunk once sent tokens are out: one
+// or more tokens, never crossing from reasoning into the answer nor past
+// the total. The server and the Predictor both use it, so they agree.
+func (pl *plan) chunk(p *Profile, sent, reasoning, total int) int {
+	k := max(1, p.TokensPerChunk.Sample(pl.stream))
+	if sent < reasoning {
+		return min(k, reasoning-sent)
+	}
+	return min(k, total-sent)
 }

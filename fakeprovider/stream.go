@@ -150,12 +150,7 @@ func (s *session) run(ctx context.Context) {
 	first := true
 	for sent < total {
 		inReasoning := sent < reasoning
-		k := max(1, p.TokensPerChunk.Sample(pl.stream))
-		if inReasoning {
-			k = min(k, reasoning-sent)
-		} else {
-			k = min(k, total-sent)
-		}
+		k := pl.chunk(p, sent, reasoning, total)
 		if !first {
 			for range k {
 				t = t.Add(saturate(float64(pl.nextITL(p)) * slow))
