@@ -56,6 +56,9 @@ func MinGoodput(share float64, ttft, tpot time.Duration, opts ...Option) Objecti
 			out.Observed, out.Note = "no data", "no measured request"
 			return out
 		}
+		if k := eventRated(r); k > 0 {
+			out.addNote(fmt.Sprintf("%d of %d requests reported no usage: their time per output token counts SSE events, not tokens", k, n))
+		}
 		g := float64(good) / float64(n)
 		out.Observed = fmt.Sprintf("%s (%d of %d)", share4(g), good, n)
 		out.Margin = fmt.Sprintf("%+.2f pts", (g-share)*100)

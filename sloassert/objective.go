@@ -418,7 +418,7 @@ func NoCacheHits() Objective {
 		c := r.Counts()
 		unproven := 0
 		for i := range r.Records {
-			if rec := &r.Records[i]; !rec.Warmup && rec.OK() && !cacheReported(rec) {
+			if rec := &r.Records[i]; !rec.Warmup && rec.OK() && !rec.CachedReported {
 				unproven++
 			}
 		}

@@ -35,17 +35,18 @@ func TestSequentialStopsWhenDecided(t *testing.T) {
 		name     string
 		truth    time.Duration // the true p99
 		measured int           // requests the batch should end with
+		looks    int           // times Until is asked (between stages)
 		ok       bool
 		verdict  sloassert.Verdict
 	}{
 		// Far under budget: 300 cannot show it (a 98.3% upper bound on p99
 		// needs n >= 407), 600 can.
-		{"clear pass", 500 * time.Millisecond, 600, true, sloassert.Pass},
+		{"clear pass", 500 * time.Millisecond, 600, 2, true, sloassert.Pass},
 		// Far over: the lower bound is over budget at the first look.
-		{"clear fail", 2 * time.Second, 300, false, sloassert.Fail},
+		{"clear fail", 2 * time.Second, 300, 1, false, sloassert.Fail},
 		// At the budget: undecided at every stage; all 1,200 are sent and
 		// Demonstrate fails the inconclusive row.
-		{"coin flip", budget, 1200, false, sloassert.Inconclusive},
+		{"coin flip", budget, 1200, 2, false, sloassert.Inconclusive},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := latencytest.Batch{NoWarmup: true, Requests: 300, Prompt: "x", Label: "seq"}
@@ -64,8 +65,8 @@ func TestSequentialStopsWhenDecided(t *testing.T) {
 			if c.Kept != tc.measured || r.Partial || c.Planned != tc.measured {
 				t.Errorf("measured %d (planned %d, partial %v), want %d", c.Kept, c.Planned, r.Partial, tc.measured)
 			}
-			if want := min(tc.measured/300, 2); looks != want && tc.measured < 1200 || tc.measured == 1200 && looks != 2 {
-				t.Errorf("Until asked %d times", looks)
+			if looks != tc.looks {
+				t.Errorf("Until asked %d times, want %d", looks, tc.looks)
 			}
 			if r.Records[len(r.Records)-1].ID != "seq-"+pad(tc.measured-1) {
 				t.Errorf("last trace ID %s", r.Records[len(r.Records)-1].ID)

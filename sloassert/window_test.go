@@ -141,6 +141,15 @@ func TestGoodput(t *testing.T) {
 			t.Errorf("%s: %+v", bad.Name, o)
 		}
 	}
+	// Without usage, the time per output token counts SSE events: the row
+	// says so.
+	noUsage := streamed(300)
+	for i := range noUsage.Records {
+		noUsage.Records[i].CompletionTokens = 0
+	}
+	if o := judge(noUsage, sloassert.MinGoodput(0.4, 150*time.Millisecond, 10*time.Millisecond)); !strings.Contains(o.Note, "300 of 300 requests reported no usage") {
+		t.Errorf("event rates not labelled: %+v", o)
+	}
 	// Failed and unobserved requests are never good.
 	if o := judge(unobservedResult(300), sloassert.MinGoodput(0.5, time.Hour, time.Hour)); o.OK {
 		t.Errorf("unobserved: %+v", o)
