@@ -31,8 +31,26 @@ const (
 	ClassCallError         = "call_error"          // a Func call returned an error that no HTTP attempt explains (its text in Detail)
 )
 
+// Classes lists the error classes besides "http_<status>": every Class
+// constant above (add a new class to both).
+var Classes = []string{
+	ClassFirstTokenTimeout, ClassTotalTimeout, ClassEmptyStream, ClassEmptyAnswer, ClassTruncated,
+	ClassBadStream, ClassRefusal, ClassTransport, ClassCanceled, ClassCallError,
+}
+
 // HTTPClass is the class of an HTTP error status: "http_529".
 func HTTPClass(status int) string { return fmt.Sprintf("http_%d", status) }
+
+// IsClass reports whether class is one a Record's Err can hold: one of
+// Classes, or "http_" and a status from 100 to 599 ("http_529").
+func IsClass(class string) bool {
+	if slices.Contains(Classes, class) {
+		return true
+	}
+	code, ok := strings.CutPrefix(class, "http_")
+	return ok && len(code) == 3 && code[0] >= '1' && code[0] <= '5' &&
+		code[1] >= '0' && code[1] <= '9' && code[2] >= '0' && code[2] <= '9'
+}
 
 // Record is one call, measured on the client with the monotonic clock. All
 // durations are from Start (when the request was sent).

@@ -3,7 +3,6 @@ package sloassert
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -314,23 +313,14 @@ func MaxTailRatio(metric Metric, max float64) Objective {
 	}}
 }
 
-// KnownClasses are the error classes latencytest records, besides
-// "http_<3 digits>" (see latencytest's Class constants).
-var KnownClasses = []string{
-	latencytest.ClassFirstTokenTimeout, latencytest.ClassTotalTimeout, latencytest.ClassEmptyStream,
-	latencytest.ClassEmptyAnswer, latencytest.ClassTruncated, latencytest.ClassBadStream,
-	latencytest.ClassTransport, latencytest.ClassCanceled, latencytest.ClassRefusal, latencytest.ClassCallError,
-}
-
-var httpClass = regexp.MustCompile(`^http_[1-5][0-9][0-9]$`)
-
-// CheckClass returns an error unless class is one latencytest records: one
-// of KnownClasses or "http_" and a three-digit status ("http_529").
+// CheckClass returns an error unless class is one latencytest records
+// (latencytest.IsClass: one of latencytest.Classes, or "http_" and a
+// three-digit status such as "http_529").
 func CheckClass(class string) error {
-	if slices.Contains(KnownClasses, class) || httpClass.MatchString(class) {
+	if latencytest.IsClass(class) {
 		return nil
 	}
-	return fmt.Errorf("sloassert: unknown error class %q (want http_<status> such as http_529, or one of %s)", class, strings.Join(KnownClasses, ", "))
+	return fmt.Errorf("sloassert: unknown error class %q (want http_<status> such as http_529, or one of %s)", class, strings.Join(latencytest.Classes, ", "))
 }
 
 // MaxErrorRate is the objective "at most the fraction max (0.01 for 1%) of

@@ -141,13 +141,13 @@ func TestErrorRateLimitIsAFraction(t *testing.T) {
 
 func TestErrorClassesAreChecked(t *testing.T) {
 	r := failSome(streamed(300), 1, "http_529")
-	for _, c := range []string{"http_5OO", "http_52", "http_5290", "timeout", "HTTP_529", ""} {
+	for _, c := range []string{"http_5OO", "http_52", "http_5290", "http_600", "http_099", "timeout", "HTTP_529", ""} {
 		out := judge(r, sloassert.MaxErrorRate(0.5, c))
 		if out.OK || !strings.Contains(out.Note, fmt.Sprintf("unknown error class %q", c)) {
 			t.Errorf("class %q: %+v", c, out)
 		}
 	}
-	for _, c := range append(slices.Clone(sloassert.KnownClasses), "http_529", "http_429", "http_500") {
+	for _, c := range append(slices.Clone(latencytest.Classes), "http_529", "http_429", "http_500") {
 		if err := sloassert.CheckClass(c); err != nil {
 			t.Errorf("class %q: %v", c, err)
 		}
