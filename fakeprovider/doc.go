@@ -56,7 +56,9 @@
 // TTFT = (ttft + prefill_per_1k_tokens × prompt_tokens/1000) × cache factor
 // (on a prefix-cache hit) × (1 + slowdown_per_inflight × others in flight);
 // with prefix_cache.scope "prefill" (every preset's) the factor applies to
-// the cached tokens' share of prefill only.
+// the cached tokens' share of prefill only. With load levels (Profile.Load)
+// the ttft and itl are drawn from the level for the requests in flight at
+// admission, as measured at that concurrency (see LoadLevel).
 // Prompt tokens are estimated as characters/4. Every further SSE event comes
 // after one ITL draw per token it carries; reasoning tokens come first and
 // count against max_tokens (a request without one is capped at 1,048,576

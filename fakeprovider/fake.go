@@ -50,6 +50,10 @@ type Served struct {
 	Arrival time.Time `json:"arrival"`
 	// Queued is the wait for a free slot (beyond any cold start).
 	Queued time.Duration `json:"queued_ns"`
+	// InFlight is the requests in flight on the request's replica when it
+	// was admitted, itself included (0 when it was answered at arrival
+	// with an HTTP error): the load that picks its Profile.Load level.
+	InFlight int `json:"in_flight"`
 	// ColdStart is the wait for a model load.
 	ColdStart time.Duration `json:"cold_start_ns"`
 	// TTFT is the planned time from arrival to the first token (0 when no

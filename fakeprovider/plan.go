@@ -39,6 +39,8 @@ type plan struct {
 	stream *rand.Rand    // ITL and chunk-size draws, consumed while streaming
 
 	speed float64 // the chain's speed factor (Profile.Conversation); 1 outside chains
+
+	level *LoadLevel // the load level drawn at admission; nil at level 1
 }
 
 // keyHash mixes the request key into a seed.
@@ -58,7 +60,13 @@ const (
 	streamCold
 	streamTokens
 	streamChain
+	streamLoad
 )
+
+// planRand is the random stream for one purpose of the request with key.
+func planRand(p *Profile, key string, purpose uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(p.Seed^0x9e3779b97f4a7c15, keyHash(key)+purpose*0xbf58476d1ce4e5b9))
+}
 
 // ChainKey returns the chain a trace ID belongs to: the part before a
 // final "-call" followed by one or more digits ("chain03-call04" gives
@@ -87,9 +95,7 @@ func chainSpeed(p *Profile, id string) float64 {
 	if !ok {
 		return 1
 	}
-	purpose := uint64(streamChain)
-	r := rand.New(rand.NewPCG(p.Seed^0x9e3779b97f4a7c15, keyHash(key)+purpose*0xbf58476d1ce4e5b9))
-	return math.Exp(p.convSigma * r.NormFloat64())
+	return math.Exp(p.convSigma * planRand(p, key, streamChain).NormFloat64())
 }
 
 // conversationCalibration is how many calls (in chains of 8)
@@ -156,10 +162,7 @@ func conversationSigma(p *Profile) float64 {
 
 // newPlan draws a request's random outcomes.
 func newPlan(p *Profile, key string) *plan {
-	kh := keyHash(key)
-	rng := func(purpose uint64) *rand.Rand {
-		return rand.New(rand.NewPCG(p.Seed^0x9e3779b97f4a7c15, kh+purpose*0xbf58476d1ce4e5b9))
-	}
+	rng := func(purpose uint64) *rand.Rand { return planRand(p, key, purpose) }
 	pl := &plan{key: key}
 
 	u := rng(streamFault).Float64()
@@ -219,15 +222,36 @@ func scaled(d time.Duration, f float64) time.Duration {
 	return time.Duration(max(x, 0))
 }
 
+// underLoad redraws the TTFT and ITL from the load level for k requests
+// in flight at admission (Profile.Load), from their own random stream so
+// that no other draw moves; at level 1 the plan is unchanged.
+func (pl *plan) underLoad(p *Profile, k int) {
+	lv := p.levelAt(pl.key, k)
+	if lv == nil {
+		return
+	}
+	pl.level = lv
+	r := planRand(p, pl.key, streamLoad)
+	r.Float64() // the level choice's draw (levelAt)
+	pl.ttft = lv.TTFT.Sample(r)
+	if pl.itl >= 0 {
+		pl.itl = scaled(lv.ITL.Sample(r), pl.speed)
+	}
+}
+
 // nextITL is the time before the next token.
 func (pl *plan) nextITL(p *Profile) time.Duration {
 	if pl.itl >= 0 {
 		return pl.itl
 	}
-	if pl.speed != 1 {
-		return scaled(p.ITL.Sample(pl.stream), pl.speed)
+	d := &p.ITL
+	if pl.level != nil {
+		d = &pl.level.ITL
 	}
-	return p.ITL.Sample(pl.stream)
+	if pl.speed != 1 {
+		return scaled(d.Sample(pl.stream), pl.speed)
+	}
+	return d.Sample(pl.stream)
 }
 
 // apply overrides the plan with a script entry.
@@ -306,8 +330,19 @@ func NewPredictor(p Profile) (*Predictor, error) {
 // (characters/4) and max_tokens maxTokens (0: none). It draws exactly what
 // the served fake draws for that ID and plays the same timeline.
 func (pr *Predictor) Predict(id string, promptTokens, maxTokens int) Prediction {
+	return pr.PredictAt(id, promptTokens, maxTokens, 1)
+}
+
+// PredictAt is Predict for a request admitted with inFlight requests in
+// flight on its replica, itself included (1 or less: alone): the load
+// level (Profile.Load) and SlowdownPerInflight at that load apply, as the
+// served fake applies them; still no queue, cold start or cache hit.
+func (pr *Predictor) PredictAt(id string, promptTokens, maxTokens, inFlight int) Prediction {
 	p := &pr.p
+	inFlight = max(inFlight, 1)
 	pl := newPlan(p, id)
+	pl.underLoad(p, inFlight)
+	slow := 1 + p.SlowdownPerInflight*float64(inFlight-1)
 	out := Prediction{Status: 200, TTFT: -1, FirstAnswer: -1, Stall: pl.stall}
 	var faults []string
 	if pl.fault != "" {
@@ -326,7 +361,7 @@ func (pr *Predictor) Predict(id string, promptTokens, maxTokens int) Prediction 
 	total := reasoning + content
 	ttft := pl.forcedTTFT
 	if ttft == 0 {
-		ttft = saturateNs(float64(pl.ttft) + float64(pl.prefill)*float64(promptTokens)/1000)
+		ttft = saturate((float64(pl.ttft) + float64(pl.prefill)*float64(promptTokens)/1000) * slow)
 	}
 	t := ttft
 	faultAt := -1
@@ -355,7 +390,7 @@ func (pr *Predictor) Predict(id string, promptTokens, maxTokens int) Prediction 
 		k := pl.chunk(p, sent, reasoning, total)
 		if !first {
 			for range k {
-				t = addSat(t, pl.nextITL(p))
+				t = addSat(t, saturate(float64(pl.nextITL(p))*slow))
 			}
 		}
 		if at(sent, k) != nil {
@@ -379,14 +414,6 @@ func (pr *Predictor) Predict(id string, promptTokens, maxTokens int) Prediction 
 	}
 	out.Total, out.Finish = t, finish
 	return out
-}
-
-// saturateNs converts nanoseconds to a Duration, saturating.
-func saturateNs(ns float64) time.Duration {
-	if !(ns < math.MaxInt64) {
-		return math.MaxInt64
-	}
-	return time.Duration(max(ns, 0))
 }
 
 // addSat is a+b, saturating.

@@ -2,6 +2,7 @@ package fakeprovider
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -62,6 +63,10 @@ type Profile struct {
 	// other request in flight on the same replica at admission (0.05: five
 	// requests in flight make a request 20% slower). Default 0.
 	SlowdownPerInflight float64 `yaml:"slowdown_per_inflight"`
+	// Load is the TTFT and ITL measured at higher loads, by requests in
+	// flight (see LoadLevel). Default none: TTFT and ITL do not depend on
+	// load beyond SlowdownPerInflight.
+	Load []LoadLevel `yaml:"load"`
 
 	ColdStart   ColdStart   `yaml:"cold_start"`
 	Stall       Stall       `yaml:"stall"`
@@ -119,6 +124,61 @@ func (c *Conversation) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	return strictDecode(n, (*plain)(c), "conversation", yamlKeys(reflect.TypeFor[Conversation]())...)
+}
+
+// LoadLevel is how the provider behaved with InFlight requests in flight
+// on a replica, as a closed-loop run at that concurrency measured it: a
+// request admitted with k requests in flight on its replica (itself
+// included) draws its TTFT and ITL from the level with InFlight k. The
+// profile's own TTFT and ITL are level 1. Between two levels a request
+// draws from the lower or the higher one, the higher with probability
+// (k - lower)/(higher - lower), so the distribution moves from one
+// measured level to the next as a mixture of the two; above the highest
+// level it draws from the highest. The choice and the draws come from
+// (Profile.Seed, trace ID) like every other draw, so they do not depend
+// on timing. SlowdownPerInflight, cache hits, prefill, the chain speed
+// factor (Conversation) and the script apply on top, as at level 1.
+//
+// Levels reproduce what was measured at each load, whatever caused it:
+// queueing and batching in the provider, or a drift over the run that
+// happened to coincide with a load level. A level that is faster than the
+// one below is allowed; it is what the records showed.
+type LoadLevel struct {
+	// InFlight is the level's requests in flight, 2 or more; levels are
+	// listed in increasing order.
+	InFlight int `yaml:"in_flight"`
+	// TTFT and ITL are the level's distributions; an unset one is the
+	// level below's (the profile's own at level 1).
+	TTFT Dist[time.Duration] `yaml:"ttft"`
+	ITL  Dist[time.Duration] `yaml:"itl"`
+}
+
+// levelAt is the level a request with trace ID key draws from when
+// admitted with k requests in flight: nil for level 1 (the profile's own
+// distributions). p has its defaults.
+func (p *Profile) levelAt(key string, k int) *LoadLevel {
+	if len(p.Load) == 0 || k < 2 {
+		return nil
+	}
+	i, _ := slices.BinarySearchFunc(p.Load, k, func(l LoadLevel, k int) int { return cmp.Compare(l.InFlight, k) })
+	switch {
+	case i < len(p.Load) && p.Load[i].InFlight == k:
+		return &p.Load[i]
+	case i == len(p.Load):
+		return &p.Load[i-1]
+	}
+	lower := 1
+	if i > 0 {
+		lower = p.Load[i-1].InFlight
+	}
+	w := float64(k-lower) / float64(p.Load[i].InFlight-lower)
+	if planRand(p, key, streamLoad).Float64() < w {
+		return &p.Load[i]
+	}
+	if i == 0 {
+		return nil
+	}
+	return &p.Load[i-1]
 }
 
 // defaultServedLimit is Profile.ServedLimit's default.
@@ -310,6 +370,21 @@ func (p Profile) Validate() error {
 	if !(p.SlowdownPerInflight >= 0 && p.SlowdownPerInflight <= 100) {
 		return ferr("slowdown_per_inflight", "%v is outside [0, 100]", p.SlowdownPerInflight)
 	}
+	for i, l := range p.Load {
+		path := fmt.Sprintf("load[%d]", i)
+		if l.InFlight < 2 {
+			return ferr(path+".in_flight", "%d is below 2 (level 1 is the profile's own ttft and itl)", l.InFlight)
+		}
+		if i > 0 && l.InFlight <= p.Load[i-1].InFlight {
+			return ferr(path+".in_flight", "%d does not increase on the level before (%d): list levels in increasing order", l.InFlight, p.Load[i-1].InFlight)
+		}
+		if err := l.TTFT.validate(path + ".ttft"); err != nil {
+			return &fieldError{path: path + ".ttft", err: err}
+		}
+		if err := l.ITL.validate(path + ".itl"); err != nil {
+			return &fieldError{path: path + ".itl", err: err}
+		}
+	}
 	if p.ColdStart.AfterIdle < 0 {
 		return ferr("cold_start.after_idle", "negative duration %v", p.ColdStart.AfterIdle)
 	}
@@ -434,6 +509,16 @@ func (p Profile) withDefaults() Profile {
 	}
 	if p.ServedLimit == 0 {
 		p.ServedLimit = defaultServedLimit
+	}
+	if len(p.Load) > 0 {
+		levels := slices.Clone(p.Load)
+		ttft, itl := p.TTFT, p.ITL
+		for i := range levels {
+			levels[i].TTFT = levels[i].TTFT.or(ttft)
+			levels[i].ITL = levels[i].ITL.or(itl)
+			ttft, itl = levels[i].TTFT, levels[i].ITL
+		}
+		p.Load = levels
 	}
 	p.convSigma = 0
 	if p.Conversation.ICC > 0 {
