@@ -1,7 +1,9 @@
 package latencytest_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -60,5 +62,61 @@ func TestOpenLoopBoundsConnections(t *testing.T) {
 	}
 	if n := opened.Load(); n > 3 {
 		t.Errorf("%d connections opened for at most 3 in flight", n)
+	}
+}
+
+// A client that stops reading at [DONE] and closes the body (as most SDKs
+// do) keeps its connection through Instrument: Close reads the rest of
+// the body (the chunked end, which the server here sends only once the
+// client has seen [DONE]), so the transport reuses the connection instead
+// of closing it. 8 calls in turn open one connection; the bound of 4
+// leaves room for a loaded machine that misses the read's grace, while a
+// Close that does not read on opens one per call.
+func TestInstrumentReadsToTheEndAfterDone(t *testing.T) {
+	var opened atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(`data: {"choices":[{"delta":{"content":"a"}}]}` + "\n\ndata: [DONE]\n\n"))
+		w.(http.Flusher).Flush()
+		select { // the body's end waits until the client has read [DONE]
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: latencytest.Instrument(tr)}
+	p := latencytest.Func(func(ctx context.Context, _ latencytest.Request) error {
+		req, err := http.NewRequestWithContext(ctx, "POST", srv.URL, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() && sc.Text() != "data: [DONE]" {
+		}
+		release <- struct{}{}
+		return sc.Err()
+	})
+	const calls = 8
+	for i := range calls {
+		if rec := p.Call(context.Background(), latencytest.Request{ID: fmt.Sprint("c", i)}); !rec.OK() || rec.TokenEvents != 1 {
+			t.Fatalf("call %d: %+v", i, rec)
+		}
+	}
+	if n := opened.Load(); n > calls/2 {
+		t.Errorf("%d connections opened for %d calls in turn; want most calls to reuse one", n, calls)
 	}
 }

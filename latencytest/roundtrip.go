@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,7 +54,9 @@ type callKey struct{}
 // text/event-stream, the end of the body, the status and an error class.
 // Each request is an Attempt of the call (see Func); the body is never
 // read ahead of your client, an early Close ends the attempt, and the
-// transport is safe for concurrent requests.
+// transport is safe for concurrent requests. A Close after [DONE] reads
+// what is left of the body (for at most 20 ms, untimed), as the OpenAI
+// provider does, so that the connection is kept for the next request.
 //
 // A request whose context holds no Func call (made outside one, or after
 // it returned) passes through untouched. Inside a call, a request without
@@ -89,9 +92,10 @@ func (t *instrumented) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.rt.RoundTrip(req)
 	}
 	// A RoundTripper must not modify its request: the header and the
-	// trace go on a clone.
-	ctx := httptrace.WithClientTrace(req.Context(), c.trace(a))
-	out := req.Clone(ctx)
+	// trace go on a clone, whose context is the attempt's own, so that
+	// the read to the end after [DONE] can be cut off (see timedBody).
+	ctx, cancel := context.WithCancelCause(req.Context())
+	out := req.Clone(httptrace.WithClientTrace(ctx, c.trace(a)))
 	if a.id == "" {
 		a.id = out.Header.Get("X-Request-ID")
 	} else if out.Header.Get("X-Request-ID") == "" {
@@ -101,11 +105,12 @@ func (t *instrumented) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.rt.RoundTrip(out)
 	if err != nil {
+		cancel(nil)
 		c.failed(a, err, req.Context())
 		return nil, err
 	}
 	c.headers(a, resp)
-	resp.Body = &timedBody{rc: resp.Body, c: c, a: a, reqCtx: req.Context()}
+	resp.Body = &timedBody{rc: resp.Body, c: c, a: a, reqCtx: req.Context(), cancel: cancel}
 	return resp, nil
 }
 
@@ -403,23 +408,49 @@ func (c *funcCall) closed(a *attempt) {
 	}
 }
 
-// timedBody times a response body as the user's client reads it.
+// timedBody times a response body as the user's client reads it. When
+// the client closes an event stream after [DONE] (as most SDKs do) before
+// the body's end, Close reads the rest as the OpenAI provider does (see
+// drain: at most doneGrace and doneDrain bytes, untimed), so that the
+// connection returns to the transport's pool instead of being closed and
+// the next request's TTFT paying for a new one.
 type timedBody struct {
 	rc     io.ReadCloser
 	c      *funcCall
 	a      *attempt
 	reqCtx context.Context
+	cancel context.CancelCauseFunc // the attempt's own context
+	ended  atomic.Bool             // a Read returned an error (EOF included)
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	if err != nil {
+		b.ended.Store(true)
+	}
 	b.c.read(b.a, p[:n], err, b.reqCtx)
 	return n, err
 }
 
 func (b *timedBody) Close() error {
+	rest := !b.ended.Load() && b.c.sawDone(b.a)
 	b.c.closed(b.a)
-	return b.rc.Close()
+	if rest {
+		bp := readBuffers.Get().(*[]byte)
+		drain(b.rc, *bp, b.cancel)
+		readBuffers.Put(bp)
+	}
+	err := b.rc.Close()
+	b.cancel(nil)
+	return err
+}
+
+// sawDone reports whether an attempt's event stream reached [DONE] (not
+// a stream the client closed early, which endStream also marks done).
+func (c *funcCall) sawDone(a *attempt) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return a.sse != nil && a.sse.st.done && a.sse.stopped() && a.sse.st.bad == ""
 }
 
 // finish ends the call at now (from its start), when fn has returned: an
