@@ -229,6 +229,43 @@ func (d Dist[T]) sample(r *rand.Rand) float64 {
 	return 0
 }
 
+// quantile is the distribution's u-quantile, u in (0,1): the inverse
+// CDF, for draws that must keep a rank (Profile.TTFTITLCorrelation). A
+// mixture has no closed form and is refused by validation where quantile
+// is used; it returns the first part's quantile.
+func (d Dist[T]) quantile(u float64) float64 {
+	switch d.Kind {
+	case "fixed":
+		return float64(d.Value)
+	case "uniform":
+		return float64(d.Min) + u*float64(d.Max-d.Min)
+	case "normal":
+		return math.Max(0, float64(d.Mean)+float64(d.Stddev)*normalQuantile(u))
+	case "lognormal":
+		sigma := math.Log(float64(d.P99)/float64(d.Median)) / z99
+		return float64(d.Median) * math.Exp(sigma*normalQuantile(u))
+	case "empirical":
+		if d.Interpolate {
+			return interpolatedQuantile(d.Values, u)
+		}
+		values := d.Values
+		if !slices.IsSorted(values) {
+			values = slices.Clone(values)
+			slices.Sort(values)
+		}
+		return float64(values[min(int(u*float64(len(values))), len(values)-1)])
+	case "mixture":
+		return d.Parts[0].Dist.quantile(u)
+	}
+	return 0
+}
+
+// normalQuantile is the standard normal's inverse CDF.
+func normalQuantile(u float64) float64 { return math.Sqrt2 * math.Erfinv(2*u-1) }
+
+// normalCDF is the standard normal's CDF.
+func normalCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+
 // interpolatedQuantile is the linear-interpolation quantile (R type 7) of
 // values at u in [0,1]. It sorts a copy only when values are not sorted.
 func interpolatedQuantile[T Quantity](values []T, u float64) float64 {

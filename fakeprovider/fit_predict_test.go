@@ -31,6 +31,7 @@ func TestPredictMatchesServed(t *testing.T) {
 	ds, _ := Preset("deepseek-v3.2")
 	ds.Faults.HTTP529, ds.Faults.Empty = 0.05, 0.05
 	mav.Conversation.ICC = 0.53
+	mav.TTFTITLCorrelation = 0.5 // the copula draws agree too
 	for _, p := range []Profile{perToken, gpt, mav, ds} {
 		p.SlotsPerReplica = 400
 		t.Run(p.Model, func(t *testing.T) {

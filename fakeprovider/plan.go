@@ -61,6 +61,7 @@ const (
 	streamTokens
 	streamChain
 	streamLoad
+	streamCopula
 )
 
 // planRand is the random stream for one purpose of the request with key.
@@ -206,6 +207,9 @@ func newPlan(p *Profile, key string) *plan {
 	if p.ITLPerRequest {
 		pl.itl = p.ITL.Sample(pl.stream)
 	}
+	if p.TTFTITLCorrelation != 0 {
+		pl.ttft, pl.itl = coupled(p, planRand(p, key, streamCopula), p.TTFT, p.ITL)
+	}
 	pl.speed = chainSpeed(p, key)
 	if pl.speed != 1 && pl.itl >= 0 {
 		pl.itl = scaled(pl.itl, pl.speed)
@@ -233,10 +237,27 @@ func (pl *plan) underLoad(p *Profile, k int) {
 	pl.level = lv
 	r := planRand(p, pl.key, streamLoad)
 	r.Float64() // the level choice's draw (levelAt)
+	if p.TTFTITLCorrelation != 0 {
+		var itl time.Duration
+		pl.ttft, itl = coupled(p, r, lv.TTFT, lv.ITL)
+		pl.itl = scaled(itl, pl.speed)
+		return
+	}
 	pl.ttft = lv.TTFT.Sample(r)
 	if pl.itl >= 0 {
 		pl.itl = scaled(lv.ITL.Sample(r), pl.speed)
 	}
+}
+
+// coupled draws a TTFT and a per-request ITL with Spearman correlation
+// p.TTFTITLCorrelation through a Gaussian copula (whose normal
+// correlation is 2·sin(π·rho_s/6)).
+func coupled(p *Profile, r *rand.Rand, ttft, itl Dist[time.Duration]) (time.Duration, time.Duration) {
+	rho := 2 * math.Sin(math.Pi*p.TTFTITLCorrelation/6)
+	z1, e := r.NormFloat64(), r.NormFloat64()
+	z2 := rho*z1 + math.Sqrt(1-rho*rho)*e
+	u := func(z float64) float64 { return min(max(normalCDF(z), 1e-15), 1-1e-15) } // an unbounded tail stays finite
+	return fromFloat[time.Duration](ttft.quantile(u(z1))), fromFloat[time.Duration](itl.quantile(u(z2)))
 }
 
 // nextITL is the time before the next token.

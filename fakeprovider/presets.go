@@ -11,13 +11,13 @@ import (
 // presets maps a name to a function building its profile. Each preset's
 // source is in the comment of its function.
 var presets = map[string]func() Profile{
-	"mistral-3-14b":          mistral3x14b,
-	"mistral-3-14b-chain":    mistral3x14bChain,
-	"gpt-oss-120b":           gptOSS120b,
+	"mistral-3-14b":          fitted("mistral-3-14b"),
+	"mistral-3-14b-chain":    fitted("mistral-3-14b-chain"),
+	"gpt-oss-120b":           fitted("gpt-oss-120b"),
 	"gpt-oss-120b-chain":     gptOSS120bChain,
-	"llama-4-maverick":       llama4Maverick,
-	"llama-4-maverick-chain": llama4MaverickChain,
-	"llama-3.3-70b":          llama3x3x70b,
+	"llama-4-maverick":       fitted("llama-4-maverick"),
+	"llama-4-maverick-chain": fitted("llama-4-maverick-chain"),
+	"llama-3.3-70b":          fitted("llama-3.3-70b"),
 	"deepseek-v3.2":          deepseekV3x2,
 	"glm-5.3":                glm5x3,
 	"gemma-4-31b":            gemma4x31b,
@@ -96,135 +96,8 @@ func perToken(tokensPerSecond float64) time.Duration {
 	return time.Duration(float64(time.Second) / tokensPerSecond)
 }
 
-// mistral3x14b is mistral-3-14B at concurrency 1 (seed 000).
-//
-// Source: seed 000 (000_d9f1edcbabeb0658.txt) and its raw data
-// (serverless-tail-study/results_mistral-3-14B.json, c=1 cell: 75 requests,
-// prompt 20 tokens, max_tokens 64, every answer 64 tokens). Reproduces the
-// c=1 cell's TTFT p50 / p95 / p99 178.9 / 288.1 / 598.0 ms (p99:p50 3.34)
-// and the source README's total p50 / p95 / p99 495 / 1,153 / 1,839 ms,
-// p99:p50 3.72, CV 50% and median generation speed 202 tok/s.
-//
-// Model: TTFT 95% near 174 ms and a smooth 5% path near 450 ms (log-sd
-// 0.35) that makes the p95 and p99; ITL drawn once per request, 91% near
-// 5.1 ms and 9% slow streams near 14.9 ms (log-sd 0.49); 64 tokens. Prefill
-// 35 ms per 1k uncached prompt tokens comes from seed 001's mixed-prompt
-// runs on the same model (weak evidence; it adds 0.7 ms at 000's prompt).
-//
-// Not reproduced: the raw TTFT CV of 54.9% (not published; ~41% here: the
-// cell's max of 1,007 ms is one request, and a tail shaped to it makes the
-// p99 of 2,000 requests swing by ±50%); the c=5 and c=20 cells (their TTFT
-// medians barely move but c=20's ITL is 1.2x slower; no load model here);
-// seed 001's cells (its two windows 12 min apart differ by 22% at p95 and
-// 26% at p99, more than any preset can hold to both within 15%); and chains,
-// whose calls measured slower-tailed (see mistral-3-14b-chain).
-func mistral3x14b() Profile {
-	return Profile{
-		Model: "mistral-3-14b",
-		TTFT: Mixture(
-			Weighted(0.95, lnSigma(174*time.Millisecond, 0.20)),
-			Weighted(0.05, lnSigma(450*time.Millisecond, 0.35)),
-		),
-		PrefillPer1kTokens: Fixed(35 * time.Millisecond),
-		ITL: Mixture(
-			Weighted(0.91, lnSigma(5100*time.Microsecond, 0.072)),
-			Weighted(0.09, lnSigma(14900*time.Microsecond, 0.49)),
-		),
-		ITLPerRequest:   true,
-		OutputTokens:    Fixed(64),
-		SlotsPerReplica: presetSlots,
-	}
-}
 
-// mistral3x14bChain is mistral-3-14B inside a 10-call agent chain (seed 000).
-//
-// Source: seed 000 and serverless-tail-study/results_mistral-3-14B.json,
-// chained_session: 30 chains of 10 sequential calls, 64-token answers, each
-// call's prompt the growing conversation (19 to 720 prompt tokens).
-// Reproduces the chain totals p50 / p95 / p99 6,463.1 / 10,180.7 / 11,865.6
-// ms, and the 300 chain calls' TTFT p50 / p95 / p99 176.9 / 425.8 / 1,201.6
-// ms and total p50 / p95 / p99 544.0 / 1,581.3 / 2,301.1 ms (raw data).
-//
-// Chain calls were slower than the single calls of the sweep at the same
-// concurrency (TTFT p99 1,202 vs 598 ms); mistral-3-14b run as chains misses
-// the chain p50 / p95 / p99 by -14 / -24 / -29% and the calls' TTFT p99 by
-// half, hence this variant. Model: TTFT 92%
-// near 172 ms and 8% on a wide path near 530 ms (log-sd 0.68); ITL per
-// request 85% near 5.8 ms, 10% near 12 ms and 5% near 24 ms, fitted to the
-// calls' totals; 64 tokens.
-//
-// Not reproduced, or only in part: the chain p95 comes out ~9% low (the
-// calls are drawn independently and their totals lack the few 3-5 s calls
-// of the raw data; a heavier tail overshoots the calls' p99, already ~6%
-// high). The measured ITL grows with the context (+0.32x per 1k context
-// tokens, 5.1 ms at step 0 to 6.3 ms at step 9); the fake's ITL does not
-// depend on the prompt, so the chain's average is folded into the ITL. The
-// raw data's TTFT and decode time are correlated (a slow call is slow in
-// both); the fake draws them apart. No prefill: the measured TTFT did not
-// grow with the context (174 to 182 ms), the endpoint's prefix cache having
-// covered the history. The fake's cache multiplies the whole TTFT by 0.1 on
-// a hit, so drive this preset with a fresh leading nonce per call, or calls
-// 2-10 will be ten times too fast to first token.
-func mistral3x14bChain() Profile {
-	return Profile{
-		Model: "mistral-3-14b-chain",
-		TTFT: Mixture(
-			Weighted(0.92, lnSigma(172*time.Millisecond, 0.20)),
-			Weighted(0.08, lnSigma(530*time.Millisecond, 0.68)),
-		),
-		ITL: Mixture(
-			Weighted(0.85, lnSigma(5800*time.Microsecond, 0.10)),
-			Weighted(0.10, lnSigma(12*time.Millisecond, 0.45)),
-			Weighted(0.05, lnSigma(24*time.Millisecond, 0.35)),
-		),
-		ITLPerRequest:   true,
-		OutputTokens:    Fixed(64),
-		SlotsPerReplica: presetSlots,
-	}
-}
 
-// gptOSS120b is openai-gpt-oss-120b at concurrency 1, hidden reasoning
-// included (seed 000).
-//
-// Source: seed 000 and serverless-tail-study/results_openai-gpt-oss-120b.json
-// (c=1 cell: 75 requests, 83 prompt tokens, max_tokens 64). Reproduces the
-// c=1 cell's TTFT p50 / p95 / p99 1,202.0 / 2,028.1 / 2,108.4 ms and CV 27%
-// (the article: "变异系数为75%，而GPT-OSS 120B为27%"), the source README's
-// total p50 / p95 / p99 1,933 / 2,689 / 2,932 ms, p99:p50 1.52, CV 15% and
-// "86 tok/s", the empty answers at c=1 (3 of 75, 4%), and the 10-call chain
-// median 20.9 s ("GPT-OSS 120B以20.9秒的中位数完成了任务").
-//
-// Seed 000's TTFT is the first *content* token, and gpt-oss spends part of
-// its 64 tokens on reasoning that the endpoint streams before the answer.
-// Here the reasoning is streamed as delta.reasoning_content: lognormal,
-// median 36 tokens (the raw answers are 24-26 words, about 31-34 tokens),
-// and with reasoning of 64 tokens or more the answer is empty (finish
-// "length"), as in 4% of the c=1 requests. So the published "TTFT" is this
-// preset's time to first *answer* token; its TTFT proper (first token of
-// any kind, median ~230 ms) comes about 1 s earlier. Decode runs at ~28 ms a
-// token (36 tok/s): the "86 tok/s" of the README divides all 64 tokens,
-// reasoning included, by the time after the first content token, and is
-// reproduced only in that sense. The ITL is drawn per request. The
-// measured first-content TTFT is compressed at the top (p99 only 4% above
-// p95); here it is wider (p95 ~6% low, p99 ~7% high).
-//
-// Not reproduced: the c=5 and c=20 cells (c=20 stretches p95 x1.53 and p99
-// x1.72; no load model here) and their empty-answer rates (13.3% at c=5);
-// seed 003's "0.29 到 0.35 秒" for this model (a first-token-of-any-kind
-// figure from another day and prompt; this preset's TTFT proper is close to
-// it); chain calls, which answered empty 296 times in 300 (see
-// gpt-oss-120b-chain).
-func gptOSS120b() Profile {
-	return Profile{
-		Model:           "gpt-oss-120b",
-		TTFT:            lnSigma(233*time.Millisecond, 0.256),
-		ITL:             lnSigma(27900*time.Microsecond, 0.17),
-		ITLPerRequest:   true,
-		ReasoningTokens: lnSigma(36, 0.325),
-		OutputTokens:    Fixed(64),
-		SlotsPerReplica: presetSlots,
-	}
-}
 
 // gptOSS120bChain is openai-gpt-oss-120b inside a 10-call agent chain, where
 // it almost never answered (seed 000).
@@ -266,138 +139,8 @@ func gptOSS120bChain() Profile {
 	}
 }
 
-// llama4Maverick is llama-4-maverick at concurrency 1, tuned so that it also
-// loses the 10-call chain as measured (seed 000).
-//
-// Source: seed 000 and serverless-tail-study/results_llama-4-maverick.json
-// (c=1 cell: 75 requests, 25 prompt tokens, max_tokens 64; chains: 30 x 10
-// calls). Reproduces the c=1 cell's TTFT p50 / p95 / p99 299.8 / 1,286.0 /
-// 1,508.9 ms (p99:p50 5.03, CV 75%: "中位数300毫秒，p99是它的五倍，变异系数为
-// 75%"), the README's total p50 3,249 ms and the measured 10-call chain
-// median 26.7 s: the model 4x faster to first token than gpt-oss-120b loses
-// the chain by about 28%.
-//
-// Model: TTFT 93% near 283 ms (log-sd 0.52) and a 7% path near 1.33 s; answers of 57
-// (52%), 62 (47%) or 64 (1%) tokens, as at c=1; and, once in 525 requests
-// (the rate over all of 000's maverick requests), the stream stalls after
-// its first token for 1,182 s, like chain 11's call 0 (first token 321 ms,
-// total 1,185,094 ms).
-//
-// The ITL is a compromise. The c=1 ITL spread widely (p10 / p50 / p90
-// 25 / 49 / 92 ms) while chain calls ran at a median 37 ms; the fake has one
-// speed for both and no per-chain speed. A narrow per-request ITL near
-// 43.5 ms (log-sd 0.1) gives total p50 ~2.9 s (-11%) and chain median
-// ~29.6 s (+11%); any wider spread raises the chain median (a chain sums
-// means, a single call shows a median) and a faster median loses the single
-// total.
-//
-// Not reproduced, because of that compromise: total p95 / p99 7,002 /
-// 7,458 ms (about 3.9 / 4.3 s here), p99:p50 2.30 (1.5 here) and "21 tok/s"
-// (about 23 here); nor the total CV 43% of 75 stall-free requests (the
-// 1-in-525 stall alone puts the CV of 2,000 requests near 1,000%). Also not: the c=5 and c=20 cells (their ITL
-// medians were 17.5 and 56 ms: the decode speed drifted over the run) and
-// the chain p95 (see llama-4-maverick-chain).
-func llama4Maverick() Profile {
-	return Profile{
-		Model: "llama-4-maverick",
-		TTFT: Mixture(
-			Weighted(0.93, lnSigma(283*time.Millisecond, 0.52)),
-			Weighted(0.07, lnSigma(1330*time.Millisecond, 0.12)),
-		),
-		ITL:           lnSigma(43500*time.Microsecond, 0.10),
-		ITLPerRequest: true,
-		OutputTokens: Mixture(
-			Weighted(0.52, Fixed(57)),
-			Weighted(0.47, Fixed(62)),
-			Weighted(0.01, Fixed(64)),
-		),
-		Stall:           Stall{Probability: 1.0 / 525, AfterToken: 1, Duration: Fixed(1182400 * time.Millisecond)},
-		SlotsPerReplica: presetSlots,
-	}
-}
 
-// llama4MaverickChain is llama-4-maverick inside a 10-call agent chain, with
-// the stalled stream (seed 000).
-//
-// Source: seed 000 and serverless-tail-study/results_llama-4-maverick.json,
-// chained_session (30 chains x 10 calls of 64 tokens, prompts 25 to 781
-// tokens). Reproduces: the chain calls' TTFT p50 / p95 / p99 265.6 / 707.3
-// / 1,197.1 ms and total p50 / p95 2,612.1 / 5,924.0 ms (raw data); the
-// chain median 26.7 s ("Maverick为26.7秒"); without the stalled chain, p50
-// 26.6 s and p95 47.2 s; and the stall: 1 of 300 chain calls "delivered its
-// first token in 321 ms … then took 19.8 minutes to complete" (total
-// 1,185,094.3 ms), so a stall of 1,182.4 s after the first token with
-// probability 1/300.
-//
-// Model: TTFT 92.8% near 256 ms and 7.2% near 850 ms; 64 tokens; ITL per
-// request 99.2% near 35 ms (log-sd 0.5) and 0.8% very slow streams near
-// 400 ms a token (calls of ~25 s).
-//
-// Not reproduced, or only by a stand-in: measured chains were correlated:
-// the decode speed drifted between chains (between-chain log-sd 0.45, as
-// large as within a chain), so the stall-free chain p95 is 47.2 s where
-// independent calls with the same per-call distribution give ~38 s (-20%).
-// The fake has no per-chain speed; the 0.8% slow streams stand in for it, so
-// that ~8% of chains contain one and the chain p95 is reproduced. No such
-// ~25 s call was among the 299 stall-free chain calls (2.4 expected), and
-// because of them (and the 0.33% stalls) the calls' total p99 is ~19 s, not
-// 9,487.7 ms. The chain median comes out ~6% high. The chain p99 884,083.7
-// ms is an artifact of 30 chains (it interpolates between 57.7 s and the
-// 1,221.6 s stalled chain); with a 1/300 stall about 3.3% of chains stall
-// and the chain p99 is about 1,220 s. No prefill: the TTFT did not grow with
-// the context; drive this preset with a fresh leading nonce per call (the
-// fake's cache would cut the whole TTFT to a tenth).
-func llama4MaverickChain() Profile {
-	return Profile{
-		Model: "llama-4-maverick-chain",
-		TTFT: Mixture(
-			Weighted(0.928, lnSigma(256*time.Millisecond, 0.275)),
-			Weighted(0.072, lnSigma(850*time.Millisecond, 0.31)),
-		),
-		ITL: Mixture(
-			Weighted(0.992, lnSigma(35*time.Millisecond, 0.50)),
-			Weighted(0.008, lnSigma(400*time.Millisecond, 0.30)),
-		),
-		ITLPerRequest:   true,
-		OutputTokens:    Fixed(64),
-		Stall:           Stall{Probability: 1.0 / 300, AfterToken: 1, Duration: Fixed(1182400 * time.Millisecond)},
-		SlotsPerReplica: presetSlots,
-	}
-}
 
-// llama3x3x70b is llama3.3-70b-instruct during seed 000's window: a cold
-// path and ~1.6 tokens a second.
-//
-// Source: seed 000 ("所有15个请求都在上限内完成。TTFT中位数为2.1秒。64个令牌的
-// 总时间中位数为43.5秒。15个请求中有两个分别等待了37秒和68秒才获得首个令牌…
-// 其他13个请求在1.6至3.4秒内获得了首个令牌") and
-// serverless-tail-study/bounded_llama3.3-70b-instruct.jsonl (15 sequential
-// requests, 150 s cap, 64 tokens). Reproduces TTFT p50 2.1 s (2,127.6 ms),
-// total p50 43.5 s (43,537.7 ms), ~1.6 tokens/s, 13 of 15 first tokens
-// within 1.6-3.4 s and 2 of 15 beyond 30 s (13.3%), and "a 10-call chain
-// would need more than 7 minutes at the median".
-//
-// Model: TTFT 86.7% near 2.05 s (log-sd 0.13) and 13.3% on a cold path
-// near 55 s (log-sd 0.25: 37-83 s for 90% of them); ITL per request near
-// 631 ms (log-sd 0.19); 64 tokens.
-//
-// Not reproduced: 15 requests cannot pin a tail; the p95 / p99 of the raw
-// data (46.5 / 63.4 s) are interpolations between two cold requests and are
-// not targets. The first 75-request cell, stopped after 76 minutes, left no
-// data.
-func llama3x3x70b() Profile {
-	return Profile{
-		Model: "llama-3.3-70b",
-		TTFT: Mixture(
-			Weighted(0.867, lnSigma(2050*time.Millisecond, 0.13)),
-			Weighted(0.133, lnSigma(55*time.Second, 0.25)),
-		),
-		ITL:             lnSigma(631*time.Millisecond, 0.19),
-		ITLPerRequest:   true,
-		OutputTokens:    Fixed(64),
-		SlotsPerReplica: presetSlots,
-	}
-}
 
 // deepseekV3x2 is DeepSeek V3.2 in seed 002's 48-hour soak: a 13.7 s p99,
 // rare waits over 200 s, HTTP 529 and two tokens per SSE event.

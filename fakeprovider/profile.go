@@ -44,6 +44,14 @@ type Profile struct {
 	// show (a slow request is slow throughout). When false, every token
 	// draws its own ITL.
 	ITLPerRequest bool `yaml:"itl_per_request"`
+	// TTFTITLCorrelation couples a request's TTFT and its per-request ITL
+	// (ITLPerRequest): their Spearman rank correlation, in (-1, 1), drawn
+	// through a Gaussian copula, so that a request slow to its first
+	// token is also slow to decode (positive) or fast (negative), as
+	// measured requests often are. Each keeps its own distribution. Needs
+	// ITLPerRequest and TTFT and ITL (and the load levels') without
+	// mixtures. Default 0: drawn independently.
+	TTFTITLCorrelation float64 `yaml:"ttft_itl_correlation"`
 	// OutputTokens is the answer length in tokens before max_tokens caps it.
 	// Default 64.
 	OutputTokens Dist[int] `yaml:"output_tokens"`
@@ -369,6 +377,27 @@ func (p Profile) Validate() error {
 	}
 	if !(p.SlowdownPerInflight >= 0 && p.SlowdownPerInflight <= 100) {
 		return ferr("slowdown_per_inflight", "%v is outside [0, 100]", p.SlowdownPerInflight)
+	}
+	if c := p.TTFTITLCorrelation; c != 0 {
+		if !(c > -1 && c < 1) {
+			return ferr("ttft_itl_correlation", "%v is outside (-1, 1)", c)
+		}
+		if !p.ITLPerRequest {
+			return ferr("ttft_itl_correlation", "needs itl_per_request: true (it correlates one TTFT with one ITL per request)")
+		}
+		for _, d := range []struct {
+			path string
+			kind string
+		}{{"ttft", p.TTFT.Kind}, {"itl", p.ITL.Kind}} {
+			if d.kind == "mixture" {
+				return ferr("ttft_itl_correlation", "needs %s without a mixture (a mixture has no closed-form quantile)", d.path)
+			}
+		}
+		for i, l := range p.Load {
+			if l.TTFT.Kind == "mixture" || l.ITL.Kind == "mixture" {
+				return ferr("ttft_itl_correlation", "needs load[%d] without a mixture", i)
+			}
+		}
 	}
 	for i, l := range p.Load {
 		path := fmt.Sprintf("load[%d]", i)

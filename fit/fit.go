@@ -279,16 +279,22 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 	} else {
 		rep.Sources["prefill_per_1k_tokens"] = "0: prompt sizes too alike, or TTFT did not grow with them"
 	}
-	var ttfts, itls, stalls []time.Duration
+	var stalls []time.Duration
+	ttftAt, itlAt := map[int][]time.Duration{}, map[int][]time.Duration{} // by concurrency
+	pairAt := map[int][][2]float64{}                                      // (TTFT, ITL) of requests with both, by concurrency
 	var outputs, reasoning, stallAt []int
 	stalled := 0
 	for _, t := range ts {
+		c := max(t.rec.Concurrency, 1)
 		if t.ttft >= 0 {
 			base := t.ttft - time.Duration(float64(slope)*float64(t.rec.PromptTokens)/1000)
-			ttfts = append(ttfts, max(base, 0))
+			ttftAt[c] = append(ttftAt[c], max(base, 0))
 		}
 		if t.itl >= 0 {
-			itls = append(itls, norm(t, t.itl))
+			itlAt[c] = append(itlAt[c], norm(t, t.itl))
+			if t.ttft >= 0 && t.chain == "" {
+				pairAt[c] = append(pairAt[c], [2]float64{float64(ttftAt[c][len(ttftAt[c])-1]), float64(norm(t, t.itl))})
+			}
 		}
 		if t.stall > 0 {
 			stalled++
@@ -302,15 +308,53 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 			}
 		}
 	}
+	// Load levels: one per concurrency in the records with enough
+	// values; the lowest is the profile's own TTFT and ITL.
+	levels := loadLevels(ttftAt)
+	base := func(m map[int][]time.Duration) []time.Duration {
+		if len(levels) == 0 {
+			var all []time.Duration
+			for _, c := range slices.Sorted(maps.Keys(m)) {
+				all = append(all, m[c]...)
+			}
+			return all
+		}
+		return m[levels[0]]
+	}
+	ttfts, itls := base(ttftAt), base(itlAt)
+	at := ""
+	if len(levels) > 0 {
+		at = fmt.Sprintf(" at concurrency %d (the lowest; the others are load levels)", levels[0])
+	}
 	p.TTFT = fakeprovider.Interpolated(roundAll(ttfts)...)
-	rep.Sources["ttft"] = fmt.Sprintf("interpolated empirical distribution of %d TTFTs (first token of any kind; the first answer where no first token was recorded), prefill removed", len(ttfts))
+	rep.Sources["ttft"] = fmt.Sprintf("interpolated empirical distribution of %d TTFTs%s (first token of any kind; the first answer where no first token was recorded), prefill removed", len(ttfts), at)
 	if len(itls) > 0 {
 		p.ITL = fakeprovider.Interpolated(roundAll(itls)...)
-		rep.Sources["itl"] = fmt.Sprintf("per request: (last token - first token) / (tokens - 1) of %d requests, stalls removed", len(itls))
+		rep.Sources["itl"] = fmt.Sprintf("per request: (last token - first token) / (tokens - 1) of %d requests%s, stalls removed", len(itls), at)
 	} else {
 		rep.Notes = append(rep.Notes, "no request streamed 2 tokens: ITL left at the default")
 	}
+	if len(levels) > 0 {
+		var desc []string
+		for _, c := range levels[1:] {
+			lv := fakeprovider.LoadLevel{InFlight: c, TTFT: fakeprovider.Interpolated(roundAll(ttftAt[c])...)}
+			if len(itlAt[c]) > 0 {
+				lv.ITL = fakeprovider.Interpolated(roundAll(itlAt[c])...)
+			}
+			p.Load = append(p.Load, lv)
+			desc = append(desc, fmt.Sprintf("%d (%d TTFTs, %d ITLs)", c, len(ttftAt[c]), len(itlAt[c])))
+		}
+		rep.Sources["load"] = "one level per concurrency in the records, from that concurrency's requests alone, as for ttft and itl: in flight " + strings.Join(desc, ", ") +
+			"; a closed loop at concurrency c keeps c requests in flight"
+	}
 	rep.Sources["itl_per_request"] = "one ITL per request, as measured (a slow request is slow throughout)"
+	// Chain calls: TTFT and ITL relative to their chain's means of logs,
+	// so that the chain factor (Conversation) is not counted again.
+	pairAt[-1] = withinChains(ts, slope, norm)
+	if rho, pairs := pooledSpearman(pairAt); pairs >= minLevelValues {
+		p.TTFTITLCorrelation = math.Round(rho*1000) / 1000
+		rep.Sources["ttft_itl_correlation"] = fmt.Sprintf("Spearman rank correlation of TTFT and per-request ITL over %d requests with both (within each concurrency, and within each chain for chain calls; averaged by count)", pairs)
+	}
 	if len(outputs) > 0 {
 		p.OutputTokens = categorical(outputs)
 		rep.Sources["output_tokens"] = fmt.Sprintf("answer tokens (completion less reasoning) of %d successes, as observed (capped by their max_tokens)", len(outputs))
@@ -334,10 +378,11 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 	} else {
 		p.SlotsPerReplica = 32
 	}
-	rep.Sources["slots_per_replica"] = "room for every request at the records' concurrency: nothing queues (no load model is fitted)"
-	rep.Notes = append(rep.Notes,
-		"cold starts are not fitted as cold_start (that needs idle times); slow first tokens stay in the TTFT distribution",
-		"no load dependence: TTFT and ITL are pooled over every concurrency in the records")
+	rep.Sources["slots_per_replica"] = "room for every request at the records' concurrency: nothing queues (load shows in the load levels, not in a queue)"
+	rep.Notes = append(rep.Notes, "cold starts are not fitted as cold_start (that needs idle times); slow first tokens stay in the TTFT distribution")
+	if len(levels) == 0 && len(ttftAt) > 1 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no load levels: fewer than %d first tokens at some concurrency; TTFT and ITL are pooled over every concurrency in the records", minLevelValues))
+	}
 	if err := p.Validate(); err != nil {
 		return fakeprovider.Profile{}, rep, fmt.Errorf("fit: the fitted profile is invalid: %w", err)
 	}
@@ -347,6 +392,114 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 	}
 	rep.Stats, rep.Tests = cmpRep.Stats, cmpRep.Tests
 	return p, rep, nil
+}
+
+// withinChains pairs each chain call's log TTFT (prefill removed) and log
+// ITL (norm applied), each less its chain's mean, for chains of 3 or more
+// calls with both.
+func withinChains(ts []timing, slope time.Duration, norm func(timing, time.Duration) time.Duration) [][2]float64 {
+	byChain := map[string][][2]float64{}
+	for _, t := range ts {
+		if t.chain == "" || t.ttft < 0 || t.itl <= 0 {
+			continue
+		}
+		base := max(t.ttft-time.Duration(float64(slope)*float64(t.rec.PromptTokens)/1000), 1)
+		byChain[t.chain] = append(byChain[t.chain], [2]float64{math.Log(float64(base)), math.Log(float64(norm(t, t.itl)))})
+	}
+	var out [][2]float64
+	for _, k := range slices.Sorted(maps.Keys(byChain)) {
+		cs := byChain[k]
+		if len(cs) < 3 {
+			continue
+		}
+		var m0, m1 float64
+		for _, c := range cs {
+			m0 += c[0] / float64(len(cs))
+			m1 += c[1] / float64(len(cs))
+		}
+		for _, c := range cs {
+			out = append(out, [2]float64{c[0] - m0, c[1] - m1})
+		}
+	}
+	return out
+}
+
+// pooledSpearman is the Spearman rank correlation within each group,
+// averaged weighted by the group's size, and the pairs it used; groups
+// under 3 pairs are left out.
+func pooledSpearman(groups map[int][][2]float64) (rho float64, pairs int) {
+	for _, g := range groups {
+		if len(g) < 3 {
+			continue
+		}
+		xs, ys := make([]float64, len(g)), make([]float64, len(g))
+		for i, pr := range g {
+			xs[i], ys[i] = pr[0], pr[1]
+		}
+		if r := spearman(xs, ys); !math.IsNaN(r) {
+			rho += r * float64(len(g))
+			pairs += len(g)
+		}
+	}
+	if pairs == 0 {
+		return 0, 0
+	}
+	return min(max(rho/float64(pairs), -0.99), 0.99), pairs
+}
+
+// spearman is the rank correlation of xs and ys (ties get their mean
+// rank); NaN when either is constant.
+func spearman(xs, ys []float64) float64 {
+	rx, ry := ranks(xs), ranks(ys)
+	mx, my := mean(rx), mean(ry)
+	var sxy, sxx, syy float64
+	for i := range rx {
+		sxy += (rx[i] - mx) * (ry[i] - my)
+		sxx += (rx[i] - mx) * (rx[i] - mx)
+		syy += (ry[i] - my) * (ry[i] - my)
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
+
+// ranks are xs's ranks from 0, ties at their mean rank.
+func ranks(xs []float64) []float64 {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	r := make([]float64, len(xs))
+	for i := 0; i < len(idx); {
+		j := i
+		for j < len(idx) && xs[idx[j]] == xs[idx[i]] {
+			j++
+		}
+		for k := i; k < j; k++ {
+			r[idx[k]] = float64(i+j-1) / 2
+		}
+		i = j
+	}
+	return r
+}
+
+// minLevelValues is the fewest first tokens a concurrency needs to be
+// fitted as a load level of its own.
+const minLevelValues = 20
+
+// loadLevels lists the records' concurrencies, lowest first, when there
+// are two or more and each has minLevelValues first tokens; nil otherwise
+// (one pooled level).
+func loadLevels(ttftAt map[int][]time.Duration) []int {
+	if len(ttftAt) < 2 {
+		return nil
+	}
+	cs := slices.Sorted(maps.Keys(ttftAt))
+	for _, c := range cs {
+		if len(ttftAt[c]) < minLevelValues {
+			return nil
+		}
+	}
+	return cs
 }
 
 // fitFaults sets the fault rates from the error classes.

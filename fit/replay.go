@@ -20,7 +20,10 @@ import (
 // Prompt sizes and max_tokens cycle through the records'. Each replayed
 // request is what a quiet fake serves for its trace ID ("replay-000017",
 // "replay00003-call04"; see fakeprovider.Predictor): no queueing, cold
-// start from idle time or cache hit. Warm-up records are left out.
+// start from idle time or cache hit; a single request is predicted at its
+// record's concurrency in flight (fakeprovider.Predictor.PredictAt), so
+// load levels apply as a closed loop at that concurrency meets them.
+// Warm-up records are left out.
 func Replay(p fakeprovider.Profile, recs []latencytest.Record, draws int) ([]latencytest.Record, error) {
 	pr, err := fakeprovider.NewPredictor(p)
 	if err != nil {
@@ -44,7 +47,7 @@ func Replay(p fakeprovider.Profile, recs []latencytest.Record, draws int) ([]lat
 	for i := range nSingle {
 		src := single[i%len(single)]
 		id := fmt.Sprintf("replay-%06d", i)
-		out = append(out, toRecord(id, pr.Predict(id, src.PromptTokens, src.MaxTokens)))
+		out = append(out, toRecord(id, pr.PredictAt(id, src.PromptTokens, src.MaxTokens, src.Concurrency), src.Concurrency))
 	}
 	if len(byChain) == 0 {
 		return out, nil
@@ -65,7 +68,7 @@ func Replay(p fakeprovider.Profile, recs []latencytest.Record, draws int) ([]lat
 	for j := range max(1, nCalls/L) {
 		for k := range L {
 			id := fmt.Sprintf("replay%05d-call%02d", j, k)
-			r := toRecord(id, pr.Predict(id, int(quantile(prompts[k], 0.5)), int(quantile(maxTokens[k], 0.5))))
+			r := toRecord(id, pr.Predict(id, int(quantile(prompts[k], 0.5)), int(quantile(maxTokens[k], 0.5))), 1)
 			r.Chain, r.Call = j, k
 			out = append(out, r)
 		}
@@ -74,8 +77,8 @@ func Replay(p fakeprovider.Profile, recs []latencytest.Record, draws int) ([]lat
 }
 
 // toRecord is a prediction as a client would record it.
-func toRecord(id string, pd fakeprovider.Prediction) latencytest.Record {
-	r := latencytest.Record{ID: id, Status: pd.Status, TTFT: pd.TTFT, FirstAnswer: pd.FirstAnswer,
+func toRecord(id string, pd fakeprovider.Prediction, concurrency int) latencytest.Record {
+	r := latencytest.Record{ID: id, Concurrency: concurrency, Status: pd.Status, TTFT: pd.TTFT, FirstAnswer: pd.FirstAnswer,
 		Total: pd.Total, LastToken: pd.Total, CompletionTokens: pd.Tokens, ReasoningTokens: pd.ReasoningTokens,
 		TokenEvents: pd.Tokens, UsageReported: pd.Status == 200, FinishReason: pd.Finish, Injected: pd.Fault}
 	switch {

@@ -40,6 +40,9 @@ func WriteProfile(w io.Writer, p fakeprovider.Profile, rep FitReport) error {
 		key("itl", durDist(p.ITL))
 	}
 	key("itl_per_request", strconv.FormatBool(p.ITLPerRequest))
+	if p.TTFTITLCorrelation != 0 {
+		key("ttft_itl_correlation", strconv.FormatFloat(p.TTFTITLCorrelation, 'g', -1, 64))
+	}
 	if p.OutputTokens.IsSet() {
 		key("output_tokens", intDist(p.OutputTokens))
 	}
@@ -51,6 +54,21 @@ func WriteProfile(w io.Writer, p fakeprovider.Profile, rep FitReport) error {
 	}
 	if p.SlotsPerReplica != 0 {
 		key("slots_per_replica", strconv.Itoa(p.SlotsPerReplica))
+	}
+	if len(p.Load) > 0 {
+		if src, ok := rep.Sources["load"]; ok {
+			b.WriteString("# load: " + src + "\n")
+		}
+		b.WriteString("load:\n")
+		for _, l := range p.Load {
+			b.WriteString("  - in_flight: " + strconv.Itoa(l.InFlight) + "\n")
+			if l.TTFT.IsSet() {
+				b.WriteString("    ttft: " + durDist(l.TTFT) + "\n")
+			}
+			if l.ITL.IsSet() {
+				b.WriteString("    itl: " + durDist(l.ITL) + "\n")
+			}
+		}
 	}
 	if p.Stall.Probability > 0 {
 		key("stall", fmt.Sprintf("{probability: %s, after_token: %d, duration: %s}",
