@@ -428,7 +428,8 @@ func withinChains(ts []timing, slope time.Duration, norm func(timing, time.Durat
 // averaged weighted by the group's size, and the pairs it used; groups
 // under 3 pairs are left out.
 func pooledSpearman(groups map[int][][2]float64) (rho float64, pairs int) {
-	for _, g := range groups {
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[k]
 		if len(g) < 3 {
 			continue
 		}
@@ -554,7 +555,9 @@ func chainICC(ts []timing) (f iccFit, chains, calls int) {
 	}
 	f.chainMean, f.chainN = map[string]float64{}, map[string]int{}
 	var all []float64
-	for k, g := range groups {
+	keys := slices.Sorted(maps.Keys(groups)) // sums in one order: the fit is the same every run
+	for _, k := range keys {
+		g := groups[k]
 		if len(g) < 2 {
 			continue
 		}
@@ -568,7 +571,8 @@ func chainICC(ts []timing) (f iccFit, chains, calls int) {
 	}
 	f.grand = mean(all)
 	var ssb, ssw, sumN2 float64
-	for k, g := range groups {
+	for _, k := range keys {
+		g := groups[k]
 		m, ok := f.chainMean[k]
 		if !ok {
 			continue
