@@ -24,7 +24,7 @@ func loadProfile() Profile {
 		SlotsPerReplica: 64,
 		Load: []LoadLevel{
 			{InFlight: 5, TTFT: Fixed(300 * time.Millisecond), ITL: Fixed(30 * time.Millisecond)},
-			{InFlight: 20, TTFT: Fixed(time.Second)}, // ITL: level 5's
+			{InFlight: 20, TTFT: Fixed(time.Second), ReasoningTokens: Fixed(1)}, // ITL: level 5's
 		},
 	}
 }
@@ -76,13 +76,19 @@ func TestLoadLevels(t *testing.T) {
 				t.Errorf("%s (in flight %d): served first token %v, end %v; predicted %v, %v", s.ID, s.InFlight, got.firstTok, got.end, want.TTFT, want.Total)
 			}
 			level := levelOf(got.firstTok)
-			itl := (got.end - got.firstTok) / 4
+			gaps := time.Duration(4) // 5 answer tokens; level 20 reasons for 1 token first
+			if level == 20 {
+				gaps = 5
+			}
+			itl := (got.end - got.firstTok) / gaps
 			wantITL := map[int]time.Duration{1: 10 * time.Millisecond, 5: 30 * time.Millisecond, 20: 30 * time.Millisecond}[level]
 			switch k := s.InFlight; {
 			case k == 1 && level != 1, k == 5 && level != 5, k >= 20 && level != 20:
 				t.Errorf("%s: %d in flight drew level %d", s.ID, k, level)
 			case k > 1 && k < 5 && level != 1 && level != 5, k > 5 && k < 20 && level != 5 && level != 20:
 				t.Errorf("%s: %d in flight drew level %d, not a neighbour", s.ID, k, level)
+			case level == 20 && got.firstAnswer != got.firstTok+wantITL, level != 20 && got.firstAnswer != got.firstTok:
+				t.Errorf("%s: level %d: first answer %v after first token %v (level 20 reasons for 1 token)", s.ID, level, got.firstAnswer, got.firstTok)
 			case itl != wantITL:
 				t.Errorf("%s: level %d streamed at %v a token, want %v", s.ID, level, itl, wantITL)
 			}

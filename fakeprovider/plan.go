@@ -62,6 +62,7 @@ const (
 	streamChain
 	streamLoad
 	streamCopula
+	streamLoadLength
 )
 
 // planRand is the random stream for one purpose of the request with key.
@@ -226,7 +227,7 @@ func scaled(d time.Duration, f float64) time.Duration {
 	return time.Duration(max(x, 0))
 }
 
-// underLoad redraws the TTFT and ITL from the load level for k requests
+// underLoad redraws the TTFT, ITL and reasoning length from the load level for k requests
 // in flight at admission (Profile.Load), from their own random stream so
 // that no other draw moves; at level 1 the plan is unchanged.
 func (pl *plan) underLoad(p *Profile, k int) {
@@ -237,6 +238,7 @@ func (pl *plan) underLoad(p *Profile, k int) {
 	pl.level = lv
 	r := planRand(p, pl.key, streamLoad)
 	r.Float64() // the level choice's draw (levelAt)
+	pl.reasoning = lv.ReasoningTokens.Sample(planRand(p, pl.key, streamLoadLength))
 	if p.TTFTITLCorrelation != 0 {
 		var itl time.Duration
 		pl.ttft, itl = coupled(p, r, lv.TTFT, lv.ITL)

@@ -141,7 +141,8 @@ func (c *Conversation) UnmarshalYAML(n *yaml.Node) error {
 // profile's own TTFT and ITL are level 1. Between two levels a request
 // draws from the lower or the higher one, the higher with probability
 // (k - lower)/(higher - lower), so the distribution moves from one
-// measured level to the next as a mixture of the two; above the highest
+// measured level to the next as a mixture of the two (reasoning lengths,
+// and so empty answers, too); above the highest
 // level it draws from the highest. The choice and the draws come from
 // (Profile.Seed, trace ID) like every other draw, so they do not depend
 // on timing. SlowdownPerInflight, cache hits, prefill, the chain speed
@@ -155,10 +156,11 @@ type LoadLevel struct {
 	// InFlight is the level's requests in flight, 2 or more; levels are
 	// listed in increasing order.
 	InFlight int `yaml:"in_flight"`
-	// TTFT and ITL are the level's distributions; an unset one is the
-	// level below's (the profile's own at level 1).
-	TTFT Dist[time.Duration] `yaml:"ttft"`
-	ITL  Dist[time.Duration] `yaml:"itl"`
+	// TTFT, ITL and ReasoningTokens are the level's distributions; an
+	// unset one is the level below's (the profile's own at level 1).
+	TTFT            Dist[time.Duration] `yaml:"ttft"`
+	ITL             Dist[time.Duration] `yaml:"itl"`
+	ReasoningTokens Dist[int]           `yaml:"reasoning_tokens"`
 }
 
 // levelAt is the level a request with trace ID key draws from when
@@ -413,6 +415,9 @@ func (p Profile) Validate() error {
 		if err := l.ITL.validate(path + ".itl"); err != nil {
 			return &fieldError{path: path + ".itl", err: err}
 		}
+		if err := l.ReasoningTokens.validate(path + ".reasoning_tokens"); err != nil {
+			return &fieldError{path: path + ".reasoning_tokens", err: err}
+		}
 	}
 	if p.ColdStart.AfterIdle < 0 {
 		return ferr("cold_start.after_idle", "negative duration %v", p.ColdStart.AfterIdle)
@@ -541,11 +546,12 @@ func (p Profile) withDefaults() Profile {
 	}
 	if len(p.Load) > 0 {
 		levels := slices.Clone(p.Load)
-		ttft, itl := p.TTFT, p.ITL
+		ttft, itl, reasoning := p.TTFT, p.ITL, p.ReasoningTokens
 		for i := range levels {
 			levels[i].TTFT = levels[i].TTFT.or(ttft)
 			levels[i].ITL = levels[i].ITL.or(itl)
-			ttft, itl = levels[i].TTFT, levels[i].ITL
+			levels[i].ReasoningTokens = levels[i].ReasoningTokens.or(reasoning)
+			ttft, itl, reasoning = levels[i].TTFT, levels[i].ITL, levels[i].ReasoningTokens
 		}
 		p.Load = levels
 	}

@@ -45,6 +45,7 @@ func (s *session) run(ctx context.Context) {
 	pl, req, sv := s.pl, s.req, s.sv
 	sv.Queued, sv.ColdStart, sv.CacheHit = s.ad.queued, s.ad.coldStart, s.ad.cacheHit
 	sv.InFlight = s.ad.inflight
+	pl.underLoad(p, s.ad.inflight)
 	sv.CachedTokens = min(s.ad.cachedBlocks*cacheBlockChars/4, req.promptTokens)
 	sv.Stall = pl.stall
 	sv.Status = http.StatusOK
@@ -69,7 +70,6 @@ func (s *session) run(ctx context.Context) {
 	reasoning, content, finish := pl.answerShape(req.maxTokens)
 	total := reasoning + content
 
-	pl.underLoad(p, s.ad.inflight)
 	slow := 1 + p.SlowdownPerInflight*float64(s.ad.inflight-1)
 	ttft := pl.forcedTTFT
 	if ttft == 0 {

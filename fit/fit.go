@@ -283,6 +283,7 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 	ttftAt, itlAt := map[int][]time.Duration{}, map[int][]time.Duration{} // by concurrency
 	pairAt := map[int][][2]float64{}                                      // (TTFT, ITL) of requests with both, by concurrency
 	var outputs, reasoning, stallAt []int
+	reasoningAt := map[int][]int{}
 	stalled := 0
 	for _, t := range ts {
 		c := max(t.rec.Concurrency, 1)
@@ -303,6 +304,7 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 		}
 		if t.tokens > 0 {
 			reasoning = append(reasoning, t.reasoning)
+			reasoningAt[c] = append(reasoningAt[c], t.reasoning)
 			if t.rec.OK() {
 				outputs = append(outputs, t.tokens-t.reasoning)
 			}
@@ -360,8 +362,18 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 		rep.Sources["output_tokens"] = fmt.Sprintf("answer tokens (completion less reasoning) of %d successes, as observed (capped by their max_tokens)", len(outputs))
 	}
 	if slices.Max(append(reasoning, 0)) > 0 {
+		if len(levels) > 0 && len(reasoningAt[levels[0]]) > 0 {
+			// By load level, as TTFT and ITL: the share that reasons to
+			// the cap (an empty answer) moved with load in the study.
+			reasoning = reasoningAt[levels[0]]
+			for i := range p.Load {
+				if rs := reasoningAt[p.Load[i].InFlight]; len(rs) > 0 {
+					p.Load[i].ReasoningTokens = categorical(rs)
+				}
+			}
+		}
 		p.ReasoningTokens = categorical(reasoning)
-		rep.Sources["reasoning_tokens"] = fmt.Sprintf("reasoning tokens of %d streamed requests (usage; an empty answer counts all its tokens as reasoning)", len(reasoning))
+		rep.Sources["reasoning_tokens"] = fmt.Sprintf("reasoning tokens of %d streamed requests%s (usage; an empty answer counts all its tokens as reasoning)", len(reasoning), at)
 	}
 	if stalled > 0 {
 		p.Stall = fakeprovider.Stall{Probability: float64(stalled) / float64(len(ts)), AfterToken: mode(stallAt)}
