@@ -173,24 +173,34 @@ func spearman(xs, ys []float64) float64 {
 }
 
 // TestTTFTITLCorrelation: over 4,000 requests the rank correlation of
-// TTFT and per-request ITL is the target within 0.05 (at level 1 and at a
-// load level), and each keeps its own distribution: its median within 3%
-// of the independent draws'.
+// TTFT and per-request ITL is the target within 0.05 (at level 1, at a
+// load level that inherits it, and at one with its own, the opposite),
+// and each keeps its own distribution: its median within 3% of the
+// independent draws'.
 func TestTTFTITLCorrelation(t *testing.T) {
 	for _, target := range []float64{-0.7, 0, 0.55} {
+		opposite := -target
 		p := Profile{
 			TTFT:               LogNormal(300*time.Millisecond, 2*time.Second),
 			ITL:                Interpolated(10*time.Millisecond, 20*time.Millisecond, 25*time.Millisecond, 60*time.Millisecond),
 			ITLPerRequest:      true,
 			TTFTITLCorrelation: target,
-			Load:               []LoadLevel{{InFlight: 5, TTFT: Uniform(time.Second, 3*time.Second)}},
+			Load: []LoadLevel{
+				{InFlight: 5, TTFT: Uniform(time.Second, 3*time.Second)},
+				{InFlight: 10, TTFTITLCorrelation: &opposite},
+				{InFlight: 20},
+			},
 		}
 		pr, err := NewPredictor(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		q := pr.p
-		for _, k := range []int{1, 5} {
+		for _, k := range []int{1, 5, 10, 20} {
+			want := target
+			if k >= 10 {
+				want = opposite
+			}
 			const n = 4000
 			var ttft, itl []float64
 			for i := range n {
@@ -199,16 +209,17 @@ func TestTTFTITLCorrelation(t *testing.T) {
 				ttft = append(ttft, float64(pl.ttft))
 				itl = append(itl, float64(pl.itl))
 			}
-			if got := spearman(ttft, itl); math.Abs(got-target) > 0.05 {
-				t.Errorf("target %v, in flight %d: rank correlation %.3f", target, k, got)
+			if got := spearman(ttft, itl); math.Abs(got-want) > 0.05 {
+				t.Errorf("in flight %d: rank correlation %.3f, want %v", k, got, want)
 			}
 			slices.Sort(itl)
-			want := 22.5 * float64(time.Millisecond) // the interpolated median of the 4 values
-			if med := itl[n/2]; math.Abs(med/want-1) > 0.03 {
-				t.Errorf("target %v, in flight %d: ITL median %v, want about %v", target, k, time.Duration(med), time.Duration(want))
+			median := 22.5 * float64(time.Millisecond) // the interpolated median of the 4 values
+			if med := itl[n/2]; math.Abs(med/median-1) > 0.03 {
+				t.Errorf("target %v, in flight %d: ITL median %v, want about %v", target, k, time.Duration(med), time.Duration(median))
 			}
 		}
 	}
+	bad, half := -1.0, 0.5
 	for _, c := range []struct {
 		p    Profile
 		want string
@@ -217,6 +228,8 @@ func TestTTFTITLCorrelation(t *testing.T) {
 		{Profile{TTFTITLCorrelation: 0.5}, "needs itl_per_request"},
 		{Profile{TTFTITLCorrelation: 0.5, ITLPerRequest: true, TTFT: Mixture(Weighted(1, Fixed(time.Second)))}, "without a mixture"},
 		{Profile{TTFTITLCorrelation: math.NaN(), ITLPerRequest: true}, "outside (-1, 1)"},
+		{Profile{ITLPerRequest: true, Load: []LoadLevel{{InFlight: 5, TTFTITLCorrelation: &bad}}}, "load[0].ttft_itl_correlation: -1 is outside"},
+		{Profile{ITLPerRequest: true, ITL: Mixture(Weighted(1, Fixed(time.Second))), Load: []LoadLevel{{InFlight: 5, TTFTITLCorrelation: &half}}}, "needs itl without a mixture"},
 	} {
 		if err := c.p.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want %q", c.p.TTFTITLCorrelation, err, c.want)

@@ -209,7 +209,7 @@ func newPlan(p *Profile, key string) *plan {
 		pl.itl = p.ITL.Sample(pl.stream)
 	}
 	if p.TTFTITLCorrelation != 0 {
-		pl.ttft, pl.itl = coupled(p, planRand(p, key, streamCopula), p.TTFT, p.ITL)
+		pl.ttft, pl.itl = coupled(p.TTFTITLCorrelation, planRand(p, key, streamCopula), p.TTFT, p.ITL)
 	}
 	pl.speed = chainSpeed(p, key)
 	if pl.speed != 1 && pl.itl >= 0 {
@@ -239,9 +239,9 @@ func (pl *plan) underLoad(p *Profile, k int) {
 	r := planRand(p, pl.key, streamLoad)
 	r.Float64() // the level choice's draw (levelAt)
 	pl.reasoning = lv.ReasoningTokens.Sample(planRand(p, pl.key, streamLoadLength))
-	if p.TTFTITLCorrelation != 0 {
+	if rho := *lv.TTFTITLCorrelation; rho != 0 {
 		var itl time.Duration
-		pl.ttft, itl = coupled(p, r, lv.TTFT, lv.ITL)
+		pl.ttft, itl = coupled(rho, r, lv.TTFT, lv.ITL)
 		pl.itl = scaled(itl, pl.speed)
 		return
 	}
@@ -252,10 +252,10 @@ func (pl *plan) underLoad(p *Profile, k int) {
 }
 
 // coupled draws a TTFT and a per-request ITL with Spearman correlation
-// p.TTFTITLCorrelation through a Gaussian copula (whose normal
-// correlation is 2·sin(π·rho_s/6)).
-func coupled(p *Profile, r *rand.Rand, ttft, itl Dist[time.Duration]) (time.Duration, time.Duration) {
-	rho := 2 * math.Sin(math.Pi*p.TTFTITLCorrelation/6)
+// spearman through a Gaussian copula (whose normal correlation is
+// 2·sin(π·spearman/6)).
+func coupled(spearman float64, r *rand.Rand, ttft, itl Dist[time.Duration]) (time.Duration, time.Duration) {
+	rho := 2 * math.Sin(math.Pi*spearman/6)
 	z1, e := r.NormFloat64(), r.NormFloat64()
 	z2 := rho*z1 + math.Sqrt(1-rho*rho)*e
 	u := func(z float64) float64 { return min(max(normalCDF(z), 1e-15), 1-1e-15) } // an unbounded tail stays finite

@@ -161,6 +161,18 @@ type LoadLevel struct {
 	TTFT            Dist[time.Duration] `yaml:"ttft"`
 	ITL             Dist[time.Duration] `yaml:"itl"`
 	ReasoningTokens Dist[int]           `yaml:"reasoning_tokens"`
+	// TTFTITLCorrelation is the level's Profile.TTFTITLCorrelation; nil
+	// is the level below's.
+	TTFTITLCorrelation *float64 `yaml:"ttft_itl_correlation"`
+}
+
+// levelCorrelations lists the levels' TTFTITLCorrelation pointers.
+func levelCorrelations(levels []LoadLevel) []*float64 {
+	out := make([]*float64, len(levels))
+	for i := range levels {
+		out[i] = levels[i].TTFTITLCorrelation
+	}
+	return out
 }
 
 // levelAt is the level a request with trace ID key draws from when
@@ -380,24 +392,32 @@ func (p Profile) Validate() error {
 	if !(p.SlowdownPerInflight >= 0 && p.SlowdownPerInflight <= 100) {
 		return ferr("slowdown_per_inflight", "%v is outside [0, 100]", p.SlowdownPerInflight)
 	}
-	if c := p.TTFTITLCorrelation; c != 0 {
-		if !(c > -1 && c < 1) {
-			return ferr("ttft_itl_correlation", "%v is outside (-1, 1)", c)
+	correlated := false
+	for i, c := range append([]*float64{&p.TTFTITLCorrelation}, levelCorrelations(p.Load)...) {
+		path := "ttft_itl_correlation"
+		if i > 0 {
+			path = fmt.Sprintf("load[%d].ttft_itl_correlation", i-1)
+		}
+		if c == nil || *c == 0 {
+			continue
+		}
+		if !(*c > -1 && *c < 1) {
+			return ferr(path, "%v is outside (-1, 1)", *c)
 		}
 		if !p.ITLPerRequest {
-			return ferr("ttft_itl_correlation", "needs itl_per_request: true (it correlates one TTFT with one ITL per request)")
+			return ferr(path, "needs itl_per_request: true (it correlates one TTFT with one ITL per request)")
 		}
-		for _, d := range []struct {
-			path string
-			kind string
-		}{{"ttft", p.TTFT.Kind}, {"itl", p.ITL.Kind}} {
+		correlated = true
+	}
+	if correlated {
+		kinds := []struct{ path, kind string }{{"ttft", p.TTFT.Kind}, {"itl", p.ITL.Kind}}
+		for i, l := range p.Load {
+			kinds = append(kinds, struct{ path, kind string }{fmt.Sprintf("load[%d].ttft", i), l.TTFT.Kind},
+				struct{ path, kind string }{fmt.Sprintf("load[%d].itl", i), l.ITL.Kind})
+		}
+		for _, d := range kinds {
 			if d.kind == "mixture" {
 				return ferr("ttft_itl_correlation", "needs %s without a mixture (a mixture has no closed-form quantile)", d.path)
-			}
-		}
-		for i, l := range p.Load {
-			if l.TTFT.Kind == "mixture" || l.ITL.Kind == "mixture" {
-				return ferr("ttft_itl_correlation", "needs load[%d] without a mixture", i)
 			}
 		}
 	}
@@ -546,11 +566,16 @@ func (p Profile) withDefaults() Profile {
 	}
 	if len(p.Load) > 0 {
 		levels := slices.Clone(p.Load)
-		ttft, itl, reasoning := p.TTFT, p.ITL, p.ReasoningTokens
+		ttft, itl, reasoning, rho := p.TTFT, p.ITL, p.ReasoningTokens, p.TTFTITLCorrelation
 		for i := range levels {
 			levels[i].TTFT = levels[i].TTFT.or(ttft)
 			levels[i].ITL = levels[i].ITL.or(itl)
 			levels[i].ReasoningTokens = levels[i].ReasoningTokens.or(reasoning)
+			if levels[i].TTFTITLCorrelation == nil {
+				inherited := rho
+				levels[i].TTFTITLCorrelation = &inherited
+			}
+			rho = *levels[i].TTFTITLCorrelation
 			ttft, itl, reasoning = levels[i].TTFT, levels[i].ITL, levels[i].ReasoningTokens
 		}
 		p.Load = levels

@@ -353,9 +353,20 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 	// Chain calls: TTFT and ITL relative to their chain's means of logs,
 	// so that the chain factor (Conversation) is not counted again.
 	pairAt[-1] = withinChains(ts, slope, norm)
-	if rho, pairs := pooledSpearman(pairAt); pairs >= minLevelValues {
+	baseGroups := pairAt
+	if len(levels) > 0 {
+		// By load level, as TTFT and ITL: the coupling moved with load.
+		baseGroups = map[int][][2]float64{levels[0]: pairAt[levels[0]], -1: pairAt[-1]}
+		for i := range p.Load {
+			if rho, pairs := pooledSpearman(map[int][][2]float64{0: pairAt[p.Load[i].InFlight]}); pairs >= minLevelValues {
+				r := math.Round(rho*1000) / 1000
+				p.Load[i].TTFTITLCorrelation = &r
+			}
+		}
+	}
+	if rho, pairs := pooledSpearman(baseGroups); pairs >= minLevelValues {
 		p.TTFTITLCorrelation = math.Round(rho*1000) / 1000
-		rep.Sources["ttft_itl_correlation"] = fmt.Sprintf("Spearman rank correlation of TTFT and per-request ITL over %d requests with both (within each concurrency, and within each chain for chain calls; averaged by count)", pairs)
+		rep.Sources["ttft_itl_correlation"] = fmt.Sprintf("Spearman rank correlation of TTFT and per-request ITL over %d requests with both%s (within each concurrency, and within each chain for chain calls; averaged by count)", pairs, at)
 	}
 	if len(outputs) > 0 {
 		p.OutputTokens = categorical(outputs)

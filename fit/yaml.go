@@ -68,6 +68,9 @@ func WriteProfile(w io.Writer, p fakeprovider.Profile, rep FitReport) error {
 			if l.ITL.IsSet() {
 				b.WriteString("    itl: " + durDist(l.ITL) + "\n")
 			}
+			if l.TTFTITLCorrelation != nil {
+				b.WriteString("    ttft_itl_correlation: " + strconv.FormatFloat(*l.TTFTITLCorrelation, 'g', -1, 64) + "\n")
+			}
 			if l.ReasoningTokens.IsSet() {
 				b.WriteString("    reasoning_tokens: " + intDist(l.ReasoningTokens) + "\n")
 			}
