@@ -87,7 +87,8 @@ func ChainKey(id string) (string, bool) {
 }
 
 // chainSpeed is the speed factor of the chain id belongs to: a lognormal
-// with median 1 and log-sd p.convSigma drawn from (seed, chain key); 1
+// with median 1 and log-sd p.convSigma (or Conversation.Shape's
+// distribution at that log-sd) drawn from (seed, chain key); 1
 // when the profile has no conversation or id is not a chain call.
 func chainSpeed(p *Profile, id string) float64 {
 	if p.convSigma == 0 {
@@ -97,7 +98,19 @@ func chainSpeed(p *Profile, id string) float64 {
 	if !ok {
 		return 1
 	}
-	return math.Exp(p.convSigma * planRand(p, key, streamChain).NormFloat64())
+	return math.Exp(p.convSigma * p.convZ(planRand(p, key, streamChain)))
+}
+
+// convZ draws the chain factor's standardized log: a standard normal, or
+// from Conversation.Shape.
+func (p *Profile) convZ(r *rand.Rand) float64 {
+	if p.convShape == nil {
+		return r.NormFloat64()
+	}
+	s := p.convShape
+	h := float64(len(s)-1) * r.Float64()
+	i := min(int(h), len(s)-2)
+	return s[i] + (s[i+1]-s[i])*(h-float64(i))
 }
 
 // conversationCalibration is how many calls (in chains of 8)
@@ -126,7 +139,7 @@ func conversationSigma(p *Profile) float64 {
 	z := make([]float64, conversationCalibration/chainLen)
 	for j := range z {
 		r := rand.New(rand.NewPCG(p.Seed^0x9e3779b97f4a7c15, keyHash("conversation-calibration-chain"+strconv.Itoa(j))))
-		z[j] = r.NormFloat64()
+		z[j] = p.convZ(r)
 	}
 	icc := func(sigma float64) float64 {
 		var grand, ssb, ssw float64

@@ -92,8 +92,10 @@ type Profile struct {
 	ServedLimit int `yaml:"served_limit"`
 
 	// convSigma is the log-sd of the per-chain speed factor, calibrated
-	// from Conversation.ICC by withDefaults.
+	// from Conversation.ICC by withDefaults; convShape is
+	// Conversation.Shape's logs, standardized and sorted (nil: normal).
 	convSigma float64
+	convShape []float64
 }
 
 // Conversation makes the calls of one chain share a decode speed: every
@@ -118,9 +120,19 @@ type Profile struct {
 // totals is the target. The factor also widens each call's own
 // distribution: fit per-call ITLs to within-chain spread (the fit package
 // does) when the marginal must stay as measured.
+//
+// Shape, when set, replaces the lognormal's normal with a measured
+// distribution: positive speed factors (each measured chain's, on any
+// scale), whose logs are standardized and drawn with linear interpolation;
+// ICC still sets the strength. Measured chains need not spread like a
+// lognormal (seed 000's maverick chains spread flatter, kurtosis 2.1
+// against the normal's 3), and a lognormal factor then makes the calls'
+// totals too wide at the top and too narrow in the middle.
 type Conversation struct {
 	// ICC is in [0, 1); 0 (the default) draws no factor.
 	ICC float64 `yaml:"icc"`
+	// Shape is 3 or more positive factors, not all equal; it needs ICC.
+	Shape []float64 `yaml:"shape"`
 }
 
 // UnmarshalYAML decodes a conversation strictly; icc is a fraction or a
@@ -451,6 +463,21 @@ func (p Profile) Validate() error {
 	if !(p.Conversation.ICC >= 0 && p.Conversation.ICC < 1) {
 		return ferr("conversation.icc", "%v is outside [0, 1)", p.Conversation.ICC)
 	}
+	if sh := p.Conversation.Shape; len(sh) > 0 {
+		switch {
+		case p.Conversation.ICC == 0:
+			return ferr("conversation.shape", "needs conversation.icc above 0 (the shape of a factor that ICC 0 does not draw)")
+		case len(sh) < 3:
+			return ferr("conversation.shape", "%d values; give 3 or more", len(sh))
+		case slices.Min(sh) == slices.Max(sh):
+			return ferr("conversation.shape", "every value is %v: a shape needs a spread", sh[0])
+		}
+		for i, x := range sh {
+			if !(x > 0) || math.IsInf(x, 0) {
+				return ferr("conversation.shape", "value %d is %v: factors are positive and finite", i, x)
+			}
+		}
+	}
 	if p.Stall.AfterToken < 0 {
 		return ferr("stall.after_token", "negative (%d)", p.Stall.AfterToken)
 	}
@@ -580,7 +607,23 @@ func (p Profile) withDefaults() Profile {
 		}
 		p.Load = levels
 	}
-	p.convSigma = 0
+	p.convSigma, p.convShape = 0, nil
+	if sh := p.Conversation.Shape; len(sh) > 0 {
+		logs := make([]float64, len(sh))
+		var m, v float64
+		for i, x := range sh {
+			logs[i] = math.Log(x)
+			m += logs[i] / float64(len(sh))
+		}
+		for _, x := range logs {
+			v += (x - m) * (x - m) / float64(len(sh)-1)
+		}
+		for i := range logs {
+			logs[i] = (logs[i] - m) / math.Sqrt(v)
+		}
+		slices.Sort(logs)
+		p.convShape = logs
+	}
 	if p.Conversation.ICC > 0 {
 		p.convSigma = conversationSigma(&p)
 	}

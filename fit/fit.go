@@ -262,6 +262,11 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 				speed[k] = math.Exp(shrink * (m - icc.grand))
 			}
 			rep.Sources["conversation.icc"] += "; ITL values are divided by their chain's estimated speed (the chain's mean log total, shrunk), so the factor is not counted twice"
+			for _, k := range slices.Sorted(maps.Keys(icc.chainMean)) {
+				p.Conversation.Shape = append(p.Conversation.Shape, math.Round(math.Exp(icc.chainMean[k]-icc.grand)*1000)/1000)
+			}
+			slices.Sort(p.Conversation.Shape)
+			rep.Sources["conversation.icc"] += fmt.Sprintf("; shape: each chain's exp(mean log total - grand mean), %d chains, so the factor spreads as the chains did", len(p.Conversation.Shape))
 		}
 	}
 	norm := func(t timing, d time.Duration) time.Duration {

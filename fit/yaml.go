@@ -101,7 +101,15 @@ func WriteProfile(w io.Writer, p fakeprovider.Profile, rep FitReport) error {
 		if src, ok := rep.Sources["conversation.icc"]; ok {
 			b.WriteString("# conversation.icc: " + src + "\n")
 		}
-		b.WriteString("conversation: {icc: " + strconv.FormatFloat(p.Conversation.ICC, 'g', -1, 64) + "}\n")
+		shape := ""
+		if sh := p.Conversation.Shape; len(sh) > 0 {
+			vals := make([]string, len(sh))
+			for i, x := range sh {
+				vals[i] = strconv.FormatFloat(x, 'g', -1, 64)
+			}
+			shape = ", shape: [" + strings.Join(vals, ", ") + "]"
+		}
+		b.WriteString("conversation: {icc: " + strconv.FormatFloat(p.Conversation.ICC, 'g', -1, 64) + shape + "}\n")
 	}
 	for _, n := range rep.Notes {
 		b.WriteString("# Not fitted: " + n + "\n")
