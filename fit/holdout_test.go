@@ -120,7 +120,16 @@ func TestHoldout(t *testing.T) {
 		for n := range cells {
 			names = append(names, n)
 		}
-		slices.Sort(names)
+		slices.SortFunc(names, func(a, b string) int { // c=1, c=5, c=20, chains
+			num := func(s string) int {
+				var c int
+				if _, err := fmt.Sscanf(s, "c=%d", &c); err != nil {
+					return 1 << 30
+				}
+				return c
+			}
+			return num(a) - num(b)
+		})
 		for _, cell := range names {
 			halves := cells[cell]
 			onTest, err := fit.Compare(p, halves[1])
