@@ -14,22 +14,29 @@
 // the first answer token when a record has none), less a prefill slope per
 // 1k prompt tokens when the prompt sizes spread; the per-request ITL
 // (time from the first to the last token over the tokens after the first);
-// answer and reasoning lengths; stalls (one silence far longer than the
-// request's own pace); fault rates by error class; and, when the records
-// hold chains, the intraclass correlation of log call totals
-// (Profile.Conversation). Latencies are interpolated empirical
-// distributions of the observed values (fakeprovider.Interpolated): the
-// honest default, whose quantiles are the records' own. Counts are plain
-// empirical distributions.
+// the Spearman rank correlation of a request's TTFT and ITL
+// (Profile.TTFTITLCorrelation); answer and reasoning lengths; stalls (one
+// silence far longer than the request's own pace); fault rates by error
+// class; and, when the records hold chains, the intraclass correlation of
+// log call totals and the chains' measured speeds as its shape
+// (Profile.Conversation). When the records hold two or more concurrencies
+// (Record.Concurrency) with 20 or more first tokens each, the lowest is
+// the profile's own TTFT, ITL, reasoning lengths and correlation, and each
+// other one is a load level of its own (Profile.Load: a closed loop at
+// concurrency c keeps c requests in flight). Latencies are interpolated
+// empirical distributions of the observed values
+// (fakeprovider.Interpolated): the honest default, whose quantiles are the
+// records' own. Counts are plain empirical distributions.
 //
 // # Replay
 //
 // A FitReport compares the records with a replay of the profile: many
 // requests (and chains) drawn with fakeprovider.Predictor, which computes
 // exactly what a quiet fake serves for a trace ID (fakeprovider tests it
-// against the served fake under synctest). So the replay needs no clock
-// and no *testing.T; it has no queueing, cold starts from idle time or
-// prefix-cache hits, which Fit does not fit either. Each statistic shows
+// against the served fake under synctest), at the record's concurrency in
+// flight. So the replay needs no clock and no *testing.T; it has no
+// queueing, cold starts from idle time or prefix-cache hits, which Fit
+// does not fit either. Each statistic shows
 // the records' value and the replay's, and the distributions are compared
 // with a two-sample Kolmogorov-Smirnov test (KolmogorovSmirnov).
 //
