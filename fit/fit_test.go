@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -108,5 +109,78 @@ func TestFitRecoversAKnownProfile(t *testing.T) {
 	}
 	if d := p.Stall.Duration; d.Kind != "empirical" || math.Abs(float64(d.Values[len(d.Values)/2])/float64(30*time.Second)-1) > 0.05 {
 		t.Errorf("stall length %v, true 30s", d)
+	}
+}
+
+// TestFitRecoversLoadAndCorrelation: records drawn from a known profile
+// with a TTFT-ITL correlation and two load levels (each with its own
+// TTFT, ITL and correlation), 6,000 at each concurrency, fit back to the
+// same levels: each level's TTFT and ITL median within 5% and each
+// correlation within 0.05 of the truth.
+func TestFitRecoversLoadAndCorrelation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("draws 18,000 records and replays the fit (-short)")
+	}
+	if os.Getenv("TAILGUARD_CALIBRATION") == "separate" {
+		t.Skip("TAILGUARD_CALIBRATION=separate: the fits' calibration runs in its own step, without -race")
+	}
+	ln := fakeprovider.LogNormal[time.Duration]
+	rho5, rho20 := 0.3, -0.2
+	known := fakeprovider.Profile{
+		Model: "known-load", Seed: 3,
+		TTFT: ln(300*time.Millisecond, 900*time.Millisecond), ITL: ln(20*time.Millisecond, 50*time.Millisecond),
+		ITLPerRequest: true, TTFTITLCorrelation: -0.5, OutputTokens: fakeprovider.Fixed(64),
+		Load: []fakeprovider.LoadLevel{
+			{InFlight: 5, TTFT: ln(450*time.Millisecond, 2*time.Second), ITL: ln(40*time.Millisecond, 90*time.Millisecond), TTFTITLCorrelation: &rho5},
+			{InFlight: 20, TTFT: ln(time.Second, 3*time.Second), TTFTITLCorrelation: &rho20},
+		},
+	}
+	var src []latencytest.Record
+	for _, c := range []int{1, 5, 20} {
+		for i := range 6000 {
+			src = append(src, latencytest.Record{ID: fmt.Sprintf("c%d-%05d", c, i), Concurrency: c, PromptTokens: 20, MaxTokens: 64})
+		}
+	}
+	recs, err := fit.Replay(known, src, len(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := fit.Fit(recs, fit.WithSeed(5), fit.WithDraws(2000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Load) != 2 || p.Load[0].InFlight != 5 || p.Load[1].InFlight != 20 {
+		t.Fatalf("fitted load levels %+v, want in flight 5 and 20", p.Load)
+	}
+	median := func(d fakeprovider.Dist[time.Duration]) float64 {
+		vals := slices.Clone(d.Values)
+		slices.Sort(vals)
+		return float64(vals[len(vals)/2])
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"c=1 ttft", median(p.TTFT), float64(300 * time.Millisecond)},
+		{"c=1 itl", median(p.ITL), float64(20 * time.Millisecond)},
+		{"c=5 ttft", median(p.Load[0].TTFT), float64(450 * time.Millisecond)},
+		{"c=5 itl", median(p.Load[0].ITL), float64(40 * time.Millisecond)},
+		{"c=20 ttft", median(p.Load[1].TTFT), float64(time.Second)},
+		{"c=20 itl (level 5's)", median(p.Load[1].ITL), float64(40 * time.Millisecond)},
+	} {
+		if math.Abs(c.got/c.want-1) > 0.05 {
+			t.Errorf("%s median: fitted %v, true %v", c.name, time.Duration(c.got), time.Duration(c.want))
+		}
+	}
+	for _, c := range []struct {
+		name string
+		got  *float64
+		want float64
+	}{{"c=1", &p.TTFTITLCorrelation, -0.5}, {"c=5", p.Load[0].TTFTITLCorrelation, rho5}, {"c=20", p.Load[1].TTFTITLCorrelation, rho20}} {
+		if c.got == nil {
+			t.Errorf("%s correlation: not fitted, true %v", c.name, c.want)
+		} else if math.Abs(*c.got-c.want) > 0.05 {
+			t.Errorf("%s correlation: fitted %v, true %v", c.name, *c.got, c.want)
+		}
 	}
 }
