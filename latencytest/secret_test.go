@@ -107,10 +107,17 @@ func hostile(t *testing.T) *httptest.Server {
 	return srv
 }
 
-func hostileProvider(srv *httptest.Server) latencytest.Provider {
+// hostileProvider is the OpenAI provider on srv: through net/http (the
+// server's client), or with fast through the provider's own HTTP/1.1
+// client (its default transport on a plain http:// URL).
+func hostileProvider(srv *httptest.Server, fast bool) latencytest.Provider {
 	base := srv.URL + "/v1?api-version=1&api-key=" + strings.ReplaceAll(strings.ReplaceAll(secretQuery, "/", "%2F"), "+", "%2B")
-	return latencytest.OpenAI(base, latencytest.WithHTTPClient(srv.Client()), latencytest.WithAPIKey(secretKey),
-		latencytest.WithHeader("X-Org", secretHeader), latencytest.WithHeader("X-Short", "7"), latencytest.WithModel("m-1"))
+	opts := []latencytest.Option{latencytest.WithAPIKey(secretKey),
+		latencytest.WithHeader("X-Org", secretHeader), latencytest.WithHeader("X-Short", "7"), latencytest.WithModel("m-1")}
+	if !fast {
+		opts = append(opts, latencytest.WithHTTPClient(srv.Client()))
+	}
+	return latencytest.OpenAI(base, opts...)
 }
 
 // leaks names the secrets (or pieces of them) found in s.
@@ -129,8 +136,17 @@ func leaks(s string) []string {
 // field of its answer never gets them into a record, its JSON, Detail,
 // Notes, the artifacts or the log.
 func TestSecretsNeverLeak(t *testing.T) {
+	for _, fast := range []bool{false, true} {
+		t.Run(map[bool]string{false: "net/http", true: "fast path"}[fast], func(t *testing.T) { secretsNeverLeak(t, fast) })
+	}
+}
+
+func secretsNeverLeak(t *testing.T, fast bool) {
 	srv := hostile(t)
-	p := hostileProvider(srv)
+	p := hostileProvider(srv, fast)
+	if fast {
+		defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+	}
 	l := newLogTB(t)
 	r := latencytest.Batch{NoWarmup: true, Requests: len(echoPlaces), NoNonce: true, MaxTokens: 4, KeepContent: true}.Measure(l, p)
 	if len(r.Records) != len(echoPlaces) {

@@ -1,0 +1,757 @@
+package latencytest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The OpenAI provider's own HTTP/1.1 client, for plain http:// endpoints
+// on its default transport (no client of the user's, no proxy): per SSE
+// event it costs one read and one pass over the bytes, where net/http
+// adds a body, a chunked reader, a buffered reader and a lock per read
+// and two goroutine hand-offs per request. It speaks only the common
+// shape of a streamed answer: an HTTP/1.1 or 1.0 response with a chunked,
+// Content-Length or read-to-close body. Anything else (a 1xx or 101, a
+// redirect to follow, a transfer or content encoding other than chunked
+// and identity, a header it cannot parse) is left to net/http: the
+// connection is closed and the request sent again through net/http, so
+// that the record is what net/http would have made of it.
+
+// errFallback says the answer is one for net/http (see above).
+var errFallback = errors.New("latencytest: answer left to net/http")
+
+// Limits of what a server may send, as net/http's.
+const (
+	maxHeadBytes     = 10 << 20 // the status line and headers (Transport's default)
+	maxChunkLine     = 4096     // a chunk size line or a trailer line
+	h1IdleTimeout    = 90 * time.Second
+	h1ReadBufferSize = 16 << 10
+)
+
+// h1Pool is the keep-alive connections to one address: at most limit
+// open (0: no bound), as net/http's MaxConnsPerHost, and at most maxIdle
+// of them idle. A request that finds none idle and the bound reached
+// waits for one to be returned or closed.
+type h1Pool struct {
+	addr    string
+	limit   int
+	maxIdle int
+	dialer  func(ctx context.Context, network, addr string) (net.Conn, error) // nil: net.Dialer
+
+	mu      sync.Mutex
+	idle    []*h1Conn
+	open    int            // connections open or being dialed
+	waiters []chan *h1Conn // each gets a connection, or nil: a slot to dial
+}
+
+// h1Conn is one connection and its read buffer: buf[r:w] is unread.
+type h1Conn struct {
+	nc     net.Conn
+	buf    []byte
+	r, w   int
+	idleAt time.Time
+	reused bool
+}
+
+// get returns an idle connection, or dials one (traced) when the bound
+// allows, or waits.
+func (p *h1Pool) get(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn, error) {
+	p.mu.Lock()
+	for len(p.idle) > 0 {
+		c := p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		if time.Since(c.idleAt) < h1IdleTimeout {
+			p.mu.Unlock()
+			c.reused = true
+			return c, nil
+		}
+		c.nc.Close()
+		p.open--
+	}
+	if p.limit == 0 || p.open < p.limit {
+		p.open++
+		p.mu.Unlock()
+		return p.dial(ctx, trace)
+	}
+	w := make(chan *h1Conn, 1)
+	p.waiters = append(p.waiters, w)
+	p.mu.Unlock()
+	select {
+	case c := <-w:
+		if c == nil {
+			return p.dial(ctx, trace)
+		}
+		c.reused = true
+		return c, nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		if i := slices.Index(p.waiters, w); i >= 0 {
+			p.waiters = slices.Delete(p.waiters, i, i+1)
+			p.mu.Unlock()
+			return nil, ctx.Err()
+		}
+		p.mu.Unlock()
+		// Handed a connection or a slot as the context ended: pass it on.
+		if c := <-w; c != nil {
+			p.put(c)
+		} else {
+			p.release()
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// dial opens a connection for a slot already counted in open, with
+// net/http's dialer settings; the trace sees DNS and connect.
+func (p *h1Pool) dial(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn, error) {
+	dial := p.dialer
+	if dial == nil {
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+		dial = d.DialContext
+	}
+	nc, err := dial(httptrace.WithClientTrace(ctx, trace), "tcp", p.addr)
+	if err != nil {
+		p.release()
+		return nil, err
+	}
+	return &h1Conn{nc: nc, buf: make([]byte, h1ReadBufferSize)}, nil
+}
+
+// put returns a connection whose answer was read to its end: to a waiter,
+// or idle.
+func (p *h1Pool) put(c *h1Conn) {
+	p.mu.Lock()
+	if len(p.waiters) > 0 {
+		w := p.waiters[0]
+		p.waiters = p.waiters[1:]
+		p.mu.Unlock()
+		w <- c
+		return
+	}
+	if len(p.idle) >= p.maxIdle {
+		p.open--
+		p.mu.Unlock()
+		c.nc.Close()
+		return
+	}
+	c.idleAt = time.Now()
+	p.idle = append(p.idle, c)
+	p.mu.Unlock()
+}
+
+// discard closes a connection that cannot be reused.
+func (p *h1Pool) discard(c *h1Conn) {
+	c.nc.Close()
+	p.release()
+}
+
+// release frees the slot of a connection closed (or never opened): to a
+// waiter, which dials, or off the count.
+func (p *h1Pool) release() {
+	p.mu.Lock()
+	if len(p.waiters) > 0 {
+		w := p.waiters[0]
+		p.waiters = p.waiters[1:]
+		p.mu.Unlock()
+		w <- nil
+		return
+	}
+	p.open--
+	p.mu.Unlock()
+}
+
+// closeIdle closes the idle connections.
+func (p *h1Pool) closeIdle() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.open -= len(idle)
+	p.mu.Unlock()
+	for _, c := range idle {
+		c.nc.Close()
+	}
+}
+
+// reply is a response as the OpenAI provider reads it, from net/http or
+// from the fast path: the status, the two headers a record keeps, and the
+// body.
+type reply struct {
+	status                int
+	contentType, injected string
+	body                  io.ReadCloser
+}
+
+// aLongTimeAgo is a deadline in the past: set on a connection, it ends a
+// blocked read or write at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// roundTrip sends req (the whole request, written at once) and reads the
+// answer's head. trace sees the dial and the first response byte. A
+// connection that the server closed while it was idle (the request
+// failed before any byte of an answer) is replaced, as net/http does.
+// The error is errFallback for an answer left to net/http.
+func (p *h1Pool) roundTrip(ctx context.Context, req []byte, trace *httptrace.ClientTrace) (reply, error) {
+	for {
+		c, err := p.get(ctx, trace)
+		if err != nil {
+			return reply{}, err
+		}
+		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
+		a, body, got, err := c.exchange(req, trace)
+		if err == nil {
+			body.p, body.c, body.stop = p, c, stop
+			if body.done {
+				body.finish()
+			}
+			a.body = body
+			return a, nil
+		}
+		stop()
+		p.discard(c)
+		if c.reused && !got && ctx.Err() == nil && closedIdle(err) {
+			continue
+		}
+		return reply{}, err
+	}
+}
+
+// closedIdle reports an error of a request on a kept connection that
+// the server had closed.
+func closedIdle(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// exchange writes req and reads the answer's head; got reports whether
+// any byte of an answer arrived.
+func (c *h1Conn) exchange(req []byte, trace *httptrace.ClientTrace) (a reply, body *h1Body, got bool, err error) {
+	c.r, c.w = 0, 0 // put keeps only a connection with nothing unread
+	if _, err := c.nc.Write(req); err != nil {
+		return a, nil, false, err
+	}
+	// The head: up to its blank line.
+	scan := 0 // bytes of buf[r:w] known to hold no blank line
+	for {
+		i := headEnd(c.buf[c.r+scan : c.w])
+		if i >= 0 && scan+i <= maxHeadBytes {
+			end := c.r + scan + i
+			a, body, err := parseHead(c.buf[c.r:end])
+			c.r = end
+			return a, body, true, err
+		}
+		if i >= 0 || c.w-c.r >= maxHeadBytes {
+			return a, nil, true, brokenHead(errors.New("net/http: server response headers exceeded " + strconv.Itoa(maxHeadBytes) + " bytes; aborted"))
+		}
+		scan = max(0, c.w-c.r-3)
+		if c.w == len(c.buf) {
+			c.grow()
+		}
+		n, err := c.nc.Read(c.buf[c.w:])
+		if n > 0 && c.w == 0 && trace.GotFirstResponseByte != nil {
+			trace.GotFirstResponseByte()
+		}
+		c.w += n
+		if err != nil {
+			if c.w > 0 && err == io.EOF {
+				// A head cut short: the error net/http's parser gives.
+				if _, perr := http.ReadResponse(bufio.NewReader(bytes.NewReader(c.buf[c.r:c.w])), nil); perr != nil {
+					err = perr
+				}
+				err = brokenHead(err)
+			}
+			return a, nil, c.w > 0, err
+		}
+	}
+}
+
+// brokenHead says, as net/http's transport does, that the server broke
+// the connection while sending the head.
+func brokenHead(err error) error {
+	return fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", err)
+}
+
+// grow makes room at the end of buf: moves the unread bytes to the start,
+// or doubles it.
+func (c *h1Conn) grow() {
+	if c.r > 0 {
+		c.w = copy(c.buf, c.buf[c.r:c.w])
+		c.r = 0
+		return
+	}
+	c.buf = append(c.buf, make([]byte, len(c.buf))...)
+}
+
+// headEnd returns the index just past the blank line that ends a head in
+// b, or -1.
+func headEnd(b []byte) int {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return -1
+		}
+		i += j + 1
+		if i < len(b) && b[i] == '\n' {
+			return i + 1
+		}
+		if i+1 < len(b) && b[i] == '\r' && b[i+1] == '\n' {
+			return i + 2
+		}
+	}
+}
+
+// parseHead parses a status line and headers (ending in a blank line)
+// into a reply and its body's framing, or returns errFallback for one
+// left to net/http.
+func parseHead(head []byte) (a reply, b *h1Body, err error) {
+	line, rest := nextLine(head)
+	var minor byte
+	switch {
+	case bytes.HasPrefix(line, []byte("HTTP/1.1 ")):
+		minor = 1
+	case bytes.HasPrefix(line, []byte("HTTP/1.0 ")):
+	default:
+		return a, nil, errFallback
+	}
+	code := line[len("HTTP/1.1 "):]
+	if len(code) > 3 && code[3] != ' ' || len(code) < 3 {
+		return a, nil, errFallback
+	}
+	status := 0
+	for _, d := range code[:3] {
+		if d < '0' || d > '9' {
+			return a, nil, errFallback
+		}
+		status = status*10 + int(d-'0')
+	}
+	if status < 200 {
+		return a, nil, errFallback // 1xx and 101
+	}
+	a.status = status
+	b = &h1Body{length: -1, keep: minor == 1}
+	var te, location, sawType, sawInjected bool
+	var keepAlive bool
+	for len(rest) > 0 {
+		line, rest = nextLine(rest)
+		if len(line) == 0 {
+			break
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 || line[0] == ' ' || line[0] == '\t' || !isToken(line[:colon]) {
+			return a, nil, errFallback
+		}
+		name, value := line[:colon], bytes.Trim(line[colon+1:], " \t")
+		switch {
+		case equalFoldBytes(name, "Content-Type"):
+			if !sawType {
+				a.contentType, sawType = string(value), true
+			}
+		case equalFoldBytes(name, "X-Fake-Injected"):
+			if !sawInjected {
+				a.injected, sawInjected = string(value), true
+			}
+		case equalFoldBytes(name, "Content-Length"):
+			n, err := strconv.ParseInt(string(value), 10, 64)
+			if b.length >= 0 || err != nil || n < 0 || value[0] == '+' {
+				return a, nil, errFallback
+			}
+			b.length = n
+		case equalFoldBytes(name, "Transfer-Encoding"):
+			if te || minor == 0 || !equalFoldBytes(value, "chunked") {
+				return a, nil, errFallback
+			}
+			te = true
+		case equalFoldBytes(name, "Content-Encoding"):
+			if len(value) > 0 && !equalFoldBytes(value, "identity") {
+				return a, nil, errFallback
+			}
+		case equalFoldBytes(name, "Connection"):
+			for _, tok := range bytes.Split(value, []byte(",")) {
+				tok = bytes.Trim(tok, " \t")
+				switch {
+				case equalFoldBytes(tok, "close"):
+					b.keep, keepAlive = false, false
+				case equalFoldBytes(tok, "keep-alive"):
+					keepAlive = true
+				case equalFoldBytes(tok, "upgrade"):
+					return a, nil, errFallback
+				}
+			}
+		case equalFoldBytes(name, "Location"):
+			location = true
+		}
+	}
+	if location && (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
+		return a, nil, errFallback // a redirect the client follows
+	}
+	if minor == 0 {
+		b.keep = keepAlive && b.length >= 0
+	}
+	switch {
+	case status == 204 || status == 304:
+		b.length, b.done = 0, true
+	case te:
+		b.chunked, b.length = true, -1
+	case b.length == 0:
+		b.done = true
+	case b.length < 0:
+		b.keep = false // to the close
+	}
+	if b.chunked {
+		b.state = chunkSize
+	}
+	return a, b, nil
+}
+
+// nextLine cuts the first line (its CRLF or LF dropped) from b.
+func nextLine(b []byte) (line, rest []byte) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return b, nil
+	}
+	line, rest = b[:i], b[i+1:]
+	return bytes.TrimSuffix(line, []byte("\r")), rest
+}
+
+// isToken reports whether b is an HTTP token (a header name).
+func isToken(b []byte) bool {
+	for _, c := range b {
+		if c <= ' ' || c >= 0x7F || bytes.IndexByte([]byte(`"(),/:;<=>?@[\]{}`), c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// equalFoldBytes is equalFoldASCII for bytes.
+func equalFoldBytes(b []byte, s string) bool {
+	return len(b) == len(s) && equalFoldASCII(string(b), s)
+}
+
+// Chunked body states.
+const (
+	chunkSize    = iota // a chunk size line
+	chunkData           // chunk data (left bytes)
+	chunkDataEnd        // the CRLF after a chunk's data
+	chunkTrailer        // trailer lines to a blank one
+)
+
+// h1Body is an answer's body: Content-Length (length bytes), chunked, or
+// to the connection's close (length -1). At its end the connection goes
+// back to the pool when it may be kept; a body closed before its end
+// closes it.
+type h1Body struct {
+	p       *h1Pool
+	c       *h1Conn
+	stop    func() bool // stops the context's deadline on the connection
+	length  int64       // bytes left: of the body, or of the chunk
+	chunked bool
+	state   int
+	keep    bool // the connection may be kept after the body's end
+	done    bool // the body's end was read
+	err     error
+	freed   bool // the connection went back or was closed
+}
+
+// Read reads the body's bytes, the chunked framing taken off; it blocks
+// only when no byte is buffered.
+func (b *h1Body) Read(p []byte) (int, error) {
+	switch {
+	case b.err != nil:
+		return 0, b.err
+	case b.done:
+		return 0, io.EOF
+	case b.freed:
+		return 0, errors.New("read on a closed body")
+	}
+	n := 0
+	for b.err == nil && !b.done && n < len(p) {
+		c := b.c
+		progress, err := b.step(p[n:], &n)
+		if err != nil {
+			b.err = err
+			break
+		}
+		if progress {
+			continue
+		}
+		if n > 0 {
+			break // what is here, without blocking for more
+		}
+		if c.r == c.w {
+			c.r, c.w = 0, 0
+		} else if c.w == len(c.buf) {
+			c.grow()
+		}
+		k, rerr := c.nc.Read(c.buf[c.w:])
+		c.w += k
+		if rerr != nil {
+			switch {
+			case rerr == io.EOF && !b.chunked && b.length < 0:
+				b.done = true
+			case rerr == io.EOF:
+				b.err = io.ErrUnexpectedEOF
+			default:
+				b.err = rerr
+			}
+		}
+	}
+	if b.done {
+		b.finish()
+		return n, io.EOF
+	}
+	if b.err != nil && n == 0 {
+		b.free()
+		return 0, b.err
+	}
+	return n, nil
+}
+
+// step consumes buffered bytes into p (n counting what p holds); it
+// reports whether it made progress.
+func (b *h1Body) step(p []byte, n *int) (bool, error) {
+	c := b.c
+	buf := c.buf[c.r:c.w]
+	if len(buf) == 0 {
+		return false, nil
+	}
+	switch {
+	case !b.chunked || b.state == chunkData:
+		k := min(len(buf), len(p))
+		if b.length >= 0 {
+			k = min(k, int(min(b.length, int64(len(p)))))
+		}
+		copy(p, buf[:k])
+		c.r += k
+		*n += k
+		if b.length >= 0 {
+			b.length -= int64(k)
+			if b.length == 0 {
+				if b.chunked {
+					b.state = chunkDataEnd
+				} else {
+					b.done = true
+				}
+			}
+		}
+		return k > 0, nil
+	case b.state == chunkDataEnd:
+		if len(buf) < 2 {
+			return false, nil
+		}
+		if buf[0] != '\r' || buf[1] != '\n' {
+			return false, errors.New("malformed chunked encoding")
+		}
+		c.r += 2
+		b.state = chunkSize
+		return true, nil
+	}
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 {
+		if len(buf) >= maxChunkLine {
+			return false, errors.New("header line too long")
+		}
+		return false, nil
+	}
+	line := buf[:i]
+	c.r += i + 1
+	if b.state == chunkTrailer {
+		if len(bytes.TrimSuffix(line, []byte("\r"))) == 0 {
+			b.done = true
+		}
+		return true, nil
+	}
+	size, err := chunkSizeOf(line)
+	if err != nil {
+		return false, err
+	}
+	if size == 0 {
+		b.state = chunkTrailer
+	} else {
+		b.state, b.length = chunkData, int64(size)
+	}
+	return true, nil
+}
+
+// chunkSizeOf parses a chunk size line (its LF gone) as net/http does:
+// trailing whitespace and an extension after ";" are ignored.
+func chunkSizeOf(line []byte) (uint64, error) {
+	line = bytes.TrimRight(line, " \t\r")
+	if i := bytes.IndexByte(line, ';'); i >= 0 {
+		line = bytes.TrimRight(line[:i], " \t")
+	}
+	if len(line) == 0 || len(line) > 16 {
+		return 0, errors.New("invalid byte in chunk length")
+	}
+	var n uint64
+	for _, d := range line {
+		switch {
+		case '0' <= d && d <= '9':
+			d -= '0'
+		case 'a' <= d && d <= 'f':
+			d -= 'a' - 10
+		case 'A' <= d && d <= 'F':
+			d -= 'A' - 10
+		default:
+			return 0, errors.New("invalid byte in chunk length")
+		}
+		n = n<<4 | uint64(d)
+	}
+	if n > 1<<62 {
+		return 0, errors.New("http chunk length too large")
+	}
+	return n, nil
+}
+
+// finish returns the connection of a body read to its end to the pool,
+// or closes it (one that may not be kept, or whose context ended).
+func (b *h1Body) finish() {
+	if b.freed || b.p == nil {
+		return
+	}
+	b.freed = true
+	if b.stop() && b.keep && b.c.r == b.c.w {
+		b.p.put(b.c)
+		return
+	}
+	b.p.discard(b.c)
+}
+
+// free closes the connection of a body that failed or was abandoned.
+func (b *h1Body) free() {
+	if b.freed {
+		return
+	}
+	b.freed = true
+	b.stop()
+	b.p.discard(b.c)
+}
+
+// Close ends the body: a body not read to its end closes its connection.
+func (b *h1Body) Close() error {
+	if b.done {
+		b.finish()
+	} else {
+		b.free()
+	}
+	return nil
+}
+
+// h1Request builds the fixed part of the provider's requests for the
+// fast path (see fastRequest), or returns ok false when the URL or the
+// options need net/http: https, user info in the URL, a proxy from the
+// environment, a header net/http would treat specially or a value it
+// would refuse.
+func (o *openAI) h1Request(u *url.URL) (head []byte, addr string, ok bool) {
+	if u.Scheme != "http" || u.User != nil || u.Host == "" || !isASCIIPrintable(u.Host) {
+		return nil, "", false
+	}
+	addr = u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	if p, err := http.ProxyFromEnvironment(&http.Request{URL: u}); p != nil || err != nil {
+		return nil, "", false
+	}
+	if o.key != "" && !validHeaderValue("Bearer "+o.key) {
+		return nil, "", false
+	}
+	head = append(head, "POST "...)
+	head = append(head, u.RequestURI()...)
+	head = append(head, " HTTP/1.1\r\nHost: "...)
+	head = append(head, u.Host...)
+	head = append(head, "\r\nUser-Agent: Go-http-client/1.1\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\n"...)
+	if o.key != "" {
+		head = append(head, "Authorization: Bearer "...)
+		head = append(head, o.key...)
+		head = append(head, "\r\n"...)
+	}
+	for k, vs := range o.header {
+		switch http.CanonicalHeaderKey(k) {
+		case "Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer", "Connection", "Accept-Encoding",
+			"Te", "Upgrade", "Expect", "Keep-Alive", "Proxy-Connection":
+			return nil, "", false
+		case "Content-Type", "Accept", "X-Request-Id":
+			continue // the provider's own (see call)
+		case "Authorization":
+			if o.key != "" {
+				continue // replaced by the key's
+			}
+		}
+		if !isToken([]byte(k)) || k == "" {
+			return nil, "", false
+		}
+		for _, v := range vs {
+			if !validHeaderValue(v) {
+				return nil, "", false
+			}
+			head = append(head, k...)
+			head = append(head, ": "...)
+			head = append(head, v...)
+			head = append(head, "\r\n"...)
+		}
+	}
+	return head, addr, true
+}
+
+// fastRequest appends one request: the fixed head, the trace ID, the
+// length and the body.
+func (o *openAI) fastRequest(b []byte, id string, payload []byte) []byte {
+	b = append(b, o.h1Head...)
+	b = append(b, "X-Request-Id: "...)
+	b = append(b, id...)
+	b = append(b, "\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(payload)), 10)
+	b = append(b, "\r\n\r\n"...)
+	return append(b, payload...)
+}
+
+// validHeaderValue reports whether v may be sent as a header value: no
+// control bytes other than tab (net/http refuses the request otherwise).
+func validHeaderValue(v string) bool {
+	for i := range len(v) {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7F {
+			return false
+		}
+	}
+	return true
+}
+
+// isASCIIPrintable reports whether s is printable ASCII.
+func isASCIIPrintable(s string) bool {
+	for i := range len(s) {
+		if s[i] <= ' ' || s[i] >= 0x7F {
+			return false
+		}
+	}
+	return true
+}
+
+// poolFor returns the fast path's pool for a run of n requests in flight
+// (0: unknown, no bound), as clientFor does for net/http.
+func (o *openAI) poolFor(ctx context.Context) *h1Pool {
+	n, _ := ctx.Value(concurrencyKey{}).(int)
+	n = max(n, 0)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	p := o.pools[n]
+	if p == nil {
+		p = &h1Pool{addr: o.h1Addr, limit: n, maxIdle: max(n, DefaultMaxIdleConnsPerHost), dialer: o.dial}
+		if o.pools == nil {
+			o.pools = map[int]*h1Pool{}
+		}
+		o.pools[n] = p
+	}
+	return p
+}
