@@ -27,11 +27,13 @@ func loadStudy(t *testing.T, file string) *fit.Study {
 }
 
 // TestWriteProfileRoundTrip: what WriteProfile writes, ParseProfile reads
-// back to the same profile, for each fitted model.
+// back to the same profile, for each fitted model (c=1 alone, every cell
+// with its load levels, and the chains with their conversation).
 func TestWriteProfileRoundTrip(t *testing.T) {
 	for _, file := range []string{"results_mistral-3-14B.json", "results_llama-4-maverick.json", "results_openai-gpt-oss-120b.json", "bounded_llama3.3-70b-instruct.jsonl"} {
 		st := loadStudy(t, file)
-		for name, recs := range map[string][]latencytest.Record{"sweep": st.Sweep[1], "chains": st.Chains} {
+		cells := slices.Concat(st.Sweep[1], st.Sweep[5], st.Sweep[20]) // load levels, where there are cells
+		for name, recs := range map[string][]latencytest.Record{"c=1": st.Sweep[1], "cells": cells, "chains": st.Chains} {
 			if len(recs) == 0 {
 				continue
 			}
