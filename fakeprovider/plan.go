@@ -240,9 +240,10 @@ func scaled(d time.Duration, f float64) time.Duration {
 	return time.Duration(max(x, 0))
 }
 
-// underLoad redraws the TTFT, ITL and reasoning length from the load level for k requests
-// in flight at admission (Profile.Load), from their own random stream so
-// that no other draw moves; at level 1 the plan is unchanged.
+// underLoad redraws the TTFT, ITL and reasoning length from the load
+// level for k requests in flight at admission (Profile.Load), from their
+// own random streams so that no other draw moves; at level 1 the plan is
+// unchanged.
 func (pl *plan) underLoad(p *Profile, k int) {
 	lv := p.levelAt(pl.key, k)
 	if lv == nil {

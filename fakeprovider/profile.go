@@ -71,9 +71,9 @@ type Profile struct {
 	// other request in flight on the same replica at admission (0.05: five
 	// requests in flight make a request 20% slower). Default 0.
 	SlowdownPerInflight float64 `yaml:"slowdown_per_inflight"`
-	// Load is the TTFT and ITL measured at higher loads, by requests in
-	// flight (see LoadLevel). Default none: TTFT and ITL do not depend on
-	// load beyond SlowdownPerInflight.
+	// Load is the TTFT, ITL, reasoning lengths and their coupling as
+	// measured at higher loads, by requests in flight (see LoadLevel).
+	// Default none: nothing depends on load beyond SlowdownPerInflight.
 	Load []LoadLevel `yaml:"load"`
 
 	ColdStart   ColdStart   `yaml:"cold_start"`
@@ -149,12 +149,12 @@ func (c *Conversation) UnmarshalYAML(n *yaml.Node) error {
 // LoadLevel is how the provider behaved with InFlight requests in flight
 // on a replica, as a closed-loop run at that concurrency measured it: a
 // request admitted with k requests in flight on its replica (itself
-// included) draws its TTFT and ITL from the level with InFlight k. The
-// profile's own TTFT and ITL are level 1. Between two levels a request
+// included) draws its TTFT, ITL and reasoning length, coupled as the
+// level's TTFTITLCorrelation says, from the level with InFlight k. The
+// profile's own distributions are level 1. Between two levels a request
 // draws from the lower or the higher one, the higher with probability
 // (k - lower)/(higher - lower), so the distribution moves from one
-// measured level to the next as a mixture of the two (reasoning lengths,
-// and so empty answers, too); above the highest
+// measured level to the next as a mixture of the two; above the highest
 // level it draws from the highest. The choice and the draws come from
 // (Profile.Seed, trace ID) like every other draw, so they do not depend
 // on timing. SlowdownPerInflight, cache hits, prefill, the chain speed
