@@ -594,8 +594,11 @@ func unquote(data []byte, sp span) (string, bool) {
 // nothing changed) when data must go through event.
 func (s *stream) fastEvent(data []byte) (token, ok bool) {
 	var f chunkFacts
-	if !fastChunk(data, &f) {
-		return false, false
+	if !s.last.match(data, &f) {
+		if !fastChunk(data, &f) {
+			return false, false
+		}
+		s.last.keep(data, &f)
 	}
 	// Strings with escapes are decoded before anything changes.
 	var model, finish, content, refusal []byte
@@ -668,4 +671,48 @@ func (s *stream) fastEvent(data []byte) (token, ok bool) {
 		}
 	}
 	return token, true
+}
+
+// chunkTemplate is the last chunk the fast path scanned whole, kept when
+// the answer text is the last string in it: most chunks of a stream are
+// that chunk again with other text (the same id, model and created
+// time), and match reads such a chunk by comparing its bytes with the
+// template's around the text, scanning only the text. Bytes equal up to
+// the text's opening quote leave a JSON scanner in the same state there,
+// a valid string brings it to the closing quote, and equal bytes after
+// it end the document in the same way: the chunk's facts are the
+// template's with the new text, as fastChunk would find them.
+type chunkTemplate struct {
+	data  []byte // the template's bytes (nil: none)
+	facts chunkFacts
+}
+
+// keep makes data (just scanned whole into f) the template, when its
+// content is its last string.
+func (t *chunkTemplate) keep(data []byte, f *chunkFacts) {
+	t.data = t.data[:0]
+	if !f.hasContent || f.hasFinish || f.hasRefusal || f.used && f.model.end > f.content.start {
+		return
+	}
+	t.data, t.facts = append(t.data, data...), *f
+}
+
+// match reads data as the template with other text, into f; false when
+// it is not.
+func (t *chunkTemplate) match(data []byte, f *chunkFacts) bool {
+	if len(t.data) == 0 {
+		return false
+	}
+	open := t.facts.content.start - 1 // the text's opening quote
+	if len(data) <= open || !bytes.Equal(data[:open+1], t.data[:open+1]) {
+		return false
+	}
+	s := chunkScanner{b: data, i: open}
+	sp, esc, ok := s.str()
+	if !ok || !bytes.Equal(data[s.i:], t.data[t.facts.content.end+1:]) {
+		return false
+	}
+	*f = t.facts
+	f.content, f.contentEsc = sp, esc
+	return true
 }

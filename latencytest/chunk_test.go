@@ -313,3 +313,44 @@ func BenchmarkStreamDecode(b *testing.B) {
 		})
 	}
 }
+
+// The template (chunkTemplate) reads a chunk as the whole scan does: with
+// every chunk of the corpus as the template, every corpus chunk and the
+// template with other texts in place of its own (escapes, raw UTF-8,
+// invalid bytes, quotes that would end the string early, an empty text)
+// give either no match or exactly the facts fastChunk finds.
+func TestChunkTemplateAgreesWithTheWholeScan(t *testing.T) {
+	corpus := chunkCorpus(t)
+	texts := []string{"", "x", " The", `\"q\"`, `\u00e9`, `\ud83d\ude00`, "é", "\xff", "\x01", `\`, `"`, `a","x":"b`, `\u12`, `a\`, "a\"}}]}"}
+	templates, matched := 0, 0
+	for _, a := range corpus {
+		var fa chunkFacts
+		if !fastChunk([]byte(a), &fa) {
+			continue
+		}
+		var tpl chunkTemplate
+		tpl.keep([]byte(a), &fa)
+		if len(tpl.data) == 0 {
+			continue
+		}
+		templates++
+		candidates := append([]string{}, corpus...)
+		for _, text := range texts {
+			candidates = append(candidates, a[:fa.content.start]+text+a[fa.content.end:])
+		}
+		for _, b := range candidates {
+			var fm, ff chunkFacts
+			if !tpl.match([]byte(b), &fm) {
+				continue
+			}
+			matched++
+			if !fastChunk([]byte(b), &ff) || fm != ff {
+				t.Errorf("template %q\nchunk %q\nmatch: %+v\nwhole scan (ok %v): %+v", a, b, fm, fastChunk([]byte(b), &ff), ff)
+			}
+		}
+	}
+	if templates < 5 || matched < templates*len(texts)/2 {
+		t.Errorf("%d corpus chunks make a template, %d chunks matched one: the test proves little", templates, matched)
+	}
+	t.Logf("%d templates, %d chunks matched", templates, matched)
+}

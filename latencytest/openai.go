@@ -707,6 +707,7 @@ type stream struct {
 	stop     bool   // stop reading: [DONE] or an error
 	others   bool   // a choice other than index 0 was seen
 	notesCut bool
+	last     chunkTemplate // the last chunk scanned whole (chunk.go)
 }
 
 // maxNotes bounds Record.Notes.
