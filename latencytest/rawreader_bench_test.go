@@ -36,7 +36,8 @@ import (
 //
 // With TAILGUARD_FAKELLM_URL set (a fakellm of that profile, as
 // scripts/sidebyside.sh starts one) the benchmark uses that server, and
-// the sub-benchmarks raw and latencytest run one client each.
+// the sub-benchmarks raw and latencytest run one client each (nethttp:
+// latencytest's client on net/http instead of its own HTTP/1.1 client).
 
 const (
 	envFakeURL    = "TAILGUARD_FAKELLM_URL"
@@ -66,6 +67,9 @@ func init() {
 		return
 	}
 	f := fakeprovider.New(loopbackProfile())
+	if path, ok := strings.CutPrefix(os.Getenv(envServeChild), "trace:"); ok {
+		serveTraced(f, path) // see lateness_bench_test.go
+	}
 	srv := fakeprovider.NewServer(f)
 	fmt.Println(srv.URL)
 	_, _ = io.Copy(io.Discard, os.Stdin)
@@ -80,8 +84,15 @@ func fakeURL(b *testing.B) string {
 	if u := os.Getenv(envFakeURL); u != "" {
 		return strings.TrimSuffix(strings.TrimSuffix(u, "/"), "/v1")
 	}
+	u, _ := startFakeChild(b, "1")
+	return u
+}
+
+// startFakeChild starts the child that serves the fake (mode "1", or
+// "trace:<file>", see serveTraced); stop ends it and waits for it.
+func startFakeChild(b *testing.B, mode string) (url string, stop func()) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
-	cmd.Env = append(os.Environ(), envServeChild+"=1")
+	cmd.Env = append(os.Environ(), envServeChild+"="+mode)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -94,15 +105,19 @@ func fakeURL(b *testing.B) string {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			stdin.Close()
+			_ = cmd.Wait()
+		})
+	}
+	b.Cleanup(stop)
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		b.Fatalf("the fake child printed no URL: %v", err)
 	}
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(line), stop
 }
 
 // cpuTime is the process's user+system CPU time so far.
@@ -119,6 +134,14 @@ type clientRun struct {
 	cpuPerReq time.Duration
 	ttftErr   []time.Duration // TTFT minus the fixed TTFT, measured requests
 	conns     int             // connections opened, warm-up included
+	firsts    []firstToken    // measured requests
+}
+
+// firstToken is when a measured request was sent and its first token
+// read, on the wall clock (which the fake's child process shares).
+type firstToken struct {
+	id          string
+	sent, first time.Time
 }
 
 func (r clientRun) q(p float64) time.Duration {
@@ -128,8 +151,8 @@ func (r clientRun) q(p float64) time.Duration {
 
 // runLatencytest runs latencytest's client: a warm-up round then the
 // measured requests, at loopbackConc.
-func runLatencytest(b *testing.B, url string, label string) clientRun {
-	p := latencytest.OpenAI(url + "/v1")
+func runLatencytest(b *testing.B, url string, label string, opts ...latencytest.Option) clientRun {
+	p := latencytest.OpenAI(url+"/v1", opts...)
 	defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
 	before := cpuTime()
 	r, err := latencytest.Batch{Requests: loopbackRequests, Warmup: loopbackConc, Concurrency: loopbackConc,
@@ -149,6 +172,7 @@ func runLatencytest(b *testing.B, url string, label string) clientRun {
 		}
 		if !rec.Warmup {
 			run.ttftErr = append(run.ttftErr, rec.TTFT-loopbackTTFT)
+			run.firsts = append(run.firsts, firstToken{rec.ID, rec.Start, rec.Start.Add(rec.TTFT)})
 		}
 	}
 	return run
@@ -164,6 +188,7 @@ type rawConn struct {
 
 // rawResult is what the reference reader timed of one request.
 type rawResult struct {
+	start  time.Time     // when the request was written
 	ttft   time.Duration // the first event that carries a token
 	events int           // events that carry a token
 	gaps   []time.Duration
@@ -187,7 +212,7 @@ func (c *rawConn) rawRequest(host, id string, body []byte, res *rawResult) error
 	if _, err := c.c.Write(c.req); err != nil {
 		return err
 	}
-	*res = rawResult{ttft: -1, gaps: res.gaps[:0]}
+	*res = rawResult{start: start, ttft: -1, gaps: res.gaps[:0]}
 	var last time.Duration
 	// States: the header, then chunk sizes and chunk data, to the last chunk.
 	have := 0  // bytes in buf not yet consumed, from off
@@ -328,6 +353,7 @@ func runRaw(b *testing.B, url string, label string) clientRun {
 					fail = err
 				} else if i >= loopbackConc {
 					run.ttftErr = append(run.ttftErr, res.ttft-loopbackTTFT)
+					run.firsts = append(run.firsts, firstToken{id, res.start, res.start.Add(res.ttft)})
 				}
 				mu.Unlock()
 				if err != nil {
@@ -377,6 +403,15 @@ func BenchmarkLoopback(b *testing.B) {
 			runs = append(runs, runLatencytest(b, url, "lt"+strconv.Itoa(i)))
 		}
 		report(b, "latencytest", runs)
+	})
+	b.Run("nethttp", func(b *testing.B) {
+		// latencytest's client on net/http, without its own HTTP/1.1
+		// client (see http1.go): what the fast path saves.
+		var runs []clientRun
+		for i := 0; b.Loop(); i++ {
+			runs = append(runs, runLatencytest(b, url, "nh"+strconv.Itoa(i), latencytest.WithoutFastPath()))
+		}
+		report(b, "nethttp", runs)
 	})
 	b.Run("sidebyside", func(b *testing.B) {
 		// The two in turn, A B A B, so that a drift of the machine's speed
