@@ -17,7 +17,7 @@ import (
 	"github.com/tailguard/tailguard/latencytest"
 )
 
-// Where a TTFT error comes from. BenchmarkLoopbackLateness runs the raw
+// Where a TTFT error comes from. BenchmarkFirstTokenLateness runs the raw
 // reader and latencytest's client, in turn, against the loopback fake of
 // BenchmarkLoopback served by a child whose connections note, on the wall
 // clock that both processes read, when each request arrived (the read
@@ -31,8 +31,8 @@ import (
 //
 // reported as p50 and p99 of each part per client, in microseconds:
 //
-//	go test -run '^$' -bench LoopbackLateness -benchtime 2x ./latencytest/
-func BenchmarkLoopbackLateness(b *testing.B) {
+//	go test -run '^$' -bench FirstTokenLateness -benchtime 2x ./latencytest/
+func BenchmarkFirstTokenLateness(b *testing.B) {
 	logPath := b.TempDir() + "/served.log"
 	url, stop := startFakeChild(b, "trace:"+logPath)
 	var raw, lt []clientRun

@@ -2,10 +2,12 @@
 # sidebyside.sh: the client's CPU per request beside the floor, over loopback.
 #
 # Starts one fakellm (fixed 200 ms TTFT, 64 tokens 10 ms apart, 1024 slots,
-# no prefix cache) and runs against it, in turn, ROUNDS times (A B C A B C):
+# no prefix cache) and runs against it, in turn, ROUNDS times (A B C D A B C D):
 #   raw          a hand-written HTTP/1.1 reader that times every SSE event
 #                without decoding JSON (latencytest's BenchmarkLoopback/raw)
 #   latencytest  latencytest's OpenAI client (BenchmarkLoopback/latencytest)
+#   nethttp      the same client on net/http instead of its own HTTP/1.1
+#                client (BenchmarkLoopback/nethttp): what that one saves
 #   vegeta       vegeta attack, where vegeta is on PATH (skipped otherwise)
 # each at concurrency 50: 50 warm-up requests then 500 measured (vegeta: the
 # same load for 11 s, counted). It prints each run's CPU per request: the
@@ -95,5 +97,6 @@ for r in $(seq "$ROUNDS"); do
   echo "round $r (load average $(cut -d' ' -f1 /proc/loadavg))"
   run_go raw
   run_go latencytest
+  run_go nethttp
   if [ -n "$have_vegeta" ]; then run_vegeta; fi
 done
