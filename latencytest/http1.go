@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -673,8 +674,8 @@ func (o *openAI) h1Request(u *url.URL) (head []byte, addr string, ok bool) {
 	head = append(head, u.Host...)
 	head = append(head, "\r\nUser-Agent: Go-http-client/1.1\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\n"...)
 	if o.key != "" {
-		head = append(head, "Authorization: Bearer "...)
-		head = append(head, o.key...)
+		head = append(head, "Authorization: "...)
+		head = append(head, strings.Trim("Bearer "+o.key, " \t")...) // as net/http writes a value
 		head = append(head, "\r\n"...)
 	}
 	for k, vs := range o.header {
@@ -698,7 +699,7 @@ func (o *openAI) h1Request(u *url.URL) (head []byte, addr string, ok bool) {
 			}
 			head = append(head, k...)
 			head = append(head, ": "...)
-			head = append(head, v...)
+			head = append(head, strings.Trim(v, " \t")...)
 			head = append(head, "\r\n"...)
 		}
 	}

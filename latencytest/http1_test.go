@@ -457,3 +457,52 @@ func TestFastPathApplies(t *testing.T) {
 		}
 	}
 }
+
+// The fast path sends what net/http sends: the same method, target, Host,
+// headers (net/http's Accept-Encoding aside: the fast path asks for no
+// compression) and body.
+func TestFastPathSendsWhatNetHTTPSends(t *testing.T) {
+	type seen struct {
+		method, uri, host, body string
+		header                  http.Header
+	}
+	var got []seen
+	for _, fast := range []bool{true, false} {
+		var mu sync.Mutex
+		srv := &pipeServer{}
+		srv.respond = func(w io.Writer, req *http.Request, _ int) bool {
+			return writeBytes(w, sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(tok("a")+done), false)
+		}
+		o := OpenAI("http://127.0.0.1:9/v1?api-version=2024-10-21", withDial(func(ctx context.Context, network, addr string) (net.Conn, error) {
+			client, server := net.Pipe()
+			go func() {
+				defer server.Close()
+				req, err := http.ReadRequest(bufio.NewReader(server))
+				if err != nil {
+					return
+				}
+				b, _ := io.ReadAll(req.Body)
+				h := req.Header.Clone()
+				h.Del("Accept-Encoding")
+				mu.Lock()
+				got = append(got, seen{req.Method, req.RequestURI, req.Host, string(b), h})
+				mu.Unlock()
+				srv.respond(server, req, 0)
+			}()
+			return client, nil
+		}), WithAPIKey(key), WithModel("m-1"), WithHeader("X-Org", " org-1 "), WithHeader("X-Two", "a"), WithHeader("X-Two", "b"),
+			WithHeader("Authorization", "ignored: the key's wins")).(*openAI)
+		if !fast {
+			o.h1Head = nil
+		}
+		temp := 0.5
+		if rec := o.Call(context.Background(), Request{ID: "send-1", MaxTokens: 9, Temperature: &temp,
+			Messages: []Message{{Role: "user", Content: "hi \"there\""}}}); !rec.OK() {
+			t.Fatalf("fast path %v: %+v", fast, rec)
+		}
+		o.CloseIdleConnections()
+	}
+	if len(got) != 2 || !reflect.DeepEqual(got[0], got[1]) {
+		t.Errorf("fast path and net/http sent different requests:\n%+v", got)
+	}
+}
