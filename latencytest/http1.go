@@ -64,6 +64,7 @@ type h1Conn struct {
 	buf    []byte
 	r, w   int
 	idleAt time.Time
+	readAt time.Time // when the last read returned
 	reused bool
 }
 
@@ -213,7 +214,7 @@ func (p *h1Pool) roundTrip(ctx context.Context, req []byte, trace *httptrace.Cli
 		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
 		a, body, got, err := c.exchange(req, trace)
 		if err == nil {
-			body.p, body.c, body.stop = p, c, stop
+			body.p, body.c, body.stop, body.at = p, c, stop, c.readAt
 			if body.done {
 				body.finish()
 			}
@@ -260,6 +261,7 @@ func (c *h1Conn) exchange(req []byte, trace *httptrace.ClientTrace) (a reply, bo
 			c.grow()
 		}
 		n, err := c.nc.Read(c.buf[c.w:])
+		c.readAt = time.Now()
 		if n > 0 && c.w == 0 && trace.GotFirstResponseByte != nil {
 			trace.GotFirstResponseByte()
 		}
@@ -462,11 +464,16 @@ type h1Body struct {
 	keep    bool // the connection may be kept after the body's end
 	done    bool // the body's end was read
 	err     error
-	freed   bool // the connection went back or was closed
+	freed   bool      // the connection went back or was closed
+	at      time.Time // when the read that brought the bytes last returned left the socket
 }
 
 // Read reads the body's bytes, the chunked framing taken off; it blocks
-// only when no byte is buffered.
+// only when no byte is buffered. Afterwards at is when the bytes it
+// returned were read from the connection: an event is timed when it
+// arrived, not after the work the caller did between its reads (for the
+// first events, which come with the head, that is the head's parsing and
+// the stream's setup).
 func (b *h1Body) Read(p []byte) (int, error) {
 	switch {
 	case b.err != nil:
@@ -496,6 +503,7 @@ func (b *h1Body) Read(p []byte) (int, error) {
 			c.grow()
 		}
 		k, rerr := c.nc.Read(c.buf[c.w:])
+		b.at = time.Now()
 		c.w += k
 		if rerr != nil {
 			switch {

@@ -453,10 +453,15 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 	defer readBuffers.Put(bp)
 	buf := *bp
 	eof := false
+	fast, _ := resp.body.(*h1Body)
 	for !st.stopped() {
 		n, err := resp.body.Read(buf)
 		eof = err == io.EOF
-		if perr := st.feed(buf[:n], time.Since(start)); perr != nil {
+		now := time.Since(start)
+		if fast != nil {
+			now = fast.at.Sub(start) // when the bytes left the socket (see h1Body)
+		}
+		if perr := st.feed(buf[:n], now); perr != nil {
 			st.finish()
 			return fail(ClassBadStream, perr.Error())
 		}
