@@ -89,6 +89,20 @@ func (p *sseParser) feed(b []byte, emit rawEmit) error {
 				continue
 			}
 		}
+		// The common event, one "data: " line and a blank line with LF
+		// ends, whole in b: emitted from b (the general path below copies
+		// it), with the same effect.
+		if len(p.line) == 0 && !p.hasData && len(b) > 6 && string(b[:6]) == "data: " {
+			if i := bytes.IndexByte(b, '\n'); i >= 0 && i+1 < len(b) && b[i+1] == '\n' && bytes.IndexByte(b[:i], '\r') < 0 {
+				if p.size += i; p.size > p.maxBytes() {
+					return errEventTooLarge
+				}
+				emit(p.typ, b[6:i], p.id)
+				p.data, p.typ, p.size = p.data[:0], "", 0
+				b = b[i+2:]
+				continue
+			}
+		}
 		i := lineEnd(b)
 		if i < 0 {
 			p.line = append(p.line, b...)
