@@ -1,3 +1,5 @@
+//go:build unix
+
 package latencytest_test
 
 import (
