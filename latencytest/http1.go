@@ -25,14 +25,20 @@ import (
 // adds a body, a chunked reader, a buffered reader and a lock per read
 // and two goroutine hand-offs per request. It speaks only the common
 // shape of a streamed answer: an HTTP/1.1 or 1.0 response with a chunked,
-// Content-Length or read-to-close body. Anything else (a 1xx or 101, a
-// redirect to follow, a transfer or content encoding other than chunked
-// and identity, a header it cannot parse) is left to net/http: the
-// connection is closed and the request sent again through net/http, so
-// that the record is what net/http would have made of it.
+// Content-Length or read-to-close body, after any 1xx informational
+// answers (skipped, as net/http skips them). Anything else (a 101, a
+// redirect, a transfer or content encoding other than chunked and
+// identity, a header it cannot parse) is read by net/http's own parser
+// (http.ReadResponse) from the same connection: the server sees the
+// request once, and the record is what net/http would have made of the
+// answer. The connection is not kept after such an answer.
 
-// errFallback says the answer is one for net/http (see above).
-var errFallback = errors.New("latencytest: answer left to net/http")
+// errFallback says the answer's head is one for net/http's parser (see
+// above); errInformational that it is a 1xx to skip.
+var (
+	errFallback      = errors.New("latencytest: answer left to net/http")
+	errInformational = errors.New("latencytest: a 1xx informational answer")
+)
 
 // Limits of what a server may send, as net/http's.
 const (
@@ -75,7 +81,7 @@ func (p *h1Pool) get(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn
 	for len(p.idle) > 0 {
 		c := p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
-		if time.Since(c.idleAt) < h1IdleTimeout {
+		if time.Since(c.idleAt) < h1IdleTimeout && idleUsable(c.nc) {
 			p.mu.Unlock()
 			c.reused = true
 			return c, nil
@@ -188,12 +194,12 @@ func (p *h1Pool) closeIdle() {
 }
 
 // reply is a response as the OpenAI provider reads it, from net/http or
-// from the fast path: the status, the two headers a record keeps, and the
-// body.
+// from the fast path: the status, the headers a record keeps (and a
+// redirect's Location, for its error), and the body.
 type reply struct {
-	status                int
-	contentType, injected string
-	body                  io.ReadCloser
+	status                          int
+	contentType, injected, location string
+	body                            io.ReadCloser
 }
 
 // aLongTimeAgo is a deadline in the past: set on a connection, it ends a
@@ -201,10 +207,10 @@ type reply struct {
 var aLongTimeAgo = time.Unix(1, 0)
 
 // roundTrip sends req (the whole request, written at once) and reads the
-// answer's head. trace sees the dial and the first response byte. A
-// connection that the server closed while it was idle (the request
+// answer's head (with net/http's parser when the fast path does not read
+// it: see errFallback). trace sees the dial and the first response byte.
+// A connection that the server closed while it was idle (the request
 // failed before any byte of an answer) is replaced, as net/http does.
-// The error is errFallback for an answer left to net/http.
 func (p *h1Pool) roundTrip(ctx context.Context, req []byte, trace *httptrace.ClientTrace) (reply, error) {
 	for {
 		c, err := p.get(ctx, trace)
@@ -213,6 +219,12 @@ func (p *h1Pool) roundTrip(ctx context.Context, req []byte, trace *httptrace.Cli
 		}
 		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
 		a, body, got, err := c.exchange(req, trace)
+		if err == errFallback {
+			a, err = c.viaNetHTTP(func() { stop(); p.discard(c) })
+			if err == nil {
+				return a, nil
+			}
+		}
 		if err == nil {
 			body.p, body.c, body.stop, body.at = p, c, stop, c.readAt
 			if body.done {
@@ -236,24 +248,35 @@ func closedIdle(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// exchange writes req and reads the answer's head; got reports whether
-// any byte of an answer arrived.
+// exchange writes req and reads the answer's head, skipping 1xx
+// informational answers; got reports whether any byte of an answer
+// arrived. On errFallback the head is left unread in the buffer, for
+// net/http's parser.
 func (c *h1Conn) exchange(req []byte, trace *httptrace.ClientTrace) (a reply, body *h1Body, got bool, err error) {
 	c.r, c.w = 0, 0 // put keeps only a connection with nothing unread
 	if _, err := c.nc.Write(req); err != nil {
 		return a, nil, false, err
 	}
+	used := 0 // bytes of the 1xx heads skipped: they count against maxHeadBytes, as in net/http
 	// The head: up to its blank line.
 	scan := 0 // bytes of buf[r:w] known to hold no blank line
 	for {
 		i := headEnd(c.buf[c.r+scan : c.w])
-		if i >= 0 && scan+i <= maxHeadBytes {
+		if i >= 0 && used+scan+i <= maxHeadBytes {
 			end := c.r + scan + i
 			a, body, err := parseHead(c.buf[c.r:end])
+			switch err {
+			case errInformational:
+				used += end - c.r
+				c.r, scan = end, 0
+				continue
+			case errFallback:
+				return a, nil, true, err
+			}
 			c.r = end
 			return a, body, true, err
 		}
-		if i >= 0 || c.w-c.r >= maxHeadBytes {
+		if i >= 0 || used+c.w-c.r >= maxHeadBytes {
 			return a, nil, true, brokenHead(errors.New("net/http: server response headers exceeded " + strconv.Itoa(maxHeadBytes) + " bytes; aborted"))
 		}
 		scan = max(0, c.w-c.r-3)
@@ -277,6 +300,41 @@ func (c *h1Conn) exchange(req []byte, trace *httptrace.ClientTrace) (a reply, bo
 			return a, nil, c.w > 0, err
 		}
 	}
+}
+
+// viaNetHTTP reads the answer whose head is at buf[r:] with net/http's
+// parser, from the buffered bytes and then the connection (skipping 1xx
+// answers), for a head the fast path does
+// not read (see errFallback). The connection is closed when the body is.
+func (c *h1Conn) viaNetHTTP(done func()) (reply, error) {
+	br := bufio.NewReader(io.MultiReader(bytes.NewReader(slices.Clone(c.buf[c.r:c.w])), c.nc))
+	for {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return reply{}, brokenHead(err)
+		}
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return reply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
+				injected: resp.Header.Get("X-Fake-Injected"), location: resp.Header.Get("Location"),
+				body: &closingBody{ReadCloser: resp.Body, done: done}}, nil
+		}
+		// A 1xx after a head the fast path could not read: skipped (the
+		// run's timeouts end a server that sends them forever).
+	}
+}
+
+// closingBody is a body read by net/http's parser from a fast-path
+// connection: closing it closes the connection (once).
+type closingBody struct {
+	io.ReadCloser
+	done func()
+	once sync.Once
+}
+
+func (b *closingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.done)
+	return err
 }
 
 // brokenHead says, as net/http's transport does, that the server broke
@@ -338,8 +396,11 @@ func parseHead(head []byte) (a reply, b *h1Body, err error) {
 		}
 		status = status*10 + int(d-'0')
 	}
-	if status < 200 {
-		return a, nil, errFallback // 1xx and 101
+	switch {
+	case status == http.StatusSwitchingProtocols:
+		return a, nil, errFallback
+	case status < 200:
+		return a, nil, errInformational
 	}
 	a.status = status
 	b = &h1Body{length: -1, keep: minor == 1}

@@ -124,6 +124,9 @@ func bothPaths(t *testing.T, respond func(w io.Writer, req *http.Request, n int)
 		rec := o.Call(context.Background(), req)
 		o.CloseIdleConnections()
 		srv.close()
+		if _, reqs := srv.counts(); reqs != 1 {
+			t.Errorf("fast path %v: the server got the request %d times, want once", f, reqs)
+		}
 		if f {
 			fast = rec
 		} else {
@@ -247,9 +250,10 @@ func TestFastPathAgreesWithNetHTTP(t *testing.T) {
 }
 
 // Hostile and unusual answers: the same record (and so the same error
-// class) from both paths. What the fast path does not read (1xx, a
-// redirect, an unknown transfer or content encoding) it leaves to
-// net/http, which sees the request again.
+// class) from both paths, and the request sent once on each (bothPaths).
+// What the fast path does not read itself (a redirect, an unknown
+// transfer or content encoding, a head it cannot parse) net/http's parser
+// reads from the same connection; redirects are answers on both paths.
 func TestFastPathHostileServers(t *testing.T) {
 	ev := tok("a") + tok("b") + done
 	big := strings.Repeat("x", 256<<10)
@@ -286,16 +290,28 @@ func TestFastPathHostileServers(t *testing.T) {
 			func(*http.Request, int) string {
 				return sseHead + "X-Big: " + strings.Repeat("y", 11<<20) + "\r\n\r\n"
 			}, false, ClassTransport},
-		{"early hints", "a 103 before the answer: left to net/http",
+		{"early hints", "a 103 before the answer: skipped, as net/http skips it",
 			func(*http.Request, int) string {
 				return "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n" + sseHead + "Transfer-Encoding: chunked\r\n\r\n" + chunked(ev)
 			}, true, ""},
-		{"redirect", "a 307 to another path: left to net/http, which follows it",
+		{"redirect", "a 307 to another path: an answer, not followed (it would time two requests as one)",
 			func(req *http.Request, _ int) string {
 				if req.URL.Path != "/v1/moved" {
-					return "HTTP/1.1 307 Temporary Redirect\r\nLocation: /v1/moved\r\nContent-Length: 0\r\n\r\n"
+					return "HTTP/1.1 307 Temporary Redirect\r\nLocation: /v1/moved?key=sk-secret-in-query\r\nContent-Length: 0\r\n\r\n"
 				}
 				return sseHead + "Transfer-Encoding: chunked\r\n\r\n" + chunked(ev)
+			}, true, "http_307"},
+		{"many early hints", "ten 1xx answers: skipped by both (net/http bounds their bytes, not their number)",
+			func(*http.Request, int) string {
+				return strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n", 10) + sseHead + "Transfer-Encoding: chunked\r\n\r\n" + chunked(ev)
+			}, true, ""},
+		{"switching protocols", "a 101: an answer that is no stream",
+			func(*http.Request, int) string {
+				return "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+			}, false, "http_101"},
+		{"folded header", "an obsolete folded header line: net/http's parser reads it",
+			func(*http.Request, int) string {
+				return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Folded: a\r\n b\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(ev)
 			}, true, ""},
 		{"unknown transfer encoding", "gzip, chunked: left to net/http",
 			func(*http.Request, int) string {

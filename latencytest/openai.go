@@ -40,8 +40,12 @@ type Option func(*openAI)
 // connections. On the default transport a plain http:// endpoint that no
 // proxy setting covers is spoken to by the provider's own HTTP/1.1 client,
 // which costs less per SSE event than net/http and keeps the same
-// connection bounds; an answer it does not read (a 1xx, a redirect, an
-// unknown encoding) is left to net/http, which sends the request again.
+// connection bounds; an answer head it does not read itself (a redirect,
+// an unknown encoding, an unusual header) is read by net/http's parser
+// from the same connection, so the server sees every request once. The
+// provider's own clients do not follow redirects: a 3xx fails the request
+// as http_3xx, naming where it pointed (a followed redirect would time two
+// requests as one; give the final URL as the base URL).
 func WithHTTPClient(c *http.Client) Option { return func(o *openAI) { o.client = c } }
 
 // WithAPIKey sets the bearer token, sent in the Authorization header. The
@@ -91,7 +95,7 @@ func OpenAI(baseURL string, opts ...Option) Provider {
 		opt(o)
 	}
 	if o.client == nil {
-		o.client = &http.Client{Transport: o.transport()}
+		o.client = &http.Client{Transport: o.transport(), CheckRedirect: noRedirects}
 		o.ownTransport = true
 		if !o.noFastPath {
 			o.h1Head, o.h1Addr, _ = o.h1Request(u)
@@ -154,6 +158,12 @@ func defaultTransport() *http.Transport {
 	return t
 }
 
+// noRedirects makes the provider's own clients return a redirect as the
+// answer: a request that followed it would time two requests as one, and
+// a redirected endpoint is a base URL to correct (the record says where
+// it pointed). A client of your own (WithHTTPClient) keeps its policy.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
 // transport is defaultTransport, dialing through o.dial when a test set
 // it.
 func (o *openAI) transport() *http.Transport {
@@ -196,7 +206,7 @@ func (o *openAI) clientFor(ctx context.Context) *http.Client {
 	if c == nil {
 		t := o.transport()
 		t.MaxConnsPerHost, t.MaxIdleConnsPerHost = n, max(n, DefaultMaxIdleConnsPerHost)
-		c = &http.Client{Transport: t}
+		c = &http.Client{Transport: t, CheckRedirect: noRedirects}
 		if o.bounded == nil {
 			o.bounded = map[int]*http.Client{}
 		}
@@ -411,11 +421,9 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 
 	// The fast path (http1.go) where it applies, else net/http.
 	var resp reply
-	err = errFallback
 	if o.h1Head != nil && validHeaderValue(req.ID) {
 		resp, err = o.fastSend(ctx, parent, req.ID, payload, trace)
-	}
-	if err == errFallback {
+	} else {
 		resp, err = o.send(ctx, parent, req.ID, payload, trace)
 	}
 	setup()
@@ -434,7 +442,12 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 	// a secret survives a cut.
 	if resp.status/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.body, 64<<10))
-		return fail(HTTPClass(resp.status), errorMessage([]byte(o.redact(string(b)))))
+		msg := errorMessage([]byte(o.redact(string(b))))
+		if resp.status/100 == 3 && resp.location != "" {
+			// Not followed: a redirected POST would time two requests as one.
+			msg = "redirected to " + redactURL(o.redact(resp.location)) + " (not followed: give that URL as the base URL)"
+		}
+		return fail(HTTPClass(resp.status), msg)
 	}
 	if ct := resp.contentType; !isEventStream(ct) {
 		b, err := io.ReadAll(io.LimitReader(resp.body, 64<<10))
@@ -508,15 +521,14 @@ func (o *openAI) send(ctx, parent context.Context, id string, payload []byte, tr
 		return reply{}, err
 	}
 	return reply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
-		injected: resp.Header.Get("X-Fake-Injected"), body: resp.Body}, nil
+		injected: resp.Header.Get("X-Fake-Injected"), location: resp.Header.Get("Location"), body: resp.Body}, nil
 }
 
 // requestBuffers holds the buffers the fast path writes requests from.
 var requestBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // fastSend sends the request through the fast path (http1.go); the error
-// is errFallback for an answer left to net/http, and names the endpoint
-// as net/http's does.
+// names the endpoint as net/http's does.
 func (o *openAI) fastSend(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (reply, error) {
 	bp := requestBuffers.Get().(*[]byte)
 	b := o.fastRequest((*bp)[:0], id, payload)
@@ -524,7 +536,7 @@ func (o *openAI) fastSend(ctx, parent context.Context, id string, payload []byte
 	clear(b) // the key is in it
 	*bp = b[:0]
 	requestBuffers.Put(bp)
-	if err != nil && err != errFallback {
+	if err != nil {
 		return resp, &url.Error{Op: "Post", URL: o.endpoint, Err: err}
 	}
 	return resp, err
