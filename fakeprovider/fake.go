@@ -332,6 +332,7 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 		return
 	}
 	s := &session{f: f, w: w, req: req, pl: pl, ad: ad, sv: &sv, release: release}
+	s.clock, _ = ctx.Value(clockKey{}).(*preciseClock)
 	s.run(ctx)
 }
 

@@ -27,6 +27,8 @@ type session struct {
 	prefix []byte  // `data: {"id":...,"choices":[`
 	suffix []byte  // `}\n\n` or `,"usage":null}\n\n`
 	timer  *time.Timer
+	clock  *preciseClock // a Server's (see preciseClock); nil in memory
+	tick   chan struct{} // the clock's wake-ups
 }
 
 // outBuffers holds streams' output buffers between requests.
@@ -267,6 +269,9 @@ func (s *session) sleep(ctx context.Context, t time.Time) bool {
 	}
 	if !s.flushOut() {
 		return false
+	}
+	if s.clock != nil {
+		return s.sleepPrecise(ctx, s.clock, t)
 	}
 	// One timer per request: a stream sleeps once per event.
 	if s.timer == nil {
