@@ -32,7 +32,9 @@ type Fake struct {
 
 	transport *httpmock.MockTransport
 
-	mu      sync.Mutex // guards served, dropped and closed; never held while waiting
+	clock *preciseClock // times streams served over real sockets (see preciseClock): started by the first, stopped by Close
+
+	mu      sync.Mutex // guards served, dropped, closed and clock; never held while waiting
 	served  []Served   // a ring of at most p.ServedLimit entries once full
 	next    int        // where the next record goes when served is full
 	dropped int        // records overwritten
@@ -111,9 +113,28 @@ func (f *Fake) Profile() Profile { return f.p }
 func (f *Fake) Close() {
 	f.mu.Lock()
 	f.closed = true
+	clock := f.clock
 	f.mu.Unlock()
 	f.once.Do(f.cancel)
 	f.wg.Wait()
+	if clock != nil {
+		clock.close() // after cancel: every session waiting on it has ended or will
+	}
+}
+
+// preciseClock returns the fake's clock for streams served over real
+// sockets, started by the first such stream; nil once the fake is closed
+// (the session then ends on its context).
+func (f *Fake) preciseClock() *preciseClock {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	if f.clock == nil {
+		f.clock = newPreciseClock()
+	}
+	return f.clock
 }
 
 // track counts one more goroutine for Close to wait for; false once closed.
@@ -332,7 +353,9 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 		return
 	}
 	s := &session{f: f, w: w, req: req, pl: pl, ad: ad, sv: &sv, release: release}
-	s.clock, _ = ctx.Value(clockKey{}).(*preciseClock)
+	if ctx.Value(inMemoryKey{}) == nil {
+		s.clock = f.preciseClock()
+	}
 	s.run(ctx)
 }
 

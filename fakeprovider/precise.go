@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// A fake served over real sockets times its events with a preciseClock.
+// A fake serving real sockets (a Server, or the Fake as the handler of any
+// http.Server) times its events with a preciseClock.
 // A Go timer fires up to a millisecond late on Linux when the process is
 // otherwise idle: the runtime then sleeps in epoll_wait, whose timeout is
 // whole milliseconds, so a wait of 0.3 ms takes 1 ms. A fake whose
@@ -17,9 +18,10 @@ import (
 // one goroutine on its own OS thread: it sleeps on a timer until about a
 // millisecond before the next deadline, then in nanosleep (to the
 // microsecond; see nanosleep) in slices of at most preciseSlice, and wakes
-// every session whose deadline has come. Under synctest (the in-memory
-// fake) sessions use plain timers on the bubble's clock: the clock is
-// only set up by a Server.
+// every session whose deadline has come. Requests through the in-memory
+// transport (Fake.Client, synctest's bubble) use plain timers on the
+// bubble's clock instead: a thread in nanosleep would not be durably
+// blocked, and virtual time would not advance.
 
 // preciseSlice bounds one nanosleep, so that a deadline registered during
 // it is not missed by more than that.
@@ -29,9 +31,9 @@ const preciseSlice = 200 * time.Microsecond
 // timers.
 const preciseLead = 2 * time.Millisecond
 
-// clockKey is the context key under which a Server hands its clock to the
-// sessions it serves.
-type clockKey struct{}
+// inMemoryKey marks the context of a request through the in-memory
+// transport (see Fake.respond).
+type inMemoryKey struct{}
 
 // preciseClock wakes waiters at their deadlines.
 type preciseClock struct {

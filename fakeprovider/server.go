@@ -22,7 +22,6 @@ type Server struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
-	clock  *preciseClock // times the streams it serves (see preciseClock)
 }
 
 // NewServer serves the fake on 127.0.0.1 at a random port. It panics if it
@@ -61,9 +60,8 @@ func startServer(f *Fake, addr string, bodyTimeout time.Duration) (*Server, erro
 	if err != nil {
 		return nil, fmt.Errorf("fakeprovider: listen on %s: %w", addr, err)
 	}
-	clock := newPreciseClock()
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), clockKey{}, clock))
-	s := &Server{URL: "http://" + ln.Addr().String(), ln: ln, cancel: cancel, done: make(chan struct{}), clock: clock}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{URL: "http://" + ln.Addr().String(), ln: ln, cancel: cancel, done: make(chan struct{})}
 	s.srv = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rc := http.NewResponseController(w)
@@ -112,6 +110,5 @@ func (s *Server) Close() {
 		_ = s.srv.Shutdown(ctx) // waits for handlers to return
 		_ = s.srv.Close()       // a handler blocked on a client that stopped reading
 		<-s.done
-		s.clock.close()
 	})
 }

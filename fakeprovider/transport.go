@@ -58,7 +58,7 @@ func (f *Fake) respond(req *http.Request) (*http.Response, error) {
 			}
 			w.markReady()
 		}()
-		f.ServeHTTP(w, req.WithContext(ctx))
+		f.ServeHTTP(w, req.WithContext(context.WithValue(ctx, inMemoryKey{}, true)))
 	}()
 	select {
 	case <-w.ready:
