@@ -32,7 +32,8 @@ type Fake struct {
 
 	transport *httpmock.MockTransport
 
-	clock *preciseClock // times streams served over real sockets (see preciseClock): started by the first, stopped by Close
+	clock      *preciseClock // times streams served over real sockets (see preciseClock): started by the first, stopped by Close
+	clockTried bool
 
 	mu      sync.Mutex // guards served, dropped, closed and clock; never held while waiting
 	served  []Served   // a ring of at most p.ServedLimit entries once full
@@ -131,8 +132,8 @@ func (f *Fake) preciseClock() *preciseClock {
 	if f.closed {
 		return nil
 	}
-	if f.clock == nil {
-		f.clock = newPreciseClock()
+	if !f.clockTried {
+		f.clock, f.clockTried = newPreciseClock(), true // nil where there is no kernel timer
 	}
 	return f.clock
 }

@@ -1,13 +1,58 @@
 package fakeprovider
 
 import (
+	"errors"
+	"os"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
-// nanosleep blocks the calling thread for d, to the microsecond (Linux's
-// high-resolution timers), where a Go timer can take a millisecond.
-func nanosleep(d time.Duration) {
-	ts := syscall.NsecToTimespec(int64(d))
-	_ = syscall.Nanosleep(&ts, nil)
+// kernelTimer is a Linux timerfd on CLOCK_MONOTONIC (the clock Go's
+// monotonic readings use), non-blocking, read through the runtime's
+// poller.
+type kernelTimer struct {
+	f  *os.File
+	fd uintptr
 }
+
+const (
+	clockMonotonic = 1
+	tfdNonblock    = syscall.O_NONBLOCK
+	tfdCloexec     = syscall.O_CLOEXEC
+)
+
+func newKernelTimer() (*kernelTimer, error) {
+	fd, _, errno := syscall.Syscall(syscall.SYS_TIMERFD_CREATE, clockMonotonic, tfdNonblock|tfdCloexec, 0)
+	if errno != 0 {
+		return nil, errno
+	}
+	return &kernelTimer{f: os.NewFile(fd, "timerfd"), fd: fd}, nil
+}
+
+// arm sets the timer to expire after d (at once for d <= 0), replacing
+// any earlier setting.
+func (k *kernelTimer) arm(d time.Duration) {
+	var spec struct{ interval, value syscall.Timespec }
+	spec.value = syscall.NsecToTimespec(max(int64(d), 1))
+	_, _, _ = syscall.Syscall6(syscall.SYS_TIMERFD_SETTIME, k.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+}
+
+// wait blocks (in the runtime's poller) until the timer expires; false
+// once the timer is closed.
+func (k *kernelTimer) wait() bool {
+	var b [8]byte
+	for {
+		_, err := k.f.Read(b[:])
+		switch {
+		case err == nil:
+			return true
+		case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EINTR):
+			continue
+		default:
+			return false
+		}
+	}
+}
+
+func (k *kernelTimer) close() { _ = k.f.Close() }

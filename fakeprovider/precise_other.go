@@ -2,8 +2,19 @@
 
 package fakeprovider
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
-// nanosleep is time.Sleep here: the runtime's timers are already fine
-// grained where its poller takes a timeout in nanoseconds (kqueue).
-func nanosleep(d time.Duration) { time.Sleep(d) }
+// kernelTimer is Linux's timerfd; elsewhere the runtime's timers are
+// already fine grained and the fake uses them.
+type kernelTimer struct{}
+
+func newKernelTimer() (*kernelTimer, error) {
+	return nil, errors.New("fakeprovider: no kernel timer here")
+}
+
+func (*kernelTimer) arm(time.Duration) {}
+func (*kernelTimer) wait() bool        { return false }
+func (*kernelTimer) close()            {}

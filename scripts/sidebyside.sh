@@ -66,8 +66,14 @@ fi
 # cpu_of FILE: user+system seconds that /usr/bin/time wrote to FILE.
 cpu_of() { awk '{print $1 + $2}' "$1"; }
 
+# fake_ticks: fakellm's user+system CPU so far, in clock ticks (Linux;
+# 0 elsewhere), to print the fake's CPU per request beside the client's.
+tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
+fake_ticks() { if [ -r "/proc/$fake_pid/stat" ]; then awk '{print $14 + $15}' "/proc/$fake_pid/stat"; else echo 0; fi; }
+
 run_go() { # run_go NAME: one BenchmarkLoopback/NAME run.
-  local name=$1
+  local name=$1 f0 f1
+  f0=$(fake_ticks)
   TAILGUARD_FAKELLM_URL=$url /usr/bin/time -f '%U %S' -o "$work/time" \
     "$work/latencytest.test" -test.run '^$' -test.bench "Loopback/$name\$" -test.benchtime 1x >"$work/out" 2>&1 ||
     { cat "$work/out" >&2; exit 1; }
@@ -77,8 +83,10 @@ run_go() { # run_go NAME: one BenchmarkLoopback/NAME run.
   ttft50=$(echo "$line" | grep -o '[0-9.-]* [a-z]*-ttft-err-p50-us' | awk '{print $1}')
   ttft99=$(echo "$line" | grep -o '[0-9.-]* [a-z]*-ttft-err-p99-us' | awk '{print $1}')
   cpu=$(cpu_of "$work/time")
-  printf '%-12s %8.0f us/req (process)  %8.0f us/req (measured section)  TTFT error p50 %6.0f us  p99 %7.0f us\n' \
-    "$name" "$(echo "$cpu" | awk -v n=$((CONC + 500)) '{print $1 * 1e6 / n}')" "$in" "$ttft50" "$ttft99"
+  f1=$(fake_ticks)
+  printf '%-12s %8.0f us/req (process)  %8.0f us/req (measured section)  TTFT error p50 %6.0f us  p99 %7.0f us  fake %6.0f us/req\n' \
+    "$name" "$(echo "$cpu" | awk -v n=$((CONC + 500)) '{print $1 * 1e6 / n}')" "$in" "$ttft50" "$ttft99" \
+    "$(echo "$f0 $f1" | awk -v n=$((CONC + 500)) -v t="$tck" '{print ($2 - $1) / t * 1e6 / n}')"
 }
 
 run_vegeta() {
