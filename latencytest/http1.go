@@ -142,11 +142,7 @@ func (p *h1Pool) dial(ctx context.Context, trace *httptrace.ClientTrace) (*h1Con
 // or idle.
 func (p *h1Pool) put(c *h1Conn) {
 	p.mu.Lock()
-	if len(p.waiters) > 0 {
-		w := p.waiters[0]
-		p.waiters = p.waiters[1:]
-		p.mu.Unlock()
-		w <- c
+	if p.toWaiter(c) {
 		return
 	}
 	if len(p.idle) >= p.maxIdle {
@@ -160,6 +156,19 @@ func (p *h1Pool) put(c *h1Conn) {
 	p.mu.Unlock()
 }
 
+// toWaiter hands c (nil: a slot to dial) to the first waiter and unlocks
+// p.mu; with none waiting it returns false, p.mu still held.
+func (p *h1Pool) toWaiter(c *h1Conn) bool {
+	if len(p.waiters) == 0 {
+		return false
+	}
+	w := p.waiters[0]
+	p.waiters = p.waiters[1:]
+	p.mu.Unlock()
+	w <- c
+	return true
+}
+
 // discard closes a connection that cannot be reused.
 func (p *h1Pool) discard(c *h1Conn) {
 	c.nc.Close()
@@ -170,11 +179,7 @@ func (p *h1Pool) discard(c *h1Conn) {
 // waiter, which dials, or off the count.
 func (p *h1Pool) release() {
 	p.mu.Lock()
-	if len(p.waiters) > 0 {
-		w := p.waiters[0]
-		p.waiters = p.waiters[1:]
-		p.mu.Unlock()
-		w <- nil
+	if p.toWaiter(nil) {
 		return
 	}
 	p.open--
