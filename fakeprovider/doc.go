@@ -63,11 +63,11 @@
 // after one ITL draw per token it carries; reasoning tokens come first and
 // count against max_tokens (a request without one is capped at 1,048,576
 // tokens, like a context limit). Durations too large for int64 nanoseconds
-// saturate rather than wrap. Over real sockets on Linux each event leaves
-// when due to within tens of microseconds (a kernel timer read through the
-// runtime's poller; Go's own timers can be a millisecond late there), at
-// the cost of one wake-up per event; in memory, time is synctest's. A stall adds its length before the token it
-// follows. The slot is released when the last token is sent (or the client
+// saturate rather than wrap. A stall adds its length before the token it
+// follows. Over real sockets on Linux each event leaves when due to within
+// tens of microseconds (a kernel timer read through the runtime's poller;
+// Go's own timers can be a millisecond late there), at the cost of one
+// wake-up per event; in memory, time is synctest's. The slot is released when the last token is sent (or the client
 // goes away). Response headers are sent at admission time for streams, so a
 // client's time to first byte measures queueing and cold starts, and its time
 // to first token the rest.
