@@ -59,18 +59,19 @@
 // the cached tokens' share of prefill only. With load levels (Profile.Load)
 // the ttft and itl are drawn from the level for the requests in flight at
 // admission, as measured at that concurrency (see LoadLevel).
-// Prompt tokens are estimated as characters/4. Every further SSE event comes
-// after one ITL draw per token it carries; reasoning tokens come first and
-// count against max_tokens (a request without one is capped at 1,048,576
-// tokens, like a context limit). Durations too large for int64 nanoseconds
-// saturate rather than wrap. A stall adds its length before the token it
-// follows. Over real sockets on Linux each event leaves when due to within
-// tens of microseconds (a kernel timer read through the runtime's poller;
-// Go's own timers can be a millisecond late there), at the cost of one
-// wake-up per event; in memory, time is synctest's. The slot is released when the last token is sent (or the client
-// goes away). Response headers are sent at admission time for streams, so a
-// client's time to first byte measures queueing and cold starts, and its time
-// to first token the rest.
+// Prompt tokens are estimated as characters/4. Every further SSE event
+// comes after one ITL draw per token it carries; reasoning tokens come
+// first and count against max_tokens (a request without one is capped at
+// 1,048,576 tokens, like a context limit). Durations too large for int64
+// nanoseconds saturate rather than wrap. A stall adds its length before the
+// token it follows. Over real sockets on Linux each event leaves when due
+// to within tens of microseconds (a kernel timer read through the runtime's
+// poller; Go's own timers can be a millisecond late there), at the cost of
+// one wake-up per event; in memory, time is synctest's. The slot is
+// released when the last token is sent (or the client goes away). Response
+// headers are sent at admission time for streams, so a client's time to
+// first byte measures queueing and cold starts, and its time to first token
+// the rest.
 //
 // The fake reads the clock with time.Now and waits with timers, so inside
 // synctest.Test (with Client or Transport) a 30 s cold start or a 20 min stall
