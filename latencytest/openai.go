@@ -352,8 +352,10 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	start := time.Now()
-	rec.Start = start
+	// start is taken last, just before the request goes out: the timers,
+	// the trace and the closures below are the client's own work, not the
+	// request's time.
+	var start time.Time
 	total := time.AfterFunc(req.limit(), func() { cancel(errTotalTimeout) })
 	defer total.Stop()
 	var first *time.Timer
@@ -421,6 +423,8 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 
 	// The fast path (http1.go) where it applies, else net/http.
 	var resp reply
+	start = time.Now()
+	rec.Start = start
 	if o.h1Head != nil && validHeaderValue(req.ID) {
 		resp, err = o.fastSend(ctx, parent, req.ID, payload, trace)
 	} else {
