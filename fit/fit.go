@@ -262,11 +262,15 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 				speed[k] = math.Exp(shrink * (m - icc.grand))
 			}
 			rep.Sources["conversation.icc"] += "; ITL values are divided by their chain's estimated speed (the chain's mean log total, shrunk), so the factor is not counted twice"
+			var shape []float64
 			for _, k := range slices.Sorted(maps.Keys(icc.chainMean)) {
-				p.Conversation.Shape = append(p.Conversation.Shape, math.Round(math.Exp(icc.chainMean[k]-icc.grand)*1000)/1000)
+				shape = append(shape, math.Round(math.Exp(icc.chainMean[k]-icc.grand)*1000)/1000)
 			}
-			slices.Sort(p.Conversation.Shape)
-			rep.Sources["conversation.icc"] += fmt.Sprintf("; shape: each chain's exp(mean log total - grand mean), %d chains, so the factor spreads as the chains did", len(p.Conversation.Shape))
+			slices.Sort(shape)
+			if len(shape) >= 3 && shape[0] < shape[len(shape)-1] { // a shape needs a spread (see Conversation.Shape)
+				p.Conversation.Shape = shape
+				rep.Sources["conversation.icc"] += fmt.Sprintf("; shape: each chain's exp(mean log total - grand mean), %d chains, so the factor spreads as the chains did", len(shape))
+			}
 		}
 	}
 	norm := func(t timing, d time.Duration) time.Duration {
