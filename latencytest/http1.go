@@ -319,9 +319,9 @@ func (c *h1Conn) viaNetHTTP(done func()) (reply, error) {
 			return reply{}, brokenHead(err)
 		}
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
-			return reply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
-				injected: resp.Header.Get("X-Fake-Injected"), location: resp.Header.Get("Location"),
-				body: &closingBody{ReadCloser: resp.Body, done: done}}, nil
+			a := replyOf(resp)
+			a.body = &closingBody{ReadCloser: resp.Body, done: done}
+			return a, nil
 		}
 		// A 1xx after a head the fast path could not read: skipped (the
 		// run's timeouts end a server that sends them forever).
@@ -340,6 +340,12 @@ func (b *closingBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.once.Do(b.done)
 	return err
+}
+
+// replyOf is a net/http response as a reply.
+func replyOf(resp *http.Response) reply {
+	return reply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
+		injected: resp.Header.Get("X-Fake-Injected"), location: resp.Header.Get("Location"), body: resp.Body}
 }
 
 // brokenHead says, as net/http's transport does, that the server broke

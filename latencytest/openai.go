@@ -524,8 +524,7 @@ func (o *openAI) send(ctx, parent context.Context, id string, payload []byte, tr
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
-		injected: resp.Header.Get("X-Fake-Injected"), location: resp.Header.Get("Location"), body: resp.Body}, nil
+	return replyOf(resp), nil
 }
 
 // requestBuffers holds the buffers the fast path writes requests from.
