@@ -2,6 +2,7 @@ package fakeprovider
 
 import (
 	"math/rand/v2"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -38,4 +39,40 @@ func TestPreciseClockNeverEarly(t *testing.T) {
 	if len(early) > 0 {
 		t.Errorf("%d of 200 waits woke before their deadline, by up to %v", len(early), early)
 	}
+}
+
+// TestPreciseClockServesRealSockets: a stream served over a real socket is
+// timed by the fake's clock (started by it, where the kernel timer
+// exists), and the in-memory transport never starts one.
+func TestPreciseClockServesRealSockets(t *testing.T) {
+	p := Profile{TTFT: Fixed(time.Millisecond), ITL: Fixed(time.Millisecond), OutputTokens: Fixed(3)}
+	mem := mustNew(t, p)
+	if r := do(t, mem.Client(), "http://fake", reqOpts{}); r.status != http.StatusOK {
+		t.Fatalf("in memory: status %d", r.status)
+	}
+	mem.mu.Lock()
+	tried := mem.clockTried
+	mem.mu.Unlock()
+	if tried {
+		t.Errorf("an in-memory request started the precise clock")
+	}
+	f := mustNew(t, p)
+	srv := NewServer(f)
+	defer srv.Close()
+	if r := do(t, http.DefaultClient, srv.URL, reqOpts{}); r.status != http.StatusOK {
+		t.Fatalf("over a socket: status %d", r.status)
+	}
+	f.mu.Lock()
+	tried, clock := f.clockTried, f.clock
+	f.mu.Unlock()
+	if !tried {
+		t.Fatalf("a request over a socket did not ask for the precise clock")
+	}
+	if c := newPreciseClock(); c != nil { // where it exists, it is the one used
+		c.close()
+		if clock == nil {
+			t.Errorf("the kernel timer exists here but the fake has no clock")
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
 }

@@ -478,6 +478,14 @@ func (r row) ofSample(xs []float64, q, neff float64) row {
 
 // binomCDF is P(Binomial(n, p) <= k).
 func binomCDF(k, n int, p float64) float64 {
+	switch {
+	case k < 0:
+		return 0
+	case k >= n || p <= 0: // all mass at 0 when p is 0
+		return 1
+	case p >= 1:
+		return 0
+	}
 	sum := 0.0
 	for i := 0; i <= k && i <= n; i++ {
 		lg, _ := math.Lgamma(float64(n + 1))
