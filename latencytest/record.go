@@ -127,6 +127,15 @@ type Record struct {
 	// was present (even 0): only then does CachedTokens prove anything
 	// about the provider's cache.
 	CachedReported bool `json:"cached_reported,omitempty"`
+	// ToolCalls is the number of tool calls in the answer (distinct
+	// tool-call indexes or items); an answer may be text, tool calls or both.
+	ToolCalls int `json:"tool_calls,omitempty"`
+	// FirstToolCall is the time to the first tool call's name (0 without
+	// a tool call).
+	FirstToolCall time.Duration `json:"first_tool_call_ns,omitempty"`
+	// ToolArgsDone is the time to the end of the first tool call's
+	// arguments: its last argument delta (0 without a tool call).
+	ToolArgsDone time.Duration `json:"tool_args_done_ns,omitempty"`
 	// FinishReason is the last finish_reason seen.
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Model is the model ID the response named.
