@@ -1,6 +1,6 @@
 module github.com/tailguard/tailguard
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/jarcoal/httpmock v1.4.2
