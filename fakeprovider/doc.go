@@ -7,7 +7,7 @@
 // (runs on synctest's fake clock), on a real loopback socket with NewServer,
 // or from any language with the fakellm command:
 //
-//	go run ./fakeprovider/cmd/fakellm -preset llama-4-maverick
+//	go run ./cmd/fakellm serve -preset llama-4-maverick
 //
 // # API
 //

@@ -38,7 +38,7 @@ slots_per_replica: 1024
 prefix_cache: {enabled: false}
 YAML
 
-go build -o "$work/fakellm" ./fakeprovider/cmd/fakellm
+go build -o "$work/fakellm" ./cmd/fakellm
 go test -c -o "$work/latencytest.test" ./latencytest
 
 "$work/fakellm" -addr 127.0.0.1:0 -profile "$work/profile.yaml" >"$work/fakellm.out" 2>&1 &

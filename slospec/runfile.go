@@ -141,7 +141,7 @@ func (t SpecTarget) resolve() (runTarget, string, error) {
 // EnvReplayProfile names the environment variable that replays an
 // endpoint target against a fakeprovider profile in virtual time instead
 // of calling the endpoint: typically a profile fitted from the failing
-// run's own records (fakellm -fit records.jsonl), so a failure against a
+// run's own records (fakellm fit records.jsonl), so a failure against a
 // real endpoint can be studied locally, instantly and deterministically.
 // A failing endpoint level's report prints the command.
 const EnvReplayProfile = "TAILGUARD_REPLAY_PROFILE"
@@ -155,7 +155,7 @@ func endpointReplay(t *testing.T, res *latencytest.Result) string {
 	if !strings.HasSuffix(records, ".jsonl") || rerun == "" {
 		return ""
 	}
-	return fmt.Sprintf("go run github.com/tailguard/tailguard/fakeprovider/cmd/fakellm -fit %s > /tmp/replay.yaml && %s (the records outlive the test with go test -artifacts)",
+	return fmt.Sprintf("go run github.com/tailguard/tailguard/cmd/fakellm fit %s > /tmp/replay.yaml && %s (the records outlive the test with go test -artifacts)",
 		records, strings.Replace(rerun, "&& go test", "&& "+EnvReplayProfile+"=/tmp/replay.yaml go test", 1))
 }
 

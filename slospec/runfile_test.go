@@ -210,7 +210,7 @@ func TestRunFileEndpointReplay(t *testing.T) {
 	t.Setenv("TAILGUARD_SPEC_TEST_API_KEY", "")
 	t.Setenv("TAILGUARD_SPEC_TEST_MODEL", "loopback-model")
 	ok, _, out = runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/endpoint-failing.yaml") })
-	if ok || !strings.Contains(out, "replay against a profile fitted to this run's records: go run github.com/tailguard/tailguard/fakeprovider/cmd/fakellm -fit ") ||
+	if ok || !strings.Contains(out, "replay against a profile fitted to this run's records: go run github.com/tailguard/tailguard/cmd/fakellm fit ") ||
 		!strings.Contains(out, "TAILGUARD_REPLAY_PROFILE=/tmp/replay.yaml go test -count=1 -run '^inner$/^c1$' .") {
 		t.Errorf("no replay command in the failing endpoint report:\n%s", out)
 	}

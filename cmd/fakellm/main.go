@@ -1,15 +1,18 @@
 // Command fakellm serves the tailguard fake provider over HTTP, so that any
 // client in any language can meet cold starts, queueing, stalls and errors
-// locally:
+// locally, and fits a profile to measured records:
 //
-//	go run ./fakeprovider/cmd/fakellm -preset llama-4-maverick
-//	go run ./fakeprovider/cmd/fakellm -profile my.yaml -addr 127.0.0.1:9000 -seed 3
-//	go run ./fakeprovider/cmd/fakellm -fit records.jsonl > fitted.yaml
+//	go run ./cmd/fakellm serve -preset llama-4-maverick
+//	go run ./cmd/fakellm serve -profile my.yaml -addr 127.0.0.1:9000 -seed 3
+//	go run ./cmd/fakellm fit [-seed N] records.jsonl > fitted.yaml
 //
-// With -fit it serves nothing: it fits a profile to latencytest records
-// (JSONL, as Measure writes them; see package fit), writes it to stdout as
-// YAML with comments saying where each number came from, and exits; serve
-// it with -profile.
+// serve is the default: flags without a subcommand serve (fakellm -preset
+// NAME), and -fit FILE is the same as fit FILE.
+//
+// fit serves nothing: it fits a profile to latencytest records (JSONL, as
+// Measure writes them; see package fit), writes it to stdout as YAML with
+// comments saying where each number came from, and exits; serve it with
+// -profile.
 //
 // It prints the base URL (OpenAI clients take URL+"/v1") and stops cleanly on
 // SIGINT or SIGTERM. It binds to loopback unless -addr says otherwise; an
@@ -50,15 +53,70 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 }
 
-// run parses args, serves until a signal (or stop, in tests) and returns.
+// run dispatches to a subcommand: serve (the default) or fit.
 func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) error {
-	fs := flag.NewFlagSet("fakellm", flag.ContinueOnError)
+	if len(args) > 0 {
+		switch args[0] {
+		case "serve":
+			return serve(args[1:], stdout, stderr, stop)
+		case "fit":
+			return fitCmd(args[1:], stdout, stderr)
+		}
+		if !strings.HasPrefix(args[0], "-") {
+			return fmt.Errorf("unknown subcommand %q: want serve or fit", args[0])
+		}
+	}
+	return serve(args, stdout, stderr, stop)
+}
+
+// fitCmd fits a profile to one records file and writes it to stdout.
+func fitCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("fakellm fit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	seed := fs.Int64("seed", -1, "random seed of the fitted profile, >= 0 (-1: the fit's default)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("fit: give one records file (JSONL): fakellm fit [-seed N] records.jsonl")
+	}
+	if *seed < -1 {
+		return fmt.Errorf("-seed %d: want a seed >= 0, or -1 for the fit's default", *seed)
+	}
+	return fitRecords(fs.Arg(0), *seed, stdout)
+}
+
+// fitRecords fits a profile to the records at path and writes it as YAML.
+func fitRecords(path string, seed int64, stdout io.Writer) error {
+	recs, err := latencytest.LoadRecords(path)
+	if err != nil {
+		return err
+	}
+	var opts []fit.Option
+	if seed >= 0 {
+		opts = append(opts, fit.WithSeed(uint64(seed)))
+	}
+	p, rep, err := fit.Fit(recs, opts...)
+	if err != nil {
+		return err
+	}
+	return fit.WriteProfile(stdout, p, rep)
+}
+
+// serve parses serve's flags, serves until a signal (or stop, in tests)
+// and returns.
+func serve(args []string, stdout, stderr io.Writer, stop <-chan struct{}) error {
+	fs := flag.NewFlagSet("fakellm serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage of fakellm:\n  fakellm [serve] (-preset NAME | -profile FILE) [-addr HOST:PORT] [-seed N]\n  fakellm fit [-seed N] records.jsonl\nserve flags:\n")
+		fs.PrintDefaults()
+	}
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (host:port); loopback unless you need otherwise; give the host (0.0.0.0 for every interface)")
 	profile := fs.String("profile", "", "YAML profile file")
 	preset := fs.String("preset", "", "preset name: "+strings.Join(fakeprovider.Presets(), ", "))
 	seed := fs.Int64("seed", -1, "random seed, >= 0 (-1: the profile's)")
-	fitPath := fs.String("fit", "", "fit a profile to these latencytest records (JSONL), write it to stdout as YAML and exit")
+	fitPath := fs.String("fit", "", "the same as: fakellm fit FILE")
 	if err := fs.Parse(args); err != nil {
 		return err // the flag package has printed what is wrong (or the usage, for -h)
 	}
@@ -69,19 +127,7 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) error {
 		if *profile != "" || *preset != "" {
 			return errors.New("give -fit alone: it writes a profile and serves nothing")
 		}
-		recs, err := latencytest.LoadRecords(*fitPath)
-		if err != nil {
-			return err
-		}
-		var opts []fit.Option
-		if *seed >= 0 {
-			opts = append(opts, fit.WithSeed(uint64(*seed)))
-		}
-		p, rep, err := fit.Fit(recs, opts...)
-		if err != nil {
-			return err
-		}
-		return fit.WriteProfile(stdout, p, rep)
+		return fitRecords(*fitPath, *seed, stdout)
 	}
 	if err := checkAddr(*addr); err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 
 var urlRe = regexp.MustCompile(`on (http://127\.0\.0\.1:\d+) `)
 
-const profile = "../../testdata/quickstart.yaml"
+const profile = "../../fakeprovider/testdata/quickstart.yaml"
 
 // TestMain lets the test binary act as the command, for the signal test.
 func TestMain(m *testing.M) {
