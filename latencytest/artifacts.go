@@ -18,8 +18,28 @@ import (
 	"time"
 )
 
-// WriteRecords writes records as JSONL (one JSON object a line).
+// WriteRecords writes records as JSONL (one JSON object a line), then an
+// end line that counts them: {"end_of_records":N}. The end line makes a
+// file cut at a line boundary (or emptied) detectable on its own:
+// ReadRecords checks the count, and MergeRecords counts a file without
+// an end line as incomplete unless its summary.json vouches for it.
 func WriteRecords(w io.Writer, recs []Record) error {
+	return writeRecordsEnd(w, recs, recordsEnd{})
+}
+
+// recordsEnd is the end line of a records file: how many records precede
+// it (since the file's start, or since the previous end line of files
+// joined with cat) and, for the files Measure writes, the shard and
+// label of the run, so MergeRecords finds a missing shard without the
+// summaries.
+type recordsEnd struct {
+	Records *int   `json:"end_of_records"`
+	Shard   string `json:"shard,omitempty"`
+	Label   string `json:"label,omitempty"`
+}
+
+// writeRecordsEnd is WriteRecords with the end line's shard and label.
+func writeRecordsEnd(w io.Writer, recs []Record, end recordsEnd) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	for i := range recs {
@@ -27,11 +47,17 @@ func WriteRecords(w io.Writer, recs []Record) error {
 			return fmt.Errorf("latencytest: writing record %s: %w", recs[i].ID, err)
 		}
 	}
+	n := len(recs)
+	end.Records = &n
+	if err := enc.Encode(end); err != nil {
+		return fmt.Errorf("latencytest: writing the end of records: %w", err)
+	}
 	return bw.Flush()
 }
 
 // LoadRecords reads a JSONL file of records written by WriteRecords (or a
-// TB wrapper), so that every figure can be recomputed from raw data.
+// TB wrapper), so that every figure can be recomputed from raw data. Its
+// end line is checked as ReadRecords does.
 func LoadRecords(path string) ([]Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -41,28 +67,64 @@ func LoadRecords(path string) ([]Record, error) {
 	return ReadRecords(f)
 }
 
-// ReadRecords reads JSONL records; the error names the bad line.
+// ReadRecords reads JSONL records; the error names the bad line. An end
+// line ({"end_of_records":N}, as WriteRecords writes) must count the
+// records before it (since the previous end line, for files joined with
+// cat): a different count is an error naming the line, as lines were
+// lost or added. A file without an end line (written before WriteRecords
+// wrote one, or cut at a line boundary: ReadRecords cannot tell which)
+// is read as it is; MergeRecords tells them apart with the summary.json
+// beside it, or counts the file as incomplete.
 func ReadRecords(r io.Reader) ([]Record, error) {
-	var out []Record
+	recs, _, err := readRecords(r)
+	return recs, err
+}
+
+// readRecords reads JSONL records; end is the file's last line when it is
+// an end line (nil when the file does not end with one).
+func readRecords(r io.Reader) (out []Record, end *recordsEnd, err error) {
 	br := bufio.NewReader(r)
+	since := 0 // records since the previous end line
 	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
+		b, rerr := br.ReadBytes('\n')
 		if len(strings.TrimSpace(string(b))) > 0 {
 			var rec Record
 			dec := json.NewDecoder(strings.NewReader(string(b)))
 			dec.DisallowUnknownFields()
 			if derr := dec.Decode(&rec); derr != nil {
-				return nil, fmt.Errorf("latencytest: records line %d: %w", line, derr)
+				e, ok := endLine(b)
+				if !ok {
+					return nil, nil, fmt.Errorf("latencytest: records line %d: %w", line, derr)
+				}
+				if *e.Records != since {
+					return nil, nil, fmt.Errorf("latencytest: records line %d: the end line counts %d records, but %d precede it: lines were lost or added",
+						line, *e.Records, since)
+				}
+				end, since = e, 0
+			} else {
+				out = append(out, rec)
+				end = nil
+				since++
 			}
-			out = append(out, rec)
 		}
-		if errors.Is(err, io.EOF) {
-			return out, nil
+		if errors.Is(rerr, io.EOF) {
+			return out, end, nil
 		}
-		if err != nil {
-			return nil, fmt.Errorf("latencytest: reading records: %w", err)
+		if rerr != nil {
+			return nil, nil, fmt.Errorf("latencytest: reading records: %w", rerr)
 		}
 	}
+}
+
+// endLine decodes an end line; ok is false for anything else.
+func endLine(b []byte) (*recordsEnd, bool) {
+	var e recordsEnd
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil || e.Records == nil || dec.More() {
+		return nil, false
+	}
+	return &e, true
 }
 
 // ResultSummary is a result at a glance, for summary.json and the log: the
@@ -75,6 +137,10 @@ type ResultSummary struct {
 	Test string `json:"test,omitempty"`
 	// Label is the batch's label, the prefix of its trace IDs ("c8").
 	Label string `json:"label,omitempty"`
+	// Shard is the part of a split run the result measured ("1/4", see
+	// Result.Shard); "" for a whole run. MergeRecords reads it to find a
+	// shard missing from a merge.
+	Shard string `json:"shard,omitempty"`
 	// Concurrency is the load level, when every record shares one.
 	Concurrency int `json:"concurrency,omitempty"`
 	// Model is the model the responses named (several joined by ", ").
@@ -114,7 +180,7 @@ func (r *Result) Summarize() ResultSummary {
 		TTFT: r.TTFT().Summarize(), FirstAnswer: r.FirstAnswer().Summarize(), Total: r.Total().Summarize(),
 		MaxGap: r.MaxGap().Summarize(), ITL: r.ITL().Summarize(), CPUPerWall: r.CPUPerWall,
 		Partial: r.PartialReason, RepeatGaps: r.RepeatGaps, Disclosure: r.Disclosure,
-		Model: strings.Join(modelsOf(r.Records), ", "), DecodeRateUnit: r.DecodeRateUnit(),
+		Model: strings.Join(modelsOf(r.Records), ", "), DecodeRateUnit: r.DecodeRateUnit(), Shard: r.Shard.String(),
 	}
 	if r.openLoop() {
 		fs, tf := r.FromSchedule().Summarize(), r.TTFTFromSchedule().Summarize()
@@ -381,7 +447,7 @@ func verbose() (v bool) {
 // t has no artifact directory. A test that measures more than once (a
 // sweep inside a synctest bubble, a batch then a chain) keeps every run:
 // the later ones go to records-<label>.jsonl (-2, -3… if need be).
-func writeRecords(t testing.TB, recs []Record, keepContent bool, label string) string {
+func writeRecords(t testing.TB, recs []Record, keepContent bool, label string, sh Shard) string {
 	t.Helper()
 	dir := artifactDir(t)
 	if dir == "" {
@@ -406,7 +472,7 @@ func writeRecords(t testing.TB, recs []Record, keepContent bool, label string) s
 		t.Errorf("latencytest: %v", err)
 		return ""
 	}
-	if err := WriteRecords(f, recs); err != nil {
+	if err := writeRecordsEnd(f, recs, recordsEnd{Shard: sh.String(), Label: label}); err != nil {
 		t.Errorf("%v", err)
 	}
 	if err := f.Close(); err != nil {
@@ -483,7 +549,7 @@ func (b Batch) Measure(t testing.TB, p Provider) *Result {
 
 func report(t testing.TB, r *Result, prefix, label string, keepContent bool) {
 	t.Helper()
-	path := writeRecords(t, r.Records, keepContent, label)
+	path := writeRecords(t, r.Records, keepContent, label, r.Shard)
 	where := whereNote(path)
 	if path != "" {
 		r.Disclosure.SetRawRecords(where)
@@ -580,7 +646,7 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 		label = n.Label
 	}
 	calls := cr.Calls()
-	path := writeRecords(t, calls.Records, c.KeepContent, label)
+	path := writeRecords(t, calls.Records, c.KeepContent, label, cr.Shard)
 	where := whereNote(path)
 	if path != "" {
 		cr.Disclosure.SetRawRecords(where)

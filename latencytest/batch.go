@@ -269,7 +269,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, err
 	}
 	b.align = al
-	res := &Result{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now()}
+	res := &Result{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.mark()}
 	meter := startCPU()
 	ctx = withConcurrency(ctx, b.Concurrency) // the provider's connection pool (openai.go)
 	nonce := newNonceSource(b.NoNonce)

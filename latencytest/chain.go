@@ -145,7 +145,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 			mine = append(mine, i)
 		}
 	}
-	res := &ChainResult{Planned: len(mine), Start: time.Now()}
+	res := &ChainResult{Planned: len(mine), Start: time.Now(), Shard: c.Shard.mark()}
 	meter := startCPU()
 	ctx = withConcurrency(ctx, c.Concurrency) // the provider's connection pool (openai.go)
 	nonce := newNonceSource(c.NoNonce)

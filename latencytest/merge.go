@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,10 +41,21 @@ type MergeSource struct {
 	Location string `json:"location,omitempty"`
 	// Partial says why its run stopped early ("" when it did not).
 	Partial string `json:"partial,omitempty"`
+	// Shard is the part of a split run the source measured ("1/4"), from
+	// its summary or its end line; "" for a whole run or when not said.
+	Shard string `json:"shard,omitempty"`
+	// Incomplete says what the source lacks ("" when it is whole, as far
+	// as its end line and summary tell): a file cut short, emptied, or
+	// with fewer records than planned. It makes the merge Partial.
+	Incomplete string `json:"incomplete,omitempty"`
 
 	boxes    map[int]Box // its summary's disclosure, by box
 	records  []Record
-	levelKey string // its records' concurrency levels, to compare windows within a level
+	levelKey string      // its records' concurrency levels, to compare windows within a level
+	end      *recordsEnd // its end line (nil: the file does not end with one)
+	written  int         // the records its summary says were written (counts.sent); -1 unknown
+	label    string      // its run's label, from the summary or the end line
+	shard    Shard       // Shard, parsed
 }
 
 // MarshalJSON writes a NaN CPU/wall as null.
@@ -76,6 +88,10 @@ func (s *MergeSource) UnmarshalJSON(b []byte) error {
 // MergeRecords joins the raw records of several runs (the shards of one
 // run, see Shard) into one Result, so that the figures of the whole run are
 // recomputed exactly from every raw value, never averaged from the parts.
+// It judges nothing from an incomplete set: the Result is Partial, with a
+// PartialReason naming each source or shard and what it lacks, so that
+// every objective fails unless it allows a partial run (see "Complete"
+// below).
 // Each argument is a file or a glob (filepath.Match syntax, plus "**" for
 // any number of directories: "shards/**/records*.jsonl"); a pattern that
 // matches no file is an error, and a file matched twice counts once. Each
@@ -96,25 +112,44 @@ func (s *MergeSource) UnmarshalJSON(b []byte) error {
 // separate smaller runs, not their combined load (align them with
 // TAILGUARD_START_AT).
 //
+// Complete: each source is checked against what it says of itself. Its
+// end line (WriteRecords ends a file with its count) or its summary
+// (counts.sent, the records Measure wrote; counts.planned) must account
+// for every record: a file cut at a line boundary, emptied, or with fewer
+// records than its summary wrote or planned (a run that says it was not
+// cut short, "154 sent of 310 planned") makes the Result Partial. A file
+// with neither an end line nor a summary (written before files had end
+// lines, or cut and stripped of its summary: they cannot be told apart)
+// is read but counted as incomplete, so it is judged only with
+// AllowPartial. The shards of one run must all be there: the summaries
+// (or end lines) that Measure writes say "shard 1/4" and the run's label,
+// and a shard of a label and count with no source (its directory
+// missing) makes the Result Partial ("shard 2/4 of c8: missing"). A
+// records file written by WriteRecords alone carries its count but not
+// its shard.
+//
 // Two sources that share a trace ID are an error naming both files (the
 // same run merged twice, or shards that were not told apart): a request
 // counted twice would make the figures lie. So are a file that cannot be
-// read or holds the same trace ID twice, and a summary that cannot be read.
+// read, holds the same trace ID twice or an end line whose count differs
+// from the records before it, and a summary that cannot be read.
 func MergeRecords(paths ...string) (*Result, error) {
-	srcs, err := loadSources(paths)
+	srcs, gaps, err := loadSources(paths)
 	if err != nil {
 		return nil, err
 	}
-	return mergeSources(srcs), nil
+	return mergeSources(srcs, gaps, -1), nil
 }
 
 // MergeLevels is MergeRecords split by load level: one Result per
 // Record.Concurrency found in the records (0 for records that carry none,
 // an open loop's), each merged from the part of every source at that
 // level, with its own disclosure and window check. The same errors as
-// MergeRecords, checked across every level.
+// MergeRecords, checked across every level; an incomplete source makes
+// every level it holds Partial, a missing shard every level its run's
+// other shards hold.
 func MergeLevels(paths ...string) (map[int]*Result, error) {
-	srcs, err := loadSources(paths)
+	srcs, gaps, err := loadSources(paths)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +171,7 @@ func MergeLevels(paths ...string) (map[int]*Result, error) {
 	}
 	out := map[int]*Result{}
 	for level, ps := range parts {
-		out[level] = mergeSources(ps)
+		out[level] = mergeSources(ps, gaps, level)
 	}
 	return out, nil
 }
@@ -258,6 +293,8 @@ func filesOnly(paths []string) []string {
 // ResultSummary, or a ChainSummary (whose calls hold the same keys).
 type summaryFile struct {
 	Test       string       `json:"test"`
+	Label      string       `json:"label"`
+	Shard      string       `json:"shard"`
 	Counts     *Counts      `json:"counts"`
 	CPUPerWall *float64     `json:"cpu_per_wall"`
 	Partial    string       `json:"partial"`
@@ -265,25 +302,27 @@ type summaryFile struct {
 	Calls      *summaryFile `json:"calls"`
 }
 
-// loadSources reads every records file (and its summary) and checks that
-// no trace ID appears twice.
-func loadSources(patterns []string) ([]*MergeSource, error) {
+// loadSources reads every records file (and its summary), checks that
+// no trace ID appears twice, and checks each source and each sharded run
+// for completeness: the sources say what they lack (Incomplete), gaps
+// are the shards missing.
+func loadSources(patterns []string) ([]*MergeSource, []shardGap, error) {
 	paths, err := globAll(patterns)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var srcs []*MergeSource
 	owner := map[string]string{} // trace ID -> the file that holds it
 	for _, path := range paths {
-		recs, err := LoadRecords(path)
+		recs, end, err := loadRecords(path)
 		if err != nil {
-			return nil, fmt.Errorf("latencytest: merge: %s: %w", path, unprefixed{err})
+			return nil, nil, fmt.Errorf("latencytest: merge: %s: %w", path, unprefixed{err})
 		}
-		src := &MergeSource{Path: path, records: recs, CPUPerWall: math.NaN()}
+		src := &MergeSource{Path: path, records: recs, CPUPerWall: math.NaN(), end: end, written: -1}
 		for _, rec := range recs {
 			if first, dup := owner[rec.ID]; dup {
 				if first == path {
-					return nil, fmt.Errorf("latencytest: merge: %s holds trace ID %q twice", path, rec.ID)
+					return nil, nil, fmt.Errorf("latencytest: merge: %s holds trace ID %q twice", path, rec.ID)
 				}
 				n := 0
 				for _, r := range recs {
@@ -291,18 +330,29 @@ func loadSources(patterns []string) ([]*MergeSource, error) {
 						n++
 					}
 				}
-				return nil, fmt.Errorf("latencytest: merge: %s and %s overlap in %d trace ID(s), %q the first: the same requests would count twice (the same run merged twice, or shards not told apart: set TAILGUARD_SHARD=i/n in each)",
+				return nil, nil, fmt.Errorf("latencytest: merge: %s and %s overlap in %d trace ID(s), %q the first: the same requests would count twice (the same run merged twice, or shards not told apart: set TAILGUARD_SHARD=i/n in each)",
 					first, path, n, rec.ID)
 			}
 			owner[rec.ID] = path
 		}
 		if err := src.readSummary(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		src.Incomplete = src.lacks()
 		src.fill()
 		srcs = append(srcs, src)
 	}
-	return srcs, nil
+	return srcs, shardGaps(srcs), nil
+}
+
+// loadRecords is LoadRecords with the file's end line.
+func loadRecords(path string) ([]Record, *recordsEnd, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("latencytest: %w", err)
+	}
+	defer f.Close()
+	return readRecords(f)
 }
 
 // unprefixed is an error of this package without its "latencytest: "
@@ -327,14 +377,16 @@ func (src *MergeSource) readSummary() error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("latencytest: merge: summary %s: %w", path, err)
 	}
-	test := s.Test
+	test, label := s.Test, s.Label
 	if s.Calls != nil && s.Counts == nil { // a chain run's summary
 		s = *s.Calls
 	}
 	src.Summary, src.Test, src.Partial = path, test, s.Partial
+	src.Shard, src.label = s.Shard, label
 	src.Counts.Planned = len(src.records)
 	if s.Counts != nil {
 		src.Counts.Planned = s.Counts.Planned
+		src.written = s.Counts.Sent
 	}
 	if s.CPUPerWall != nil {
 		src.CPUPerWall = *s.CPUPerWall
@@ -349,6 +401,146 @@ func (src *MergeSource) readSummary() error {
 		}
 	}
 	return nil
+}
+
+// shardInBox finds the shard in box 2 of a summary written before
+// summaries had a shard key: "; shard 1/4 (TAILGUARD_SHARD): ...".
+var shardInBox = regexp.MustCompile(`; shard (\d+/\d+) \((?:` + EnvShard + `|Shard)\): `)
+
+// identify finds the source's shard and label: from its summary, an
+// older summary's box 2, or its end line. The problem is an unreadable
+// shard ("" when none).
+func (src *MergeSource) identify() string {
+	if src.Shard == "" {
+		if m := shardInBox.FindStringSubmatch(src.boxes[2].Answer); m != nil {
+			src.Shard = m[1]
+		}
+	}
+	if src.end != nil {
+		if src.Shard == "" {
+			src.Shard = src.end.Shard
+		}
+		if src.label == "" {
+			src.label = src.end.Label
+		}
+	}
+	if src.Shard == "" {
+		return ""
+	}
+	sh, err := parseShard(src.Shard)
+	if err != nil {
+		return fmt.Sprintf("it names shard %q, not one of n (%v): which part of the run it holds is not known", src.Shard, err)
+	}
+	if sh.sharded() {
+		src.shard = sh
+	}
+	return ""
+}
+
+// name names the source in a partial reason: "shard 1/4 of c8 (path)",
+// or its path when it is not a shard.
+func (src *MergeSource) name() string {
+	if !src.shard.sharded() {
+		return src.Path
+	}
+	return "shard " + src.shard.String() + ofLabel(src.label) + " (" + src.Path + ")"
+}
+
+func ofLabel(label string) string {
+	if label == "" {
+		return ""
+	}
+	return " of " + label
+}
+
+// lacks says what the source lacks, as far as its end line and summary
+// tell ("" when it is whole); it runs after identify and readSummary (so
+// Counts.Planned is the summary's, or the records').
+func (src *MergeSource) lacks() string {
+	var why []string
+	if p := src.identify(); p != "" {
+		why = append(why, p)
+	}
+	read := len(src.records)
+	switch {
+	case src.written >= 0 && read < src.written && read == 0:
+		why = append(why, fmt.Sprintf("the records file is empty; its summary says %d records were written", src.written))
+	case src.written >= 0 && read < src.written:
+		why = append(why, fmt.Sprintf("the records file holds %d records; its summary says %d were written: the file was cut, %d records are missing",
+			read, src.written, src.written-read))
+	case src.written >= 0 && read > src.written:
+		why = append(why, fmt.Sprintf("the records file holds %d records; its summary says %d were written: the summary is not this file's", read, src.written))
+	case src.written < 0 && src.end == nil && read == 0:
+		why = append(why, "the records file is empty, with no end line and no summary.json beside it")
+	case src.written < 0 && src.end == nil:
+		why = append(why, fmt.Sprintf("the records file (%d records) has no end line and no summary.json beside it: whether records are missing cannot be told (a file written before records files ended with their count, or one cut at a line boundary)", read))
+	}
+	if planned := src.Counts.Planned; len(why) == 0 && src.Partial == "" && read < planned {
+		why = append(why, fmt.Sprintf("%d sent of %d planned, and its run does not say it was cut short: %d records are missing", read, planned, planned-read))
+	}
+	return strings.Join(why, "; ")
+}
+
+// shardGap is a shard missing from a merge: note says which; levels are
+// the load levels the run's other shards hold (the levels it leaves
+// incomplete).
+type shardGap struct {
+	levels map[int]bool
+	note   string
+}
+
+// shardGaps finds, for each sharded run among the sources (one label and
+// shard count), the shards with no source.
+func shardGaps(srcs []*MergeSource) []shardGap {
+	type run struct {
+		label string
+		count int
+	}
+	runs := map[run][]*MergeSource{}
+	for _, src := range srcs {
+		if src.shard.sharded() {
+			k := run{src.label, src.shard.Count}
+			runs[k] = append(runs[k], src)
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(runs), func(a, b run) int {
+		if c := strings.Compare(a.label, b.label); c != 0 {
+			return c
+		}
+		return a.count - b.count
+	})
+	var gaps []shardGap
+	for _, k := range keys {
+		present := map[int]bool{}
+		levels := map[int]bool{}
+		for _, src := range runs[k] {
+			present[src.shard.Index] = true
+			for i := range src.records {
+				levels[src.records[i].Concurrency] = true
+			}
+		}
+		missing := k.count - len(present)
+		if missing == 0 {
+			continue
+		}
+		var names []string // the first ten missing: a run has at most len(srcs) present
+		for i := 0; i < k.count && len(names) < 10; i++ {
+			if !present[i] {
+				names = append(names, fmt.Sprintf("%d/%d", i, k.count))
+			}
+		}
+		list := strings.Join(names, ", ")
+		if missing > len(names) {
+			list += fmt.Sprintf(" and %d more", missing-len(names))
+		}
+		what := "shard " + list
+		if missing > 1 {
+			what = "shards " + list
+		}
+		gaps = append(gaps, shardGap{levels: levels, note: fmt.Sprintf("%s%s missing: no records file of it among those merged (%d of %d shards read)",
+			what, ofLabel(k.label), len(present), k.count)})
+	}
+	return gaps
 }
 
 // fill computes the source's counts (but Planned) and window from its
@@ -375,8 +567,9 @@ func (src *MergeSource) fill() {
 	src.levelKey = fmt.Sprint(slices.Sorted(maps.Keys(levels)))
 }
 
-// mergeSources builds the merged Result.
-func mergeSources(srcs []*MergeSource) *Result {
+// mergeSources builds the merged Result: of every level when level < 0,
+// else of that level (for the missing shards that leave it incomplete).
+func mergeSources(srcs []*MergeSource, gaps []shardGap, level int) *Result {
 	res := &Result{CPUPerWall: math.NaN()}
 	var partial []string
 	for _, src := range srcs {
@@ -392,8 +585,19 @@ func mergeSources(srcs []*MergeSource) *Result {
 			res.CPUPerWall = src.CPUPerWall
 		}
 		if src.Partial != "" {
-			partial = append(partial, src.Path+": "+src.Partial)
+			partial = append(partial, src.name()+": "+src.Partial)
 		}
+		if src.Incomplete != "" {
+			partial = append(partial, src.name()+": "+src.Incomplete)
+		}
+	}
+	for _, g := range gaps {
+		if level < 0 || len(g.levels) == 0 || g.levels[level] {
+			partial = append(partial, g.note)
+		}
+	}
+	if len(partial) == 0 && len(res.Records) < res.Planned {
+		partial = append(partial, fmt.Sprintf("%d records of %d planned", len(res.Records), res.Planned))
 	}
 	slices.SortStableFunc(res.Records, func(a, b Record) int {
 		if c := a.Start.Compare(b.Start); c != 0 {

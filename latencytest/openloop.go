@@ -267,7 +267,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, err
 	}
 	o.align = al
-	res := &Result{Planned: o.Shard.Share(whole)}
+	res := &Result{Planned: o.Shard.Share(whole), Shard: o.Shard.mark()}
 	meter := startCPU()
 	res.Start = time.Now()
 	var st loopStats

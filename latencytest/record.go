@@ -300,6 +300,12 @@ type Result struct {
 	RepeatGaps []RepeatGap `json:"repeat_gaps,omitempty"`
 	// Disclosure says how it was measured.
 	Disclosure Disclosure `json:"disclosure"`
+	// Shard is the part of a split run (see Shard) this result measured:
+	// set by a runner under TAILGUARD_SHARD or a Shard field, zero for a
+	// whole run and for what MergeRecords joins. sloassert fails every
+	// objective on a shard ("merge the shards, then judge") unless it
+	// allows one (sloassert.AllowShard).
+	Shard Shard `json:"shard,omitzero"`
 }
 
 // MarshalJSON writes a non-finite Gap and a Failed run quantile as null.
@@ -574,6 +580,8 @@ type ChainResult struct {
 	End           time.Time  `json:"end"`
 	CPUPerWall    float64    `json:"cpu_per_wall"`
 	Disclosure    Disclosure `json:"disclosure"`
+	// Shard is the part of a split run these chains are, as Result.Shard.
+	Shard Shard `json:"shard,omitzero"`
 }
 
 // ChainRun is one chain: its calls in order and its measured total.
@@ -611,7 +619,7 @@ func (cr *ChainResult) Totals() Sample {
 // figures. A chain run cut short gives a Partial result.
 func (cr *ChainResult) Calls() *Result {
 	r := &Result{Start: cr.Start, End: cr.End, CPUPerWall: cr.CPUPerWall, Disclosure: cr.Disclosure,
-		Partial: cr.Partial, PartialReason: cr.PartialReason}
+		Partial: cr.Partial, PartialReason: cr.PartialReason, Shard: cr.Shard}
 	for _, c := range cr.Chains {
 		r.Records = append(r.Records, c.Calls...)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +23,11 @@ const EnvShard = "TAILGUARD_SHARD"
 // MaxStartWait ahead and at most MaxStartLate past when a runner starts;
 // further is an error that names the variable. Once a runner of the
 // process has reached the instant, later runners of the same process (the
-// next level of a sweep, a chain after a batch) start at once.
+// next level of a sweep, a chain after a batch) start at once. A runner
+// inside a synctest bubble (virtual time, from 2000) ignores a real
+// instant (2001 or later), logs so once, and says so in box 9: the
+// variable set for a distributed run does not fail the virtual-time tests
+// of the same process.
 const EnvStartAt = "TAILGUARD_START_AT"
 
 // MaxStartWait is how far ahead TAILGUARD_START_AT may be: 10 minutes. A
@@ -71,9 +76,9 @@ const MaxStartLate = time.Minute
 // warns).
 type Shard struct {
 	// Index is this shard's number, in [0, Count).
-	Index int `yaml:"index"`
+	Index int `yaml:"index" json:"index"`
 	// Count is the number of shards.
-	Count int `yaml:"count"`
+	Count int `yaml:"count" json:"count"`
 }
 
 // ParseShard reads "i/n" (TAILGUARD_SHARD's form): shard i of n, i from 0
@@ -160,6 +165,20 @@ func (s Shard) Share(n int) int {
 // sharded reports whether the shard splits the run.
 func (s Shard) sharded() bool { return s.Count > 1 }
 
+// Split reports whether the shard is one part of a run split in several
+// (Count above 1): a result measured as such a shard is not the whole
+// run.
+func (s Shard) Split() bool { return s.sharded() }
+
+// mark is the shard a result carries: s when it splits the run, else
+// the zero Shard.
+func (s Shard) mark() Shard {
+	if s.sharded() {
+		return s
+	}
+	return Shard{}
+}
+
 // resolveShard returns the runner's shard: the field when set, else
 // TAILGUARD_SHARD, else the whole run (Shard{0, 1}). The error (without
 // the package prefix) names the field or the variable.
@@ -226,10 +245,31 @@ var aligned struct {
 // alignment is what a runner did about TAILGUARD_START_AT, for its
 // disclosure.
 type alignment struct {
-	at     time.Time     // the instant (zero: not set)
-	waited time.Duration // how long the runner waited for it
-	late   time.Duration // how late it was when the runner started (no wait)
-	again  bool          // a runner of this process had reached it already
+	at      time.Time     // the instant (zero: not set)
+	waited  time.Duration // how long the runner waited for it
+	late    time.Duration // how late it was when the runner started (no wait)
+	again   bool          // a runner of this process had reached it already
+	ignored bool          // a real instant, ignored in virtual time
+}
+
+// ignoredStartAt is the real TAILGUARD_START_AT instant a virtual-time
+// runner of this process last logged as ignored, to log it once.
+var ignoredStartAt struct {
+	sync.Mutex
+	at time.Time
+}
+
+// ignoreInBubble logs, once per instant and process, that a real
+// TAILGUARD_START_AT is ignored in virtual time.
+func ignoreInBubble(at time.Time) {
+	ignoredStartAt.Lock()
+	defer ignoredStartAt.Unlock()
+	if ignoredStartAt.at.Equal(at) {
+		return
+	}
+	ignoredStartAt.at = at
+	log.Printf("latencytest: %s=%s ignored in virtual time (a synctest bubble, whose clock starts in 2000): it aligns shards that run on the real clock",
+		EnvStartAt, at.UTC().Format(time.RFC3339Nano))
 }
 
 // note renders the alignment for box 9.
@@ -237,6 +277,8 @@ func (a alignment) note() string {
 	switch {
 	case a.at.IsZero():
 		return ""
+	case a.ignored:
+		return fmt.Sprintf("; %s %s ignored: a real instant, and this run is in virtual time", EnvStartAt, a.at.UTC().Format(time.RFC3339Nano))
 	case a.again:
 		return fmt.Sprintf("; %s %s reached by an earlier run of this process", EnvStartAt, a.at.UTC().Format(time.RFC3339Nano))
 	case a.waited > 0:
@@ -247,13 +289,21 @@ func (a alignment) note() string {
 
 // waitStart waits for TAILGUARD_START_AT. err is a configuration error
 // (an unreadable or out-of-bounds instant); stopped says why ctx ended the
-// wait.
+// wait. Inside a synctest bubble (virtual time, which starts in 2000) a
+// real instant (2001 or later) is ignored, with one log line per process
+// and a note in box 9: it cannot be reached there, and it aligns
+// real-time shards only. A virtual instant is waited for as usual.
 func waitStart(ctx context.Context) (al alignment, stopped string, err error) {
 	at, ok, err := startAt()
 	if err != nil || !ok {
 		return al, "", err
 	}
 	al.at = at
+	if virtualClock(time.Now()) && !virtualClock(at) {
+		al.ignored = true
+		ignoreInBubble(at)
+		return al, "", nil
+	}
 	aligned.Lock()
 	again := aligned.at.Equal(at)
 	aligned.Unlock()
