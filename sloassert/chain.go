@@ -208,6 +208,7 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 	}
 	sortSlow(rep.Slowest)
 	rep.Slowest = rep.Slowest[:min(5, len(rep.Slowest))]
+	judgeShard(&rep, cr.Shard, func(i int) options { return objectives[i].opts })
 	return rep
 }
 

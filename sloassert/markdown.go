@@ -34,7 +34,7 @@ func markdown(rep Report, heading string, charts []string, embed bool) string {
 	if !rep.OK() {
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(&sb, "## %s: %s\n\n", mdText(heading), verdict)
+	fmt.Fprintf(&sb, "## %s: %s%s\n\n", mdText(heading), verdict, mdText(rep.shardLine()))
 	if rep.Problem != "" {
 		fmt.Fprintf(&sb, "> **Problem:** %s\n\n", mdText(rep.Problem))
 	}

@@ -66,6 +66,7 @@ type options struct {
 	notes        []string
 	allowSmall   bool
 	allowPartial bool
+	allowShard   bool
 	mode         mode
 	confidence   float64 // of Demonstrate/Refute, and of the interval shown
 	split        string  // how Sequential split the confidence, for the report

@@ -47,6 +47,10 @@ type Report struct {
 	// Notes are lines the report adds below the figures (for chains: the
 	// measured totals beside a prediction from independent calls).
 	Notes []string
+	// Shard is "shard i of n" when the result judged was one shard of a
+	// split run (see AllowShard); "" otherwise.
+	Shard        string
+	shardRefused bool // an objective failed for judging a shard
 	// Replay, for a run in virtual time against the fake, is the command
 	// that reruns the test: the same seed and trace IDs give the same
 	// records, so it reproduces the failure locally (Check sets it). For a
@@ -143,6 +147,7 @@ func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
 		rep.Distributions = append(rep.Distributions, Distribution{Metric: string(m), Summary: s.Summarize()})
 	}
 	rep.Slowest = slowest(r, metrics[0], 5)
+	judgeShard(&rep, r.Shard, func(i int) options { return objectives[i].opts })
 	return rep
 }
 
@@ -262,7 +267,7 @@ func (r Report) String() string {
 	if !r.OK() {
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(&sb, "%s: %s\n", r.Title, verdict)
+	fmt.Fprintf(&sb, "%s: %s%s\n", r.Title, verdict, r.shardLine())
 	if r.Problem != "" {
 		fmt.Fprintf(&sb, "  %s\n", r.Problem)
 	}
