@@ -153,6 +153,11 @@ func MergeLevels(paths ...string) (map[int]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, src := range srcs {
+		if src.Incomplete != "" { // every level it holds or its run holds: its missing records may be any
+			gaps = append(gaps, shardGap{levels: runLevels(srcs, src), note: src.name() + ": " + src.Incomplete})
+		}
+	}
 	parts := map[int][]*MergeSource{}
 	for _, src := range srcs {
 		by := map[int][]Record{}
@@ -481,6 +486,24 @@ func (src *MergeSource) lacks() string {
 	return strings.Join(why, "; ")
 }
 
+// runLevels are the load levels an incomplete source's records may have
+// held: those its run's sources (its label) hold; every level (nil) when
+// its label is not known, or its run holds no record.
+func runLevels(srcs []*MergeSource, src *MergeSource) map[int]bool {
+	if src.label == "" {
+		return nil
+	}
+	levels := map[int]bool{}
+	for _, s := range srcs {
+		if s.label == src.label {
+			for i := range s.records {
+				levels[s.records[i].Concurrency] = true
+			}
+		}
+	}
+	return levels
+}
+
 // shardGap is a shard missing from a merge: note says which; levels are
 // the load levels the run's other shards hold (the levels it leaves
 // incomplete).
@@ -587,7 +610,7 @@ func mergeSources(srcs []*MergeSource, gaps []shardGap, level int) *Result {
 		if src.Partial != "" {
 			partial = append(partial, src.name()+": "+src.Partial)
 		}
-		if src.Incomplete != "" {
+		if src.Incomplete != "" && level < 0 { // MergeLevels gives it as a gap, to every level it may touch
 			partial = append(partial, src.name()+": "+src.Incomplete)
 		}
 	}
