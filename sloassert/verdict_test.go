@@ -397,6 +397,7 @@ func TestNothingPassesVacuously(t *testing.T) {
 			[]string{"total p95 demonstrate", "total p95 refute", "cv", "tail ratio", "error rate", "task per call", "per window"}},
 		{"too small", func() *latencytest.Result { return streamed(1) }, []string{"cache miss", "max stall", "cold start"}}, // maxima: one value is a real observation
 	}
+	inputs = append(inputs, shardAndMergeInputs(t)...) // a shard, incomplete merges (shard_test.go)
 	for _, in := range inputs {
 		for _, k := range kinds {
 			if slices.Contains(in.skip, k.name) {
