@@ -111,7 +111,15 @@
 // MergeRecords (and MergeLevels, by load level) joins the shards'
 // records.jsonl files into one Result, recomputing every figure from the raw
 // records: a trace ID in two files is an error, and windows that do not
-// overlap are a warning (Disclosure.Warnings). See Shard.
+// overlap are a warning (Disclosure.Warnings). A merge of an incomplete
+// set is Partial, naming what is missing: a shard with no file (summaries
+// and end lines say "shard 1/4" and the run's label), a file cut short or
+// emptied (records files end with a count, {"end_of_records":N}; a
+// summary says how many records were written and planned). A result
+// measured as a shard carries Result.Shard, and sloassert fails it unless
+// an objective allows one (sloassert.AllowShard). Inside a synctest
+// bubble a real TAILGUARD_START_AT is ignored, with one log line. See
+// Shard.
 //
 // # Percentiles
 //

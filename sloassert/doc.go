@@ -59,7 +59,11 @@
 // few samples, or no objectives at all never pass. A run its deadline cut
 // short (Result.Partial) fails every objective unless the objective allows
 // it (AllowPartial), and the report says how much ran; a sweep level that
-// never ran fails (EvaluateSweep).
+// never ran fails (EvaluateSweep). A merge of shards with one missing or
+// cut is partial too (latencytest.MergeRecords). One shard of a split run
+// (Result.Shard, under TAILGUARD_SHARD) fails every objective with
+// "shard i of n: merge the shards, then judge" unless the objective
+// allows it (AllowShard); the report's first line names the shard.
 //
 // # Chains
 //
