@@ -292,6 +292,9 @@ func (s ResultSummary) brief(where string) string {
 	if what == "" {
 		what = "batch"
 	}
+	if s.Shard != "" {
+		what += " (shard " + s.Shard + ": one part of the run; merge the shards to judge it)"
+	}
 	fmt.Fprintf(&sb, "latency %s: %d measured", what, s.Counts.Kept+s.Counts.Failed)
 	if s.Concurrency > 0 {
 		fmt.Fprintf(&sb, " at concurrency %d", s.Concurrency)

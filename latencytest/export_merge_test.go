@@ -33,3 +33,6 @@ func WriteArtifacts(dir string, r *Result, test, label string) error {
 	}
 	return os.WriteFile(summaryPath(path), b, 0o644)
 }
+
+// Brief is the summary's few log lines (what Measure logs), for tests.
+func (s ResultSummary) Brief() string { return s.brief("") }
