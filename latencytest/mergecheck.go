@@ -1,0 +1,182 @@
+package latencytest
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// This file checks that a merge reads a whole run (see MergeRecords):
+// each source against its end line and summary, each sharded run for
+// shards with no source.
+
+// loadRecords is LoadRecords with the file's end line.
+func loadRecords(path string) ([]Record, *recordsEnd, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("latencytest: %w", err)
+	}
+	defer f.Close()
+	return readRecords(f)
+}
+
+// shardInBox finds the shard in box 2 of a summary written before
+// summaries had a shard key: "; shard 1/4 (TAILGUARD_SHARD): ...".
+var shardInBox = regexp.MustCompile(`; shard (\d+/\d+) \((?:` + EnvShard + `|Shard)\): `)
+
+// identify finds the source's shard and label: from its summary, an
+// older summary's box 2, or its end line. The problem is an unreadable
+// shard ("" when none).
+func (src *MergeSource) identify() string {
+	if src.Shard == "" {
+		if m := shardInBox.FindStringSubmatch(src.boxes[2].Answer); m != nil {
+			src.Shard = m[1]
+		}
+	}
+	if src.end != nil {
+		if src.Shard == "" {
+			src.Shard = src.end.Shard
+		}
+		if src.label == "" {
+			src.label = src.end.Label
+		}
+	}
+	if src.Shard == "" {
+		return ""
+	}
+	sh, err := parseShard(src.Shard)
+	if err != nil {
+		return fmt.Sprintf("it names shard %q, not one of n (%v): which part of the run it holds is not known", src.Shard, err)
+	}
+	if sh.sharded() {
+		src.shard = sh
+	}
+	return ""
+}
+
+// name names the source in a partial reason: "shard 1/4 of c8 (path)",
+// or its path when it is not a shard.
+func (src *MergeSource) name() string {
+	if !src.shard.sharded() {
+		return src.Path
+	}
+	return "shard " + src.shard.String() + ofLabel(src.label) + " (" + src.Path + ")"
+}
+
+func ofLabel(label string) string {
+	if label == "" {
+		return ""
+	}
+	return " of " + label
+}
+
+// lacks says what the source lacks, as far as its end line and summary
+// tell ("" when it is whole); it runs after identify and readSummary (so
+// Counts.Planned is the summary's, or the records').
+func (src *MergeSource) lacks() string {
+	var why []string
+	if p := src.identify(); p != "" {
+		why = append(why, p)
+	}
+	read := len(src.records)
+	switch {
+	case src.written >= 0 && read < src.written && read == 0:
+		why = append(why, fmt.Sprintf("the records file is empty; its summary says %d records were written", src.written))
+	case src.written >= 0 && read < src.written:
+		why = append(why, fmt.Sprintf("the records file holds %d records; its summary says %d were written: the file was cut, %d records are missing",
+			read, src.written, src.written-read))
+	case src.written >= 0 && read > src.written:
+		why = append(why, fmt.Sprintf("the records file holds %d records; its summary says %d were written: the summary is not this file's", read, src.written))
+	case src.written < 0 && src.end == nil && read == 0:
+		why = append(why, "the records file is empty, with no end line and no summary.json beside it")
+	case src.written < 0 && src.end == nil:
+		why = append(why, fmt.Sprintf("the records file (%d records) has no end line and no summary.json beside it: whether records are missing cannot be told (a file written before records files ended with their count, or one cut at a line boundary)", read))
+	}
+	if planned := src.Counts.Planned; len(why) == 0 && src.Partial == "" && read < planned {
+		why = append(why, fmt.Sprintf("%d sent of %d planned, and its run does not say it was cut short: %d records are missing", read, planned, planned-read))
+	}
+	return strings.Join(why, "; ")
+}
+
+// runLevels are the load levels an incomplete source's records may have
+// held: those its run's sources (its label) hold; every level (nil) when
+// its label is not known, or its run holds no record.
+func runLevels(srcs []*MergeSource, src *MergeSource) map[int]bool {
+	if src.label == "" {
+		return nil
+	}
+	levels := map[int]bool{}
+	for _, s := range srcs {
+		if s.label == src.label {
+			for i := range s.records {
+				levels[s.records[i].Concurrency] = true
+			}
+		}
+	}
+	return levels
+}
+
+// shardGap is a shard missing from a merge: note says which; levels are
+// the load levels the run's other shards hold (the levels it leaves
+// incomplete).
+type shardGap struct {
+	levels map[int]bool
+	note   string
+}
+
+// shardGaps finds, for each sharded run among the sources (one label and
+// shard count), the shards with no source.
+func shardGaps(srcs []*MergeSource) []shardGap {
+	type run struct {
+		label string
+		count int
+	}
+	runs := map[run][]*MergeSource{}
+	for _, src := range srcs {
+		if src.shard.sharded() {
+			k := run{src.label, src.shard.Count}
+			runs[k] = append(runs[k], src)
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(runs), func(a, b run) int {
+		if c := strings.Compare(a.label, b.label); c != 0 {
+			return c
+		}
+		return a.count - b.count
+	})
+	var gaps []shardGap
+	for _, k := range keys {
+		present := map[int]bool{}
+		levels := map[int]bool{}
+		for _, src := range runs[k] {
+			present[src.shard.Index] = true
+			for i := range src.records {
+				levels[src.records[i].Concurrency] = true
+			}
+		}
+		missing := k.count - len(present)
+		if missing == 0 {
+			continue
+		}
+		var names []string // the first ten missing: a run has at most len(srcs) present
+		for i := 0; i < k.count && len(names) < 10; i++ {
+			if !present[i] {
+				names = append(names, fmt.Sprintf("%d/%d", i, k.count))
+			}
+		}
+		list := strings.Join(names, ", ")
+		if missing > len(names) {
+			list += fmt.Sprintf(" and %d more", missing-len(names))
+		}
+		what := "shard " + list
+		if missing > 1 {
+			what = "shards " + list
+		}
+		gaps = append(gaps, shardGap{levels: levels, note: fmt.Sprintf("%s%s missing: no records file of it among those merged (%d of %d shards read)",
+			what, ofLabel(k.label), len(present), k.count)})
+	}
+	return gaps
+}
