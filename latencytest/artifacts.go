@@ -146,7 +146,10 @@ type ResultSummary struct {
 	// Model is the model the responses named (several joined by ", ").
 	Model string `json:"model,omitempty"`
 	// Counts, ErrorRate and Errors are Result's; ErrorExamples gives one
-	// request of each error class, most frequent first.
+	// request of each error class, most frequent first. Counts.Sent is
+	// also how many records Measure wrote to the records file beside the
+	// summary: MergeRecords compares it, and Counts.Planned, with the
+	// records it reads.
 	Counts        Counts         `json:"counts"`
 	ErrorRate     float64        `json:"error_rate"`
 	Errors        map[string]int `json:"errors"`
