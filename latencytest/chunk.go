@@ -35,6 +35,21 @@ type chunkFacts struct {
 	hasContent, hasRefusal    bool
 	contentEsc, refusalEsc    bool
 	modelEsc, finishEsc, used bool
+	tools                     [maxFastTools]toolFacts // choice 0's delta.tool_calls, in order
+	nTools                    int
+}
+
+// maxFastTools is how many elements of a delta's tool_calls the fast path
+// takes; more go the slow way.
+const maxFastTools = 4
+
+// toolFacts is one element of a delta's tool_calls: what stream.toolDelta
+// takes from it.
+type toolFacts struct {
+	index        int64
+	id           span
+	idEsc, hasID bool
+	name, args   bool // a non-empty function.name, function.arguments
 }
 
 // span is a string's bytes inside the chunk, quotes excluded; esc is set
@@ -359,9 +374,11 @@ func (s *chunkScanner) optCount() (n int64, ok bool) {
 }
 
 var (
-	chunkFields  = []string{"model", "choices", "usage", "error", "object", "message"}
+	chunkFields  = []string{"model", "choices", "usage", "error", "object", "message", "x_groq"}
 	choiceFields = []string{"index", "delta", "finish_reason"}
-	deltaFields  = []string{"content", "reasoning_content", "reasoning", "refusal"}
+	deltaFields  = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls"}
+	toolFields   = []string{"index", "id", "function"}
+	funcFields   = []string{"name", "arguments"}
 	usageFields  = []string{"prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details"}
 	detailFields = []string{"cached_tokens", "reasoning_tokens"}
 )
@@ -409,6 +426,19 @@ func fastChunk(data []byte, f *chunkFacts) (ok bool) {
 				return ok && !esc && string(data[sp.start:sp.end]) != "error"
 			}
 			return s.skip(0)
+		case 6: // x_groq: usage in it (once a stream) goes the slow way
+			if s.null() {
+				return true
+			}
+			return s.object(func(key []byte) bool {
+				switch i, fold := known(key, "usage"); {
+				case fold:
+					return false
+				case i == 0:
+					return s.null() // a usage that is not null: the slow way
+				}
+				return s.skip(0)
+			})
 		}
 		return s.skip(0)
 	})
@@ -480,6 +510,7 @@ func (s *chunkScanner) choice(f *chunkFacts) bool {
 	f.content, f.contentEsc, f.hasContent = delta.content, delta.contentEsc, delta.hasContent
 	f.refusal, f.refusalEsc, f.hasRefusal = delta.refusal, delta.refusalEsc, delta.hasRefusal
 	f.reasoning = delta.reasoning
+	f.tools, f.nTools = delta.tools, delta.nTools
 	return true
 }
 
@@ -495,6 +526,12 @@ func (s *chunkScanner) delta(f *chunkFacts) bool {
 			return s.skip(0)
 		}
 		seen |= 1 << i
+		if i == 4 { // tool_calls
+			if s.null() {
+				return true
+			}
+			return s.array(func() bool { return s.toolCall(f) })
+		}
 		sp, esc, present, ok := s.optString() // an array of parts: the slow way
 		if !ok || !present {
 			return ok
@@ -511,6 +548,77 @@ func (s *chunkScanner) delta(f *chunkFacts) bool {
 		}
 		return true
 	})
+}
+
+// toolCall scans one element of a delta's tool_calls: an object whose
+// index is null or a plain integer, id null or a string, function null
+// or an object of strings; anything else (a null element included) goes
+// the slow way, as does a fifth element.
+func (s *chunkScanner) toolCall(f *chunkFacts) bool {
+	if f.nTools == maxFastTools || s.peek() != '{' {
+		return false
+	}
+	var t toolFacts
+	var seen uint32
+	ok := s.object(func(key []byte) bool {
+		i, fold := known(key, toolFields...)
+		if fold || (i >= 0 && seen&(1<<i) != 0) {
+			return false
+		}
+		if i < 0 {
+			return s.skip(0)
+		}
+		seen |= 1 << i
+		switch i {
+		case 0: // index
+			if s.null() {
+				return true
+			}
+			sp, digits, ok := s.number()
+			if !ok || !digits || sp.end-sp.start > 18 {
+				return false
+			}
+			t.index, _ = strconv.ParseInt(string(s.b[sp.start:sp.end]), 10, 64)
+			return true
+		case 1: // id
+			sp, esc, present, ok := s.optString()
+			if present && sp.end > sp.start {
+				t.id, t.idEsc, t.hasID = sp, esc, true
+			}
+			return ok
+		}
+		// function
+		if s.null() {
+			return true
+		}
+		var fseen uint32
+		return s.object(func(key []byte) bool {
+			j, fold := known(key, funcFields...)
+			if fold || (j >= 0 && fseen&(1<<j) != 0) {
+				return false
+			}
+			if j < 0 {
+				return s.skip(0)
+			}
+			fseen |= 1 << j
+			sp, _, present, ok := s.optString()
+			// Every escape decodes to at least one byte: a non-empty
+			// string is non-empty text.
+			nonEmpty := present && sp.end > sp.start
+			if j == 0 {
+				t.name = nonEmpty
+			} else {
+				t.args = nonEmpty
+			}
+			return ok
+		})
+	})
+	if !ok {
+		return false
+	}
+	f.tools[f.nTools] = t
+	f.nTools++
+	return true
 }
 
 // usage scans a usage object.
@@ -618,6 +726,18 @@ func (s *stream) fastEvent(data []byte) (token, ok bool) {
 		f.hasRefusal && !decode(f.refusal, f.refusalEsc, &refusal, &refusalS) {
 		return false, false
 	}
+	var ids [maxFastTools]string
+	for k, tc := range f.tools[:f.nTools] {
+		if tc.hasID {
+			var b []byte
+			if !decode(tc.id, tc.idEsc, &b, &ids[k]) {
+				return false, false
+			}
+			if b != nil {
+				ids[k] = string(b)
+			}
+		}
+	}
 	rec := s.rec
 	if f.used {
 		switch {
@@ -670,6 +790,11 @@ func (s *stream) fastEvent(data []byte) (token, ok bool) {
 			rec.FirstAnswer = s.now
 		}
 	}
+	for k, tc := range f.tools[:f.nTools] {
+		if s.toolDelta(tc.index, ids[k], tc.name, tc.args) {
+			token = true
+		}
+	}
 	return token, true
 }
 
@@ -691,7 +816,7 @@ type chunkTemplate struct {
 // content is its last string.
 func (t *chunkTemplate) keep(data []byte, f *chunkFacts) {
 	t.data = t.data[:0]
-	if !f.hasContent || f.hasFinish || f.hasRefusal || f.used && f.model.end > f.content.start {
+	if !f.hasContent || f.hasFinish || f.hasRefusal || f.nTools > 0 || f.used && f.model.end > f.content.start {
 		return
 	}
 	t.data, t.facts = append(t.data, data...), *f

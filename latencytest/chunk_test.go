@@ -251,22 +251,26 @@ func TestPayloadMatchesMap(t *testing.T) {
 		{"no messages", Request{}},
 	} {
 		for _, model := range []string{"fake-model", "odd \"model\" <&>"} {
-			o := OpenAI("http://fake/v1", WithModel(model)).(*openAI)
-			got, err := o.payload(tc.req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body := map[string]any{"model": model, "messages": tc.req.Messages, "stream": true,
-				"stream_options": map[string]bool{"include_usage": true}}
-			if tc.req.MaxTokens > 0 {
-				body["max_tokens"] = tc.req.MaxTokens
-			}
-			if tc.req.Temperature != nil {
-				body["temperature"] = *tc.req.Temperature
-			}
-			want, _ := json.Marshal(body)
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s, model %q:\n got %s\nwant %s", tc.name, model, got, want)
+			for _, opts := range []bool{true, false} {
+				o := OpenAI("http://fake/v1", WithModel(model)).(*openAI)
+				got, err := o.payload(tc.req, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body := map[string]any{"model": model, "messages": tc.req.Messages, "stream": true}
+				if opts {
+					body["stream_options"] = map[string]bool{"include_usage": true}
+				}
+				if tc.req.MaxTokens > 0 {
+					body["max_tokens"] = tc.req.MaxTokens
+				}
+				if tc.req.Temperature != nil {
+					body["temperature"] = *tc.req.Temperature
+				}
+				want, _ := json.Marshal(body)
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s, model %q, stream_options %v:\n got %s\nwant %s", tc.name, model, opts, got, want)
+				}
 			}
 		}
 	}

@@ -124,14 +124,19 @@ func (d *Disclosure) setLevels(levels []int) {
 
 // noteUsage adds to boxes 1 and 5 what the server's usage reports allow:
 // decode rates are event rates for the measured successes that reported
-// no usage, and cached tokens that were never reported prove nothing. It
-// also notes retries in box 2 (see noteRetries).
+// no usage, and cached tokens that were never reported prove nothing. Box
+// 1 also counts the requests resent without stream_options after the
+// server refused it (see OpenAI). It also notes retries in box 2 (see
+// noteRetries).
 func (d *Disclosure) noteUsage(recs []Record) {
 	d.noteRetries(recs)
 	d.noteConnections(recs)
-	n, noUsage, cached := 0, 0, 0
+	n, noUsage, cached, resent := 0, 0, 0, 0
 	for i := range recs {
 		rec := &recs[i]
+		if len(rec.Notes) > 0 && strings.HasPrefix(rec.Notes[0], streamOptionsNote) {
+			resent++
+		}
 		if rec.Warmup || !rec.OK() {
 			continue
 		}
@@ -142,6 +147,10 @@ func (d *Disclosure) noteUsage(recs []Record) {
 		if rec.CachedReported {
 			cached++
 		}
+	}
+	if resent > 0 {
+		b1 := d.Box(1)
+		d.set(1, b1.Answer+fmt.Sprintf("; the server refused stream_options: %d request(s) were resent once without it, each timed on the resent request (the refused one noted in its record), and later requests were sent without it, so usage came only where the server sends it unasked", resent), b1.Missing)
 	}
 	if n == 0 {
 		return
@@ -217,7 +226,7 @@ func (d *Disclosure) common(desc Description, models []string, start, end time.T
 	case len(models) > 0:
 		d.set(12, fmt.Sprintf("%s (as the API named it; requested %q from %s)", strings.Join(models, ", "), desc.Model, orUnknown(desc.Endpoint)), false)
 	case desc.Model != "":
-		d.set(12, fmt.Sprintf("requested %q from %s; the API named none", desc.Model, orUnknown(desc.Endpoint)), true)
+		d.set(12, fmt.Sprintf("requested %q from %s; no response named a model", desc.Model, orUnknown(desc.Endpoint)), true)
 	default:
 		d.set(12, "unknown: the provider does not describe itself", true)
 	}
@@ -244,7 +253,9 @@ func orUnknown(s string) string {
 	return s
 }
 
-// modelsOf lists the model IDs the responses named.
+// modelsOf lists the model IDs the responses named (Record.Model: the
+// providers leave it empty when no response named one, so that a model
+// only the request named is never shown as the API's).
 func modelsOf(recs []Record) []string {
 	var out []string
 	for i := range recs {

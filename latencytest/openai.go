@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -79,10 +80,27 @@ func WithHeader(key, value string) Option {
 	return func(o *openAI) { o.header.Add(key, value) }
 }
 
+// WithoutStreamOptions never sends stream_options (by default every request
+// asks for usage with stream_options.include_usage). Without it most
+// servers send no usage, and decode rates count token events (see
+// Record.DecodeRateUnit). A server that refuses stream_options is handled
+// without it: see OpenAI.
+func WithoutStreamOptions() Option { return func(o *openAI) { o.noStreamOptions.Store(true) } }
+
 // OpenAI returns a Provider that streams chat completions from an
 // OpenAI-compatible endpoint: baseURL is the API root ("https://host/v1");
 // requests go to baseURL + "/chat/completions" with stream true and
 // stream_options.include_usage. It panics if baseURL is not an http(s) URL.
+//
+// Some servers refuse stream_options (Mistral's API with 422
+// extra_forbidden, Azure OpenAI api-versions before 2024-09-01-preview
+// with 400 unknown_parameter). The first answer of status 400 or 422 whose
+// body names stream_options turns it off for this provider from then on,
+// and that request is sent once more without it: its record times the
+// resent request only, and carries a note saying why and how long the
+// refused one took; the run's disclosure counts such requests. Requests
+// in flight when the refusal came are each resent the same way, once.
+// WithoutStreamOptions never sends it.
 func OpenAI(baseURL string, opts ...Option) Provider {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -101,7 +119,8 @@ func OpenAI(baseURL string, opts ...Option) Provider {
 			o.h1Head, o.h1Addr, _ = o.h1Request(u)
 		}
 	}
-	o.bodyTail = appendBodyTail(nil, o.model)
+	o.bodyTail = appendBodyTail(nil, o.model, true)
+	o.bodyTailPlain = appendBodyTail(nil, o.model, false)
 	o.endpoint = redactURL(o.url)
 	o.secrets = secretsOf(o.key, o.header, u)
 	return o
@@ -254,6 +273,11 @@ type openAI struct {
 	secrets       []string // longest first
 	body          []byte   // WithBody (HTTP only)
 	bodyType      string
+	// bodyTailPlain is bodyTail without stream_options, sent once
+	// noStreamOptions is set (WithoutStreamOptions, or a server's refusal:
+	// see OpenAI).
+	bodyTailPlain   []byte
+	noStreamOptions atomic.Bool
 }
 
 // Describe names the endpoint and model (never the key).
@@ -263,10 +287,15 @@ func (o *openAI) Describe() Description {
 
 // payload encodes the request body as json.Marshal encodes the map
 // {"max_tokens", "messages", "model", "stream", "stream_options",
-// "temperature"} (keys sorted, max_tokens and temperature only when set),
-// without reflection: the part after the messages is built once.
-func (o *openAI) payload(req Request) ([]byte, error) {
-	n := 32 + len(o.bodyTail)
+// "temperature"} (keys sorted, max_tokens and temperature only when set,
+// stream_options only with streamOptions), without reflection: the part
+// after the messages is built once.
+func (o *openAI) payload(req Request, streamOptions bool) ([]byte, error) {
+	tail := o.bodyTail
+	if !streamOptions {
+		tail = o.bodyTailPlain
+	}
+	n := 32 + len(tail)
 	for _, m := range req.Messages {
 		n += 32 + len(m.Role) + len(m.Content)
 	}
@@ -294,7 +323,7 @@ func (o *openAI) payload(req Request) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
-	b = append(b, o.bodyTail...)
+	b = append(b, tail...)
 	if req.Temperature != nil {
 		t, err := json.Marshal(*req.Temperature)
 		if err != nil {
@@ -306,11 +335,16 @@ func (o *openAI) payload(req Request) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendBodyTail appends what follows the messages in every request body.
-func appendBodyTail(b []byte, model string) []byte {
+// appendBodyTail appends what follows the messages in every request body,
+// stream_options included or not.
+func appendBodyTail(b []byte, model string, streamOptions bool) []byte {
 	b = append(b, `,"model":`...)
 	b = appendJSONString(b, model)
-	return append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
+	b = append(b, `,"stream":true`...)
+	if streamOptions {
+		b = append(b, `,"stream_options":{"include_usage":true}`...)
+	}
+	return b
 }
 
 // appendJSONString appends s as encoding/json writes it: printable ASCII
@@ -333,18 +367,36 @@ var (
 	errTotalTimeout      = errors.New("not done before the total timeout")
 )
 
+// streamOptionsNote begins the note of a request resent without
+// stream_options (see OpenAI); the disclosure counts the records that
+// carry it.
+const streamOptionsNote = "resent without stream_options: the server refused it"
+
 // Call streams one chat completion and measures it. Every string the
 // record keeps is scrubbed of the provider's secrets (see WithAPIKey).
 func (o *openAI) Call(parent context.Context, req Request) Record {
-	rec := o.call(parent, req)
+	refused := false
+	rec := o.call(parent, req, !o.noStreamOptions.Load(), &refused)
+	if refused {
+		o.noStreamOptions.Store(true)
+		note := fmt.Sprintf("%s (%s: %s); the refused request took %v and is not timed",
+			streamOptionsNote, rec.Err, truncate(rec.Detail, 120), rec.Total)
+		rec = o.call(parent, req, false, &refused)
+		if len(rec.Notes) >= maxNotes {
+			rec.Notes = append(rec.Notes[:maxNotes-2:maxNotes-2], "(further notes dropped)")
+		}
+		rec.Notes = append([]string{note}, rec.Notes...)
+	}
 	o.scrub(&rec)
 	return rec
 }
 
-func (o *openAI) call(parent context.Context, req Request) Record {
+// call sends one request (with stream_options or not) and measures it;
+// it sets *refused when the server refused stream_options (see OpenAI).
+func (o *openAI) call(parent context.Context, req Request, streamOptions bool, refused *bool) Record {
 	rec := Record{ID: req.ID, MaxTokens: req.MaxTokens, TTFB: NotObserved, TTFT: NotObserved,
-		FirstAnswer: NotObserved, LastToken: NotObserved, Model: o.model}
-	payload, err := o.payload(req)
+		FirstAnswer: NotObserved, LastToken: NotObserved}
+	payload, err := o.payload(req, streamOptions)
 	if err != nil {
 		rec.Err, rec.Detail = ClassTransport, "encoding the request: "+err.Error()
 		return rec
@@ -446,6 +498,9 @@ func (o *openAI) call(parent context.Context, req Request) Record {
 	// a secret survives a cut.
 	if resp.status/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.body, 64<<10))
+		if streamOptions && (resp.status == 400 || resp.status == 422) && bytes.Contains(b, []byte("stream_options")) {
+			*refused = true
+		}
 		msg := errorMessage([]byte(o.redact(string(b))))
 		if resp.status/100 == 3 && resp.location != "" {
 			// Not followed: a redirected POST would time two requests as one.
@@ -692,12 +747,14 @@ func (t *streamTimer) verdict() (class, detail string) {
 		return ClassBadStream, st.bad
 	case !st.done:
 		return ClassTruncated, "the stream ended without [DONE]"
+	case rec.FinishReason == "content_filter":
+		return ClassContentFilter, fmt.Sprintf("the provider's content filter stopped the answer (finish_reason content_filter) after %d token events: a policy outcome, not latency", rec.TokenEvents)
 	case st.refusal.Len() > 0:
 		return ClassRefusal, "refused: " + truncate(t.redact(st.refusal.String()), 200)
 	case rec.TokenEvents == 0:
 		return ClassEmptyStream, "the stream ended without a token"
 	case rec.FirstAnswer < 0:
-		return ClassEmptyAnswer, fmt.Sprintf("%d token events but no answer content (finish_reason %q)", rec.TokenEvents, rec.FinishReason)
+		return ClassEmptyAnswer, fmt.Sprintf("%d token events but no answer content or tool call (finish_reason %q)", rec.TokenEvents, rec.FinishReason)
 	}
 	return "", ""
 }
@@ -728,6 +785,62 @@ type stream struct {
 	others   bool   // a choice other than index 0 was seen
 	notesCut bool
 	last     chunkTemplate // the last chunk scanned whole (chunk.go)
+	// toolAt is the tool call each tool-call index is on (see toolDelta);
+	// nil until the first tool-call delta.
+	toolAt    map[int64]toolSlot
+	toolNamed bool // the first tool call's name arrived (Record.FirstToolCall)
+}
+
+// toolSlot is the tool call a tool-call index is on: its number (from 1,
+// in the order the calls began), its id and whether its name arrived.
+type toolSlot struct {
+	call  int
+	id    string
+	named bool
+}
+
+// toolDelta applies one element of a delta's tool_calls: its index, its
+// id ("" when absent) and whether it carried a non-empty function name
+// and arguments. It reports whether the element carried anything (an id,
+// a name or arguments): then it is a token of the answer. A call is
+// counted at its index's first element that carries anything; an
+// element with a name and an id other than the one its index already
+// has, on an index whose call was named, begins a new call there (some
+// servers, Ollama's among them, send parallel calls all at index 0).
+// The first call's name sets FirstToolCall, and each of its arguments
+// deltas ToolArgsDone.
+func (s *stream) toolDelta(index int64, id string, name, args bool) (token bool) {
+	if id == "" && !name && !args {
+		return false
+	}
+	rec := s.rec
+	slot, ok := s.toolAt[index]
+	if !ok || name && slot.named && id != "" && slot.id != "" && id != slot.id {
+		rec.ToolCalls++
+		slot = toolSlot{call: rec.ToolCalls}
+	}
+	if id != "" {
+		slot.id = id
+	}
+	if name {
+		slot.named = true
+	}
+	if s.toolAt == nil {
+		s.toolAt = map[int64]toolSlot{}
+	}
+	s.toolAt[index] = slot
+	if slot.call == 1 {
+		if name && !s.toolNamed {
+			rec.FirstToolCall, s.toolNamed = s.now, true
+		}
+		if args {
+			rec.ToolArgsDone = s.now
+		}
+	}
+	if rec.FirstAnswer < 0 {
+		rec.FirstAnswer = s.now
+	}
+	return true
 }
 
 // maxNotes bounds Record.Notes.
@@ -755,7 +868,10 @@ func (s *stream) finish() {
 }
 
 // rawChunk is a chat.completion.chunk decoded field by field, so that one
-// field of an unexpected type loses that field only.
+// field of an unexpected type loses that field only. Usage is read where
+// vendors put it: "usage", or Groq's "x_groq": {"usage": ...} ("usage"
+// wins when a chunk has both); a usage on every chunk (as Gemini sends
+// it) is read on every chunk, the last one winning.
 type rawChunk struct {
 	Model   json.RawMessage `json:"model"`
 	Choices json.RawMessage `json:"choices"`
@@ -763,6 +879,7 @@ type rawChunk struct {
 	Error   json.RawMessage `json:"error"`
 	Object  json.RawMessage `json:"object"`
 	Message json.RawMessage `json:"message"`
+	XGroq   json.RawMessage `json:"x_groq"`
 }
 
 type rawChoice struct {
@@ -776,6 +893,19 @@ type rawDelta struct {
 	ReasoningContent json.RawMessage `json:"reasoning_content"`
 	Reasoning        json.RawMessage `json:"reasoning"`
 	Refusal          json.RawMessage `json:"refusal"`
+	ToolCalls        json.RawMessage `json:"tool_calls"`
+}
+
+// rawToolCall is one element of a delta's (or a message's) tool_calls.
+type rawToolCall struct {
+	Index    json.RawMessage `json:"index"`
+	ID       json.RawMessage `json:"id"`
+	Function json.RawMessage `json:"function"`
+}
+
+type rawFunction struct {
+	Name      json.RawMessage `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 type rawUsage struct {
@@ -821,6 +951,16 @@ func (s *stream) event(ev Event) (token bool) {
 			s.note("model ignored: not a string (%s)", truncate(string(ch.Model), 40))
 		} else if m != "" {
 			s.rec.Model = m
+		}
+	}
+	if !absent(ch.XGroq) {
+		var xg struct {
+			Usage json.RawMessage `json:"usage"`
+		}
+		if json.Unmarshal(ch.XGroq, &xg) != nil {
+			s.note("x_groq ignored: not an object (%s)", truncate(string(ch.XGroq), 40))
+		} else {
+			s.usage(xg.Usage)
 		}
 	}
 	s.usage(ch.Usage)
@@ -880,8 +1020,67 @@ func (s *stream) event(ev Event) (token bool) {
 				s.rec.FirstAnswer = s.now
 			}
 		}
+		if s.toolCalls(d.ToolCalls) {
+			token = true
+		}
 	}
 	return token
+}
+
+// toolCalls applies a delta's tool_calls (see toolDelta) and reports
+// whether any element carried a token. An element or field of an
+// unexpected type is ignored with a note; an index that is absent or
+// not an integer is taken as 0.
+func (s *stream) toolCalls(raw json.RawMessage) (token bool) {
+	if absent(raw) {
+		return false
+	}
+	var calls []json.RawMessage
+	if json.Unmarshal(raw, &calls) != nil {
+		s.note("delta.tool_calls ignored: not an array (%s)", truncate(string(raw), 40))
+		return false
+	}
+	for _, rc := range calls {
+		var c rawToolCall
+		if json.Unmarshal(rc, &c) != nil {
+			s.note("a tool call ignored: not an object (%s)", truncate(string(rc), 40))
+			continue
+		}
+		var index int64
+		if !absent(c.Index) && json.Unmarshal(c.Index, &index) != nil {
+			s.note("tool call index ignored: not an integer (%s); taken as 0", truncate(string(c.Index), 40))
+			index = 0
+		}
+		id := s.plain("tool call id", c.ID)
+		var name, args string
+		if !absent(c.Function) {
+			var f rawFunction
+			if json.Unmarshal(c.Function, &f) != nil {
+				s.note("tool call function ignored: not an object (%s)", truncate(string(c.Function), 40))
+			} else {
+				name = s.plain("tool call function.name", f.Name)
+				args = s.plain("tool call function.arguments", f.Arguments)
+			}
+		}
+		if s.toolDelta(index, id, name != "", args != "") {
+			token = true
+		}
+	}
+	return token
+}
+
+// plain decodes a field that must be a string (or absent, or null: "");
+// anything else is ignored with a note.
+func (s *stream) plain(field string, raw json.RawMessage) string {
+	if absent(raw) {
+		return ""
+	}
+	var str string
+	if json.Unmarshal(raw, &str) != nil {
+		s.note("%s ignored: not a string (%s)", field, truncate(string(raw), 40))
+		return ""
+	}
+	return str
 }
 
 // text decodes a delta's text: a string, or an array of typed parts

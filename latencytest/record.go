@@ -26,6 +26,7 @@ const (
 	ClassTruncated         = "truncated"           // the stream ended without [DONE]
 	ClassBadStream         = "bad_stream"          // a malformed event, an error event or object mid-stream, or a 2xx answer that is not an event stream
 	ClassRefusal           = "refusal"             // the model refused (delta.refusal): an answer of its own kind, timed, but not the answer asked for
+	ClassContentFilter     = "content_filter"      // the provider's content filter stopped the answer (finish_reason content_filter): policy, not latency
 	ClassTransport         = "transport"           // no HTTP answer: connection refused, reset, DNS…
 	ClassCanceled          = "canceled"            // the run's context ended (deadline, cancel)
 	ClassCallError         = "call_error"          // a Func call returned an error that no HTTP attempt explains (its text in Detail)
@@ -35,7 +36,7 @@ const (
 // constant above (add a new class to both).
 var Classes = []string{
 	ClassFirstTokenTimeout, ClassTotalTimeout, ClassEmptyStream, ClassEmptyAnswer, ClassTruncated,
-	ClassBadStream, ClassRefusal, ClassTransport, ClassCanceled, ClassCallError,
+	ClassBadStream, ClassRefusal, ClassContentFilter, ClassTransport, ClassCanceled, ClassCallError,
 }
 
 // HTTPClass is the class of an HTTP error status: "http_529".
@@ -174,21 +175,41 @@ func (r *Record) OK() bool { return r.Err == "" }
 // measurements, so they enter latency samples as Failed, never as 0.
 func (r *Record) TokensUnobserved() bool { return r.OK() && r.TokenEvents == 0 && r.TTFT == 0 }
 
-// DecodeRate is the decode speed: (completion_tokens-1)/(last token -
-// first token). Completion tokens come from usage; when usage reported
-// none, the token events stand in for them and the rate is in events per
-// second (see DecodeRateUnit). It is 0 for a failed request or when it
-// cannot be computed.
+// DecodeRate is the decode speed: (n-1)/(last token - first token), in
+// tokens per second, n the answer's tokens. n is usage's completion
+// tokens, except that it never counts a token the answer did not stream:
+// when completion_tokens is the streamed token events plus one and the
+// model stopped on its own (finish_reason "stop"), the extra token is the
+// end-of-sequence token some servers count (Ollama) and n is the token
+// events. When usage reported no completion tokens, n is the token events
+// and the rate is in events per second (see DecodeRateUnit).
+//
+// It is 0 for a failed request (a failure is never fast), and NaN for a
+// success that has no rate: fewer than two tokens (a one-token answer),
+// no token observed, or every token in one event (no time between the
+// first and the last). Result.DecodeRates leaves those out, never counting
+// them as 0.
 func (r *Record) DecodeRate() float64 {
-	n := r.CompletionTokens
-	if r.DecodeRateUnit() == UnitEventsPerSecond {
-		n = r.TokenEvents
-	}
-	span := r.LastToken - r.TTFT
-	if !r.OK() || n < 2 || r.TTFT < 0 || span <= 0 {
+	if !r.OK() {
 		return 0
 	}
+	n := r.decodeTokens()
+	span := r.LastToken - r.TTFT
+	if n < 2 || r.TTFT < 0 || span <= 0 {
+		return math.NaN()
+	}
 	return float64(n-1) / span.Seconds()
+}
+
+// decodeTokens is DecodeRate's n.
+func (r *Record) decodeTokens() int {
+	switch {
+	case r.DecodeRateUnit() == UnitEventsPerSecond:
+		return r.TokenEvents
+	case r.CompletionTokens == r.TokenEvents+1 && r.FinishReason == "stop":
+		return r.TokenEvents
+	}
+	return r.CompletionTokens
 }
 
 // Units of Record.DecodeRateUnit.
@@ -434,12 +455,16 @@ func (r *Result) ITL() Sample {
 
 // DecodeRates is the decode speed (tokens/s, or events/s for requests
 // without usage: see DecodeRateUnit) of each measured request; a failed
-// request counts as 0.
+// request counts as 0, and a success without a rate (a one-token answer:
+// see Record.DecodeRate) is left out, so it neither fails nor helps a
+// decode-rate floor.
 func (r *Result) DecodeRates() Rates {
 	out := make(Rates, 0, len(r.Records))
 	for i := range r.Records {
 		if !r.Records[i].Warmup {
-			out = append(out, r.Records[i].DecodeRate())
+			if v := r.Records[i].DecodeRate(); !math.IsNaN(v) {
+				out = append(out, v)
+			}
 		}
 	}
 	return out

@@ -362,14 +362,16 @@ func TestStreamUsageReported(t *testing.T) {
 }
 
 // WithModel("") keeps the default model rather than sending an empty one.
+// The record names no model: the answer's chunks named none (only the
+// request did).
 func TestWithModelEmptyIsTheDefault(t *testing.T) {
 	var seen http.Request
 	p := OpenAI("https://api.example.test/v1", WithHTTPClient(answer(200, tok("a")+done, &seen)), WithModel("m-1"), WithModel(""))
 	rec := p.Call(context.Background(), Request{ID: "x", Messages: []Message{{Role: "user", Content: "hi"}}})
 	var body map[string]any
 	b, _ := io.ReadAll(seen.Body)
-	if err := json.Unmarshal(b, &body); err != nil || body["model"] != "fake-model" || rec.Model != "fake-model" {
-		t.Errorf("body %s, record model %q: want the default model", b, rec.Model)
+	if err := json.Unmarshal(b, &body); err != nil || body["model"] != "fake-model" || rec.Model != "" {
+		t.Errorf("body %s, record model %q: want the default model sent, none recorded", b, rec.Model)
 	}
 	if d := p.(Describer).Describe(); d.Model != "fake-model" {
 		t.Errorf("description %+v", d)
