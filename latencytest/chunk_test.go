@@ -105,6 +105,11 @@ func chunkCorpus(t testing.TB) []string {
 	} {
 		addStream([]byte(s))
 	}
+	// The stream fixtures of other providers' dialects (tool calls,
+	// Azure, Groq, Gemini, Ollama: see dialect_test.go).
+	for _, s := range streamFixtures(t) {
+		addStream([]byte(s))
+	}
 	// Corpus files of the fuzz targets that read SSE streams or chunks.
 	for _, dir := range []string{"FuzzSSESplit", "FuzzChunkFastPath"} {
 		files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", dir, "*"))
@@ -175,6 +180,43 @@ func chunkCorpus(t testing.TB) []string {
 		`{"x":"\x"}`, `{"x":"\u12"}`, `{"x":"unterminated}`, `{"x":1,}`, `{,}`, `{"x" 1}`,
 		`{} {}`, `{}  `, ` {} `, `null`, `[]`, `"str"`, `7`, ``, ` `, `{"\u0063hoices":[]}`,
 		`{"choices":[{"index":0,"delta":{"content":"x"}}],"choices":[]}`,
+		// Tool calls: every shape either path may take.
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"c\u0032","function":{"name":"g"}},{"index":2,"id":"c3","function":{"name":"h","arguments":"{}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0},{"index":1,"id":""},{"index":2,"function":null},{"index":3,"function":{"name":"","arguments":""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a"},{"index":1,"id":"b"},{"index":2,"id":"c"},{"index":3,"id":"d"},{"index":4,"id":"e"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"no index","function":{"name":"f"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":null,"id":null,"type":null,"function":{"name":null,"arguments":null}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[null]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":null,"content":"x"}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":{"index":0}}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[7,{"index":0,"id":"x"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":"0","id":"x"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":-1,"id":"x"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1.5,"id":"x"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":99999999999999999999,"id":"x"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":7}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":"f"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":7,"arguments":{}}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"ID":"x","Function":{"Name":"f"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","id":"y"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f","name":""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"Tool_calls":[{"index":0,"id":"x"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x"}],"tool_calls":[]}}]}`,
+		`{"choices":[{"index":1,"delta":{"tool_calls":[{"index":0,"id":"other choice"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"both","tool_calls":[{"index":0,"id":"x","function":{"name":"f","arguments":"\u0000"}}]},"finish_reason":"tool_calls"}]}`,
+		"{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"bad \xff\",\"function\":{\"arguments\":\"\xc3\"}}]}}]}",
+		// Groq's x_groq: an id (the fast way), usage (the slow way).
+		`{"x_groq":{"id":"req_1"},"choices":[{"index":0,"delta":{"content":"a"}}]}`,
+		`{"x_groq":{"id":"req_1","usage":{"prompt_tokens":3,"completion_tokens":4}},"choices":[]}`,
+		`{"x_groq":{"usage":null}}`,
+		`{"x_groq":{"Usage":{"prompt_tokens":3}}}`,
+		`{"x_groq":null}`,
+		`{"x_groq":"req_1"}`,
+		`{"x_groq":{"usage":[]}}`,
+		`{"usage":{"completion_tokens":5},"x_groq":{"usage":{"completion_tokens":9}}}`,
 	)
 	return out
 }
@@ -214,6 +256,10 @@ func TestFastPathMatchesEncodingJSON(t *testing.T) {
 		_, took[data] = fs.fastEvent([]byte(data))
 	}
 	for _, data := range append(sseOpenAIStreamData()[:5],
+		// OpenAI's tool-call chunks (testdata/stream/openai_tool_call.sse).
+		`{"id":"chatcmpl-tc1","object":"chat.completion.chunk","created":1727000000,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_tc","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_DdmO9pD3xa9XTPNJ32zg2hcA","type":"function","function":{"name":"get_weather","arguments":""}}],"refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`,
+		`{"id":"chatcmpl-tc1","object":"chat.completion.chunk","created":1727000000,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_tc","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"location"}}]},"logprobs":null,"finish_reason":null}],"usage":null}`,
+		`{"id":"chatcmpl-tc1","object":"chat.completion.chunk","created":1727000000,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_tc","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\""}}]},"logprobs":null,"finish_reason":null}],"usage":null}`,
 		`{"id":"chatcmpl-fake-3","object":"chat.completion.chunk","created":1727000000,"model":"fake-model","choices":[{"index":0,"delta":{"content":" The"},"logprobs":null,"finish_reason":null}],"usage":null}`,
 		`{"choices":[{"index":0,"delta":{"content":"escapes \" \\ \/ \b \f \n \r \t \u0041 \u00e9"}}]}`,
 	) {
