@@ -478,3 +478,67 @@ func (s *bodyServer) close() {
 	s.mu.Unlock()
 	s.wg.Wait()
 }
+
+// DecodeRate counts only tokens the answer streamed, and a success that
+// has no rate is NaN (left out of DecodeRates), never 0; a failure is 0.
+func TestDecodeRateCountsStreamedTokens(t *testing.T) {
+	ms := time.Millisecond
+	rec := func(events, completion int, finish, err string) Record {
+		return Record{TTFT: 100 * ms, LastToken: 100*ms + time.Duration(max(events-1, 0))*10*ms, TokenEvents: events,
+			CompletionTokens: completion, UsageReported: completion > 0, FinishReason: finish, Err: err}
+	}
+	for _, tc := range []struct {
+		name, why string
+		rec       Record
+		want      float64 // NaN: no rate
+	}{
+		{"usage as streamed", "(11-1)/100 ms", rec(11, 11, "stop", ""), 100},
+		{"end-of-sequence counted", "usage one more than the events and the model stopped: the events, (11-1)/100 ms", rec(11, 12, "stop", ""), 100},
+		{"two-token answer with its end-of-sequence", "Ollama: 2 streamed, 3 counted: (2-1)/10 ms, not twice that", rec(2, 3, "stop", ""), 100},
+		{"one more at the cap", "finish_reason length: usage as reported, (12-1)/100 ms", rec(11, 12, "length", ""), 110},
+		{"several tokens an event", "usage well above the events: usage, (41-1)/100 ms", rec(11, 41, "stop", ""), 400},
+		{"no usage", "events/s: (11-1)/100 ms", rec(11, 0, "stop", ""), 100},
+		{"one token", "no rate, not 0", rec(1, 1, "stop", ""), math.NaN()},
+		{"one token and its end-of-sequence", "2 counted, 1 streamed: no rate", rec(1, 2, "stop", ""), math.NaN()},
+		{"one event, many tokens", "no time between first and last token: no rate", rec(1, 30, "stop", ""), math.NaN()},
+		{"no token observed", "a custom provider's whole-call record", Record{TTFT: NotObserved, LastToken: NotObserved}, math.NaN()},
+		{"failed", "a failure is never fast: 0", rec(11, 11, "stop", ClassTruncated), 0},
+		{"failed one token", "0 as well", rec(1, 1, "", ClassTruncated), 0},
+	} {
+		got := tc.rec.DecodeRate()
+		if !(math.IsNaN(got) && math.IsNaN(tc.want)) && math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s (%s): %v, want %v", tc.name, tc.why, got, tc.want)
+		}
+	}
+	res := &Result{Records: []Record{rec(11, 11, "stop", ""), rec(1, 1, "stop", ""), rec(3, 3, "stop", ClassTruncated)}}
+	if got := res.DecodeRates(); len(got) != 2 || got[0] != 100 || got[1] != 0 {
+		t.Errorf("DecodeRates %v: want [100 0], the one-token answer left out", got)
+	}
+}
+
+// Box 12 says "requested" when no response named the model (a run of
+// 404s): a model only the request named is never shown as the API's.
+func TestDisclosureModelOnlyRequested(t *testing.T) {
+	notFound := answerAs(404, "application/json", `{"error":{"message":"The model m-x does not exist"}}`, false)
+	p := OpenAI("http://fake/v1", WithHTTPClient(notFound), WithModel("m-x"))
+	res, err := Batch{Requests: 2, NoWarmup: true, Prompt: "hi"}.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Records[0].Model; m != "" {
+		t.Errorf("record model %q: no response named one", m)
+	}
+	b12 := res.Disclosure.Box(12).Answer
+	if strings.Contains(b12, "as the API named it") || !strings.Contains(b12, `requested "m-x"`) {
+		t.Errorf("box 12 %q: want the requested model, not one the API named", b12)
+	}
+	// A response that names its model is shown as the API's.
+	named := answerAs(200, "text/event-stream", `data: {"model":"m-x-2025","choices":[{"index":0,"delta":{"content":"a"}}]}`+"\n\n"+done, false)
+	res, err = Batch{Requests: 2, NoWarmup: true, Prompt: "hi"}.Run(context.Background(), OpenAI("http://fake/v1", WithHTTPClient(named), WithModel("m-x")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b12 := res.Disclosure.Box(12).Answer; !strings.Contains(b12, "m-x-2025 (as the API named it") {
+		t.Errorf("box 12 %q", b12)
+	}
+}

@@ -308,6 +308,9 @@ func (r Report) String() string {
 		sb.WriteString("  errors:\n")
 		for _, e := range r.ErrorExamples {
 			fmt.Fprintf(&sb, "    %s\n", e)
+			if e.Class == latencytest.ClassContentFilter {
+				sb.WriteString("      (content_filter: the provider's content filter stopped the answer; a policy outcome, not latency)\n")
+			}
 		}
 	case len(r.Errors) > 0:
 		var parts []string
