@@ -542,3 +542,85 @@ func TestDisclosureModelOnlyRequested(t *testing.T) {
 		t.Errorf("box 12 %q", b12)
 	}
 }
+
+// readAll is "your own client": it posts through hc, reads the whole body
+// and closes it.
+func readAll(ctx context.Context, hc *http.Client) error {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://fake/v1/chat/completions", strings.NewReader(`{}`))
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(hreq)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.ReadAll(resp.Body)
+	return err
+}
+
+// A streamed tool call measured through Instrument gives the provider's
+// tool-call figures, timed from the call's start (a 100 ms wait before
+// the request included).
+func TestInstrumentStreamedToolCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var steps []step
+		for k, b := range sseBlocks(streamFixtures(t)["openai_text_then_tool_call"]) {
+			steps = append(steps, step{at: at(k), data: b})
+		}
+		hc := &http.Client{Transport: Instrument(scripted(steps, false, nil).Transport)}
+		p := Func(func(ctx context.Context, req Request) error {
+			time.Sleep(100 * time.Millisecond)
+			return readAll(ctx, hc)
+		})
+		rec := p.Call(context.Background(), Request{ID: "i-1"})
+		w := fixtureWants["openai_text_then_tool_call"]
+		if !rec.OK() || rec.ToolCalls != 1 || rec.FirstToolCall != 100*time.Millisecond+at(w.firstTool) ||
+			rec.ToolArgsDone != 100*time.Millisecond+at(w.argsDone) || rec.FirstAnswer != 100*time.Millisecond+at(w.firstAnswer) {
+			t.Errorf("record %+v: want the fixture's tool-call clocks plus the 100 ms wait", rec)
+		}
+	})
+}
+
+// A non-streamed chat.completion read through Instrument is judged as a
+// stream is: tool calls in message.tool_calls (a success without text),
+// usage and model; content_filter, an empty message and a refusal fail;
+// a JSON answer that is not a chat completion is not judged.
+func TestInstrumentNonStreamedCompletion(t *testing.T) {
+	toolCalls := `{"id":"chatcmpl-ns1","object":"chat.completion","created":1727000000,"model":"gpt-4o-2024-08-06",` +
+		`"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[` +
+		`{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris\"}"}},` +
+		`{"id":"call_2","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Tokyo\"}"}}]},` +
+		`"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":80,"completion_tokens":40,"total_tokens":120}}`
+	for _, tc := range []struct {
+		name, why, body, class string
+		toolCalls              int
+		content                string
+	}{
+		{"tool calls", "OpenAI's documented parallel tool calls, no text: a success", toolCalls, "", 2, ""},
+		{"text", "an ordinary answer", `{"object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`, "", 0, "hi"},
+		{"content filter", "Azure's filter cut the answer", `{"object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Here"},"finish_reason":"content_filter"}]}`, ClassContentFilter, 0, "Here"},
+		{"empty", "no text and no tool call", `{"object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"length"}]}`, ClassEmptyAnswer, 0, ""},
+		{"refusal", "the model refused", `{"object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't"},"finish_reason":"stop"}]}`, ClassRefusal, 0, ""},
+		{"not a completion", "an embeddings answer is not judged", `{"object":"list","data":[{"embedding":[0.1]}]}`, "", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rt := roundTrip(func(r *http.Request) (*http.Response, error) {
+					time.Sleep(250 * time.Millisecond)
+					return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+						Body: io.NopCloser(strings.NewReader(tc.body)), Request: r}, nil
+				})
+				hc := &http.Client{Transport: Instrument(rt)}
+				rec := Func(func(ctx context.Context, req Request) error { return readAll(ctx, hc) }).Call(context.Background(), Request{ID: "n-1"})
+				if rec.Err != tc.class || rec.ToolCalls != tc.toolCalls || rec.Content != tc.content {
+					t.Errorf("%s: class %q (%s), %d tool calls, content %q; want %q, %d, %q", tc.why, rec.Err, rec.Detail, rec.ToolCalls, rec.Content, tc.class, tc.toolCalls, tc.content)
+				}
+				if tc.toolCalls > 0 && (rec.FirstToolCall != 250*time.Millisecond || rec.ToolArgsDone != 250*time.Millisecond ||
+					rec.CompletionTokens != 40 || rec.Model != "gpt-4o-2024-08-06" || rec.TTFT != NotObserved) {
+					t.Errorf("record %+v: want the tool calls at the body's arrival, usage and model, no token clock", rec)
+				}
+			})
+		})
+	}
+}

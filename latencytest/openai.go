@@ -773,6 +773,16 @@ func isEventStream(ct string) bool {
 	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
 }
 
+// isJSON reports whether a Content-Type is application/json or a +json
+// type (in any case, parameters allowed).
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
 // stream is the state of one chat-completions stream being decoded.
 type stream struct {
 	rec      *Record
@@ -1110,6 +1120,102 @@ func (s *stream) text(field string, raw json.RawMessage) string {
 	}
 	s.note("%s ignored: neither a string nor an array of parts (%s)", field, truncate(string(raw), 40))
 	return ""
+}
+
+// completion reads a non-streamed chat.completion body (a JSON answer,
+// as Instrument sees it from a client that did not stream) into the
+// record, as the stream's decoder reads chunks: the model, usage (also in
+// x_groq), finish_reason and choice 0's message: its content (a string or
+// text parts), refusal and tool_calls (each element a call; the first
+// one's name and arguments arrived with the body, at now, which sets
+// FirstToolCall and ToolArgsDone). The token clocks stay NotObserved: a
+// whole answer in one body has no first token to time. It returns the
+// verdict: content_filter, refusal, empty_answer (no content and no tool
+// call), bad_stream for an error object; "" for a good answer. ok is false,
+// and nothing changed, when body is not a chat completion (not a JSON
+// object with choices, or one cut short): then it judges nothing.
+func (s *stream) completion(body []byte) (class, detail string, ok bool) {
+	var c struct {
+		rawChunk
+		Choices []json.RawMessage `json:"choices"`
+	}
+	if json.Unmarshal(body, &c) != nil {
+		return "", "", false
+	}
+	if !absent(c.Error) {
+		return ClassBadStream, "error object in a 2xx answer: " + errorText(c.Error), true
+	}
+	if c.Choices == nil {
+		return "", "", false
+	}
+	if !absent(c.Model) {
+		var m string
+		if json.Unmarshal(c.Model, &m) == nil && m != "" {
+			s.rec.Model = m
+		}
+	}
+	if !absent(c.XGroq) {
+		var xg struct {
+			Usage json.RawMessage `json:"usage"`
+		}
+		if json.Unmarshal(c.XGroq, &xg) == nil {
+			s.usage(xg.Usage)
+		}
+	}
+	s.usage(c.Usage)
+	var message, refusal string
+	for _, raw := range c.Choices {
+		var ch struct {
+			Index        json.RawMessage `json:"index"`
+			Message      json.RawMessage `json:"message"`
+			FinishReason json.RawMessage `json:"finish_reason"`
+		}
+		var i int
+		if json.Unmarshal(raw, &ch) != nil || !absent(ch.Index) && (json.Unmarshal(ch.Index, &i) != nil || i != 0) {
+			s.others = true
+			continue
+		}
+		if !absent(ch.FinishReason) {
+			s.rec.FinishReason = s.plain("finish_reason", ch.FinishReason)
+		}
+		var m struct {
+			Content   json.RawMessage `json:"content"`
+			Refusal   json.RawMessage `json:"refusal"`
+			ToolCalls []rawToolCall   `json:"tool_calls"`
+		}
+		if absent(ch.Message) || json.Unmarshal(ch.Message, &m) != nil {
+			s.note("message ignored: not an object")
+			continue
+		}
+		message += s.text("message.content", m.Content)
+		refusal += s.text("message.refusal", m.Refusal)
+		for _, tc := range m.ToolCalls {
+			var f rawFunction
+			if !absent(tc.Function) && json.Unmarshal(tc.Function, &f) != nil {
+				s.note("tool call function ignored: not an object (%s)", truncate(string(tc.Function), 40))
+			}
+			name, args := s.plain("tool call function.name", f.Name), s.plain("tool call function.arguments", f.Arguments)
+			if s.plain("tool call id", tc.ID) == "" && name == "" && args == "" {
+				continue
+			}
+			s.rec.ToolCalls++
+			if s.rec.ToolCalls == 1 {
+				s.rec.FirstToolCall, s.rec.ToolArgsDone = s.now, s.now
+			}
+		}
+	}
+	s.content.WriteString(message)
+	s.refusal.WriteString(refusal)
+	s.finish()
+	switch {
+	case s.rec.FinishReason == "content_filter":
+		return ClassContentFilter, "the provider's content filter stopped the answer (finish_reason content_filter): a policy outcome, not latency", true
+	case refusal != "":
+		return ClassRefusal, "refused: " + truncate(refusal, 200), true
+	case message == "" && s.rec.ToolCalls == 0:
+		return ClassEmptyAnswer, fmt.Sprintf("no answer content or tool call (finish_reason %q)", s.rec.FinishReason), true
+	}
+	return "", "", true
 }
 
 // maxCount bounds a usage count: anything above is not a token count.

@@ -115,8 +115,12 @@ func (t *instrumented) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // maxErrorBody is how much of an error body an attempt keeps for its
-// detail.
-const maxErrorBody = 64 << 10
+// detail, and maxCompletionBody how much of a 2xx JSON answer it keeps to
+// read (a longer one is cut, fails to decode, and is judged no further).
+const (
+	maxErrorBody      = 64 << 10
+	maxCompletionBody = 4 << 20
+)
 
 // funcCall is the state of one Func call, shared by its attempts (which
 // may run concurrently): mu guards everything below it.
@@ -142,8 +146,9 @@ type attempt struct {
 	offset  time.Duration
 	rec     Record
 	sse     *streamTimer // nil unless the answer is a 2xx event stream
-	errBody []byte       // the start of a body of status 400 or more
+	errBody []byte       // the start of a body of status 400 or more, or a JSON answer
 	keep    bool         // keep the body in errBody
+	json    bool         // a 2xx JSON answer, kept in errBody (see stream.completion)
 	done    bool
 
 	dnsStart, connStart, tlsStart time.Time
@@ -270,6 +275,8 @@ func (c *funcCall) headers(a *attempt, resp *http.Response) {
 		// Only a declared event stream is decoded: a body without a
 		// Content-Type may be anything.
 		a.sse = newStreamTimer(&a.rec, c.redact, c.firstToken)
+	case resp.StatusCode/100 == 2 && isJSON(resp.Header.Get("Content-Type")):
+		a.json = true
 	}
 }
 
@@ -335,6 +342,12 @@ func (c *funcCall) end(a *attempt, now time.Duration, class, detail string) {
 	if class == "" && a.keep {
 		class, detail = HTTPClass(a.rec.Status), errorMessage([]byte(c.redact(string(a.errBody))))
 	}
+	if class == "" && a.json {
+		st := stream{rec: &a.rec, now: now}
+		if cl, d, ok := st.completion([]byte(c.redact(string(a.errBody)))); ok {
+			class, detail = cl, d
+		}
+	}
 	if class != "" {
 		a.rec.Err, a.rec.Detail = class, detail
 		if a.rec.LastToken >= 0 {
@@ -386,6 +399,9 @@ func (c *funcCall) read(a *attempt, b []byte, err error, reqCtx context.Context)
 	}
 	if a.keep && len(a.errBody) < maxErrorBody {
 		a.errBody = append(a.errBody, b[:min(len(b), maxErrorBody-len(a.errBody))]...)
+	}
+	if a.json && len(a.errBody) < maxCompletionBody {
+		a.errBody = append(a.errBody, b[:min(len(b), maxCompletionBody-len(a.errBody))]...)
 	}
 	switch {
 	case err == io.EOF:
@@ -499,11 +515,17 @@ func (a *attempt) figures(rec *Record) {
 	rec.UsageReported, rec.CachedReported = r.UsageReported, r.CachedReported
 	rec.FinishReason, rec.Model, rec.Content, rec.Notes = r.FinishReason, r.Model, r.Content, r.Notes
 	rec.Status, rec.Injected = r.Status, r.Injected
+	rec.ToolCalls = r.ToolCalls
+	for _, d := range [][2]*time.Duration{{&rec.FirstToolCall, &r.FirstToolCall}, {&rec.ToolArgsDone, &r.ToolArgsDone}} {
+		if *d[1] != 0 { // 0: none
+			*d[0] = *d[1] + a.offset
+		}
+	}
 }
 
 // streamFailed reports an attempt whose 2xx event stream failed its
 // verdict (or was cut): the answer the call got was not a good one.
-func (a *attempt) streamFailed() bool { return a.sse != nil && !a.rec.OK() }
+func (a *attempt) streamFailed() bool { return (a.sse != nil || a.json) && !a.rec.OK() }
 
 // FirstAttempt is the first attempt's total time of each measured call,
 // Failed when it failed: the latency without retries, to set beside
