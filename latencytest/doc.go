@@ -28,9 +28,10 @@
 //
 // A failed call is a Record with an error class (Err): "http_<status>",
 // "first_token_timeout", "total_timeout", "empty_stream" (200 but no token),
-// "empty_answer" (tokens but no answer content, e.g. reasoning used the
-// cap), "refusal" (the model refused: timed, but not the answer asked
-// for), "truncated" (no [DONE]), "bad_stream" (a malformed stream, an
+// "empty_answer" (tokens but no answer content or tool call, e.g.
+// reasoning used the cap), "refusal" (the model refused: timed, but not
+// the answer asked for), "content_filter" (the provider's content filter
+// stopped the answer: policy, not latency), "truncated" (no [DONE]), "bad_stream" (a malformed stream, an
 // error event or in-band error object, or a 2xx answer that is not
 // text/event-stream), "transport", "canceled", or "call_error" (a Func
 // call's own error, its text in Detail). The stream ends at
@@ -47,10 +48,23 @@
 //
 // # Usage
 //
-// Token counts come from the server's usage; Record.UsageReported and
+// Token counts come from the server's usage (or Groq's x_groq.usage; when
+// every chunk carries usage, the last); Record.UsageReported and
 // CachedReported say whether it sent them. Without usage, counts are "not
 // reported", never zero, and decode rates count SSE events (DecodeRateUnit
-// says "events/s"); the disclosure says so.
+// says "events/s"); the disclosure says so. A decode rate never counts a
+// token the answer did not stream (see Record.DecodeRate), and a
+// one-token answer has none. A server that refuses stream_options is
+// measured without it (see OpenAI and WithoutStreamOptions).
+//
+// # Tool calls
+//
+// An answer may be text, tool calls, or both: a tool-call delta
+// (choices[0].delta.tool_calls) is a token and an answer like text (TTFT,
+// FirstAnswer, gaps and stalls count it), and an answer of tool calls
+// alone is a success. Record.ToolCalls counts the calls, FirstToolCall is
+// the time to the first one's name and ToolArgsDone to its last arguments
+// delta.
 //
 // # Your own client, and any API
 //

@@ -37,9 +37,9 @@ import (
 //     failed (http_529 once your client's retries ran out, truncated,
 //     transport, ...), else call_error; Detail is fn's error text;
 //   - when fn returned nil but its last attempt was a 2xx event stream
-//     that failed (empty_answer, empty_stream, refusal, bad_stream,
-//     truncated), that class: the call got no good answer, as the OpenAI
-//     provider would judge it;
+//     or chat.completion that failed (empty_answer, empty_stream, refusal,
+//     content_filter, bad_stream, truncated), that class: the call got no
+//     good answer, as the OpenAI provider would judge it;
 //   - else success.
 //
 // Func's Describe names it "Go function (Func)".

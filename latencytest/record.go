@@ -132,10 +132,12 @@ type Record struct {
 	// tool-call indexes or items); an answer may be text, tool calls or both.
 	ToolCalls int `json:"tool_calls,omitempty"`
 	// FirstToolCall is the time to the first tool call's name (0 without
-	// a tool call).
+	// a tool call). The first tool call is the one whose delta came
+	// first; a non-streamed answer's calls all arrive with its body.
 	FirstToolCall time.Duration `json:"first_tool_call_ns,omitempty"`
 	// ToolArgsDone is the time to the end of the first tool call's
-	// arguments: its last argument delta (0 without a tool call).
+	// arguments: its last argument delta (0 without a tool call, or
+	// without arguments).
 	ToolArgsDone time.Duration `json:"tool_args_done_ns,omitempty"`
 	// FinishReason is the last finish_reason seen.
 	FinishReason string `json:"finish_reason,omitempty"`

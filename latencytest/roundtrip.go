@@ -51,7 +51,9 @@ type callKey struct{}
 // the response headers, each SSE event as your client reads it (first
 // token, first answer, every gap, the longest), token counts and usage
 // from OpenAI-style chat-completion chunks when the body is
-// text/event-stream, the end of the body, the status and an error class.
+// text/event-stream (or, from a non-streamed chat.completion JSON answer,
+// its usage, model, answer, tool calls and verdict), the end of the body,
+// the status and an error class.
 // Each request is an Attempt of the call (see Func); the body is never
 // read ahead of your client, an early Close ends the attempt, and the
 // transport is safe for concurrent requests. A Close after [DONE] reads
