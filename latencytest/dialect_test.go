@@ -624,3 +624,32 @@ func TestInstrumentNonStreamedCompletion(t *testing.T) {
 		})
 	}
 }
+
+// finish_reason length (the answer reached its cap) stays a success, and
+// content_filter is its own failure whatever came before it, even a tool
+// call.
+func TestFinishReasonVerdicts(t *testing.T) {
+	fin := func(reason string) string {
+		return `data: {"choices":[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]}` + "\n\n"
+	}
+	toolCall := `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]}}]}` + "\n\n"
+	for _, tc := range []struct {
+		name, body, class string
+	}{
+		{"length", tok("a") + fin("length") + done, ""},
+		{"stop", tok("a") + fin("stop") + done, ""},
+		{"tool calls", toolCall + fin("tool_calls") + done, ""},
+		{"content filter", tok("a") + fin("content_filter") + done, ClassContentFilter},
+		{"content filter before any token", fin("content_filter") + done, ClassContentFilter},
+		{"content filter after a tool call", toolCall + fin("content_filter") + done, ClassContentFilter},
+		{"content filter but no [DONE]", tok("a") + fin("content_filter"), ClassTruncated},
+	} {
+		rec := call(t, answer(200, tc.body, nil), Request{})
+		if rec.Err != tc.class {
+			t.Errorf("%s: class %q (%s), want %q", tc.name, rec.Err, rec.Detail, tc.class)
+		}
+		if tc.class == ClassContentFilter && !strings.Contains(rec.Detail, "content filter") {
+			t.Errorf("%s: detail %q", tc.name, rec.Detail)
+		}
+	}
+}
