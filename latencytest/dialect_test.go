@@ -653,3 +653,21 @@ func TestFinishReasonVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkToolCallDecode times the stream timer on OpenAI's parallel
+// tool-call stream (testdata/stream/openai_parallel_tool_calls.sse), one
+// read per event: the fast path (default) and encoding/json.
+func BenchmarkToolCallDecode(b *testing.B) {
+	blocks := sseBlocks(streamFixtures(b)["openai_parallel_tool_calls"])
+	for _, mode := range []string{"fast", "encoding-json"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				rec := decodeAll(blocks, mode != "fast")
+				if rec.ToolCalls != 2 || rec.TokenEvents != 14 {
+					b.Fatalf("%+v", rec)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(blocks)), "ns/event")
+		})
+	}
+}
