@@ -1,0 +1,663 @@
+package latencytest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"mime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+)
+
+// streamTimer times an OpenAI-style chat-completions event stream as its
+// bytes arrive, into a Record whose durations count from the request's
+// start: TTFT, first answer, every gap and the longest, token events,
+// usage, model, finish reason and the answer. It is the one decoder behind
+// both the OpenAI provider (which reads the body itself) and Instrument
+// (which times the bytes as the user's client reads them).
+type streamTimer struct {
+	parser  sseParser
+	st      stream
+	redact  func(string) string
+	onFirst func() // called at the first token; may be nil
+	emit    rawEmit
+}
+
+// newStreamTimer times a stream into rec, whose token clocks must start
+// NotObserved. redact scrubs event data before anything keeps or cuts it.
+func newStreamTimer(rec *Record, redact func(string) string, onFirst func()) *streamTimer {
+	t := &streamTimer{st: stream{rec: rec}, redact: redact, onFirst: onFirst}
+	t.emit = t.onRaw
+	return t
+}
+
+// feed parses bytes that a read returned at now (from the request's
+// start); now is kept even when b is empty, as the time the stream ended.
+// The error is for an event beyond the size limit (a bad stream).
+func (t *streamTimer) feed(b []byte, now time.Duration) error {
+	t.st.now = now
+	if len(b) == 0 {
+		return nil
+	}
+	return t.parser.feed(b, t.emit)
+}
+
+// end is called at EOF: it dispatches an event left without its blank
+// line ("data: [DONE]" at the very end).
+func (t *streamTimer) end() { t.parser.end(t.emit) }
+
+// stopped reports [DONE] or an error: nothing after it counts.
+func (t *streamTimer) stopped() bool { return t.st.stop }
+
+// now is the time of the last read fed.
+func (t *streamTimer) now() time.Duration { return t.st.now }
+
+// finish stores the answer (see stream.finish).
+func (t *streamTimer) finish() { t.st.finish() }
+
+// onRaw decodes one event (its data valid only during the call) and times
+// it: the common chunk through the fast path (chunk.go), anything else,
+// and any event that holds a secret, through encoding/json (stream.event).
+func (t *streamTimer) onRaw(typ string, data []byte, id string) {
+	st, rec := &t.st, t.st.rec
+	if st.stop {
+		return // nothing after [DONE] or an error counts
+	}
+	var token bool
+	fast := false
+	redacted, clean := t.clean(data)
+	if clean && typ != "error" {
+		if string(bytes.TrimSpace(data)) == "[DONE]" {
+			st.done, st.stop = true, true
+			return
+		}
+		token, fast = st.fastEvent(data)
+		if fast && fastPathCheck != nil {
+			fastPathCheck(data)
+		}
+	}
+	if !fast {
+		if clean {
+			redacted = string(data)
+		}
+		token = st.event(Event{Type: typ, Data: redacted, ID: id}) // redacted before any note or detail cuts it
+	}
+	if !token {
+		return
+	}
+	if rec.TTFT < 0 {
+		rec.TTFT = st.now
+		if t.onFirst != nil {
+			t.onFirst()
+		}
+	} else {
+		gap := st.now - rec.LastToken
+		rec.Gaps.Add(gap)
+		rec.MaxGap = max(rec.MaxGap, gap)
+	}
+	rec.LastToken = st.now
+	rec.TokenEvents++
+}
+
+// clean reports whether data holds no secret (redaction leaves it as it
+// is); otherwise it returns the redacted text. The redactor is handed a
+// view of data that it does not keep (redactSecrets only searches it),
+// so that the common case allocates nothing.
+func (t *streamTimer) clean(data []byte) (redacted string, clean bool) {
+	if len(data) == 0 {
+		return "", true
+	}
+	view := unsafe.String(&data[0], len(data))
+	r := t.redact(view)
+	if len(r) == len(view) && unsafe.StringData(r) == unsafe.StringData(view) {
+		return "", true
+	}
+	return strings.Clone(r), false
+}
+
+// fastPathCheck, when set (by the package's tests), is called with every
+// event the fast path decoded, to check it against encoding/json.
+var fastPathCheck func(data []byte)
+
+// verdict judges a stream that ended (EOF or [DONE]; call finish first):
+// the error class and detail, or "" for a good answer.
+func (t *streamTimer) verdict() (class, detail string) {
+	st, rec := &t.st, t.st.rec
+	switch {
+	case st.bad != "":
+		return ClassBadStream, st.bad
+	case !st.done:
+		return ClassTruncated, "the stream ended without [DONE]"
+	case rec.FinishReason == "content_filter":
+		return ClassContentFilter, fmt.Sprintf("the provider's content filter stopped the answer (finish_reason content_filter) after %d token events: a policy outcome, not latency", rec.TokenEvents)
+	case st.refusal.Len() > 0:
+		return ClassRefusal, "refused: " + truncate(t.redact(st.refusal.String()), 200)
+	case rec.TokenEvents == 0:
+		return ClassEmptyStream, "the stream ended without a token"
+	case rec.FirstAnswer < 0:
+		return ClassEmptyAnswer, fmt.Sprintf("%d token events but no answer content or tool call (finish_reason %q)", rec.TokenEvents, rec.FinishReason)
+	}
+	return "", ""
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream (in any
+// case, parameters allowed). A response without a Content-Type is given
+// the benefit of the doubt.
+func isEventStream(ct string) bool {
+	if strings.TrimSpace(ct) == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		mt, _, _ = strings.Cut(ct, ";")
+	}
+	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
+}
+
+// isJSON reports whether a Content-Type is application/json or a +json
+// type (in any case, parameters allowed).
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// stream is the state of one chat-completions stream being decoded.
+type stream struct {
+	rec      *Record
+	now      time.Duration // time of the read being parsed
+	content  strings.Builder
+	refusal  strings.Builder
+	bad      string // why the stream is bad ("" when it is not)
+	done     bool   // [DONE] seen
+	stop     bool   // stop reading: [DONE] or an error
+	others   bool   // a choice other than index 0 was seen
+	notesCut bool
+	last     chunkTemplate // the last chunk scanned whole (chunk.go)
+	// toolAt is the tool call each tool-call index is on (see toolDelta);
+	// nil until the first tool-call delta.
+	toolAt    map[int64]toolSlot
+	toolNamed bool // the first tool call's name arrived (Record.FirstToolCall)
+}
+
+// toolSlot is the tool call a tool-call index is on: its number (from 1,
+// in the order the calls began), its id and whether its name arrived.
+type toolSlot struct {
+	call  int
+	id    string
+	named bool
+}
+
+// toolDelta applies one element of a delta's tool_calls: its index, its
+// id ("" when absent) and whether it carried a non-empty function name
+// and arguments. It reports whether the element carried anything (an id,
+// a name or arguments): then it is a token of the answer. A call is
+// counted at its index's first element that carries anything; an
+// element with a name and an id other than the one its index already
+// has, on an index whose call was named, begins a new call there (some
+// servers, Ollama's among them, send parallel calls all at index 0).
+// The first call's name sets FirstToolCall, and each of its arguments
+// deltas ToolArgsDone.
+func (s *stream) toolDelta(index int64, id string, name, args bool) (token bool) {
+	if id == "" && !name && !args {
+		return false
+	}
+	rec := s.rec
+	slot, ok := s.toolAt[index]
+	if !ok || name && slot.named && id != "" && slot.id != "" && id != slot.id {
+		rec.ToolCalls++
+		slot = toolSlot{call: rec.ToolCalls}
+	}
+	if id != "" {
+		slot.id = id
+	}
+	if name {
+		slot.named = true
+	}
+	if s.toolAt == nil {
+		s.toolAt = map[int64]toolSlot{}
+	}
+	s.toolAt[index] = slot
+	if slot.call == 1 {
+		if name && !s.toolNamed {
+			rec.FirstToolCall, s.toolNamed = s.now, true
+		}
+		if args {
+			rec.ToolArgsDone = s.now
+		}
+	}
+	if rec.FirstAnswer < 0 {
+		rec.FirstAnswer = s.now
+	}
+	return true
+}
+
+// maxNotes bounds Record.Notes.
+const maxNotes = 10
+
+// note adds a line to the record's notes, once.
+func (s *stream) note(format string, args ...any) {
+	n := fmt.Sprintf(format, args...)
+	if slices.Contains(s.rec.Notes, n) || s.notesCut {
+		return
+	}
+	if len(s.rec.Notes) == maxNotes-1 {
+		s.rec.Notes, s.notesCut = append(s.rec.Notes, "(further notes dropped)"), true
+		return
+	}
+	s.rec.Notes = append(s.rec.Notes, n)
+}
+
+// finish stores the answer text (without the builder's spare capacity).
+func (s *stream) finish() {
+	s.rec.Content = strings.Clone(s.content.String())
+	if s.others {
+		s.note("choices other than index 0 ignored (n > 1): only the first choice is measured")
+	}
+}
+
+// rawChunk is a chat.completion.chunk decoded field by field, so that one
+// field of an unexpected type loses that field only. Usage is read where
+// vendors put it: "usage", or Groq's "x_groq": {"usage": ...} ("usage"
+// wins when a chunk has both); a usage on every chunk (as Gemini sends
+// it) is read on every chunk, the last one winning.
+type rawChunk struct {
+	Model   json.RawMessage `json:"model"`
+	Choices json.RawMessage `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+	Object  json.RawMessage `json:"object"`
+	Message json.RawMessage `json:"message"`
+	XGroq   json.RawMessage `json:"x_groq"`
+}
+
+type rawChoice struct {
+	Index        json.RawMessage `json:"index"`
+	Delta        json.RawMessage `json:"delta"`
+	FinishReason json.RawMessage `json:"finish_reason"`
+}
+
+type rawDelta struct {
+	Content          json.RawMessage `json:"content"`
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+	Reasoning        json.RawMessage `json:"reasoning"`
+	Refusal          json.RawMessage `json:"refusal"`
+	ToolCalls        json.RawMessage `json:"tool_calls"`
+}
+
+// rawToolCall is one element of a delta's (or a message's) tool_calls.
+type rawToolCall struct {
+	Index    json.RawMessage `json:"index"`
+	ID       json.RawMessage `json:"id"`
+	Function json.RawMessage `json:"function"`
+}
+
+type rawFunction struct {
+	Name      json.RawMessage `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+type rawUsage struct {
+	PromptTokens            json.RawMessage `json:"prompt_tokens"`
+	CompletionTokens        json.RawMessage `json:"completion_tokens"`
+	PromptTokensDetails     json.RawMessage `json:"prompt_tokens_details"`
+	CompletionTokensDetails json.RawMessage `json:"completion_tokens_details"`
+}
+
+// absent reports whether a field was missing or null.
+func absent(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// event decodes one SSE event and reports whether it carried a token of
+// choice 0 (answer, reasoning or refusal).
+func (s *stream) event(ev Event) (token bool) {
+	if ev.Type == "error" {
+		s.bad, s.stop = "error event: "+eventError(ev.Data), true
+		return false
+	}
+	if strings.TrimSpace(ev.Data) == "[DONE]" {
+		s.done, s.stop = true, true
+		return false
+	}
+	var ch rawChunk
+	if err := json.Unmarshal([]byte(ev.Data), &ch); err != nil {
+		if s.bad == "" {
+			s.bad = "malformed event: " + err.Error()
+		}
+		return false
+	}
+	if !absent(ch.Error) {
+		s.bad, s.stop = "error event: "+errorText(ch.Error), true
+		return false
+	}
+	var object string
+	if json.Unmarshal(ch.Object, &object) == nil && object == "error" {
+		s.bad, s.stop = "error event: "+errorText(ch.Message), true
+		return false
+	}
+	if !absent(ch.Model) {
+		var m string
+		if json.Unmarshal(ch.Model, &m) != nil {
+			s.note("model ignored: not a string (%s)", truncate(string(ch.Model), 40))
+		} else if m != "" {
+			s.rec.Model = m
+		}
+	}
+	if !absent(ch.XGroq) {
+		var xg struct {
+			Usage json.RawMessage `json:"usage"`
+		}
+		if json.Unmarshal(ch.XGroq, &xg) != nil {
+			s.note("x_groq ignored: not an object (%s)", truncate(string(ch.XGroq), 40))
+		} else {
+			s.usage(xg.Usage)
+		}
+	}
+	s.usage(ch.Usage)
+	if absent(ch.Choices) {
+		return false
+	}
+	var choices []json.RawMessage
+	if json.Unmarshal(ch.Choices, &choices) != nil {
+		s.note("choices ignored: not an array (%s)", truncate(string(ch.Choices), 40))
+		return false
+	}
+	for _, raw := range choices {
+		var c rawChoice
+		if json.Unmarshal(raw, &c) != nil {
+			s.note("a choice ignored: not an object (%s)", truncate(string(raw), 40))
+			continue
+		}
+		if !absent(c.Index) {
+			var i int
+			if json.Unmarshal(c.Index, &i) != nil {
+				s.note("choice index ignored: not an integer (%s); taken as 0", truncate(string(c.Index), 40))
+			} else if i != 0 {
+				s.others = true
+				continue
+			}
+		}
+		if !absent(c.FinishReason) {
+			var fr string
+			if json.Unmarshal(c.FinishReason, &fr) != nil {
+				s.note("finish_reason ignored: not a string (%s)", truncate(string(c.FinishReason), 40))
+			} else {
+				s.rec.FinishReason = fr
+			}
+		}
+		if absent(c.Delta) {
+			continue
+		}
+		var d rawDelta
+		if json.Unmarshal(c.Delta, &d) != nil {
+			s.note("delta ignored: not an object (%s)", truncate(string(c.Delta), 40))
+			continue
+		}
+		if text := s.text("delta.content", d.Content); text != "" {
+			token = true
+			s.content.WriteString(text)
+			if s.rec.FirstAnswer < 0 {
+				s.rec.FirstAnswer = s.now
+			}
+		}
+		if s.text("delta.reasoning_content", d.ReasoningContent) != "" || s.text("delta.reasoning", d.Reasoning) != "" {
+			token = true
+		}
+		if text := s.text("delta.refusal", d.Refusal); text != "" {
+			token = true
+			s.refusal.WriteString(text)
+			if s.rec.FirstAnswer < 0 {
+				s.rec.FirstAnswer = s.now
+			}
+		}
+		if s.toolCalls(d.ToolCalls) {
+			token = true
+		}
+	}
+	return token
+}
+
+// toolCalls applies a delta's tool_calls (see toolDelta) and reports
+// whether any element carried a token. An element or field of an
+// unexpected type is ignored with a note; an index that is absent or
+// not an integer is taken as 0.
+func (s *stream) toolCalls(raw json.RawMessage) (token bool) {
+	if absent(raw) {
+		return false
+	}
+	var calls []json.RawMessage
+	if json.Unmarshal(raw, &calls) != nil {
+		s.note("delta.tool_calls ignored: not an array (%s)", truncate(string(raw), 40))
+		return false
+	}
+	for _, rc := range calls {
+		var c rawToolCall
+		if json.Unmarshal(rc, &c) != nil {
+			s.note("a tool call ignored: not an object (%s)", truncate(string(rc), 40))
+			continue
+		}
+		var index int64
+		if !absent(c.Index) && json.Unmarshal(c.Index, &index) != nil {
+			s.note("tool call index ignored: not an integer (%s); taken as 0", truncate(string(c.Index), 40))
+			index = 0
+		}
+		id := s.plain("tool call id", c.ID)
+		var name, args string
+		if !absent(c.Function) {
+			var f rawFunction
+			if json.Unmarshal(c.Function, &f) != nil {
+				s.note("tool call function ignored: not an object (%s)", truncate(string(c.Function), 40))
+			} else {
+				name = s.plain("tool call function.name", f.Name)
+				args = s.plain("tool call function.arguments", f.Arguments)
+			}
+		}
+		if s.toolDelta(index, id, name != "", args != "") {
+			token = true
+		}
+	}
+	return token
+}
+
+// plain decodes a field that must be a string (or absent, or null: "");
+// anything else is ignored with a note.
+func (s *stream) plain(field string, raw json.RawMessage) string {
+	if absent(raw) {
+		return ""
+	}
+	var str string
+	if json.Unmarshal(raw, &str) != nil {
+		s.note("%s ignored: not a string (%s)", field, truncate(string(raw), 40))
+		return ""
+	}
+	return str
+}
+
+// text decodes a delta's text: a string, or an array of typed parts
+// ([{"type":"text","text":"..."}]) whose texts are joined. Anything else
+// is ignored with a note.
+func (s *stream) text(field string, raw json.RawMessage) string {
+	if absent(raw) {
+		return ""
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	var parts []json.RawMessage
+	if json.Unmarshal(raw, &parts) == nil {
+		var sb strings.Builder
+		for _, p := range parts {
+			var part struct {
+				Text json.RawMessage `json:"text"`
+			}
+			var t string
+			if json.Unmarshal(p, &part) == nil && json.Unmarshal(part.Text, &t) == nil {
+				sb.WriteString(t)
+			}
+		}
+		return sb.String()
+	}
+	s.note("%s ignored: neither a string nor an array of parts (%s)", field, truncate(string(raw), 40))
+	return ""
+}
+
+// completion reads a non-streamed chat.completion body (a JSON answer,
+// as Instrument sees it from a client that did not stream) into the
+// record, as the stream's decoder reads chunks: the model, usage (also in
+// x_groq), finish_reason and choice 0's message: its content (a string or
+// text parts), refusal and tool_calls (each element a call; the first
+// one's name and arguments arrived with the body, at now, which sets
+// FirstToolCall and ToolArgsDone). The token clocks stay NotObserved: a
+// whole answer in one body has no first token to time. It returns the
+// verdict: content_filter, refusal, empty_answer (no content and no tool
+// call), bad_stream for an error object; "" for a good answer. ok is false,
+// and nothing changed, when body is not a chat completion (not a JSON
+// object with choices, or one cut short): then it judges nothing.
+func (s *stream) completion(body []byte) (class, detail string, ok bool) {
+	var c struct {
+		rawChunk
+		Choices []json.RawMessage `json:"choices"`
+	}
+	if json.Unmarshal(body, &c) != nil {
+		return "", "", false
+	}
+	if !absent(c.Error) {
+		return ClassBadStream, "error object in a 2xx answer: " + errorText(c.Error), true
+	}
+	if c.Choices == nil {
+		return "", "", false
+	}
+	if !absent(c.Model) {
+		var m string
+		if json.Unmarshal(c.Model, &m) == nil && m != "" {
+			s.rec.Model = m
+		}
+	}
+	if !absent(c.XGroq) {
+		var xg struct {
+			Usage json.RawMessage `json:"usage"`
+		}
+		if json.Unmarshal(c.XGroq, &xg) == nil {
+			s.usage(xg.Usage)
+		}
+	}
+	s.usage(c.Usage)
+	var message, refusal string
+	for _, raw := range c.Choices {
+		var ch struct {
+			Index        json.RawMessage `json:"index"`
+			Message      json.RawMessage `json:"message"`
+			FinishReason json.RawMessage `json:"finish_reason"`
+		}
+		var i int
+		if json.Unmarshal(raw, &ch) != nil || !absent(ch.Index) && (json.Unmarshal(ch.Index, &i) != nil || i != 0) {
+			s.others = true
+			continue
+		}
+		if !absent(ch.FinishReason) {
+			s.rec.FinishReason = s.plain("finish_reason", ch.FinishReason)
+		}
+		var m struct {
+			Content   json.RawMessage `json:"content"`
+			Refusal   json.RawMessage `json:"refusal"`
+			ToolCalls []rawToolCall   `json:"tool_calls"`
+		}
+		if absent(ch.Message) || json.Unmarshal(ch.Message, &m) != nil {
+			s.note("message ignored: not an object")
+			continue
+		}
+		message += s.text("message.content", m.Content)
+		refusal += s.text("message.refusal", m.Refusal)
+		for _, tc := range m.ToolCalls {
+			var f rawFunction
+			if !absent(tc.Function) && json.Unmarshal(tc.Function, &f) != nil {
+				s.note("tool call function ignored: not an object (%s)", truncate(string(tc.Function), 40))
+			}
+			name, args := s.plain("tool call function.name", f.Name), s.plain("tool call function.arguments", f.Arguments)
+			if s.plain("tool call id", tc.ID) == "" && name == "" && args == "" {
+				continue
+			}
+			s.rec.ToolCalls++
+			if s.rec.ToolCalls == 1 {
+				s.rec.FirstToolCall, s.rec.ToolArgsDone = s.now, s.now
+			}
+		}
+	}
+	s.content.WriteString(message)
+	s.refusal.WriteString(refusal)
+	s.finish()
+	switch {
+	case s.rec.FinishReason == "content_filter":
+		return ClassContentFilter, "the provider's content filter stopped the answer (finish_reason content_filter): a policy outcome, not latency", true
+	case refusal != "":
+		return ClassRefusal, "refused: " + truncate(refusal, 200), true
+	case message == "" && s.rec.ToolCalls == 0:
+		return ClassEmptyAnswer, fmt.Sprintf("no answer content or tool call (finish_reason %q)", s.rec.FinishReason), true
+	}
+	return "", "", true
+}
+
+// maxCount bounds a usage count: anything above is not a token count.
+const maxCount = 1<<31 - 1
+
+// usage takes the token counts of a usage object; a count that is not a
+// whole number in [0, 2^31) is ignored with a note.
+func (s *stream) usage(raw json.RawMessage) {
+	if absent(raw) {
+		return
+	}
+	var u rawUsage
+	if json.Unmarshal(raw, &u) != nil {
+		s.note("usage ignored: not an object (%s)", truncate(string(raw), 40))
+		return
+	}
+	if n, ok := s.count("usage.prompt_tokens", u.PromptTokens); ok {
+		s.rec.PromptTokens, s.rec.UsageReported = n, true
+	}
+	if n, ok := s.count("usage.completion_tokens", u.CompletionTokens); ok {
+		s.rec.CompletionTokens, s.rec.UsageReported = n, true
+	}
+	var details struct {
+		CachedTokens    json.RawMessage `json:"cached_tokens"`
+		ReasoningTokens json.RawMessage `json:"reasoning_tokens"`
+	}
+	if !absent(u.PromptTokensDetails) {
+		if json.Unmarshal(u.PromptTokensDetails, &details) != nil {
+			s.note("usage.prompt_tokens_details ignored: not an object")
+		} else if n, ok := s.count("usage.prompt_tokens_details.cached_tokens", details.CachedTokens); ok {
+			s.rec.CachedTokens, s.rec.CachedReported = n, true
+		}
+	}
+	details.CachedTokens, details.ReasoningTokens = nil, nil
+	if !absent(u.CompletionTokensDetails) {
+		if json.Unmarshal(u.CompletionTokensDetails, &details) != nil {
+			s.note("usage.completion_tokens_details ignored: not an object")
+		} else if n, ok := s.count("usage.completion_tokens_details.reasoning_tokens", details.ReasoningTokens); ok {
+			s.rec.ReasoningTokens = n
+		}
+	}
+}
+
+// count decodes a token count; ok is false when it is absent or not a
+// count (noted).
+func (s *stream) count(field string, raw json.RawMessage) (n int, ok bool) {
+	if absent(raw) {
+		return 0, false
+	}
+	v := string(raw)
+	if i, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if i >= 0 && i <= maxCount {
+			return int(i), true
+		}
+	} else if f, err := strconv.ParseFloat(v, 64); err == nil && f == math.Trunc(f) && f >= 0 && f <= maxCount {
+		return int(f), true
+	}
+	s.note("%s = %s ignored: not a token count", field, truncate(v, 40))
+	return 0, false
+}
