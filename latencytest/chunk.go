@@ -59,7 +59,7 @@ type span struct{ start, end int }
 var (
 	chunkFields  = []string{"model", "choices", "usage", "error", "object", "message", "x_groq"}
 	choiceFields = []string{"index", "delta", "finish_reason"}
-	deltaFields  = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls"}
+	deltaFields  = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls", "function_call"}
 	toolFields   = []string{"index", "id", "function"}
 	funcFields   = []string{"name", "arguments"}
 	usageFields  = []string{"prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details"}
@@ -209,11 +209,14 @@ func (s *chunkScanner) delta(f *chunkFacts) bool {
 			return s.skip(0)
 		}
 		seen |= 1 << i
-		if i == 4 { // tool_calls
+		switch i {
+		case 4: // tool_calls
 			if s.null() {
 				return true
 			}
 			return s.array(func() bool { return s.toolCall(f) })
+		case 5: // the legacy function_call: rare, the slow way unless null
+			return s.null()
 		}
 		sp, esc, present, ok := s.optString() // an array of parts: the slow way
 		if !ok || !present {

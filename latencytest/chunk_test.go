@@ -208,6 +208,12 @@ func chunkCorpus(t testing.TB) []string {
 		`{"choices":[{"index":1,"delta":{"tool_calls":[{"index":0,"id":"other choice"}]}}]}`,
 		`{"choices":[{"index":0,"delta":{"content":"both","tool_calls":[{"index":0,"id":"x","function":{"name":"f","arguments":"\u0000"}}]},"finish_reason":"tool_calls"}]}`,
 		"{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"bad \xff\",\"function\":{\"arguments\":\"\xc3\"}}]}}]}",
+		// The legacy function_call.
+		`{"choices":[{"index":0,"delta":{"function_call":{"name":"f","arguments":""}}}]}`,
+		`{"choices":[{"index":0,"delta":{"function_call":null,"content":"x"}}]}`,
+		`{"choices":[{"index":0,"delta":{"function_call":{"arguments":7}}}]}`,
+		`{"choices":[{"index":0,"delta":{"function_call":"f"}}]}`,
+		`{"choices":[{"index":0,"delta":{"function_call":{"name":"f"},"tool_calls":[{"index":0,"id":"c","function":{"name":"g"}}]}}]}`,
 		// Groq's x_groq: an id (the fast way), usage (the slow way).
 		`{"x_groq":{"id":"req_1"},"choices":[{"index":0,"delta":{"content":"a"}}]}`,
 		`{"x_groq":{"id":"req_1","usage":{"prompt_tokens":3,"completion_tokens":4}},"choices":[]}`,

@@ -104,6 +104,10 @@ var fixtureWants = map[string]fixtureWant{
 	// = 100 tokens/s, not (3-1)/10 ms.
 	"ollama_eos_counted": {content: "Hello!", finish: "stop", model: "llama3.2:1b", events: 2,
 		prompt: 26, completion: 3, usage: true, ttft: 1, firstAnswer: 1, firstTool: -1, argsDone: -1, last: 2, decodeRate: 100},
+	// The legacy function_call is a tool call too: its name at block 1,
+	// its arguments in 8 deltas; no usage, so events/s: (9-1)/80 ms.
+	"openai_legacy_function_call": {finish: "function_call", model: "gpt-3.5-turbo-0613", events: 9, toolCalls: 1,
+		ttft: 1, firstAnswer: 1, firstTool: 1, argsDone: 9, last: 9, decodeRate: 100},
 	// Ollama's parallel calls all at index 0, each with its own id and
 	// name: two calls. Without usage the rate is in events/s: (2-1)/10 ms.
 	"ollama_parallel_index0": {finish: "tool_calls", model: "llama3.2:1b", events: 2, toolCalls: 2,
@@ -602,6 +606,7 @@ func TestInstrumentNonStreamedCompletion(t *testing.T) {
 		{"content filter", "Azure's filter cut the answer", `{"object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Here"},"finish_reason":"content_filter"}]}`, ClassContentFilter, 0, "Here"},
 		{"empty", "no text and no tool call", `{"object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"length"}]}`, ClassEmptyAnswer, 0, ""},
 		{"refusal", "the model refused", `{"object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't"},"finish_reason":"stop"}]}`, ClassRefusal, 0, ""},
+		{"legacy function_call", "the deprecated single call is a tool call too", `{"object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"function_call":{"name":"f","arguments":"{}"}},"finish_reason":"function_call"}]}`, "", 1, ""},
 		{"not a completion", "an embeddings answer is not judged", `{"object":"list","data":[{"embedding":[0.1]}]}`, "", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

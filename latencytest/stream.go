@@ -289,6 +289,7 @@ type rawDelta struct {
 	Reasoning        json.RawMessage `json:"reasoning"`
 	Refusal          json.RawMessage `json:"refusal"`
 	ToolCalls        json.RawMessage `json:"tool_calls"`
+	FunctionCall     json.RawMessage `json:"function_call"` // the legacy single call, before tool_calls
 }
 
 // rawToolCall is one element of a delta's (or a message's) tool_calls.
@@ -418,6 +419,9 @@ func (s *stream) event(ev Event) (token bool) {
 		if s.toolCalls(d.ToolCalls) {
 			token = true
 		}
+		if s.functionCall(d.FunctionCall) {
+			token = true
+		}
 	}
 	return token
 }
@@ -462,6 +466,27 @@ func (s *stream) toolCalls(raw json.RawMessage) (token bool) {
 		}
 	}
 	return token
+}
+
+// legacyCall is the tool-call index under which a legacy function_call
+// is kept: one no real tool_calls index takes.
+const legacyCall = -1 << 63
+
+// functionCall applies a delta's legacy function_call ({"name",
+// "arguments"}, the single call OpenAI streamed before tool_calls, still
+// sent by older API versions) as a tool call of its own; it reports
+// whether it carried a name or arguments.
+func (s *stream) functionCall(raw json.RawMessage) bool {
+	if absent(raw) {
+		return false
+	}
+	var f rawFunction
+	if json.Unmarshal(raw, &f) != nil {
+		s.note("delta.function_call ignored: not an object (%s)", truncate(string(raw), 40))
+		return false
+	}
+	name, args := s.plain("function_call.name", f.Name), s.plain("function_call.arguments", f.Arguments)
+	return s.toolDelta(legacyCall, "", name != "", args != "")
 }
 
 // plain decodes a field that must be a string (or absent, or null: "");
@@ -564,9 +589,10 @@ func (s *stream) completion(body []byte) (class, detail string, ok bool) {
 			s.rec.FinishReason = s.plain("finish_reason", ch.FinishReason)
 		}
 		var m struct {
-			Content   json.RawMessage `json:"content"`
-			Refusal   json.RawMessage `json:"refusal"`
-			ToolCalls []rawToolCall   `json:"tool_calls"`
+			Content      json.RawMessage `json:"content"`
+			Refusal      json.RawMessage `json:"refusal"`
+			ToolCalls    []rawToolCall   `json:"tool_calls"`
+			FunctionCall json.RawMessage `json:"function_call"`
 		}
 		if absent(ch.Message) || json.Unmarshal(ch.Message, &m) != nil {
 			s.note("message ignored: not an object")
@@ -574,6 +600,9 @@ func (s *stream) completion(body []byte) (class, detail string, ok bool) {
 		}
 		message += s.text("message.content", m.Content)
 		refusal += s.text("message.refusal", m.Refusal)
+		if !absent(m.FunctionCall) {
+			m.ToolCalls = append(m.ToolCalls, rawToolCall{Function: m.FunctionCall})
+		}
 		for _, tc := range m.ToolCalls {
 			var f rawFunction
 			if !absent(tc.Function) && json.Unmarshal(tc.Function, &f) != nil {
