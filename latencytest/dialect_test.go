@@ -621,7 +621,7 @@ func TestInstrumentNonStreamedCompletion(t *testing.T) {
 				if rec.Err != tc.class || rec.ToolCalls != tc.toolCalls || rec.Content != tc.content {
 					t.Errorf("%s: class %q (%s), %d tool calls, content %q; want %q, %d, %q", tc.why, rec.Err, rec.Detail, rec.ToolCalls, rec.Content, tc.class, tc.toolCalls, tc.content)
 				}
-				if tc.toolCalls > 0 && (rec.FirstToolCall != 250*time.Millisecond || rec.ToolArgsDone != 250*time.Millisecond ||
+				if tc.name == "tool calls" && (rec.FirstToolCall != 250*time.Millisecond || rec.ToolArgsDone != 250*time.Millisecond ||
 					rec.CompletionTokens != 40 || rec.Model != "gpt-4o-2024-08-06" || rec.TTFT != NotObserved) {
 					t.Errorf("record %+v: want the tool calls at the body's arrival, usage and model, no token clock", rec)
 				}
