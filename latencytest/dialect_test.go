@@ -676,3 +676,51 @@ func BenchmarkToolCallDecode(b *testing.B) {
 		})
 	}
 }
+
+// Requests in flight when the refusal comes are each resent once: at
+// concurrency 4, the first 4 requests are refused (each after 300 ms),
+// resent, and the other 4 never send stream_options; every record
+// succeeds, and the disclosure counts the 4.
+func TestStreamOptionsRefusedInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		with, without := 0, 0
+		c := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+			b, _ := io.ReadAll(r.Body)
+			refused := strings.Contains(string(b), "stream_options")
+			mu.Lock()
+			if refused {
+				with++
+			} else {
+				without++
+			}
+			mu.Unlock()
+			if refused {
+				time.Sleep(300 * time.Millisecond)
+				body := `{"detail":[{"type":"extra_forbidden","loc":["body","stream_options"],"msg":"Extra inputs are not permitted"}]}`
+				return &http.Response{StatusCode: 422, Header: http.Header{"Content-Type": {"application/json"}},
+					Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+			}
+			return scripted([]step{{40 * time.Millisecond, tok("a") + done}}, false, nil).Transport.RoundTrip(r)
+		})}
+		res, err := Batch{Requests: 8, Concurrency: 4, NoWarmup: true, Prompt: "hi"}.Run(context.Background(), OpenAI("http://fake/v1", WithHTTPClient(c)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resent := 0
+		for _, rec := range res.Records {
+			if !rec.OK() {
+				t.Errorf("record %+v failed", rec)
+			}
+			if len(rec.Notes) > 0 && strings.HasPrefix(rec.Notes[0], streamOptionsNote) {
+				resent++
+			}
+		}
+		if with != 4 || without != 8 || resent != 4 {
+			t.Errorf("%d requests with stream_options, %d without, %d records noted resent: want 4, 8, 4", with, without, resent)
+		}
+		if b1 := res.Disclosure.Box(1).Answer; !strings.Contains(b1, "4 request(s) were resent") {
+			t.Errorf("box 1 %q", b1)
+		}
+	})
+}
