@@ -126,12 +126,13 @@ func (d *Disclosure) setLevels(levels []int) {
 // decode rates are event rates for the measured successes that reported
 // no usage, and cached tokens that were never reported prove nothing. Box
 // 1 also counts the requests resent without stream_options after the
-// server refused it (see OpenAI). It also notes retries in box 2 (see
+// server refused it (see OpenAI), and the successes left out of decode
+// rates (see Record.DecodeRate). It also notes retries in box 2 (see
 // noteRetries).
 func (d *Disclosure) noteUsage(recs []Record) {
 	d.noteRetries(recs)
 	d.noteConnections(recs)
-	n, noUsage, cached, resent := 0, 0, 0, 0
+	n, noUsage, cached, resent, noRate := 0, 0, 0, 0, 0
 	for i := range recs {
 		rec := &recs[i]
 		if len(rec.Notes) > 0 && strings.HasPrefix(rec.Notes[0], streamOptionsNote) {
@@ -141,6 +142,9 @@ func (d *Disclosure) noteUsage(recs []Record) {
 			continue
 		}
 		n++
+		if math.IsNaN(rec.DecodeRate()) {
+			noRate++
+		}
 		if rec.DecodeRateUnit() == UnitEventsPerSecond {
 			noUsage++
 		}
@@ -154,6 +158,10 @@ func (d *Disclosure) noteUsage(recs []Record) {
 	}
 	if n == 0 {
 		return
+	}
+	if noRate > 0 {
+		b1 := d.Box(1)
+		d.set(1, b1.Answer+fmt.Sprintf("; %d of %d successes have no decode rate (one token, or every token in one event) and are left out of decode-rate figures", noRate, n), b1.Missing)
 	}
 	b1, b5 := d.Box(1), d.Box(5)
 	switch {
