@@ -228,6 +228,9 @@ const measurementBox = "on the client, monotonic clock: TTFT = first token of an
 // common fills the boxes every runner shares.
 func (d *Disclosure) common(desc Description, models []string, start, end time.Time, cpu float64, location string) {
 	d.set(1, measurementBox, false)
+	if desc.Client != "" {
+		d.set(1, measurementBox+"; client: "+desc.Client, false)
+	}
 	d.set(3, "not written (run through a testing.TB wrapper to keep JSONL records)", true)
 	d.set(9, fmt.Sprintf("%s to %s (%v)", start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), end.Sub(start).Round(time.Millisecond)), false)
 	switch {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -15,23 +16,32 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
 // The OpenAI provider's own HTTP/1.1 client, for plain http:// endpoints
-// on its default transport (no client of the user's, no proxy): per SSE
-// event it costs one read and one pass over the bytes, where net/http
+// on its default transport (no client of the user's, no proxy), on
+// platforms where it can look at an idle connection before reusing it
+// (unix: see idleUsable); elsewhere, and with WithNetHTTP, net/http. Per
+// SSE event it costs one read and one pass over the bytes, where net/http
 // adds a body, a chunked reader, a buffered reader and a lock per read
-// and two goroutine hand-offs per request. It speaks only the common
-// shape of a streamed answer: an HTTP/1.1 or 1.0 response with a chunked,
-// Content-Length or read-to-close body, after any 1xx informational
-// answers (skipped, as net/http skips them). Anything else (a 101, a
-// redirect, a transfer or content encoding other than chunked and
-// identity, a header it cannot parse) is read by net/http's own parser
-// (http.ReadResponse) from the same connection: the server sees the
-// request once, and the record is what net/http would have made of the
-// answer. The connection is not kept after such an answer.
+// and two goroutine hand-offs per request.
+//
+// It writes the bytes net/http writes for the same request (the same
+// request line, Host, headers and their order, Content-Length and body)
+// and follows net/http's rules: a request is sent again only when no byte
+// of it was written (on a kept connection that the server had closed);
+// after a write error it reads the answer that had already arrived (a
+// 413 or 401 sent before the body was read) before failing. It reads the
+// common shape of a streamed answer: an HTTP/1.1 or 1.0 response with a
+// chunked, Content-Length or read-to-close body, after any 1xx
+// informational answers (skipped, as net/http skips them; they never
+// stamp TTFB). Anything else (a 101, a redirect, a transfer encoding
+// other than chunked, a header it cannot parse) is read by net/http's own
+// parser (http.ReadResponse) from the same connection: the server sees
+// the request once, and the record is what net/http would have made of
+// the answer. The connection is not kept after such an answer. Content
+// encodings are decoded on both paths alike (see decodeBody).
 
 // errFallback says the answer's head is one for net/http's parser (see
 // above); errInformational that it is a 1xx to skip.
@@ -66,12 +76,23 @@ type h1Pool struct {
 
 // h1Conn is one connection and its read buffer: buf[r:w] is unread.
 type h1Conn struct {
-	nc     net.Conn
-	buf    []byte
-	r, w   int
-	idleAt time.Time
-	readAt time.Time // when the last read returned
-	reused bool
+	nc       net.Conn
+	buf      []byte
+	r, w     int
+	idleAt   time.Time
+	lastRead time.Time // when the last read returned
+	reused   bool
+}
+
+// readAt is when the connection's last read returned (for an answer read
+// by net/http's parser: see viaNetHTTP).
+func (c *h1Conn) readAt() time.Time { return c.lastRead }
+
+// Read reads from the connection, stamping lastRead.
+func (c *h1Conn) Read(p []byte) (int, error) {
+	n, err := c.nc.Read(p)
+	c.lastRead = time.Now()
+	return n, err
 }
 
 // get returns an idle connection, or dials one (traced) when the bound
@@ -200,12 +221,35 @@ func (p *h1Pool) closeIdle() {
 
 // reply is a response as the OpenAI provider reads it, from net/http or
 // from the fast path: the status, the headers a record keeps (and a
-// redirect's Location, for its error), and the body.
+// redirect's Location, for its error; the content encoding, for
+// decodeBody), and the body.
 type reply struct {
-	status                          int
-	contentType, injected, location string
-	body                            io.ReadCloser
+	status                                    int
+	contentType, injected, location, encoding string
+	body                                      io.ReadCloser
+	// headAt is when the read that brought the answer's head returned: its
+	// first byte, or after 1xx answers the read that completed the final
+	// head (a 1xx never stamps TTFB). Zero: not known (the trace's
+	// first-byte time stands).
+	headAt time.Time
+	// clock tells when the body's latest bytes were read from the socket;
+	// nil: not known (an event is timed when the body's Read returns).
+	clock readClock
 }
+
+// readClock is a body or connection that stamps its socket reads: readAt
+// is when the read that brought the bytes last returned left the socket.
+// It is never before those bytes arrived and never after the caller's
+// Read returned.
+type readClock interface{ readAt() time.Time }
+
+// nothingWritten is a write error before any byte of the request was
+// written: the one failure after which net/http sends a POST again (on a
+// kept connection; see roundTrip).
+type nothingWritten struct{ err error }
+
+func (e nothingWritten) Error() string { return e.err.Error() }
+func (e nothingWritten) Unwrap() error { return e.err }
 
 // aLongTimeAgo is a deadline in the past: set on a connection, it ends a
 // blocked read or write at once.
@@ -213,9 +257,10 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // roundTrip sends req (the whole request, written at once) and reads the
 // answer's head (with net/http's parser when the fast path does not read
-// it: see errFallback). trace sees the dial and the first response byte.
-// A connection that the server closed while it was idle (the request
-// failed before any byte of an answer) is replaced, as net/http does.
+// it: see errFallback). trace sees the dial. As in net/http, a request is
+// sent again, on another connection, only when not one byte of it was
+// written on a kept connection: any later failure is the request's (the
+// server may have read it and worked on it).
 func (p *h1Pool) roundTrip(ctx context.Context, req []byte, trace *httptrace.ClientTrace) (reply, error) {
 	for {
 		c, err := p.get(ctx, trace)
@@ -223,75 +268,97 @@ func (p *h1Pool) roundTrip(ctx context.Context, req []byte, trace *httptrace.Cli
 			return reply{}, err
 		}
 		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
-		a, body, got, err := c.exchange(req, trace)
+		a, body, err := c.exchange(req)
 		if err == errFallback {
-			a, err = c.viaNetHTTP(func() { stop(); p.discard(c) })
+			a, err = c.viaNetHTTP(a, func() { stop(); p.discard(c) })
 			if err == nil {
 				return a, nil
 			}
 		}
 		if err == nil {
-			body.p, body.c, body.stop, body.at = p, c, stop, c.readAt
+			body.p, body.c, body.stop, body.at = p, c, stop, c.lastRead
 			if body.done {
 				body.finish()
 			}
-			a.body = body
+			a.body, a.clock = body, body
 			return a, nil
 		}
 		stop()
 		p.discard(c)
-		if c.reused && !got && ctx.Err() == nil && closedIdle(err) {
-			continue
+		var nw nothingWritten
+		if errors.As(err, &nw) {
+			if c.reused && ctx.Err() == nil {
+				continue
+			}
+			err = nw.err
 		}
 		return reply{}, err
 	}
 }
 
-// closedIdle reports an error of a request on a kept connection that
-// the server had closed.
-func closedIdle(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+// exchange writes req and reads the answer's head, skipping 1xx
+// informational answers. On errFallback the head is left unread in the
+// buffer, for net/http's parser (a.headAt says when it arrived). After a
+// write error that wrote some of req, the answer that already arrived is
+// read (the connection is then not kept); when none did, the error is
+// the write's.
+func (c *h1Conn) exchange(req []byte) (a reply, body *h1Body, err error) {
+	c.r, c.w = 0, 0 // put keeps only a connection with nothing unread
+	n, werr := c.nc.Write(req)
+	if werr != nil && n == 0 {
+		return a, nil, nothingWritten{werr}
+	}
+	a, body, err = c.readHead()
+	if werr != nil {
+		switch {
+		case err == errFallback:
+		case err != nil:
+			return a, nil, brokenHead(werr)
+		default:
+			body.keep = false // the rest of the request is still unsent
+		}
+	}
+	return a, body, err
 }
 
-// exchange writes req and reads the answer's head, skipping 1xx
-// informational answers; got reports whether any byte of an answer
-// arrived. On errFallback the head is left unread in the buffer, for
-// net/http's parser.
-func (c *h1Conn) exchange(req []byte, trace *httptrace.ClientTrace) (a reply, body *h1Body, got bool, err error) {
-	c.r, c.w = 0, 0 // put keeps only a connection with nothing unread
-	if _, err := c.nc.Write(req); err != nil {
-		return a, nil, false, err
-	}
-	used := 0 // bytes of the 1xx heads skipped: they count against maxHeadBytes, as in net/http
+// readHead reads the answer's head (see exchange). Each head, 1xx or
+// final, may take up to maxHeadBytes, and any number of 1xx heads may
+// come: as in net/http when a trace watches 1xx answers, as the
+// provider's does (a flood of them ends at the run's timeouts).
+func (c *h1Conn) readHead() (a reply, body *h1Body, err error) {
+	var first time.Time
+	informational := false
 	// The head: up to its blank line.
 	scan := 0 // bytes of buf[r:w] known to hold no blank line
 	for {
 		i := headEnd(c.buf[c.r+scan : c.w])
-		if i >= 0 && used+scan+i <= maxHeadBytes {
+		if i >= 0 && scan+i <= maxHeadBytes {
 			end := c.r + scan + i
 			a, body, err := parseHead(c.buf[c.r:end])
-			switch err {
-			case errInformational:
-				used += end - c.r
+			if err == errInformational {
 				c.r, scan = end, 0
+				informational = true
 				continue
-			case errFallback:
-				return a, nil, true, err
 			}
-			c.r = end
-			return a, body, true, err
+			a.headAt = first
+			if informational {
+				a.headAt = c.lastRead
+			}
+			if err == nil {
+				c.r = end
+			}
+			return a, body, err
 		}
-		if i >= 0 || used+c.w-c.r >= maxHeadBytes {
-			return a, nil, true, brokenHead(errors.New("net/http: server response headers exceeded " + strconv.Itoa(maxHeadBytes) + " bytes; aborted"))
+		if i >= 0 || c.w-c.r >= maxHeadBytes {
+			return a, nil, brokenHead(errors.New("net/http: server response headers exceeded " + strconv.Itoa(maxHeadBytes) + " bytes; aborted"))
 		}
 		scan = max(0, c.w-c.r-3)
 		if c.w == len(c.buf) {
 			c.grow()
 		}
-		n, err := c.nc.Read(c.buf[c.w:])
-		c.readAt = time.Now()
-		if n > 0 && c.w == 0 && trace.GotFirstResponseByte != nil {
-			trace.GotFirstResponseByte()
+		n, err := c.Read(c.buf[c.w:])
+		if n > 0 && first.IsZero() {
+			first = c.lastRead
 		}
 		c.w += n
 		if err != nil {
@@ -302,17 +369,19 @@ func (c *h1Conn) exchange(req []byte, trace *httptrace.ClientTrace) (a reply, bo
 				}
 				err = brokenHead(err)
 			}
-			return a, nil, c.w > 0, err
+			return a, nil, err
 		}
 	}
 }
 
 // viaNetHTTP reads the answer whose head is at buf[r:] with net/http's
 // parser, from the buffered bytes and then the connection (skipping 1xx
-// answers), for a head the fast path does
-// not read (see errFallback). The connection is closed when the body is.
-func (c *h1Conn) viaNetHTTP(done func()) (reply, error) {
-	br := bufio.NewReader(io.MultiReader(bytes.NewReader(slices.Clone(c.buf[c.r:c.w])), c.nc))
+// answers), for a head the fast path does not read (see errFallback); a
+// carries when the head arrived. The connection is closed when the body
+// is.
+func (c *h1Conn) viaNetHTTP(a reply, done func()) (reply, error) {
+	br := bufio.NewReader(io.MultiReader(bytes.NewReader(slices.Clone(c.buf[c.r:c.w])), c))
+	headAt := a.headAt
 	for {
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
@@ -321,10 +390,13 @@ func (c *h1Conn) viaNetHTTP(done func()) (reply, error) {
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
 			a := replyOf(resp)
 			a.body = &closingBody{ReadCloser: resp.Body, done: done}
+			a.headAt, a.clock = headAt, c
 			return a, nil
 		}
 		// A 1xx after a head the fast path could not read: skipped (the
-		// run's timeouts end a server that sends them forever).
+		// run's timeouts end a server that sends them forever); TTFB is
+		// the final head's.
+		headAt = c.lastRead
 	}
 }
 
@@ -345,7 +417,8 @@ func (b *closingBody) Close() error {
 // replyOf is a net/http response as a reply.
 func replyOf(resp *http.Response) reply {
 	return reply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
-		injected: resp.Header.Get("X-Fake-Injected"), location: resp.Header.Get("Location"), body: resp.Body}
+		injected: resp.Header.Get("X-Fake-Injected"), location: resp.Header.Get("Location"),
+		encoding: strings.Join(resp.Header.Values("Content-Encoding"), ","), body: resp.Body}
 }
 
 // brokenHead says, as net/http's transport does, that the server broke
@@ -448,9 +521,10 @@ func parseHead(head []byte) (a reply, b *h1Body, err error) {
 			}
 			te = true
 		case equalFoldBytes(name, "Content-Encoding"):
-			if len(value) > 0 && !equalFoldBytes(value, "identity") {
-				return a, nil, errFallback
+			if a.encoding != "" {
+				a.encoding += ","
 			}
+			a.encoding += string(value)
 		case equalFoldBytes(name, "Connection"):
 			for _, tok := range bytes.Split(value, []byte(",")) {
 				tok = bytes.Trim(tok, " \t")
@@ -540,6 +614,10 @@ type h1Body struct {
 	at      time.Time // when the read that brought the bytes last returned left the socket
 }
 
+// readAt is when the read that brought the bytes Read last returned left
+// the socket.
+func (b *h1Body) readAt() time.Time { return b.at }
+
 // Read reads the body's bytes, the chunked framing taken off; it blocks
 // only when no byte is buffered. Afterwards at is when the bytes it
 // returned were read from the connection: an event is timed when it
@@ -574,8 +652,8 @@ func (b *h1Body) Read(p []byte) (int, error) {
 		} else if c.w == len(c.buf) {
 			c.grow()
 		}
-		k, rerr := c.nc.Read(c.buf[c.w:])
-		b.at = time.Now()
+		k, rerr := c.Read(c.buf[c.w:])
+		b.at = c.lastRead
 		c.w += k
 		if rerr != nil {
 			switch {
@@ -729,72 +807,130 @@ func (b *h1Body) Close() error {
 	return nil
 }
 
-// h1Request builds the fixed part of the provider's requests for the
+// h1Request builds the fixed parts of the provider's requests for the
 // fast path (see fastRequest), or returns ok false when the URL or the
 // options need net/http: https, user info in the URL, a proxy from the
-// environment, a header net/http would treat specially or a value it
-// would refuse.
-func (o *openAI) h1Request(u *url.URL) (head []byte, addr string, ok bool) {
+// environment, a host net/http would not send, a header net/http treats
+// specially (an Idempotency-Key makes net/http resend a POST after a
+// read error: the fast path does not), or a value it would refuse.
+//
+// The head is what net/http's Request.Write writes for send's request:
+// the request line (the escaped path as URL.RequestURI gives it), Host
+// (the URL's host without an empty port or an IPv6 zone), User-Agent,
+// then (see fastRequest) Content-Length, then every other header sorted
+// by name, values trimmed. around holds the header lines sorted before
+// and after X-Request-Id.
+func (o *openAI) h1Request(u *url.URL) (head []byte, around [2][]byte, addr string, ok bool) {
 	if u.Scheme != "http" || u.User != nil || u.Host == "" || !isASCIIPrintable(u.Host) {
-		return nil, "", false
+		return nil, around, "", false
 	}
-	addr = u.Host
+	host := strings.TrimSuffix(u.Host, ":") // net/http drops an empty port
+	if !validHost(host) {
+		return nil, around, "", false
+	}
+	addr = host
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
 	if p, err := http.ProxyFromEnvironment(&http.Request{URL: u}); p != nil || err != nil {
-		return nil, "", false
+		return nil, around, "", false
 	}
-	if o.key != "" && !validHeaderValue("Bearer "+o.key) {
-		return nil, "", false
+	h := http.Header{}
+	for k, vs := range o.header {
+		switch http.CanonicalHeaderKey(k) {
+		case "Host", "Content-Length", "Transfer-Encoding", "Trailer", "Connection",
+			"Te", "Upgrade", "Expect", "Keep-Alive", "Proxy-Connection", "Idempotency-Key", "X-Idempotency-Key":
+			return nil, around, "", false
+		}
+		if !isToken([]byte(k)) || k == "" {
+			return nil, around, "", false
+		}
+		for _, v := range vs {
+			if !validHeaderValue(v) {
+				return nil, around, "", false
+			}
+		}
+		h[k] = vs
+	}
+	o.setHeaders(h, "")
+	if !validHeaderValue(h.Get("Authorization")) {
+		return nil, around, "", false
 	}
 	head = append(head, "POST "...)
 	head = append(head, u.RequestURI()...)
 	head = append(head, " HTTP/1.1\r\nHost: "...)
-	head = append(head, u.Host...)
-	head = append(head, "\r\nUser-Agent: Go-http-client/1.1\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\n"...)
-	if o.key != "" {
-		head = append(head, "Authorization: "...)
-		head = append(head, strings.Trim("Bearer "+o.key, " \t")...) // as net/http writes a value
+	head = append(head, removeZone(host)...)
+	head = append(head, "\r\n"...)
+	ua := "Go-http-client/1.1"
+	if _, set := h["User-Agent"]; set {
+		ua = strings.Trim(h.Get("User-Agent"), " \t")
+	}
+	if ua != "" {
+		head = append(head, "User-Agent: "...)
+		head = append(head, ua...)
 		head = append(head, "\r\n"...)
 	}
-	for k, vs := range o.header {
-		switch http.CanonicalHeaderKey(k) {
-		case "Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer", "Connection", "Accept-Encoding",
-			"Te", "Upgrade", "Expect", "Keep-Alive", "Proxy-Connection":
-			return nil, "", false
-		case "Content-Type", "Accept", "X-Request-Id":
-			continue // the provider's own (see call)
-		case "Authorization":
-			if o.key != "" {
-				continue // replaced by the key's
-			}
+	keys := slices.Sorted(maps.Keys(h))
+	for _, k := range keys {
+		if k == "User-Agent" || k == "X-Request-Id" {
+			continue
 		}
-		if !isToken([]byte(k)) || k == "" {
-			return nil, "", false
+		side := 0
+		if k > "X-Request-Id" {
+			side = 1
 		}
-		for _, v := range vs {
-			if !validHeaderValue(v) {
-				return nil, "", false
-			}
-			head = append(head, k...)
-			head = append(head, ": "...)
-			head = append(head, strings.Trim(v, " \t")...)
-			head = append(head, "\r\n"...)
+		for _, v := range h[k] {
+			around[side] = append(around[side], k...)
+			around[side] = append(around[side], ": "...)
+			around[side] = append(around[side], strings.Trim(v, " \t")...) // as net/http writes a value
+			around[side] = append(around[side], "\r\n"...)
 		}
 	}
-	return head, addr, true
+	return head, around, addr, true
 }
 
-// fastRequest appends one request: the fixed head, the trace ID, the
-// length and the body.
+// removeZone drops an IPv6 zone from a host, as net/http does (RFC 6874).
+func removeZone(host string) string {
+	if !strings.HasPrefix(host, "[") {
+		return host
+	}
+	i := strings.LastIndex(host, "]")
+	if i < 0 {
+		return host
+	}
+	j := strings.LastIndex(host[:i], "%")
+	if j < 0 {
+		return host
+	}
+	return host[:j] + host[i:]
+}
+
+// validHost reports whether net/http would send host as it is in the
+// Host header (it sends an empty one otherwise): only the bytes of a
+// host name, an IP literal (zone included) and a port.
+func validHost(host string) bool {
+	for i := range len(host) {
+		c := host[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!$%&()*+,-.:;=[]_~'", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// fastRequest appends one request: the fixed head, the length, the
+// headers with the trace ID in its sorted place, and the body.
 func (o *openAI) fastRequest(b []byte, id string, payload []byte) []byte {
 	b = append(b, o.h1Head...)
-	b = append(b, "X-Request-Id: "...)
-	b = append(b, id...)
-	b = append(b, "\r\nContent-Length: "...)
+	b = append(b, "Content-Length: "...)
 	b = strconv.AppendInt(b, int64(len(payload)), 10)
-	b = append(b, "\r\n\r\n"...)
+	b = append(b, "\r\n"...)
+	b = append(b, o.h1Around[0]...)
+	b = append(b, "X-Request-Id: "...)
+	b = append(b, strings.Trim(id, " \t")...)
+	b = append(b, "\r\n"...)
+	b = append(b, o.h1Around[1]...)
+	b = append(b, "\r\n"...)
 	return append(b, payload...)
 }
 

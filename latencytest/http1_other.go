@@ -4,6 +4,13 @@ package latencytest
 
 import "net"
 
-// idleUsable cannot look at an idle connection here: it is assumed
-// usable (a closed one is replaced when its request fails; see roundTrip).
-func idleUsable(net.Conn) bool { return true }
+// fastPathHere says that the provider's own HTTP/1.1 client does not run
+// here: it cannot look at an idle connection before reusing it (a server
+// may have closed it, or left a stale answer such as a 408 on it, which
+// would be read as the next request's), so net/http, which watches its
+// idle connections, speaks for it.
+const fastPathHere = false
+
+// idleUsable cannot look at an idle connection here; never called, as
+// the fast path does not run (fastPathHere).
+func idleUsable(net.Conn) bool { return false }

@@ -7,6 +7,10 @@ import (
 	"syscall"
 )
 
+// fastPathHere says that the provider's own HTTP/1.1 client runs here: it
+// can look at an idle connection before reusing it (idleUsable).
+const fastPathHere = true
+
 // idleUsable reports whether a kept connection may carry the next
 // request: nothing has arrived on it while it was idle. A server that
 // closed it, or sent something unasked (a 408 before closing, as some

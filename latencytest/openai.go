@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/textproto"
 	"net/url"
 	"os"
 	"slices"
@@ -45,6 +46,13 @@ type Option func(*openAI)
 // as http_3xx, naming where it pointed (a followed redirect would time two
 // requests as one; give the final URL as the base URL).
 func WithHTTPClient(c *http.Client) Option { return func(o *openAI) { o.client = c } }
+
+// WithNetHTTP makes the provider's default transport speak net/http for
+// every request, never its own HTTP/1.1 client (see WithHTTPClient). Both
+// send the same request bytes and time events at the socket read that
+// brought them; the own client costs less CPU per event. Which client
+// measured a run is in Description.Client and the disclosure.
+func WithNetHTTP() Option { return func(o *openAI) { o.noFastPath = true } }
 
 // WithAPIKey sets the bearer token, sent in the Authorization header. The
 // key never appears in a record, a log line, an error or an artifact: it
@@ -103,8 +111,12 @@ func OpenAI(baseURL string, opts ...Option) Provider {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		panic(fmt.Sprintf("latencytest: OpenAI base URL %q is not an http(s) URL", redactURL(baseURL)))
 	}
-	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions" // a query (api-version=…) stays
-	u.RawPath = ""
+	// The escaped path: a %2F in the base URL stays %2F. A query
+	// (api-version=…) stays.
+	if p := strings.TrimRight(u.EscapedPath(), "/") + "/chat/completions"; true {
+		u.Path, _ = url.PathUnescape(p) // p was escaped by EscapedPath
+		u.RawPath = p
+	}
 	o := &openAI{url: u.String(), model: DefaultModel, header: http.Header{}}
 	for _, opt := range opts {
 		opt(o)
@@ -112,8 +124,8 @@ func OpenAI(baseURL string, opts ...Option) Provider {
 	if o.client == nil {
 		o.client = &http.Client{Transport: o.transport(), CheckRedirect: noRedirects}
 		o.ownTransport = true
-		if !o.noFastPath {
-			o.h1Head, o.h1Addr, _ = o.h1Request(u)
+		if !o.noFastPath && fastPathHere {
+			o.h1Head, o.h1Around, o.h1Addr, _ = o.h1Request(u)
 		}
 	}
 	o.bodyTail = appendBodyTail(nil, o.model, true)
@@ -181,12 +193,13 @@ func defaultTransport() *http.Transport {
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // transport is defaultTransport, dialing through o.dial when a test set
-// it.
+// it, its connections stamping their reads (see stampConn).
 func (o *openAI) transport() *http.Transport {
 	t := defaultTransport()
 	if o.dial != nil {
 		t.DialContext = o.dial
 	}
+	t.DialContext = stampingDial(t.DialContext)
 	return t
 }
 
@@ -261,6 +274,7 @@ type openAI struct {
 	bounded       map[int]*http.Client // by concurrency, on the default transport
 	client        *http.Client
 	h1Head        []byte                                                            // the fast path's fixed request head; nil: net/http only (see http1.go)
+	h1Around      [2][]byte                                                         // the fast path's header lines before and after X-Request-Id
 	h1Addr        string                                                            // the fast path's host:port
 	pools         map[int]*h1Pool                                                   // the fast path's, by concurrency as bounded
 	noFastPath    bool                                                              // net/http only (tests compare the two)
@@ -277,9 +291,23 @@ type openAI struct {
 	noStreamOptions atomic.Bool
 }
 
-// Describe names the endpoint and model (never the key).
+// Describe names the endpoint, model and client (never the key).
 func (o *openAI) Describe() Description {
-	return Description{Kind: "openai-chat-completions (streaming)", Endpoint: o.endpoint, Model: o.model}
+	return Description{Kind: "openai-chat-completions (streaming)", Endpoint: o.endpoint, Model: o.model, Client: o.clientName()}
+}
+
+// clientName says which client measures the provider's requests and what
+// it times (see Description.Client).
+func (o *openAI) clientName() string {
+	switch {
+	case !o.ownTransport:
+		return "your http.Client (events timed when its body reads return)"
+	case o.h1Head != nil:
+		return "tailguard's HTTP/1.1 client (events timed at the socket read that brought them)"
+	case o.noFastPath:
+		return "net/http, as WithNetHTTP asks (events timed at the socket read that brought them)"
+	}
+	return "net/http (events timed at the socket read that brought them)"
 }
 
 // payload encodes the request body as json.Marshal encodes the map
@@ -460,6 +488,8 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 			return fail(ClassCanceled, "the run ended: "+context.Cause(parent).Error())
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return fail(ClassTruncated, "the connection closed mid-stream")
+		case errors.As(err, new(*encodingError)):
+			return fail(ClassBadStream, err.Error())
 		}
 		// net/http names the URL, query included (where some APIs carry a
 		// key): name the redacted endpoint instead.
@@ -488,7 +518,9 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 	defer resp.body.Close()
 	rec.Status = resp.status
 	rec.Injected = resp.injected
-	if rec.TTFB < 0 {
+	if !resp.headAt.IsZero() {
+		rec.TTFB = resp.headAt.Sub(start) // the final head's read (see reply)
+	} else if rec.TTFB < 0 {
 		rec.TTFB = time.Since(start) // transports without httptrace (in-memory)
 	}
 	// Bodies are redacted before they are cut short, so that no part of
@@ -522,13 +554,13 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 	defer readBuffers.Put(bp)
 	buf := *bp
 	eof := false
-	fast, _ := resp.body.(*h1Body)
+	clock := resp.clock
 	for !st.stopped() {
 		n, err := resp.body.Read(buf)
 		eof = err == io.EOF
 		now := time.Since(start)
-		if fast != nil {
-			now = fast.at.Sub(start) // when the bytes left the socket (see h1Body)
+		if clock != nil {
+			now = clock.readAt().Sub(start) // when the bytes left the socket (see readClock)
 		}
 		if perr := st.feed(buf[:n], now); perr != nil {
 			st.finish()
@@ -557,26 +589,90 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 	return rec
 }
 
-// send sends the request through net/http.
+// setHeaders sets the provider's headers on h, which holds the user's
+// (WithHeader): Content-Type, Accept, X-Request-ID, the key's
+// Authorization, and Accept-Encoding: identity unless the user set one.
+// Both paths send these (see h1Request). Identity, because a compressed
+// answer is what a compressing layer buffers before it sends anything, so
+// asking for gzip (as net/http does by default) times that layer's buffer,
+// not the server's stream; an encoded answer is decoded all the same (see
+// decodeBody).
+func (o *openAI) setHeaders(h http.Header, id string) {
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	h.Set("X-Request-ID", id)
+	if h.Get("Accept-Encoding") == "" {
+		h.Set("Accept-Encoding", "identity")
+	}
+	if o.key != "" {
+		h.Set("Authorization", "Bearer "+o.key)
+	}
+}
+
+// send sends the request through net/http. On the provider's own
+// transport the reply says when the head and each body read left the
+// socket (see stampConn); on any client, a 1xx answer does not stamp
+// TTFB (the final head's time, as near as the client lets us see, does).
 func (o *openAI) send(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (reply, error) {
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, o.url, bytes.NewReader(payload))
+	var mu sync.Mutex
+	var sc *stampConn
+	var first time.Time
+	informational := false
+	t := *trace
+	t.GotConn = func(ci httptrace.GotConnInfo) {
+		mu.Lock()
+		sc = stampOf(ci.Conn)
+		mu.Unlock()
+		if trace.GotConn != nil {
+			trace.GotConn(ci)
+		}
+	}
+	t.GotFirstResponseByte = func() {
+		mu.Lock()
+		if sc != nil {
+			first = sc.readAt()
+		}
+		mu.Unlock()
+		if trace.GotFirstResponseByte != nil {
+			trace.GotFirstResponseByte()
+		}
+	}
+	t.Got1xxResponse = func(code int, h textproto.MIMEHeader) error {
+		mu.Lock()
+		informational = true
+		mu.Unlock()
+		if trace.Got1xxResponse != nil {
+			return trace.Got1xxResponse(code, h)
+		}
+		return nil
+	}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &t), http.MethodPost, o.url, bytes.NewReader(payload))
 	if err != nil {
 		return reply{}, err
 	}
 	for k, vs := range o.header {
 		hreq.Header[k] = vs
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
-	hreq.Header.Set("X-Request-ID", id)
-	if o.key != "" {
-		hreq.Header.Set("Authorization", "Bearer "+o.key)
-	}
+	o.setHeaders(hreq.Header, id)
 	resp, err := o.clientFor(parent).Do(hreq)
 	if err != nil {
 		return reply{}, err
 	}
-	return replyOf(resp), nil
+	a := replyOf(resp)
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case informational && sc != nil:
+		a.headAt = sc.readAt() // the read that completed the final head
+	case informational:
+		a.headAt = time.Now()
+	default:
+		a.headAt = first
+	}
+	if sc != nil {
+		a.clock = sc
+	}
+	return decodeBody(a), nil
 }
 
 // requestBuffers holds the buffers the fast path writes requests from.
@@ -594,18 +690,20 @@ func (o *openAI) fastSend(ctx, parent context.Context, id string, payload []byte
 	if err != nil {
 		return resp, &url.Error{Op: "Post", URL: o.endpoint, Err: err}
 	}
-	return resp, err
+	return decodeBody(resp), nil
 }
 
 // doneGrace is how long a call waits, after [DONE], for the end of the
 // body, and doneDrain how many bytes it reads: a body read to its end
 // returns its connection to the pool, while a body closed early closes
 // it, and the next request would pay for a new connection inside its
-// TTFT. The record is final before: a server that holds the connection
-// open costs the call up to doneGrace, never measured time.
+// TTFT. Both are generous (a loaded server may send the body's end well
+// after [DONE]). The record is final before: a server that holds the
+// connection open costs the call up to doneGrace, never measured time,
+// and its connection is closed (the disclosure counts the new ones).
 const (
-	doneGrace = 20 * time.Millisecond
-	doneDrain = 64 << 10
+	doneGrace = 2 * time.Second
+	doneDrain = 4 << 20
 )
 
 var errDrained = errors.New("the body did not end within the grace after [DONE]")

@@ -64,6 +64,10 @@ type Description struct {
 	Endpoint string
 	// Model is the model ID requested.
 	Model string
+	// Client names the HTTP client that measured the requests and what it
+	// times, e.g. "tailguard's HTTP/1.1 client (events timed at the socket
+	// read that brought them)"; "" for a provider that does not say.
+	Client string
 }
 
 // Describer is implemented by providers that can describe themselves.
