@@ -11,6 +11,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
 	"reflect"
 	"strconv"
 	"strings"
@@ -604,7 +606,7 @@ func TestWireEarlyAnswerBeforeTheBodyIsRead(t *testing.T) {
 	big := strings.Repeat("x", 8<<20)
 	calls := 5
 	if testing.Short() {
-		calls = 2
+		calls = 1
 	}
 	want := 0
 	for _, fast := range []bool{true, false} {
@@ -675,5 +677,38 @@ func TestWireResetAfterThePOSTIsRead(t *testing.T) {
 	}
 	if acc, reqs := srv.counts(); reqs != 2*paths || acc != paths {
 		t.Errorf("the server read %d requests on %d connections, want %d on %d (none sent twice)", reqs, acc, 2*paths, paths)
+	}
+}
+
+// Over https the provider's net/http transport stamps the socket reads
+// under TLS: the reply carries the connection's read clock and the
+// head's read time, and the record's clocks are in order.
+func TestWireStampsReadsUnderTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, tok("a"))
+		w.(http.Flusher).Flush()
+		io.WriteString(w, done)
+	}))
+	defer srv.Close()
+	o := OpenAI(srv.URL + "/v1").(*openAI)
+	if o.h1Head != nil {
+		t.Fatal("the own client speaks https")
+	}
+	tr := o.client.Transport.(*http.Transport)
+	tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	defer o.CloseIdleConnections()
+	a, err := o.send(context.Background(), context.Background(), "tls-1", []byte(`{}`), &httptrace.ClientTrace{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, a.body)
+	a.body.Close()
+	if _, ok := a.clock.(*stampConn); !ok || a.headAt.IsZero() || a.clock.readAt().Before(a.headAt) {
+		t.Errorf("clock %T, head at %v, last read at %v: want the stamped TLS connection's", a.clock, a.headAt, a.clock)
+	}
+	rec := o.Call(context.Background(), Request{ID: "tls-2", Messages: []Message{{Role: "user", Content: "hi"}}})
+	if !rec.OK() || rec.TTFB <= 0 || rec.TTFT < rec.TTFB || rec.Total < rec.TTFT {
+		t.Errorf("record %s %s: TTFB %v TTFT %v total %v", rec.Err, rec.Detail, rec.TTFB, rec.TTFT, rec.Total)
 	}
 }

@@ -48,10 +48,21 @@ type Option func(*openAI)
 func WithHTTPClient(c *http.Client) Option { return func(o *openAI) { o.client = c } }
 
 // WithNetHTTP makes the provider's default transport speak net/http for
-// every request, never its own HTTP/1.1 client (see WithHTTPClient). Both
-// send the same request bytes and time events at the socket read that
-// brought them; the own client costs less CPU per event. Which client
-// measured a run is in Description.Client and the disclosure.
+// every request, never its own HTTP/1.1 client (see WithHTTPClient); the
+// own client costs less CPU per event. Which client measured a run is in
+// Description.Client and disclosure box 1.
+//
+// Both send the same request bytes (Accept-Encoding: identity unless
+// WithHeader sets one: a compressing layer buffers a compressed answer
+// before it sends anything, so asking for gzip, as net/http does by
+// default, would time that buffer rather than the server's stream; a
+// gzip or deflate answer is decoded all the same, and one in another
+// encoding fails as bad_stream), resend a request only when no byte of
+// it was written, and time alike: TTFB at the socket read that brought
+// the answer's head (after 1xx answers, the read that completed the
+// final head), each event at the socket read that brought its last
+// bytes, for http:// and, under TLS, https://. A client of your own
+// (WithHTTPClient) is timed when its body reads return.
 func WithNetHTTP() Option { return func(o *openAI) { o.noFastPath = true } }
 
 // WithAPIKey sets the bearer token, sent in the Authorization header. The
