@@ -472,7 +472,7 @@ func TestFastPathApplies(t *testing.T) {
 		{"http://127.0.0.1/v1", []Option{WithHTTPClient(http.DefaultClient)}, false},
 		{"http://127.0.0.1/v1", []Option{WithNetHTTP()}, false},
 		{"http://127.0.0.1/v1", []Option{WithHeader("Idempotency-Key", "k-1")}, false}, // net/http would resend it after a read error
-		{"http://127.0.0.1/v1", []Option{WithHeader("Accept-Encoding", "gzip")}, true},  // decoded on both paths
+		{"http://127.0.0.1/v1", []Option{WithHeader("Accept-Encoding", "gzip")}, true}, // decoded on both paths
 		{"http://127.0.0.1/v1", []Option{WithHeader("User-Agent", "me/1")}, true},
 		{"http://127.0.0.1:/v1", nil, true},
 		{"http://[fe80::1%25eth0]:80/v1", nil, true},
