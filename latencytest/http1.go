@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -268,7 +269,7 @@ func (p *h1Pool) roundTrip(ctx context.Context, req []byte, trace *httptrace.Cli
 			return reply{}, err
 		}
 		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
-		a, body, err := c.exchange(req)
+		a, body, err := c.exchange(ctx, req)
 		if err == errFallback {
 			a, err = c.viaNetHTTP(a, func() { stop(); p.discard(c) })
 			if err == nil {
@@ -302,9 +303,9 @@ func (p *h1Pool) roundTrip(ctx context.Context, req []byte, trace *httptrace.Cli
 // write error that wrote some of req, the answer that already arrived is
 // read (the connection is then not kept); when none did, the error is
 // the write's.
-func (c *h1Conn) exchange(req []byte) (a reply, body *h1Body, err error) {
+func (c *h1Conn) exchange(ctx context.Context, req []byte) (a reply, body *h1Body, err error) {
 	c.r, c.w = 0, 0 // put keeps only a connection with nothing unread
-	n, werr := c.nc.Write(req)
+	n, werr := c.write(ctx, req)
 	if werr != nil && n == 0 {
 		return a, nil, nothingWritten{werr}
 	}
@@ -319,6 +320,45 @@ func (c *h1Conn) exchange(req []byte) (a reply, body *h1Body, err error) {
 		}
 	}
 	return a, body, err
+}
+
+// Writing a large request (see write).
+const (
+	inlineWrite = 64 << 10             // a request up to this size fits the socket's buffers: written at once
+	writePoll   = 10 * time.Millisecond // how often a blocked write looks for an early answer
+)
+
+// errAnsweredEarly ends a write that the server stopped reading after it
+// answered (or closed): the answer is read as after a write error.
+var errAnsweredEarly = errors.New("the server answered before the whole request was written")
+
+// write writes req. A request larger than inlineWrite may block when the
+// server stops reading it (a 413 or 401 sent after the head, the
+// connection held open): every writePoll, a blocked write looks whether
+// anything has arrived (see answered) and if so stops, as net/http,
+// which reads while it writes, returns the answer. A canceled context
+// ends the write within writePoll.
+func (c *h1Conn) write(ctx context.Context, req []byte) (int, error) {
+	if len(req) <= inlineWrite {
+		return c.nc.Write(req)
+	}
+	n := 0
+	for {
+		c.nc.SetWriteDeadline(time.Now().Add(writePoll))
+		k, err := c.nc.Write(req[n:])
+		n += k
+		switch {
+		case err == nil:
+			// A deadline of a context ended meanwhile is the reads' too:
+			// clearing the write's loses nothing.
+			c.nc.SetWriteDeadline(time.Time{})
+			return n, nil
+		case !errors.Is(err, os.ErrDeadlineExceeded) || ctx.Err() != nil:
+			return n, err
+		case answered(c.nc):
+			return n, errAnsweredEarly
+		}
+	}
 }
 
 // readHead reads the answer's head (see exchange). Each head, 1xx or

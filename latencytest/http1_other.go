@@ -14,3 +14,6 @@ const fastPathHere = false
 // idleUsable cannot look at an idle connection here; never called, as
 // the fast path does not run (fastPathHere).
 func idleUsable(net.Conn) bool { return false }
+
+// answered cannot look here; never called (fastPathHere).
+func answered(net.Conn) bool { return false }

@@ -38,3 +38,7 @@ func idleUsable(nc net.Conn) bool {
 	}
 	return usable
 }
+
+// answered reports whether anything (bytes or the end) has arrived on a
+// connection in use: one non-blocking peek, as in idleUsable.
+func answered(nc net.Conn) bool { return !idleUsable(nc) }

@@ -712,3 +712,42 @@ func TestWireStampsReadsUnderTLS(t *testing.T) {
 		t.Errorf("record %s %s: TTFB %v TTFT %v total %v", rec.Err, rec.Detail, rec.TTFB, rec.TTFT, rec.Total)
 	}
 }
+
+// A server that answers 413 after reading only the head of an 8 MiB
+// request and then holds the connection open, reading nothing more: the
+// own client's blocked write sees the answer (see h1Conn.write) and both
+// paths record the 413, the connection not kept.
+func TestWireEarlyAnswerConnectionHeldOpen(t *testing.T) {
+	msg := `{"error":{"message":"request too large"}}`
+	release := make(chan struct{})
+	srv := newLoopbackServer(t, func(c *net.TCPConn, br *bufio.Reader, count func()) {
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		count()
+		io.WriteString(c, "HTTP/1.1 413 Content Too Large\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(msg))+"\r\n\r\n"+msg)
+		<-release
+	})
+	defer close(release)
+	big := strings.Repeat("x", 8<<20)
+	want := 0
+	for _, fast := range []bool{true, false} {
+		if fast && !fastPathHere {
+			continue
+		}
+		opts := []Option{}
+		if !fast {
+			opts = append(opts, WithNetHTTP())
+		}
+		o := OpenAI("http://"+srv.ln.Addr().String()+"/v1", opts...).(*openAI)
+		want++
+		rec := o.Call(context.Background(), Request{ID: "held", TotalTimeout: 20 * time.Second, Messages: []Message{{Role: "user", Content: big}}})
+		if rec.Err != "http_413" || rec.Detail != "request too large" {
+			t.Errorf("fast path %v: %q %q, want http_413 with the server's message", fast, rec.Err, rec.Detail)
+		}
+		o.CloseIdleConnections()
+	}
+	if acc, reqs := srv.counts(); reqs != want || acc != want {
+		t.Errorf("the server read %d request heads on %d connections, want %d on %d", reqs, acc, want, want)
+	}
+}
