@@ -109,6 +109,14 @@ func (d *decodingBody) Read(p []byte) (int, error) {
 		}
 	}
 	n, err := d.dec.Read(p)
+	if err == io.EOF {
+		// The encoded stream's end: read the body's (zlib and flate stop
+		// at their own), so that its connection is kept; what follows the
+		// stream is discarded.
+		if _, cerr := io.Copy(io.Discard, &d.src); cerr != nil {
+			err = d.fail(cerr)
+		}
+	}
 	if err != nil && err != io.EOF {
 		err = d.fail(err)
 	}
