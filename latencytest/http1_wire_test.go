@@ -242,6 +242,18 @@ func TestWireDifferential(t *testing.T) {
 		{"x-gzip, chunked", serve(sseHead + "Content-Encoding: x-gzip\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(gzipped(stream), 10, 30)), 1, false, []string{""}},
 		{"deflate (zlib)", serve(answerWith("Content-Encoding: deflate\r\n", deflated(stream, true))), 2, false, []string{"", ""}},
 		{"deflate (raw)", serve(answerWith("Content-Encoding: deflate\r\n", deflated(stream, false))), 2, false, []string{"", ""}},
+		{"deflate, chunked, the body's end apart", func(w *wireConn, _ int) {
+			for {
+				if _, ok := w.request(); !ok {
+					return
+				}
+				body := chunked(deflated(stream, true))
+				if !writeBytes(w, sseHead+"Content-Encoding: deflate\r\nTransfer-Encoding: chunked\r\n\r\n"+strings.TrimSuffix(body, "0\r\n\r\n"), false) ||
+					!writeBytes(w, "0\r\n\r\n", false) {
+					return
+				}
+			}
+		}, 2, false, []string{"", ""}},
 		{"identity named", serve(answerWith("Content-Encoding: identity\r\n", stream)), 1, false, []string{""}},
 		{"br", serve(answerWith("Content-Encoding: br\r\n", "\x1b\x00\x00")), 1, false, []string{ClassBadStream}},
 		{"zstd", serve(answerWith("Content-Encoding: zstd\r\n", "\x28\xb5\x2f\xfd")), 1, false, []string{ClassBadStream}},
