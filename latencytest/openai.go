@@ -36,12 +36,13 @@ type Option func(*openAI)
 // concurrency 50 then opens new connections all along, their setup inside
 // TTFT. Batch and Chain tell the
 // default transport their concurrency, and a run opens at most that many
-// connections. On the default transport a plain http:// endpoint that no
-// proxy setting covers is spoken to by the provider's own HTTP/1.1 client,
-// which costs less per SSE event than net/http and keeps the same
-// connection bounds; an answer head it does not read itself (a redirect,
-// an unknown encoding, an unusual header) is read by net/http's parser
-// from the same connection, so the server sees every request once. The
+// connections. On the default transport, on unix, a plain http://
+// endpoint that no proxy setting covers is spoken to by the provider's own
+// HTTP/1.1 client (unless WithNetHTTP), which costs less per SSE event
+// than net/http, sends the same bytes and keeps the same connection
+// bounds; an answer head it does not read itself (a redirect, an unknown
+// transfer encoding, an unusual header) is read by net/http's parser from
+// the same connection, so the server sees every request once. The
 // provider's own clients do not follow redirects: a 3xx fails the request
 // as http_3xx, naming where it pointed (a followed redirect would time two
 // requests as one; give the final URL as the base URL).
