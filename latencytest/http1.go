@@ -324,7 +324,7 @@ func (c *h1Conn) exchange(ctx context.Context, req []byte) (a reply, body *h1Bod
 
 // Writing a large request (see write).
 const (
-	inlineWrite = 64 << 10             // a request up to this size fits the socket's buffers: written at once
+	inlineWrite = 64 << 10              // a request up to this size fits the socket's buffers: written at once
 	writePoll   = 10 * time.Millisecond // how often a blocked write looks for an early answer
 )
 
