@@ -330,7 +330,7 @@ const (
 
 // errAnsweredEarly ends a write that the server stopped reading after it
 // answered (or closed): the answer is read as after a write error.
-var errAnsweredEarly = errors.New("the server answered before the whole request was written")
+var errAnsweredEarly = errors.New("the server answered or closed before the whole request was written")
 
 // write writes req. A request larger than inlineWrite may block when the
 // server stops reading it (a 413 or 401 sent after the head, the
