@@ -125,10 +125,9 @@ func OpenAI(baseURL string, opts ...Option) Provider {
 	}
 	// The escaped path: a %2F in the base URL stays %2F. A query
 	// (api-version=…) stays.
-	if p := strings.TrimRight(u.EscapedPath(), "/") + "/chat/completions"; true {
-		u.Path, _ = url.PathUnescape(p) // p was escaped by EscapedPath
-		u.RawPath = p
-	}
+	escaped := strings.TrimRight(u.EscapedPath(), "/") + "/chat/completions"
+	u.Path, _ = url.PathUnescape(escaped) // valid: EscapedPath escaped it
+	u.RawPath = escaped
 	o := &openAI{url: u.String(), model: DefaultModel, header: http.Header{}}
 	for _, opt := range opts {
 		opt(o)
