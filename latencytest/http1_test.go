@@ -255,7 +255,7 @@ func TestFastPathAgreesWithNetHTTP(t *testing.T) {
 // Hostile and unusual answers: the same record (and so the same error
 // class) from both paths, and the request sent once on each (bothPaths).
 // What the fast path does not read itself (a redirect, an unknown
-// transfer or content encoding, a head it cannot parse) net/http's parser
+// transfer encoding, a head it cannot parse) net/http's parser
 // reads from the same connection; redirects are answers on both paths.
 func TestFastPathHostileServers(t *testing.T) {
 	ev := tok("a") + tok("b") + done
