@@ -326,8 +326,10 @@ func CheckClass(class string) error {
 
 // MaxErrorRate is the objective "at most the fraction max (0.01 for 1%) of
 // measured requests failed", counting only the given classes when any are
-// given. A max outside [0,1] (a percent written where a fraction belongs)
-// or an unknown class fails and says so. It needs n >= ceil(1/max)
+// given. A max outside [0,1) (a percent written where a fraction belongs,
+// or 1, which would let every request fail) or an unknown class fails and
+// says so; a run where every measured request failed fails whatever the
+// limit and classes. It needs n >= ceil(1/max)
 // measured requests: with fewer, a single failure already breaks it and a
 // clean run shows nothing about a rate of max.
 func MaxErrorRate(max float64, classes ...string) Objective {

@@ -568,6 +568,8 @@ func rateLimitProblem(max float64) string {
 		return fmt.Sprintf("max %v is not a fraction in [0,1]", max)
 	case max > 1:
 		return fmt.Sprintf("max %v is above 1: the rate is a fraction (write %g for %g%%)", max, max/100, max)
+	case max == 1:
+		return "max 1 (100%) lets every request fail, and an all-failed run never passes: give a limit below 1, or leave the error rate unjudged"
 	}
 	return ""
 }
@@ -587,6 +589,11 @@ func judgeErrorRate(name string, r *latencytest.Result, max float64, classes []s
 	n := c.Kept + c.Failed
 	if n == 0 {
 		out.Observed, out.Note = "no data", "no measured request"
+		return out
+	}
+	if c.Kept == 0 {
+		out.Observed = fmt.Sprintf("100%% (%d of %d)", c.Failed, n)
+		out.Note = "every measured request failed: an all-failed run never passes, whatever the limit or classes"
 		return out
 	}
 	failed := c.Failed

@@ -133,9 +133,42 @@ func TestErrorRateLimitIsAFraction(t *testing.T) {
 			}
 		})
 	}
-	// 1 is a valid (if useless) fraction: everything may fail.
-	if out := judge(r, sloassert.MaxErrorRate(1)); !out.OK {
-		t.Errorf("max 1: %+v", out)
+}
+
+// TestAllFailedNeverPassesAnErrorRate: an all-failed run fails every
+// error-rate objective, whatever the limit or the classes counted; a limit
+// of 1 (100%), which would let it pass, is refused with a message.
+func TestAllFailedNeverPassesAnErrorRate(t *testing.T) {
+	all := allFailed(300) // 300 of 300 failed with http_529
+	for _, o := range []sloassert.Objective{
+		sloassert.MaxErrorRate(1),
+		sloassert.MaxErrorRate(0.999),
+		sloassert.MaxErrorRate(0.01, "http_429"), // none of the failures is a 429
+		sloassert.MaxErrorRate(1).With(sloassert.AllowSmallSample()),
+	} {
+		out := judge(all, o)
+		if out.OK || out.Note == "" {
+			t.Errorf("%s passed an all-failed run: %+v", o.Name, out)
+		}
+	}
+	if out := judge(all, sloassert.MaxErrorRate(0.01, "http_429")); !strings.Contains(out.Note, "an all-failed run never passes") {
+		t.Errorf("classes: %+v", out)
+	}
+	// 1 is refused even on a clean run: it judges nothing.
+	if out := judge(streamed(300), sloassert.MaxErrorRate(1)); out.OK || !strings.Contains(out.Note, "max 1 (100%) lets every request fail") {
+		t.Errorf("max 1 on a clean run: %+v", out)
+	}
+	// Chains: every chain failed, limit 1.
+	cr := &latencytest.ChainResult{Planned: 100}
+	for i := range 100 {
+		cr.Chains = append(cr.Chains, latencytest.ChainRun{ID: fmt.Sprintf("chain%02d", i), Err: "http_529"})
+	}
+	if out := sloassert.EvaluateChains(cr, sloassert.MaxChainErrorRate(1)).Outcomes[0]; out.OK || !strings.Contains(out.Note, "max 1 (100%)") {
+		t.Errorf("chains, max 1: %+v", out)
+	}
+	// A run with one success and a limit just under 1 is judged as usual.
+	if out := judge(failSome(streamed(300), 299, "http_529"), sloassert.MaxErrorRate(0.999)); !out.OK {
+		t.Errorf("299 of 300 failed under a 99.9%% limit: %+v", out)
 	}
 }
 

@@ -1332,11 +1332,22 @@ func (p *specParser) decodeRates(f specEntry, out *[]SpecObjective) {
 	}
 }
 
+// errorRateLimit parses an error-rate limit: a percentage in [0%, 100%).
+// 100% would let every request fail, and an all-failed run never passes.
+func (p *specParser) errorRateLimit(e specEntry) (float64, bool) {
+	v, ok := p.percentage(e, 0, 100, false)
+	if ok && v == 1 {
+		p.errorf(e.v.Line, e.path, "100%% lets every request fail, and an all-failed run never passes: give a limit below 100%%, or leave the error rate out")
+		return 0, false
+	}
+	return v, ok
+}
+
 // errorRate parses error_rate: 1% or {max: 1%, classes: [...]}.
 func (p *specParser) errorRate(f specEntry, out *[]SpecObjective) {
 	so := SpecObjective{Key: "error_rate", Line: f.k.Line, Kind: KindErrorRate}
 	if f.v.Kind != yaml.MappingNode {
-		v, ok := p.percentage(f, 0, 100, false)
+		v, ok := p.errorRateLimit(f)
 		if ok {
 			so.Limit = v
 			p.objective(out, so, f.path)
@@ -1352,7 +1363,7 @@ func (p *specParser) errorRate(f specEntry, out *[]SpecObjective) {
 		switch g.key {
 		case "max":
 			hasMax = true
-			so.Limit, ok = p.percentage(g, 0, 100, false)
+			so.Limit, ok = p.errorRateLimit(g)
 		case "classes":
 			if g.v.Kind != yaml.SequenceNode || len(g.v.Content) == 0 {
 				p.errorf(g.v.Line, g.path, "want a list of error classes such as [http_529, http_429], not %s", nodeDesc(g.v))
@@ -1432,7 +1443,7 @@ func (p *specParser) chains(e specEntry) *SpecChains {
 		case "total":
 			p.chainTotal(f, &c.Objectives)
 		case "error_rate":
-			if v, ok := p.percentage(f, 0, 100, false); ok {
+			if v, ok := p.errorRateLimit(f); ok {
 				p.objective(&c.Objectives, SpecObjective{Key: "chain_error_rate", Line: f.k.Line, Kind: KindChainErrorRate, Limit: v}, f.path)
 			}
 		case "task":
