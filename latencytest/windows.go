@@ -2,6 +2,7 @@ package latencytest
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -26,7 +27,8 @@ func (w Window) String() string { return fmt.Sprintf("[%v, %v)", w.From, w.To) }
 // gives 8), for drift over time: each window holds the records that
 // started in it, in submission order. A window with no request is kept,
 // empty, so the indexes stay regular. A Result cut short (Partial) passes
-// that on to its last window. It panics when d is not positive.
+// that on to its last window. It panics when d is not positive or would
+// make more than MaxWindows windows (WindowCount says how many).
 func (r *Result) Windows(d time.Duration) []Window {
 	if d <= 0 {
 		panic(fmt.Sprintf("latencytest: Windows: window length %v is not positive", d))
@@ -34,11 +36,10 @@ func (r *Result) Windows(d time.Duration) []Window {
 	if len(r.Records) == 0 {
 		return nil
 	}
-	last := time.Duration(0)
-	for i := range r.Records {
-		last = max(last, r.Records[i].Start.Sub(r.Start))
+	n := r.WindowCount(d)
+	if n > MaxWindows {
+		panic("latencytest: Windows: " + TooManyWindows(r, d))
 	}
-	n := int(last/d) + 1
 	out := make([]Window, n)
 	for i := range out {
 		from, to := time.Duration(i)*d, time.Duration(i+1)*d
@@ -58,6 +59,47 @@ func (r *Result) Windows(d time.Duration) []Window {
 		out[n-1].Partial, out[n-1].PartialReason = true, r.PartialReason
 	}
 	return out
+}
+
+// MaxWindows is the most windows Windows makes: a window length that
+// would cut the run into more (6 ns written as a bare 6 where 6*time.Hour
+// was meant) is refused rather than filling memory.
+const MaxWindows = 100_000
+
+// WindowCount is how many windows of length d Windows cuts the run into:
+// 1 + the last request's start offset / d (0 for a run with no record or
+// a d that is not positive). It allocates nothing.
+func (r *Result) WindowCount(d time.Duration) int {
+	if d <= 0 || len(r.Records) == 0 {
+		return 0
+	}
+	last := time.Duration(0)
+	for i := range r.Records {
+		last = max(last, r.Records[i].Start.Sub(r.Start))
+	}
+	n := uint64(last/d) + 1
+	if n > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
+}
+
+// TooManyWindows says why a window length d is refused for r: "a 34s run
+// in windows of 6ns makes 5666666667 windows (more than 100000): a window
+// is a duration, 6ns here; write PerWindow(6*time.Hour) for 6 hours". It
+// names a bare count of nanoseconds as the likely typo.
+func TooManyWindows(r *Result, d time.Duration) string {
+	last := time.Duration(0)
+	for i := range r.Records {
+		last = max(last, r.Records[i].Start.Sub(r.Start))
+	}
+	s := fmt.Sprintf("a %v run in windows of %v makes %d windows (more than %d)", last, d, uint64(last/d)+1, MaxWindows)
+	if d < time.Microsecond {
+		s += fmt.Sprintf(": %v is %d nanoseconds, a bare number where a duration belongs (write %d*time.Hour or %d*time.Minute)", d, int64(d), int64(d), int64(d))
+	} else {
+		s += ": choose a longer window"
+	}
+	return s
 }
 
 // DefaultIdleGap is how long a provider must have had nothing in flight

@@ -117,7 +117,9 @@ func Refute(confidence float64) Option {
 // for drift over time: it passes only when every window passes, and the
 // row names the worst window and lists each window's figure. Each window
 // is judged on its own requests, with every rule (sample size, interval)
-// applied per window. A d that is not positive fails the objective.
+// applied per window. A d that is not positive, or that would cut the run
+// into more than latencytest.MaxWindows windows (PerWindow(6) is 6 ns),
+// fails the objective and says why.
 func PerWindow(d time.Duration) Option { return func(o *options) { o.window = d } }
 
 // Note adds a line to the objective's outcome (a planning figure, where a
@@ -167,7 +169,8 @@ func (o options) conf() float64 {
 }
 
 // Objective is one thing a result is judged on. Build it with Q, MaxCV,
-// MaxTailRatio, MaxErrorRate, MinDecodeRate, NoCacheHits or MaxStall.
+// MaxTailRatio, MaxErrorRate, MinDecodeRate, NoCacheHits or MaxStall; a
+// zero-value Objective judges nothing, so it fails and says so.
 type Objective struct {
 	// Name says what is judged: "ttft p99 <= 1.5s".
 	Name  string

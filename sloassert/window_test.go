@@ -229,3 +229,79 @@ func TestReplayReproducesTheReport(t *testing.T) {
 		t.Errorf("real time: %q", cmd)
 	}
 }
+
+// spread is n successful requests one second apart from t0, TTFT 100 ms.
+func spread(n int) *latencytest.Result {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := &latencytest.Result{Start: t0, Planned: n}
+	for i := range n {
+		r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Start: t0.Add(time.Duration(i) * time.Second),
+			TTFT: 100 * time.Millisecond, FirstAnswer: 100 * time.Millisecond, Total: 200 * time.Millisecond, TokenEvents: 2})
+	}
+	return r
+}
+
+// TestPerWindowRefusesATypo: PerWindow(6) is 6 ns; over a 34-second run
+// it would make 5.7e9 windows. It fails the objective, naming the typo,
+// without allocating them; Windows and TimelineChart refuse it too.
+func TestPerWindowRefusesATypo(t *testing.T) {
+	r := spread(35) // starts from 0 s to 34 s
+	if n := r.WindowCount(6); n != 34_000_000_000/6+1 { // 5,666,666,667
+		t.Fatalf("WindowCount(6ns) = %d", n)
+	}
+	out := sloassert.Evaluate(r, sloassert.Q(sloassert.TTFT, 0.5, time.Second, sloassert.PerWindow(6))).Outcomes[0]
+	if out.OK || !strings.Contains(out.Note, "PerWindow(6ns): a 34s run in windows of 6ns makes 5666666667 windows (more than 100000): 6ns is 6 nanoseconds, a bare number where a duration belongs (write 6*time.Hour") {
+		t.Errorf("%+v", out)
+	}
+	// The limit itself: 100,000 windows are made, 100,001 refused.
+	r = spread(2)
+	r.Records[1].Start = r.Start.Add(99_999) // starts at 0 and 99,999 ns
+	if n := len(r.Windows(1)); n != 100_000 {
+		t.Errorf("Windows(1ns) over 99,999 ns made %d windows", n)
+	}
+	r.Records[1].Start = r.Start.Add(100_000)
+	if out := sloassert.Evaluate(r, sloassert.Q(sloassert.TTFT, 0.5, time.Second, sloassert.PerWindow(1))).Outcomes[0]; !strings.Contains(out.Note, "makes 100001 windows (more than 100000)") {
+		t.Errorf("100,001 windows: %+v", out.Note)
+	}
+	for name, f := range map[string]func(){
+		"Windows":       func() { spread(35).Windows(6) },
+		"TimelineChart": func() { sloassert.TimelineChart(spread(35), sloassert.TTFT, 6) },
+	} {
+		func() {
+			defer func() {
+				if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "6ns is 6 nanoseconds") {
+					t.Errorf("%s(6ns): panic %v", name, p)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// TestZeroValueObjectivesFail: a zero-value Objective or ChainObjective
+// (a struct literal) judges nothing: it fails with a message, never a
+// nil-pointer panic, in Evaluate, Check, EvaluateChains and CheckChains.
+func TestZeroValueObjectivesFail(t *testing.T) {
+	r := spread(300)
+	for _, o := range []sloassert.Objective{{}, {Name: "mine"}, sloassert.Objective{}.With(sloassert.PerWindow(time.Minute))} {
+		rep := sloassert.Evaluate(r, o)
+		if rep.OK() || !strings.Contains(rep.Outcomes[0].Note, "a zero-value Objective judges nothing: build it with Q,") {
+			t.Errorf("%+v", rep.Outcomes)
+		}
+		ft := &fakeT{}
+		if sloassert.Check(ft, r, o) || !strings.Contains(ft.text(), "zero-value Objective") {
+			t.Errorf("Check: %v", ft.errs)
+		}
+	}
+	cr := &latencytest.ChainResult{Planned: 1, Chains: []latencytest.ChainRun{{ID: "chain00", Total: time.Second,
+		Calls: []latencytest.Record{{ID: "chain00-call00", TTFT: time.Millisecond, Total: time.Second, TokenEvents: 1}}}}}
+	rep := sloassert.EvaluateChains(cr, sloassert.ChainObjective{})
+	if rep.OK() || !strings.Contains(rep.Outcomes[0].Note, "a zero-value ChainObjective judges nothing: build it with ChainQ") ||
+		rep.Outcomes[0].Objective != "(unnamed ChainObjective)" {
+		t.Errorf("%+v", rep.Outcomes)
+	}
+	ft := &fakeT{}
+	if sloassert.CheckChains(ft, cr, sloassert.ChainObjective{}) || !strings.Contains(ft.text(), "zero-value ChainObjective") {
+		t.Errorf("CheckChains: %v", ft.errs)
+	}
+}
