@@ -245,7 +245,7 @@ func spread(n int) *latencytest.Result {
 // it would make 5.7e9 windows. It fails the objective, naming the typo,
 // without allocating them; Windows and TimelineChart refuse it too.
 func TestPerWindowRefusesATypo(t *testing.T) {
-	r := spread(35) // starts from 0 s to 34 s
+	r := spread(35)                                     // starts from 0 s to 34 s
 	if n := r.WindowCount(6); n != 34_000_000_000/6+1 { // 5,666,666,667
 		t.Fatalf("WindowCount(6ns) = %d", n)
 	}
