@@ -404,8 +404,13 @@ func eventRated(r *latencytest.Result) int {
 // NoCacheHits is the objective "the provider reported no cached prompt
 // tokens": proof that the nonce defeated the cache. It passes only when
 // every measured request succeeded with usage that reports cached tokens
-// (0 or more): a request without usage proves no miss, a failed one
-// neither.
+// (0 or more), and fails when any reported a cached token. A count the
+// server did not report is not a zero: when no successful request
+// reported one (servers such as Ollama never do) the verdict is
+// inconclusive, "the server reports no cached tokens: nothing to show",
+// and when only some did it is inconclusive for the rest; an inconclusive
+// row does not pass (nothing proves a miss). Every request failed: it
+// fails.
 func NoCacheHits() Objective {
 	name := "cache miss (cached tokens = 0)"
 	return Objective{Name: name, judge: func(r *latencytest.Result, _ options) Outcome {
@@ -423,9 +428,15 @@ func NoCacheHits() Objective {
 			out.OK, out.Note = false, "no measured request"
 		case c.Kept == 0:
 			out.OK, out.Note = false, "every measured request failed: no usage to prove a miss"
+		case n > 0: // a reported hit is a hit, whatever the others said
+			out.Note = fmt.Sprintf("cached tokens reported by %d of %d successful requests", c.Kept-unproven, c.Kept)
+		case unproven == c.Kept:
+			out.OK, out.Verdict = false, Inconclusive
+			out.Observed, out.Margin = "not reported", ""
+			out.Note = fmt.Sprintf("the server reports no cached tokens: nothing to show (none of %d successful requests reported usage.prompt_tokens_details.cached_tokens)", c.Kept)
 		case unproven > 0:
-			out.OK = false
-			out.Note = fmt.Sprintf("%d of %d successful requests reported no cached-token count (usage.prompt_tokens_details.cached_tokens): nothing proves a miss", unproven, c.Kept)
+			out.OK, out.Verdict = false, Inconclusive
+			out.Note = fmt.Sprintf("%d of %d successful requests reported no cached-token count (usage.prompt_tokens_details.cached_tokens): nothing proves a miss for them", unproven, c.Kept)
 		case c.Failed > 0 && out.OK:
 			out.Note = fmt.Sprintf("%d failed requests not counted", c.Failed)
 		}

@@ -653,3 +653,36 @@ func TestSaveBaselineRefusesAPartialRun(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// TestNoCacheHitsNotReportedIsNotZero: a server that never reports cached
+// tokens (Ollama) gets an inconclusive row that says so, not "observed 0,
+// budget 0, margin 0 ... FAIL"; a reported hit fails; reports of zero
+// from every request pass.
+func TestNoCacheHitsNotReportedIsNotZero(t *testing.T) {
+	silent := streamed(100)
+	for i := range silent.Records {
+		silent.Records[i].CachedReported = false
+	}
+	out := judge(silent, sloassert.NoCacheHits())
+	if out.OK || out.Verdict != sloassert.Inconclusive || out.Observed != "not reported" || out.Margin != "" ||
+		!strings.Contains(out.Note, "the server reports no cached tokens: nothing to show") {
+		t.Errorf("never reported: %+v", out)
+	}
+	if s := out.String(); strings.Contains(s, "0 cached tokens") {
+		t.Errorf("row reads as zero:\n%s", s)
+	}
+	some := streamed(100)
+	some.Records[3].CachedReported = false
+	if out := judge(some, sloassert.NoCacheHits()); out.OK || out.Verdict != sloassert.Inconclusive || !strings.Contains(out.Note, "1 of 100 successful requests reported no cached-token count") {
+		t.Errorf("one unreported: %+v", out)
+	}
+	hit := streamed(100)
+	hit.Records[0].CachedReported = false
+	hit.Records[5].CachedTokens = 64
+	if out := judge(hit, sloassert.NoCacheHits()); out.OK || out.Verdict != sloassert.Fail || out.Observed != "64 cached tokens" {
+		t.Errorf("a reported hit: %+v", out)
+	}
+	if out := judge(streamed(100), sloassert.NoCacheHits()); !out.OK || out.Verdict != sloassert.Pass {
+		t.Errorf("zero reported by all: %+v", out)
+	}
+}
