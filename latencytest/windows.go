@@ -2,8 +2,10 @@ package latencytest
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -104,29 +106,26 @@ func TooManyWindows(r *Result, d time.Duration) string {
 
 // DefaultIdleGap is how long a provider must have had nothing in flight
 // from this client before a request counts as a cold-start candidate in
-// ColdStarts: one minute.
+// ColdStarts: one minute. A server that unloads sooner needs a shorter
+// gap (ColdStartsAfter, sloassert.AfterIdle).
 const DefaultIdleGap = time.Minute
 
 // ColdStarts is the TTFT of every request that may have met a cold start,
 // judged on its own (sloassert.MaxColdStart) rather than hidden with the
 // warm-up or averaged into steady state: each warm-up request, the run's
-// first request, and each measured request sent after DefaultIdleGap with
-// nothing of this run in flight. A failed or unobserved TTFT is Failed.
-// The measured ones stay in the steady-state figures too: nothing is
-// hidden.
+// first request, each measured request sent after DefaultIdleGap with
+// nothing of this run in flight, and each request the fake provider says
+// it cold-started (Record.Injected holds "cold_start="), whatever the gap.
+// A failed or unobserved TTFT is Failed. The measured ones stay in the
+// steady-state figures too: nothing is hidden.
 func (r *Result) ColdStarts() Sample { return r.ColdStartsAfter(DefaultIdleGap) }
 
 // ColdStartsAfter is ColdStarts with another idle gap.
 func (r *Result) ColdStartsAfter(idle time.Duration) Sample {
-	idx := r.coldStartCandidates(idle)
-	s := make(Sample, 0, len(idx))
-	for _, i := range idx {
-		rec := &r.Records[i]
-		v := rec.TTFT
-		if !rec.OK() || v < 0 || rec.TokensUnobserved() {
-			v = Failed
-		}
-		s = append(s, v)
+	cs := r.ColdStartCandidates(idle)
+	s := make(Sample, len(cs))
+	for i, c := range cs {
+		s[i] = c.TTFT
 	}
 	return s
 }
@@ -135,32 +134,136 @@ func (r *Result) ColdStartsAfter(idle time.Duration) Sample {
 // same order.
 func (r *Result) ColdStartIDs(idle time.Duration) []string {
 	var ids []string
-	for _, i := range r.coldStartCandidates(idle) {
-		ids = append(ids, r.Records[i].ID)
+	for _, c := range r.ColdStartCandidates(idle) {
+		ids = append(ids, c.ID)
 	}
 	return ids
 }
 
+// ColdStart is one cold-start candidate of a run (ColdStartCandidates).
+type ColdStart struct {
+	// ID is the request's trace ID; Index its place in Result.Records.
+	ID    string
+	Index int
+	// Class is the request's prompt class (Record.PromptClass).
+	Class string
+	// TTFT is the measured time to first token (Failed for a failed or
+	// unobserved one).
+	TTFT time.Duration
+	// Why says what made it a candidate: "warm-up", "first request",
+	// "after 2m0s idle", "fake injected cold_start=3s" (joined by ", ").
+	Why string
+	// ClassExcess is how much slower the warm requests of its prompt class
+	// are than those of the fastest class (median TTFT against median
+	// TTFT; 0 for the fastest class, or when its class has no warm request
+	// to compare with): the prefill a long prompt adds, not the cold start.
+	ClassExcess time.Duration
+	// Compared is TTFT less ClassExcess (at least 0; Failed stays Failed):
+	// the first token as a prompt of the fastest class would have seen it,
+	// so a long prompt that happens to come first is compared like with
+	// like.
+	Compared time.Duration
+	// NoWarmClass is set when no warm request of its class succeeded, so
+	// ClassExcess is 0 for want of a comparison.
+	NoWarmClass bool
+}
+
+// ColdStartCandidates returns every cold-start candidate with the gap
+// idle (see ColdStarts), in Records order, each with its TTFT compared like
+// with like: warm requests (measured, successful, not candidates) are
+// grouped by prompt class, and a candidate's ClassExcess is its class's
+// median warm TTFT less the fastest class's. A fixed prompt (one class)
+// has no excess.
+func (r *Result) ColdStartCandidates(idle time.Duration) []ColdStart {
+	idx, why := r.coldStartCandidates(idle)
+	cand := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		cand[i] = true
+	}
+	warm := map[string]Sample{}
+	for i := range r.Records {
+		rec := &r.Records[i]
+		if cand[i] || rec.Warmup || !rec.OK() || rec.TokensUnobserved() || rec.TTFT <= 0 {
+			continue
+		}
+		warm[rec.PromptClass] = append(warm[rec.PromptClass], rec.TTFT)
+	}
+	median := map[string]time.Duration{}
+	var fastest time.Duration = -1
+	for c, s := range warm {
+		median[c] = s.Quantile(0.5)
+		if fastest < 0 || median[c] < fastest {
+			fastest = median[c]
+		}
+	}
+	out := make([]ColdStart, 0, len(idx))
+	for k, i := range idx {
+		rec := &r.Records[i]
+		c := ColdStart{ID: rec.ID, Index: i, Class: rec.PromptClass, TTFT: rec.TTFT, Why: why[k]}
+		if !rec.OK() || rec.TTFT < 0 || rec.TokensUnobserved() {
+			c.TTFT = Failed
+		}
+		if m, ok := median[c.Class]; ok {
+			c.ClassExcess = m - fastest
+		} else {
+			c.NoWarmClass = true
+		}
+		c.Compared = c.TTFT
+		if c.TTFT != Failed {
+			c.Compared = max(c.TTFT-c.ClassExcess, 0)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // coldStartCandidates returns the indexes of the cold-start candidates,
-// in submission order.
-func (r *Result) coldStartCandidates(idle time.Duration) []int {
+// in Records order, and why each is one.
+func (r *Result) coldStartCandidates(idle time.Duration) ([]int, []string) {
 	order := make([]int, len(r.Records))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return r.Records[a].Start.Compare(r.Records[b].Start) })
-	var out []int
+	why := map[int]string{}
 	var busyUntil time.Time // the latest end of a request sent so far
 	for k, i := range order {
 		rec := &r.Records[i]
 		end := rec.Start.Add(max(rec.Total, 0))
-		if rec.Warmup || k == 0 || rec.Start.Sub(busyUntil) >= idle {
-			out = append(out, i)
+		var w []string
+		if rec.Warmup {
+			w = append(w, "warm-up")
+		}
+		if k == 0 {
+			w = append(w, "first request")
+		} else if gap := rec.Start.Sub(busyUntil); idle > 0 && gap >= idle {
+			w = append(w, fmt.Sprintf("after %v idle", gap.Round(time.Millisecond)))
+		}
+		if inj := injectedColdStart(rec.Injected); inj != "" {
+			w = append(w, "fake injected "+inj)
+		}
+		if len(w) > 0 {
+			why[i] = strings.Join(w, ", ")
 		}
 		if end.After(busyUntil) {
 			busyUntil = end
 		}
 	}
-	slices.Sort(out)
-	return out
+	out := slices.Sorted(maps.Keys(why))
+	reasons := make([]string, len(out))
+	for k, i := range out {
+		reasons[k] = why[i]
+	}
+	return out, reasons
+}
+
+// injectedColdStart returns the "cold_start=…" part of a fake's
+// X-Fake-Injected note ("stall,cold_start=30s"), or "".
+func injectedColdStart(injected string) string {
+	for part := range strings.SplitSeq(injected, ",") {
+		if p := strings.TrimSpace(part); strings.HasPrefix(p, "cold_start=") {
+			return p
+		}
+	}
+	return ""
 }

@@ -71,6 +71,8 @@ type options struct {
 	confidence   float64 // of Demonstrate/Refute, and of the interval shown
 	split        string  // how Sequential split the confidence, for the report
 	window       time.Duration
+	idle         time.Duration // MaxColdStart's idle gap, when idleSet
+	idleSet      bool
 }
 
 type mode int
@@ -445,47 +447,83 @@ func NoCacheHits() Objective {
 }
 
 // MaxColdStart is the objective "no cold start took longer than budget to
-// its first token": the max of latencytest.Result.ColdStarts (every
-// warm-up request, the run's first request, and each request sent after an
-// idle gap of latencytest.DefaultIdleGap), judged on its own rather than
-// hidden with the warm-up or averaged into steady state. A run with no
-// candidate (no warm-up, no idle gap) has nothing to judge and fails; a
-// failed candidate fails it.
-func MaxColdStart(budget time.Duration) Objective {
+// its first token", judged on its own rather than hidden with the warm-up
+// or averaged into steady state. The candidates are
+// latencytest.Result.ColdStartCandidates: every warm-up request, the run's
+// first request, each request sent after an idle gap
+// (latencytest.DefaultIdleGap, one minute, unless AfterIdle sets another:
+// a server that unloads after 2 s needs AfterIdle(2*time.Second)), and
+// each request the fake provider says it cold-started, whatever the gap.
+// It compares like with like: a candidate's TTFT is judged less its prompt
+// class's warm excess (how much slower warm requests of its class are than
+// those of the fastest class, median against median), so a long prompt
+// that happens to be the first request is judged as a short one would be,
+// and the row says so. A run with no candidate has nothing to judge and
+// fails; a failed candidate fails it.
+func MaxColdStart(budget time.Duration, opts ...Option) Objective {
 	name := fmt.Sprintf("cold start ttft <= %s", latencytest.FormatDuration(budget))
-	return Objective{Name: name, judge: func(r *latencytest.Result, _ options) Outcome {
-		s := r.ColdStarts()
+	o := collect(opts)
+	if o.idleSet {
+		name += fmt.Sprintf(" (after %v idle)", o.idle)
+	}
+	return Objective{Name: name, opts: o, judge: func(r *latencytest.Result, o options) Outcome {
 		out := Outcome{Objective: name, Budget: latencytest.FormatDuration(budget), Observed: "-"}
+		idle := latencytest.DefaultIdleGap
+		if o.idleSet {
+			idle = o.idle
+		}
 		switch {
 		case budget <= 0:
 			out.Note = fmt.Sprintf("budget %v is not positive", budget)
 			return out
-		case len(s) == 0:
-			out.Observed, out.Note = "no data", fmt.Sprintf("no cold-start candidate: no warm-up request and no idle gap of %v", latencytest.DefaultIdleGap)
+		case idle <= 0:
+			out.Note = fmt.Sprintf("AfterIdle(%v): the idle gap is not positive", idle)
 			return out
 		}
-		v := s.Max()
+		cs := r.ColdStartCandidates(idle)
+		if len(cs) == 0 {
+			out.Observed, out.Note = "no data", fmt.Sprintf("no cold-start candidate: no warm-up request, no idle gap of %v, no cold start the fake reported", idle)
+			return out
+		}
+		var worst latencytest.ColdStart
+		slow := 0
+		var over, adjusted []string
+		for i, c := range cs {
+			if i == 0 || c.Compared > worst.Compared {
+				worst = c
+			}
+			if !within(c.Compared, budget) {
+				slow++
+				if len(over) < 5 {
+					over = append(over, fmt.Sprintf("%s %s (%s)", c.ID, latencytest.FormatDuration(c.Compared), c.Why))
+				}
+			}
+			if c.ClassExcess > 0 && c.TTFT != latencytest.Failed && len(adjusted) < 3 {
+				adjusted = append(adjusted, fmt.Sprintf("%s (%s prompt) %s less %s", c.ID, c.Class, latencytest.FormatDuration(c.TTFT), latencytest.FormatDuration(c.ClassExcess)))
+			}
+		}
+		v := worst.Compared
 		out.Observed = latencytest.FormatDuration(v)
 		out.Margin = margin(v, budget)
 		out.OK = within(v, budget)
 		out.severity = ratioOf(v, budget)
-		ids := r.ColdStartIDs(latencytest.DefaultIdleGap)
-		slow := 0
-		var worst []string
-		for i, d := range s {
-			if d > budget {
-				slow++
-				if len(worst) < 5 {
-					worst = append(worst, ids[i]+" "+latencytest.FormatDuration(d))
-				}
-			}
+		out.Note = fmt.Sprintf("%d cold-start candidates (warm-up, first request, after %v idle, fake-reported)", len(cs), idle)
+		if len(adjusted) > 0 {
+			out.addNote("like with like: a candidate's TTFT less its prompt class's warm excess over the fastest class, e.g. " + strings.Join(adjusted, ", "))
 		}
-		out.Note = fmt.Sprintf("%d cold-start candidates (warm-up, first request, after %v idle)", len(s), latencytest.DefaultIdleGap)
 		if slow > 0 {
-			out.Note += fmt.Sprintf("; %d over budget: %s", slow, strings.Join(worst, ", "))
+			out.addNote(fmt.Sprintf("%d over budget: %s", slow, strings.Join(over, ", ")))
 		}
 		return out
 	}}
+}
+
+// AfterIdle sets the idle gap after which MaxColdStart counts a request as
+// a cold-start candidate (default latencytest.DefaultIdleGap, one
+// minute): the time the provider had nothing of this run in flight. A gap
+// that is not positive fails the objective. Other objectives ignore it.
+func AfterIdle(d time.Duration) Option {
+	return func(o *options) { o.idle, o.idleSet = d, true }
 }
 
 // within reports v <= budget for a value that is not Failed: a budget as
