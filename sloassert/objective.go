@@ -119,7 +119,10 @@ func Refute(confidence float64) Option {
 // for drift over time: it passes only when every window passes, and the
 // row names the worst window and lists each window's figure. Each window
 // is judged on its own requests, with every rule (sample size, interval)
-// applied per window. A d that is not positive, or that would cut the run
+// applied per window, and the confidence c of a quantile's interval,
+// Demonstrate or Refute split over the k windows (Bonferroni: each window
+// at 1-(1-c)/k), so the run's verdict is wrong with probability at most
+// 1-c, as for one look. A d that is not positive, or that would cut the run
 // into more than latencytest.MaxWindows windows (PerWindow(6) is 6 ns),
 // fails the objective and says why.
 func PerWindow(d time.Duration) Option { return func(o *options) { o.window = d } }
@@ -259,13 +262,16 @@ func Q(metric Metric, q float64, budget time.Duration, opts ...Option) Objective
 			return Outcome{Objective: name, Observed: "-", Note: err.Error()}
 		}
 		n := len(s)
+		var cl *clusters
 		if metric == ITL { // the rule counts requests: gaps of one request are not independent
 			n = measuredRequests(r)
+			cl = itlClusters(r)
 		}
-		out := judgeQuantile(name, s, n, q, budget, o)
+		out := judgeClustered(name, s, n, q, budget, o, cl)
 		out.metric, out.q, out.budget = metric, q, budget
 		if metric == ITL && len(s) > 0 {
-			out.addNote(fmt.Sprintf("%d gaps pooled from %d requests", len(s), n))
+			out.addNote(fmt.Sprintf("ranked %d gaps pooled from %d requests as %d effective values (design effect %.1f: a request's gaps share its decode pace)",
+				len(s), cl.n, effN(len(s), cl), cl.deff))
 		}
 		if metric == TTFT || metric == FirstAnswer {
 			if k := countUnobserved(r); k > 0 {

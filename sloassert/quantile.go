@@ -360,9 +360,109 @@ func decidePower(n int, q, confidence, level float64) float64 {
 	return 1 - binomCDF(n, 1-level, n-j)
 }
 
+// clusters describes a pooled sample whose values come in groups that
+// move together (ITL: the gaps of one request share its decode pace), for
+// bounds that count what the groups are worth rather than every value.
+type clusters struct {
+	groups [][]time.Duration // each group's values (a failed request adds one Failed)
+	n      int               // groups with at least one value
+	values int               // values pooled
+	deff   float64           // design effect (see effective)
+	eff    int               // effective sample size: values/deff
+}
+
+// itlClusters groups the gaps of r's measured requests, a failed request
+// adding one Failed value to its gaps.
+func itlClusters(r *latencytest.Result) *clusters {
+	c := &clusters{}
+	for i := range r.Records {
+		rec := &r.Records[i]
+		if rec.Warmup {
+			continue
+		}
+		g := rec.Gaps.All()
+		if !rec.OK() {
+			g = append(g, latencytest.Failed)
+		}
+		if len(g) == 0 {
+			continue
+		}
+		c.groups = append(c.groups, g)
+		c.values += len(g)
+	}
+	c.n = len(c.groups)
+	return c
+}
+
+// deffAt is the design effect of the share of values over t: the
+// cluster-robust variance of the pooled share p = sum(o)/sum(m) (group i
+// has m_i values, o_i over t; a ratio estimator over independent groups:
+// n/(n-1) sum((o_i - p m_i)^2) / sum(m)^2) against a binomial's
+// p(1-p)/sum(m). ok is false where p is 0 or 1 (nothing to measure).
+func (c *clusters) deffAt(t time.Duration) (float64, bool) {
+	if c.n < 2 {
+		return 0, false
+	}
+	sm, so := 0.0, 0.0
+	os := make([]float64, c.n)
+	for i, g := range c.groups {
+		for _, v := range g {
+			if v > t {
+				os[i]++
+			}
+		}
+		sm, so = sm+float64(len(g)), so+os[i]
+	}
+	p := so / sm
+	if !(p > 0 && p < 1) {
+		return 0, false
+	}
+	v := 0.0
+	for i, g := range c.groups {
+		d := os[i] - p*float64(len(g))
+		v += d * d
+	}
+	v *= float64(c.n) / float64(c.n-1) / (sm * sm)
+	return v / (p * (1 - p) / sm), true
+}
+
+// effective sets the design effect and the effective sample size for
+// judging at budget, from the sorted pooled values x. The design effect is
+// the largest measured at the budget, the pooled median and the pooled
+// p90: tail indicators of one request are no more alike than central ones
+// for the shapes gaps take (a request's pace shifts all its gaps), and a
+// share of a few values over the budget is too noisy on its own. It is
+// kept within [1, values per group]: a request is worth at least one
+// independent value (where no threshold can measure it, each counts once)
+// and at most all its gaps.
+func (c *clusters) effective(budget time.Duration, x latencytest.Sample) {
+	c.deff, c.eff = 0, 0
+	if c.n == 0 {
+		return
+	}
+	found := false
+	for _, t := range []time.Duration{budget, x.Quantile(0.5), x.Quantile(0.9)} {
+		if d, ok := c.deffAt(t); ok {
+			c.deff, found = max(c.deff, d), true
+		}
+	}
+	if !found {
+		c.deff = float64(c.values) / float64(c.n)
+	}
+	c.deff = min(max(c.deff, 1), float64(c.values)/float64(c.n))
+	c.eff = max(int(float64(c.values)/c.deff), 1)
+}
+
 // judgeQuantile judges one quantile objective on a sample; nRule is the n
 // the sample-size rule counts (requests, for pooled ITL gaps).
 func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budget time.Duration, o options) Outcome {
+	return judgeClustered(name, s, nRule, q, budget, o, nil)
+}
+
+// judgeClustered is judgeQuantile; with cl, the bounds' ranks are those of
+// cl.eff effective values, scaled to the pooled sample (an upper rank
+// rounded up, a lower one down: never more evidence than the groups hold).
+func judgeClustered(name string, s latencytest.Sample, nRule int, q float64, budget time.Duration, o options, cl *clusters) Outcome {
 	out := Outcome{Objective: name, Budget: latencytest.FormatDuration(budget), Observed: "-"}
 	n := len(s)
 	switch {
@@ -380,10 +480,27 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 		return out
 	}
 	x := sortedCopy(s)
-	v := s.Quantile(q)
+	v := x.Quantile(q) // the same as s.Quantile, without sorting again
 	conf := o.conf()
-	lo, hasLo := LowerBound(x, q, conf)
-	hi, hasHi := UpperBound(x, q, conf)
+	j, hasLo := lowerRank(n, q, conf)
+	k, hasHi := upperRank(n, q, conf)
+	if cl != nil {
+		cl.effective(budget, x)
+	}
+	if cl != nil && cl.eff < n {
+		je, okLo := lowerRank(cl.eff, q, conf)
+		ke, okHi := upperRank(cl.eff, q, conf)
+		j, hasLo = int(float64(je)*float64(n)/float64(cl.eff)), okLo && je >= 1
+		k, hasHi = int(math.Ceil(float64(ke)*float64(n)/float64(cl.eff))), okHi
+		j, k = max(j, 1), min(k, n)
+	}
+	var lo, hi time.Duration
+	if hasLo {
+		lo = x[j-1]
+	}
+	if hasHi {
+		hi = x[k-1]
+	}
 	u := latencytest.UnitFor(v, budget)
 	out.Observed, out.Budget = latencytest.FormatIn(v, u), latencytest.FormatIn(budget, u)
 	out.Margin = margin(v, budget)
@@ -399,6 +516,12 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 		return latencytest.FormatIn(d, u)
 	}
 	out.Interval = "[" + bound(lo, hasLo) + ", " + bound(hi, hasHi) + "]"
+	hint := func() string {
+		if cl != nil { // SampleSize counts independent values
+			return ""
+		}
+		return decideHint(&out, x, q, conf, budget)
+	}
 	if o.split != "" {
 		out.addNote(o.split)
 	}
@@ -424,7 +547,7 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 	case modePoint:
 		out.OK = within(v, budget)
 		if out.Verdict == Inconclusive {
-			out.addNote(fmt.Sprintf("inconclusive at %s: %s", pct, out.Interval) + decideHint(&out, x, q, conf, budget))
+			out.addNote(fmt.Sprintf("inconclusive at %s: %s", pct, out.Interval) + hint())
 		}
 	case modeDemonstrate:
 		out.OK = out.Verdict == Pass
@@ -432,13 +555,12 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 		switch {
 		case !hasHi:
 			out.Margin = ""
-			out.addNote(fmt.Sprintf("demonstrate: a %s upper bound on %s needs n >= %d (have %d)", pct, QuantileName(q), boundNeed(q, conf), n))
+			out.addNote(fmt.Sprintf("demonstrate: a %s upper bound on %s needs n >= %d (have %d)", pct, QuantileName(q), boundNeed(q, conf), effN(n, cl)))
 		default:
-			k, _ := upperRank(n, q, conf)
 			out.addNote(fmt.Sprintf("demonstrate: upper %s bound %s = X(%d) of %d", pct, bound(hi, true), k, n))
 		}
 		if out.Verdict == Inconclusive {
-			out.addNote(fmt.Sprintf("inconclusive at %s: %s", pct, out.Interval) + decideHint(&out, x, q, conf, budget))
+			out.addNote(fmt.Sprintf("inconclusive at %s: %s", pct, out.Interval) + hint())
 		}
 	case modeRefute:
 		out.OK = hasLo && within(lo, budget)
@@ -446,16 +568,23 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 		switch {
 		case !hasLo:
 			out.Margin = ""
-			out.addNote(fmt.Sprintf("refute: a %s lower bound on %s needs n >= %d (have %d)", pct, QuantileName(q), boundNeed(1-q, conf), n))
+			out.addNote(fmt.Sprintf("refute: a %s lower bound on %s needs n >= %d (have %d)", pct, QuantileName(q), boundNeed(1-q, conf), effN(n, cl)))
 		default:
-			j, _ := lowerRank(n, q, conf)
 			out.addNote(fmt.Sprintf("refute: lower %s bound %s = X(%d) of %d", pct, bound(lo, true), j, n))
 		}
 		if out.Verdict == Inconclusive && hasLo {
-			out.addNote(fmt.Sprintf("inconclusive at %s: %s", pct, out.Interval) + decideHint(&out, x, q, conf, budget))
+			out.addNote(fmt.Sprintf("inconclusive at %s: %s", pct, out.Interval) + hint())
 		}
 	}
 	return out
+}
+
+// effN is the n a bound counts: the effective n of clustered values.
+func effN(n int, cl *clusters) int {
+	if cl != nil && cl.eff < n {
+		return cl.eff
+	}
+	return n
 }
 
 // MinBoundSamples returns the fewest samples for which the one-sided

@@ -32,6 +32,17 @@ func (o Objective) judgeOn(r *latencytest.Result) Outcome {
 	}
 	inner := o.opts
 	inner.window = 0
+	if k := len(wins); k > 1 && inner.confidenceProblem() == "" {
+		// Every window is a look: split the confidence (Bonferroni), so a
+		// verdict on the run is wrong with probability at most 1-c.
+		c := inner.conf()
+		inner.confidence = 1 - (1-c)/float64(k)
+		split := fmt.Sprintf("confidence %s split over %d windows (Bonferroni)", percent(c), k)
+		if inner.split != "" {
+			split = inner.split + "; " + split
+		}
+		inner.split = split
+	}
 	worst, failed := -1, 0
 	outs := make([]Outcome, len(wins))
 	figures := make([]string, len(wins))

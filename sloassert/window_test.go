@@ -2,6 +2,8 @@ package sloassert_test
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -303,5 +305,57 @@ func TestZeroValueObjectivesFail(t *testing.T) {
 	ft := &fakeT{}
 	if sloassert.CheckChains(ft, cr, sloassert.ChainObjective{}) || !strings.Contains(ft.text(), "zero-value ChainObjective") {
 		t.Errorf("CheckChains: %v", ft.errs)
+	}
+}
+
+// TestPerWindowSplitsConfidence: a provider exactly at budget in each of 8
+// windows (300 requests each, lognormal TTFT, budget at the true p99).
+// Judging each window at 95% refutes it in about 23% of runs; split over
+// the windows (Bonferroni), Refute(0.95) on p99 fails it at most 5% of the
+// time, and Demonstrate(0.95) on p95 passes it at most 5% (200 seeds; 25
+// under -short). (Demonstrate on p99 at 1-0.05/8 needs 505 requests a
+// window: with 300 it never passes.)
+func TestPerWindowSplitsConfidence(t *testing.T) {
+	seeds, slack := 200, 0.10
+	if testing.Short() || raceEnabled() {
+		seeds, slack = 25, 0.25
+	}
+	const perWindow, windows, sigma = 300, 8, 0.7
+	median := 300 * time.Millisecond
+	trueP99 := time.Duration(float64(median) * math.Exp(sigma*2.3263478740408408))
+	trueP95 := time.Duration(float64(median) * math.Exp(sigma*1.6448536269514722))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var refuteFail, demoPass, unsplitFail int
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(uint64(seed), 0x808))
+		r := &latencytest.Result{Start: t0, Planned: perWindow * windows, CPUPerWall: math.NaN()}
+		for i := range perWindow * windows {
+			v := time.Duration(float64(median) * math.Exp(sigma*rng.NormFloat64()))
+			r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Start: t0.Add(time.Duration(i) * time.Hour / perWindow),
+				TTFT: v, FirstAnswer: v, Total: v + time.Millisecond, TokenEvents: 2})
+		}
+		rep := sloassert.Evaluate(r,
+			sloassert.Q(sloassert.TTFT, 0.99, trueP99, sloassert.Refute(0.95), sloassert.PerWindow(time.Hour)),
+			sloassert.Q(sloassert.TTFT, 0.95, trueP95, sloassert.Demonstrate(0.95), sloassert.PerWindow(time.Hour)))
+		if !rep.Outcomes[0].OK {
+			refuteFail++
+		}
+		if rep.Outcomes[1].OK {
+			demoPass++
+		}
+		for _, w := range r.Windows(time.Hour) {
+			if lo, ok := sloassert.LowerBound(w.TTFT(), 0.99, 0.95); ok && lo > trueP99 {
+				unsplitFail++
+				break
+			}
+		}
+		if seed == 0 && !strings.Contains(rep.Outcomes[0].Note, "confidence 95% split over 8 windows (Bonferroni)") {
+			t.Errorf("the row does not say the confidence was split: %s", rep.Outcomes[0].Note)
+		}
+	}
+	pc := func(k int) float64 { return 100 * float64(k) / float64(seeds) }
+	t.Logf("8 windows at budget, %d seeds: Refute fails %.1f%% (each window at 95%%: %.1f%%); Demonstrate p95 at budget passes %.1f%%", seeds, pc(refuteFail), pc(unsplitFail), pc(demoPass))
+	if float64(refuteFail)/float64(seeds) > slack || float64(demoPass)/float64(seeds) > slack {
+		t.Errorf("error rates over 5%%: Refute fails %.1f%%, Demonstrate passes %.1f%%", pc(refuteFail), pc(demoPass))
 	}
 }
