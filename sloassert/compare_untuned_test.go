@@ -89,5 +89,10 @@ func TestCompareOnUntunedDistributions(t *testing.T) {
 		if exact6 < pairs { // Fisher: 6 of 300 against 0 of 300, p = C(300,6)/C(600,6) = 0.015
 			t.Errorf("%s: exactly 2%% failed against a clean baseline flagged %d of %d", sh.name, exact6, pairs)
 		}
+		// The doc's ranges (doubled tail 56-100%, a 2% failure chance
+		// 67-76%), with the sampling a 99% binomial allows around them.
+		if pairs >= 100 && (doubled < simMinFlags(pairs, 0.56) || failed < simMinFlags(pairs, 0.67) || failed > simMaxFlags(pairs, 0.76)) {
+			t.Errorf("%s: doubled tail %.1f%%, 2%% failure chance %.1f%%: outside the ranges Compare's doc gives", sh.name, pc(doubled), pc(failed))
+		}
 	}
 }
