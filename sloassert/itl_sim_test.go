@@ -1,12 +1,15 @@
 package sloassert_test
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -103,6 +106,98 @@ func TestITLVerdictsHoldTheirErrorRates(t *testing.T) {
 				t.Errorf("%s, truth %.2fx budget: Demonstrate passed %.1f%% (want <= 5%%)", sh.name, ratio, pc(demoPass))
 			case ratio <= 1 && float64(refuteFail)/float64(seeds) > slack:
 				t.Errorf("%s, truth %.2fx budget: Refute failed %.1f%% (want <= 5%%)", sh.name, ratio, pc(refuteFail))
+			}
+		}
+	}
+}
+
+// presetITLResult draws n requests from a preset's ITL and output-length
+// distributions: one pace per request (as the preset's fake does with
+// itl_per_request) or, with perGap, every gap drawn anew.
+func presetITLResult(rng *rand.Rand, p fakeprovider.Profile, n int, perGap bool) *latencytest.Result {
+	r := &latencytest.Result{Planned: n, CPUPerWall: math.NaN()}
+	for i := range n {
+		rec := latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Concurrency: 1, TTFT: 100 * time.Millisecond, FirstAnswer: 100 * time.Millisecond}
+		m := max(p.OutputTokens.Sample(rng), 2)
+		pace := p.ITL.Sample(rng)
+		at := rec.TTFT
+		for range m - 1 {
+			g := pace
+			if perGap {
+				g = p.ITL.Sample(rng)
+			}
+			rec.Gaps.Add(g)
+			at += g
+		}
+		rec.LastToken, rec.Total, rec.TokenEvents, rec.CompletionTokens = at, at+time.Millisecond, m, m
+		r.Records = append(r.Records, rec)
+	}
+	return r
+}
+
+// presetPooledQuantile is the pooled q-quantile of gaps a preset draws,
+// from 200,000 requests (each pace weighted by its gaps).
+func presetPooledQuantile(p fakeprovider.Profile, q float64, perGap bool) time.Duration {
+	rng := rand.New(rand.NewPCG(99, 0x9a))
+	type wv struct {
+		v time.Duration
+		w int
+	}
+	var all []wv
+	total := 0
+	for range 200_000 {
+		m := max(p.OutputTokens.Sample(rng), 2) - 1
+		if perGap {
+			all, total = append(all, wv{p.ITL.Sample(rng), 1}), total+1
+			continue
+		}
+		all, total = append(all, wv{p.ITL.Sample(rng), m}), total+m
+	}
+	slices.SortFunc(all, func(a, b wv) int { return cmp.Compare(a.v, b.v) })
+	acc := 0
+	for _, x := range all {
+		acc += x.w
+		if float64(acc) >= q*float64(total) {
+			return x.v
+		}
+	}
+	return all[len(all)-1].v
+}
+
+// TestITLVerdictsOnPresets: as TestITLVerdictsHoldTheirErrorRates, on the
+// presets' own ITL and output-length distributions, one pace per request
+// (as their fakes draw it: every gap of a request identical) and every gap
+// drawn anew (gaps that vary): 400 requests, the budget at the true pooled
+// p99, 150 seeds (not under -short).
+func TestITLVerdictsOnPresets(t *testing.T) {
+	if testing.Short() || raceEnabled() {
+		t.Skip("a long simulation")
+	}
+	const seeds, n = 150, 400
+	slack := 0.10 // about the binomial 99.9% bound on a 5% rate over 150 seeds
+	for _, name := range []string{"gpt-oss-120b", "llama-3.3-70b", "mistral-3-14b", "gemma-4-31b", "glm-5.3"} {
+		p, err := fakeprovider.Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, perGap := range []bool{false, true} {
+			budget := presetPooledQuantile(p, 0.99, perGap)
+			var demoPass, refuteFail int
+			for seed := range seeds {
+				r := presetITLResult(rand.New(rand.NewPCG(uint64(seed), 0x9b)), p, n, perGap)
+				rep := sloassert.Evaluate(r, sloassert.Q(sloassert.ITL, 0.99, budget, sloassert.Demonstrate(0.95)),
+					sloassert.Q(sloassert.ITL, 0.99, budget, sloassert.Refute(0.95)))
+				if rep.Outcomes[0].OK {
+					demoPass++
+				}
+				if !rep.Outcomes[1].OK {
+					refuteFail++
+				}
+			}
+			pc := func(k int) float64 { return 100 * float64(k) / float64(seeds) }
+			t.Logf("%-14s gaps varying %-5v budget %v: Demonstrate passes %5.1f%%, Refute fails %5.1f%%", name, perGap, budget, pc(demoPass), pc(refuteFail))
+			if float64(demoPass)/seeds > slack || float64(refuteFail)/seeds > slack {
+				t.Errorf("%s (gaps varying %v): Demonstrate passes %.1f%%, Refute fails %.1f%% (want <= 5%%)", name, perGap, pc(demoPass), pc(refuteFail))
 			}
 		}
 	}

@@ -253,7 +253,18 @@ func (o *Outcome) addNote(s string) {
 	}
 }
 
-// Q is the objective "the q-quantile of metric is within budget".
+// Q is the objective "the q-quantile of metric is within budget". For ITL
+// the quantile is of every gap pooled, and its confidence bounds rank the
+// pooled gaps as the independent values they are worth: a request's gaps
+// share its decode pace, so the bounds count the pooled gaps divided by
+// their design effect at the budget (the largest of those measured at the
+// budget, the pooled median and p90; at most sum(m^2)/sum(m) for requests
+// of m gaps, as if each request's gaps moved as one). The row says what
+// was ranked. Measured (TestITLVerdictsHoldTheirErrorRates, 400 requests of
+// 30-100 tokens, 300 seeds), with the true pooled p99 at budget,
+// Demonstrate(0.95) passes 0-4% and Refute(0.95) fails 2-5% of runs,
+// whether a request's gaps are identical, independent or in between; the
+// gaps ranked as independent values pass 27-48% and fail 25-37%.
 func Q(metric Metric, q float64, budget time.Duration, opts ...Option) Objective {
 	name := fmt.Sprintf("%s %s <= %s", metric, QuantileName(q), latencytest.FormatDuration(budget))
 	return Objective{Name: name, opts: collect(opts), judge: func(r *latencytest.Result, o options) Outcome {
