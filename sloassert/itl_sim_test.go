@@ -62,7 +62,7 @@ func trueITLQuantile(sh itlShape, q float64) time.Duration {
 // at budget, Demonstrate(0.95) passes at most 5% of runs and Refute(0.95)
 // fails at most 5%, whether a request's gaps are identical, independent or
 // in between (400 requests of 30-100 tokens; 300 seeds, and under -short
-// 40 seeds of two shapes at the budget only). Ranking the pooled gaps as
+// 12 seeds of two shapes at the budget only). Ranking the pooled gaps as
 // independent values passes about 45% (the log shows the naive rates
 // beside the row's). The slack is about the binomial 99.9% bound on a 5%
 // rate over the seeds.
@@ -70,7 +70,7 @@ func TestITLVerdictsHoldTheirErrorRates(t *testing.T) {
 	seeds, slack := 300, 0.09
 	shapes, ratios := itlShapes, []float64{1.0, 1.15, 1 / 1.15}
 	if testing.Short() || raceEnabled() {
-		seeds, slack = 40, 0.2
+		seeds, slack = 12, 0.34 // a smoke test: 12 seeds show a 45% rate, not a 5% one
 		shapes, ratios = []itlShape{itlShapes[0], itlShapes[2]}, []float64{1.0}
 	}
 	const n = 400 // 300 requests of 30-100 tokens are worth about 278 independent values: too few for a p99 upper bound at 95% (299)
@@ -136,7 +136,10 @@ func presetITLResult(rng *rand.Rand, p fakeprovider.Profile, n int, perGap bool)
 }
 
 // presetPooledQuantile is the pooled q-quantile of gaps a preset draws,
-// from 200,000 requests (each pace weighted by its gaps).
+// from 4,000,000 draws (each pace weighted by its gaps). The truth must be
+// sharp: 400 requests of 64 gaps hold 25,200 gaps, and a budget at the
+// true p99.03 instead of p99 (what 200,000 draws gave for gpt-oss-120b)
+// lets even the exact binomial bound of independent gaps pass 12.7%.
 func presetPooledQuantile(p fakeprovider.Profile, q float64, perGap bool) time.Duration {
 	rng := rand.New(rand.NewPCG(99, 0x9a))
 	type wv struct {
@@ -145,7 +148,7 @@ func presetPooledQuantile(p fakeprovider.Profile, q float64, perGap bool) time.D
 	}
 	var all []wv
 	total := 0
-	for range 200_000 {
+	for range 4_000_000 {
 		m := max(p.OutputTokens.Sample(rng), 2) - 1
 		if perGap {
 			all, total = append(all, wv{p.ITL.Sample(rng), 1}), total+1
