@@ -49,14 +49,15 @@ func untunedRun(rng *rand.Rand, draw func(*rand.Rand) float64, failShare float64
 
 // TestCompareOnUntunedDistributions measures Compare's default error rates
 // on synthetic distributions it was not tuned on (100 pairs of 300
-// requests per shape; under -short 3 pairs of two shapes): two runs of one distribution
+// requests per shape with TAILGUARD_SIMULATIONS=full, else 3 pairs of two
+// shapes): two runs of one distribution
 // (false alarms, asserted at most 5% plus sampling), the current run's
 // slowest 5% doubled, and a current run whose every request fails with
 // probability 2% against a clean baseline (both reported: the figures in
 // Compare's doc come from this log and TestBaselineSimulation's).
 func TestCompareOnUntunedDistributions(t *testing.T) {
 	pairs, shapes := 100, untunedShapes
-	if testing.Short() || raceEnabled() {
+	if !simFull() {
 		pairs, shapes = 3, untunedShapes[1:3]
 	}
 	maxSame := simMaxFlags(pairs, 0.05)

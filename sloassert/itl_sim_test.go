@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -61,15 +62,15 @@ func trueITLQuantile(sh itlShape, q float64) time.Duration {
 // TestITLVerdictsHoldTheirErrorRates: with the true pooled ITL p99 exactly
 // at budget, Demonstrate(0.95) passes at most 5% of runs and Refute(0.95)
 // fails at most 5%, whether a request's gaps are identical, independent or
-// in between (400 requests of 30-100 tokens; 300 seeds, and under -short
-// 12 seeds of two shapes at the budget only). Ranking the pooled gaps as
+// in between (400 requests of 30-100 tokens; 300 seeds with
+// TAILGUARD_SIMULATIONS=full, else 12 seeds of two shapes at the budget). Ranking the pooled gaps as
 // independent values passes about 45% (the log shows the naive rates
 // beside the row's). The slack is about the binomial 99.9% bound on a 5%
 // rate over the seeds.
 func TestITLVerdictsHoldTheirErrorRates(t *testing.T) {
 	seeds, slack := 300, 0.09
 	shapes, ratios := itlShapes, []float64{1.0, 1.15, 1 / 1.15}
-	if testing.Short() || raceEnabled() {
+	if !simFull() {
 		seeds, slack = 12, 0.34 // a smoke test: 12 seeds show a 45% rate, not a 5% one
 		shapes, ratios = []itlShape{itlShapes[0], itlShapes[2]}, []float64{1.0}
 	}
@@ -171,10 +172,10 @@ func presetPooledQuantile(p fakeprovider.Profile, q float64, perGap bool) time.D
 // presets' own ITL and output-length distributions, one pace per request
 // (as their fakes draw it: every gap of a request identical) and every gap
 // drawn anew (gaps that vary): 400 requests, the budget at the true pooled
-// p99, 150 seeds (not under -short).
+// p99, 150 seeds (with TAILGUARD_SIMULATIONS=full only).
 func TestITLVerdictsOnPresets(t *testing.T) {
-	if testing.Short() || raceEnabled() {
-		t.Skip("a long simulation")
+	if !simFull() {
+		t.Skip("a long simulation: TAILGUARD_SIMULATIONS=full runs it")
 	}
 	const seeds, n = 150, 400
 	slack := 0.10 // about the binomial 99.9% bound on a 5% rate over 150 seeds
@@ -205,3 +206,8 @@ func TestITLVerdictsOnPresets(t *testing.T) {
 		}
 	}
 }
+
+// simFull reports whether the long simulations run in full:
+// TAILGUARD_SIMULATIONS=full, without -race (as TestBaselineSimulation).
+// Otherwise they are smoke tests of the same code with a few seeds.
+func simFull() bool { return os.Getenv("TAILGUARD_SIMULATIONS") == "full" && !raceEnabled() }

@@ -312,12 +312,12 @@ func TestZeroValueObjectivesFail(t *testing.T) {
 // windows (300 requests each, lognormal TTFT, budget at the true p99).
 // Judging each window at 95% refutes it in about 23% of runs; split over
 // the windows (Bonferroni), Refute(0.95) on p99 fails it at most 5% of the
-// time, and Demonstrate(0.95) on p95 passes it at most 5% (200 seeds; 10
-// under -short). (Demonstrate on p99 at 1-0.05/8 needs 505 requests a
+// time, and Demonstrate(0.95) on p95 passes it at most 5% (200 seeds with
+// TAILGUARD_SIMULATIONS=full, else 10). (Demonstrate on p99 at 1-0.05/8 needs 505 requests a
 // window: with 300 it never passes.)
 func TestPerWindowSplitsConfidence(t *testing.T) {
 	seeds, slack := 200, 0.10
-	if testing.Short() || raceEnabled() {
+	if !simFull() {
 		seeds, slack = 10, 0.3
 	}
 	const perWindow, windows, sigma = 300, 8, 0.7
