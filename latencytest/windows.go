@@ -163,8 +163,11 @@ type ColdStart struct {
 	// so a long prompt that happens to come first is compared like with
 	// like.
 	Compared time.Duration
-	// NoWarmClass is set when no warm request of its class succeeded, so
-	// ClassExcess is 0 for want of a comparison.
+	// NoWarmClass is set when no warm request of its class succeeded:
+	// ClassExcess is then the warm classes' prefill cost per prompt token
+	// (from the fastest class to the one with the most prompt tokens, by
+	// median) times its extra prompt tokens, or 0 when the server reports
+	// no prompt tokens or the warm requests show no such cost.
 	NoWarmClass bool
 }
 
@@ -172,8 +175,8 @@ type ColdStart struct {
 // idle (see ColdStarts), in Records order, each with its TTFT compared like
 // with like: warm requests (measured, successful, not candidates) are
 // grouped by prompt class, and a candidate's ClassExcess is its class's
-// median warm TTFT less the fastest class's. A fixed prompt (one class)
-// has no excess.
+// median warm TTFT less the fastest class's (see NoWarmClass for a class
+// with no warm request). A fixed prompt (one class) has no excess.
 func (r *Result) ColdStartCandidates(idle time.Duration) []ColdStart {
 	idx, why := r.coldStartCandidates(idle)
 	cand := make(map[int]bool, len(idx))
@@ -181,20 +184,37 @@ func (r *Result) ColdStartCandidates(idle time.Duration) []ColdStart {
 		cand[i] = true
 	}
 	warm := map[string]Sample{}
+	tokens := map[string]Sample{} // prompt tokens, as durations for Quantile
 	for i := range r.Records {
 		rec := &r.Records[i]
 		if cand[i] || rec.Warmup || !rec.OK() || rec.TokensUnobserved() || rec.TTFT <= 0 {
 			continue
 		}
 		warm[rec.PromptClass] = append(warm[rec.PromptClass], rec.TTFT)
+		tokens[rec.PromptClass] = append(tokens[rec.PromptClass], time.Duration(rec.PromptTokens))
 	}
 	median := map[string]time.Duration{}
+	medTokens := map[string]float64{}
 	var fastest time.Duration = -1
+	ref := ""
 	for c, s := range warm {
-		median[c] = s.Quantile(0.5)
-		if fastest < 0 || median[c] < fastest {
-			fastest = median[c]
+		median[c], medTokens[c] = s.Quantile(0.5), float64(tokens[c].Quantile(0.5))
+		if fastest < 0 || median[c] < fastest || median[c] == fastest && c < ref {
+			fastest, ref = median[c], c
 		}
+	}
+	// A class with no warm request (a short run whose one long prompt is
+	// its first) is compared through the prefill cost per prompt token the
+	// warm classes show: the slope from the fastest class to the warm class
+	// with the most prompt tokens, when the server reports prompt tokens.
+	slope, far := 0.0, ref // TTFT per prompt token; the class it is measured to
+	for c := range warm {
+		if medTokens[c] > medTokens[far] || medTokens[c] == medTokens[far] && c < far {
+			far = c
+		}
+	}
+	if dt := medTokens[far] - medTokens[ref]; dt > 0 && median[far] > fastest {
+		slope = float64(median[far]-fastest) / dt
 	}
 	out := make([]ColdStart, 0, len(idx))
 	for k, i := range idx {
@@ -207,6 +227,9 @@ func (r *Result) ColdStartCandidates(idle time.Duration) []ColdStart {
 			c.ClassExcess = m - fastest
 		} else {
 			c.NoWarmClass = true
+			if extra := float64(rec.PromptTokens) - medTokens[ref]; slope > 0 && rec.PromptTokens > 0 && extra > 0 {
+				c.ClassExcess = time.Duration(slope * extra)
+			}
 		}
 		c.Compared = c.TTFT
 		if c.TTFT != Failed {

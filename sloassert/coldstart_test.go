@@ -120,3 +120,37 @@ func TestAfterIdleFindsQuickUnloads(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstLongPromptOfAShortRun: a run too short to hold a warm long
+// prompt (10 requests, no warm-up: request 0 is the only long one)
+// compares it through the prefill cost per prompt token that the warm
+// short and medium prompts show.
+func TestFirstLongPromptOfAShortRun(t *testing.T) {
+	r := measureBatch(t, "model: m\nseed: 3\nttft: {dist: lognormal, median: 200ms, p99: 300ms}\nprefill_per_1k_tokens: 300ms\nitl: 10ms\noutput_tokens: 8\n",
+		latencytest.Batch{Requests: 10, NoWarmup: true, MaxTokens: 8})
+	long := 0
+	for _, rec := range r.Records {
+		if rec.PromptClass == "long" {
+			long++
+		}
+	}
+	if first := r.Records[0]; first.PromptClass != "long" || long != 1 || first.TTFT < time.Second {
+		t.Fatalf("request 0 is %s (TTFT %v), %d long prompts: want one slow long prompt, first", first.PromptClass, first.TTFT, long)
+	}
+	c := r.ColdStartCandidates(latencytest.DefaultIdleGap)[0]
+	if !c.NoWarmClass || c.ClassExcess < 1500*time.Millisecond || c.Compared > 600*time.Millisecond {
+		t.Errorf("%+v", c)
+	}
+	if out := judge(r, sloassert.MaxColdStart(time.Second)); !out.OK {
+		t.Errorf("a warm server failed:\n%s", out)
+	}
+	// Without prompt-token counts (a server that reports no usage) there
+	// is no slope: the long prompt is judged as measured, and the row
+	// shows it.
+	for i := range r.Records {
+		r.Records[i].PromptTokens = 0
+	}
+	if c := r.ColdStartCandidates(latencytest.DefaultIdleGap)[0]; c.ClassExcess != 0 || c.Compared != c.TTFT {
+		t.Errorf("no token counts: %+v", c)
+	}
+}

@@ -479,9 +479,10 @@ func NoCacheHits() Objective {
 // each request the fake provider says it cold-started, whatever the gap.
 // It compares like with like: a candidate's TTFT is judged less its prompt
 // class's warm excess (how much slower warm requests of its class are than
-// those of the fastest class, median against median), so a long prompt
-// that happens to be the first request is judged as a short one would be,
-// and the row says so. A run with no candidate has nothing to judge and
+// those of the fastest class, median against median; for a class with no
+// warm request, the warm classes' prefill cost per prompt token times its
+// extra tokens), so a long prompt that happens to be the first request is
+// judged as a short one would be, and the row says so. A run with no candidate has nothing to judge and
 // fails; a failed candidate fails it.
 func MaxColdStart(budget time.Duration, opts ...Option) Objective {
 	name := fmt.Sprintf("cold start ttft <= %s", latencytest.FormatDuration(budget))
