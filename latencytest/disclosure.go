@@ -171,8 +171,9 @@ func (d *Disclosure) noteUsage(recs []Record) {
 		d.set(1, b1.Answer+fmt.Sprintf("; decode rates of %d of %d requests are token events per second (events/s, no usage reported), the rest tokens/s", noUsage, n), b1.Missing)
 	}
 	switch {
-	case cached == 0:
-		d.set(5, b5.Answer+"; but the server reported no cached-token count, so cache hits are not ruled out", b5.Missing)
+	case cached == 0: // the count the box quotes is "not reported", never 0
+		a := strings.Replace(b5.Answer, "0 cached prompt tokens reported", "cached prompt tokens not reported", 1)
+		d.set(5, a+"; the server reported no cached-token count, so cache hits are not ruled out", b5.Missing)
 	case cached < n:
 		d.set(5, b5.Answer+fmt.Sprintf(" (cached-token counts reported by %d of %d requests)", cached, n), b5.Missing)
 	}

@@ -183,7 +183,7 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 		}
 	}
 	for _, o := range objectives {
-		out := o.judge(cr, o.opts)
+		out := o.judgeChains(cr)
 		if o.Name != "" {
 			out.Objective = o.Name // a renamed objective keeps its new name
 		}

@@ -255,7 +255,8 @@ func unitName2(u time.Duration) string {
 // steps. window <= 0 picks a round length giving about 20 windows. Above
 // 4000 requests, every k-th request and every request above the run's p99
 // are drawn (the chart says so). It panics for ITL, which pools gaps
-// rather than giving one value per request.
+// rather than giving one value per request, and for a window that would
+// make more than latencytest.MaxWindows windows.
 func TimelineChart(r *latencytest.Result, m Metric, window time.Duration) Chart {
 	if m == ITL {
 		panic("sloassert: TimelineChart: itl pools inter-token gaps; it has no one value per request")
@@ -274,6 +275,9 @@ func TimelineChart(r *latencytest.Result, m Metric, window time.Duration) Chart 
 	span, open := runSpan(r)
 	if window <= 0 {
 		window = roundWindow(span / 20)
+	}
+	if r.WindowCount(window) > latencytest.MaxWindows {
+		panic("sloassert: TimelineChart: " + latencytest.TooManyWindows(r, window))
 	}
 	xu := time.Second
 	switch {

@@ -44,6 +44,13 @@
 //   - Refute(c): fails only when the lower bound is over budget; it fails a
 //     provider exactly at budget at most 1-c of the time.
 //
+// ITL pools every gap, but a request's gaps share its decode pace, so its
+// bounds rank the pooled gaps as the effective number of independent
+// values they hold (the row says how many: the pooled count over its
+// design effect, at most one per request when a request's gaps move as
+// one). PerWindow splits the confidence over its windows as Sequential
+// does over its looks.
+//
 // Confidences are fractions (0.95); Demonstrate(95) fails and says so.
 // SampleSize(q, confidence, power, level) plans a run: the requests needed
 // to decide the objective with that power when the budget sits at the true

@@ -14,12 +14,16 @@ import (
 // the looks, a pass or fail verdict is wrong with probability at most 1-c,
 // as for one look at c. Use the returned objectives for the final Check:
 //
-//	b := latencytest.Batch{Requests: 300, MaxRequests: 1200}
+//	b := latencytest.Batch{Requests: 410, MaxRequests: 1640} // looks at 410, 820, 1640
 //	until, objs := sloassert.Sequential(len(b.Stages()), sloassert.Q(sloassert.TTFT, 0.99, 2*time.Second, sloassert.Demonstrate(0.95)))
 //	b.Until = until
 //	sloassert.Check(t, b.Measure(t, p), objs...)
 //
-// It panics when stages < 1.
+// A look can pass only once its bound exists at the raised confidence
+// (MinBoundSamples(q, 1-(1-c)/stages)): p99 at 95% over 3 looks needs 408
+// requests for an upper bound, so a first stage of 300 could fail or
+// continue but never pass; the example's first stage is 410. It panics
+// when stages < 1.
 func Sequential(stages int, objectives ...Objective) (until func(*latencytest.Result) bool, adjusted []Objective) {
 	if stages < 1 {
 		panic(fmt.Sprintf("sloassert: Sequential: %d stages (want >= 1)", stages))

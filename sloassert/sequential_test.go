@@ -105,3 +105,31 @@ func TestSequentialBadInput(t *testing.T) {
 	}()
 	sloassert.Sequential(0)
 }
+
+// TestSequentialDocExample backs Sequential's doc: p99 at 95% split over 3
+// looks needs 408 requests for an upper bound, so a first look at 300
+// cannot pass however fast every request is, and the example's first look
+// at 410 can.
+func TestSequentialDocExample(t *testing.T) {
+	b := latencytest.Batch{Requests: 410, MaxRequests: 1640}
+	if st := b.Stages(); len(st) != 3 || st[0] != 410 || st[1] != 820 || st[2] != 1640 {
+		t.Fatalf("stages %v", st)
+	}
+	if _, upper := sloassert.MinBoundSamples(0.99, 1-0.05/3); upper != 408 {
+		t.Errorf("p99 upper bound at 1-0.05/3 needs %d requests, the doc says 408", upper)
+	}
+	until, objs := sloassert.Sequential(3, sloassert.Q(sloassert.TTFT, 0.99, 2*time.Second, sloassert.Demonstrate(0.95)))
+	fast := func(n int) *latencytest.Result { // every request 1 ms: far within budget
+		s := make(latencytest.Sample, n)
+		for i := range s {
+			s[i] = time.Millisecond
+		}
+		return resultOf(s)
+	}
+	if r := fast(300); !until(r) || sloassert.Evaluate(r, objs...).OK() {
+		t.Errorf("300 requests passed at the first of 3 looks")
+	}
+	if r := fast(410); until(r) || !sloassert.Evaluate(r, objs...).OK() {
+		t.Errorf("410 fast requests did not pass at the first look:\n%s", sloassert.Evaluate(r, objs...))
+	}
+}

@@ -133,9 +133,42 @@ func TestErrorRateLimitIsAFraction(t *testing.T) {
 			}
 		})
 	}
-	// 1 is a valid (if useless) fraction: everything may fail.
-	if out := judge(r, sloassert.MaxErrorRate(1)); !out.OK {
-		t.Errorf("max 1: %+v", out)
+}
+
+// TestAllFailedNeverPassesAnErrorRate: an all-failed run fails every
+// error-rate objective, whatever the limit or the classes counted; a limit
+// of 1 (100%), which would let it pass, is refused with a message.
+func TestAllFailedNeverPassesAnErrorRate(t *testing.T) {
+	all := allFailed(300) // 300 of 300 failed with http_529
+	for _, o := range []sloassert.Objective{
+		sloassert.MaxErrorRate(1),
+		sloassert.MaxErrorRate(0.999),
+		sloassert.MaxErrorRate(0.01, "http_429"), // none of the failures is a 429
+		sloassert.MaxErrorRate(1).With(sloassert.AllowSmallSample()),
+	} {
+		out := judge(all, o)
+		if out.OK || out.Note == "" {
+			t.Errorf("%s passed an all-failed run: %+v", o.Name, out)
+		}
+	}
+	if out := judge(all, sloassert.MaxErrorRate(0.01, "http_429")); !strings.Contains(out.Note, "an all-failed run never passes") {
+		t.Errorf("classes: %+v", out)
+	}
+	// 1 is refused even on a clean run: it judges nothing.
+	if out := judge(streamed(300), sloassert.MaxErrorRate(1)); out.OK || !strings.Contains(out.Note, "max 1 (100%) lets every request fail") {
+		t.Errorf("max 1 on a clean run: %+v", out)
+	}
+	// Chains: every chain failed, limit 1.
+	cr := &latencytest.ChainResult{Planned: 100}
+	for i := range 100 {
+		cr.Chains = append(cr.Chains, latencytest.ChainRun{ID: fmt.Sprintf("chain%02d", i), Err: "http_529"})
+	}
+	if out := sloassert.EvaluateChains(cr, sloassert.MaxChainErrorRate(1)).Outcomes[0]; out.OK || !strings.Contains(out.Note, "max 1 (100%)") {
+		t.Errorf("chains, max 1: %+v", out)
+	}
+	// A run with one success and a limit just under 1 is judged as usual.
+	if out := judge(failSome(streamed(300), 299, "http_529"), sloassert.MaxErrorRate(0.999)); !out.OK {
+		t.Errorf("299 of 300 failed under a 99.9%% limit: %+v", out)
 	}
 }
 
@@ -618,5 +651,38 @@ func TestSaveBaselineRefusesAPartialRun(t *testing.T) {
 	err := sloassert.SaveBaseline(t.TempDir()+"/b.jsonl", partial(streamed(300)))
 	if err == nil || !strings.Contains(err.Error(), "a partial run is no baseline") {
 		t.Errorf("err %v", err)
+	}
+}
+
+// TestNoCacheHitsNotReportedIsNotZero: a server that never reports cached
+// tokens (Ollama) gets an inconclusive row that says so, not "observed 0,
+// budget 0, margin 0 ... FAIL"; a reported hit fails; reports of zero
+// from every request pass.
+func TestNoCacheHitsNotReportedIsNotZero(t *testing.T) {
+	silent := streamed(100)
+	for i := range silent.Records {
+		silent.Records[i].CachedReported = false
+	}
+	out := judge(silent, sloassert.NoCacheHits())
+	if out.OK || out.Verdict != sloassert.Inconclusive || out.Observed != "not reported" || out.Margin != "" ||
+		!strings.Contains(out.Note, "the server reports no cached tokens: nothing to show") {
+		t.Errorf("never reported: %+v", out)
+	}
+	if s := out.String(); strings.Contains(s, "0 cached tokens") {
+		t.Errorf("row reads as zero:\n%s", s)
+	}
+	some := streamed(100)
+	some.Records[3].CachedReported = false
+	if out := judge(some, sloassert.NoCacheHits()); out.OK || out.Verdict != sloassert.Inconclusive || !strings.Contains(out.Note, "1 of 100 successful requests reported no cached-token count") {
+		t.Errorf("one unreported: %+v", out)
+	}
+	hit := streamed(100)
+	hit.Records[0].CachedReported = false
+	hit.Records[5].CachedTokens = 64
+	if out := judge(hit, sloassert.NoCacheHits()); out.OK || out.Verdict != sloassert.Fail || out.Observed != "64 cached tokens" {
+		t.Errorf("a reported hit: %+v", out)
+	}
+	if out := judge(streamed(100), sloassert.NoCacheHits()); !out.OK || out.Verdict != sloassert.Pass {
+		t.Errorf("zero reported by all: %+v", out)
 	}
 }

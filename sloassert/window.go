@@ -10,12 +10,19 @@ import (
 
 // judgeOn judges r, window by window when the objective asks (PerWindow).
 func (o Objective) judgeOn(r *latencytest.Result) Outcome {
+	if o.judge == nil {
+		return zeroObjective(o.Name, "Objective", "Q, MaxCV, MaxTailRatio, MaxErrorRate, MinDecodeRate, NoCacheHits, MaxStall, MaxColdStart or MinGoodput")
+	}
 	if o.opts.window == 0 {
 		return o.judge(r, o.opts)
 	}
 	out := Outcome{Objective: fmt.Sprintf("%s per %v window", o.Name, o.opts.window), Observed: "-"}
 	if o.opts.window < 0 {
 		out.Note = fmt.Sprintf("PerWindow(%v): the window length is not positive", o.opts.window)
+		return out
+	}
+	if r.WindowCount(o.opts.window) > latencytest.MaxWindows {
+		out.Note = fmt.Sprintf("PerWindow(%v): %s", o.opts.window, latencytest.TooManyWindows(r, o.opts.window))
 		return out
 	}
 	wins := r.Windows(o.opts.window)
@@ -25,6 +32,17 @@ func (o Objective) judgeOn(r *latencytest.Result) Outcome {
 	}
 	inner := o.opts
 	inner.window = 0
+	if k := len(wins); k > 1 && inner.confidenceProblem() == "" {
+		// Every window is a look: split the confidence (Bonferroni), so a
+		// verdict on the run is wrong with probability at most 1-c.
+		c := inner.conf()
+		inner.confidence = 1 - (1-c)/float64(k)
+		split := fmt.Sprintf("confidence %s split over %d windows (Bonferroni)", percent(c), k)
+		if inner.split != "" {
+			split = inner.split + "; " + split
+		}
+		inner.split = split
+	}
 	worst, failed := -1, 0
 	outs := make([]Outcome, len(wins))
 	figures := make([]string, len(wins))
@@ -55,6 +73,24 @@ func (o Objective) judgeOn(r *latencytest.Result) Outcome {
 	}
 	out.Note += fmt.Sprintf("; %d of %d windows failed; by window: %s", failed, len(wins), strings.Join(figures, ", "))
 	return out
+}
+
+// judgeChains judges cr; a zero-value ChainObjective fails and says so.
+func (c ChainObjective) judgeChains(cr *latencytest.ChainResult) Outcome {
+	if c.judge == nil {
+		return zeroObjective(c.Name, "ChainObjective", "ChainQ, MaxChainErrorRate or Task.Objective")
+	}
+	return c.judge(cr, c.opts)
+}
+
+// zeroObjective is the outcome of an objective built as a zero value (a
+// struct literal, or a variable never assigned): it judges nothing, so it
+// fails.
+func zeroObjective(name, kind, build string) Outcome {
+	if name == "" {
+		name = "(unnamed " + kind + ")"
+	}
+	return Outcome{Objective: name, Observed: "-", Note: fmt.Sprintf("a zero-value %s judges nothing: build it with %s", kind, build)}
 }
 
 // worse orders two outcomes of one objective: a failed one before a

@@ -2,6 +2,8 @@ package sloassert_test
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -227,5 +229,133 @@ func TestReplayReproducesTheReport(t *testing.T) {
 	// A real-time run has no replay command.
 	if cmd := sloassert.ReplayCommand(&namedT{name: "x"}, &latencytest.Result{Start: time.Now()}); cmd != "" {
 		t.Errorf("real time: %q", cmd)
+	}
+}
+
+// spread is n successful requests one second apart from t0, TTFT 100 ms.
+func spread(n int) *latencytest.Result {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := &latencytest.Result{Start: t0, Planned: n}
+	for i := range n {
+		r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Start: t0.Add(time.Duration(i) * time.Second),
+			TTFT: 100 * time.Millisecond, FirstAnswer: 100 * time.Millisecond, Total: 200 * time.Millisecond, TokenEvents: 2})
+	}
+	return r
+}
+
+// TestPerWindowRefusesATypo: PerWindow(6) is 6 ns; over a 34-second run
+// it would make 5.7e9 windows. It fails the objective, naming the typo,
+// without allocating them; Windows and TimelineChart refuse it too.
+func TestPerWindowRefusesATypo(t *testing.T) {
+	r := spread(35)                                     // starts from 0 s to 34 s
+	if n := r.WindowCount(6); n != 34_000_000_000/6+1 { // 5,666,666,667
+		t.Fatalf("WindowCount(6ns) = %d", n)
+	}
+	out := sloassert.Evaluate(r, sloassert.Q(sloassert.TTFT, 0.5, time.Second, sloassert.PerWindow(6))).Outcomes[0]
+	if out.OK || !strings.Contains(out.Note, "PerWindow(6ns): a 34s run in windows of 6ns makes 5666666667 windows (more than 100000): 6ns is 6 nanoseconds, a bare number where a duration belongs (write 6*time.Hour") {
+		t.Errorf("%+v", out)
+	}
+	// The limit itself: 100,000 windows are made, 100,001 refused.
+	r = spread(2)
+	r.Records[1].Start = r.Start.Add(99_999) // starts at 0 and 99,999 ns
+	if n := len(r.Windows(1)); n != 100_000 {
+		t.Errorf("Windows(1ns) over 99,999 ns made %d windows", n)
+	}
+	r.Records[1].Start = r.Start.Add(100_000)
+	if out := sloassert.Evaluate(r, sloassert.Q(sloassert.TTFT, 0.5, time.Second, sloassert.PerWindow(1))).Outcomes[0]; !strings.Contains(out.Note, "makes 100001 windows (more than 100000)") {
+		t.Errorf("100,001 windows: %+v", out.Note)
+	}
+	for name, f := range map[string]func(){
+		"Windows":       func() { spread(35).Windows(6) },
+		"TimelineChart": func() { sloassert.TimelineChart(spread(35), sloassert.TTFT, 6) },
+	} {
+		func() {
+			defer func() {
+				if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "6ns is 6 nanoseconds") {
+					t.Errorf("%s(6ns): panic %v", name, p)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// TestZeroValueObjectivesFail: a zero-value Objective or ChainObjective
+// (a struct literal) judges nothing: it fails with a message, never a
+// nil-pointer panic, in Evaluate, Check, EvaluateChains and CheckChains.
+func TestZeroValueObjectivesFail(t *testing.T) {
+	r := spread(300)
+	for _, o := range []sloassert.Objective{{}, {Name: "mine"}, sloassert.Objective{}.With(sloassert.PerWindow(time.Minute))} {
+		rep := sloassert.Evaluate(r, o)
+		if rep.OK() || !strings.Contains(rep.Outcomes[0].Note, "a zero-value Objective judges nothing: build it with Q,") {
+			t.Errorf("%+v", rep.Outcomes)
+		}
+		ft := &fakeT{}
+		if sloassert.Check(ft, r, o) || !strings.Contains(ft.text(), "zero-value Objective") {
+			t.Errorf("Check: %v", ft.errs)
+		}
+	}
+	cr := &latencytest.ChainResult{Planned: 1, Chains: []latencytest.ChainRun{{ID: "chain00", Total: time.Second,
+		Calls: []latencytest.Record{{ID: "chain00-call00", TTFT: time.Millisecond, Total: time.Second, TokenEvents: 1}}}}}
+	rep := sloassert.EvaluateChains(cr, sloassert.ChainObjective{})
+	if rep.OK() || !strings.Contains(rep.Outcomes[0].Note, "a zero-value ChainObjective judges nothing: build it with ChainQ") ||
+		rep.Outcomes[0].Objective != "(unnamed ChainObjective)" {
+		t.Errorf("%+v", rep.Outcomes)
+	}
+	ft := &fakeT{}
+	if sloassert.CheckChains(ft, cr, sloassert.ChainObjective{}) || !strings.Contains(ft.text(), "zero-value ChainObjective") {
+		t.Errorf("CheckChains: %v", ft.errs)
+	}
+}
+
+// TestPerWindowSplitsConfidence: a provider exactly at budget in each of 8
+// windows (300 requests each, lognormal TTFT, budget at the true p99).
+// Judging each window at 95% refutes it in about 23% of runs; split over
+// the windows (Bonferroni), Refute(0.95) on p99 fails it at most 5% of the
+// time, and Demonstrate(0.95) on p95 passes it at most 5% (200 seeds with
+// TAILGUARD_SIMULATIONS=full, else 10). (Demonstrate on p99 at 1-0.05/8 needs 505 requests a
+// window: with 300 it never passes.)
+func TestPerWindowSplitsConfidence(t *testing.T) {
+	seeds, slack := 200, 0.10
+	if !simFull() {
+		seeds, slack = 10, 0.3
+	}
+	const perWindow, windows, sigma = 300, 8, 0.7
+	median := 300 * time.Millisecond
+	trueP99 := time.Duration(float64(median) * math.Exp(sigma*2.3263478740408408))
+	trueP95 := time.Duration(float64(median) * math.Exp(sigma*1.6448536269514722))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var refuteFail, demoPass, unsplitFail int
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(uint64(seed), 0x808))
+		r := &latencytest.Result{Start: t0, Planned: perWindow * windows, CPUPerWall: math.NaN()}
+		for i := range perWindow * windows {
+			v := time.Duration(float64(median) * math.Exp(sigma*rng.NormFloat64()))
+			r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Start: t0.Add(time.Duration(i) * time.Hour / perWindow),
+				TTFT: v, FirstAnswer: v, Total: v + time.Millisecond, TokenEvents: 2})
+		}
+		rep := sloassert.Evaluate(r,
+			sloassert.Q(sloassert.TTFT, 0.99, trueP99, sloassert.Refute(0.95), sloassert.PerWindow(time.Hour)),
+			sloassert.Q(sloassert.TTFT, 0.95, trueP95, sloassert.Demonstrate(0.95), sloassert.PerWindow(time.Hour)))
+		if !rep.Outcomes[0].OK {
+			refuteFail++
+		}
+		if rep.Outcomes[1].OK {
+			demoPass++
+		}
+		for _, w := range r.Windows(time.Hour) {
+			if lo, ok := sloassert.LowerBound(w.TTFT(), 0.99, 0.95); ok && lo > trueP99 {
+				unsplitFail++
+				break
+			}
+		}
+		if seed == 0 && !strings.Contains(rep.Outcomes[0].Note, "confidence 95% split over 8 windows (Bonferroni)") {
+			t.Errorf("the row does not say the confidence was split: %s", rep.Outcomes[0].Note)
+		}
+	}
+	pc := func(k int) float64 { return 100 * float64(k) / float64(seeds) }
+	t.Logf("8 windows at budget, %d seeds: Refute fails %.1f%% (each window at 95%%: %.1f%%); Demonstrate p95 at budget passes %.1f%%", seeds, pc(refuteFail), pc(unsplitFail), pc(demoPass))
+	if float64(refuteFail)/float64(seeds) > slack || float64(demoPass)/float64(seeds) > slack {
+		t.Errorf("error rates over 5%%: Refute fails %.1f%%, Demonstrate passes %.1f%%", pc(refuteFail), pc(demoPass))
 	}
 }

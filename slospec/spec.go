@@ -72,6 +72,7 @@ import (
 //	  tokens_per_second: {p5: 10}   # decode speed floor at a low quantile, tok/s
 //	  error_rate: 1%                # or {max: 1%, classes: [http_529, http_429]}
 //	  cache_miss: true              # no cached prompt tokens reported
+//	  cold_start: {max: 10s, after_idle: 2s}   # or cold_start: 10s (after_idle default 1m)
 //	  # cv: {total: 50%}            # the same objectives, grouped by kind
 //	  # tail_ratio: {total: 3}
 //	chains:                         # agent chains, one "chains" subtest
@@ -244,6 +245,7 @@ const (
 	KindDecodeRate     ObjectiveKind = "tokens_per_second" // decode speed's Q-quantile >= Limit tok/s
 	KindCacheMiss      ObjectiveKind = "cache_miss"        // no cached prompt tokens
 	KindMaxStall       ObjectiveKind = "max_stall"         // the longest sloassert.MaxGap <= Budget
+	KindColdStart      ObjectiveKind = "cold_start"        // sloassert.MaxColdStart(Budget), AfterIdle when set
 	KindChainTotal     ObjectiveKind = "chain_total"       // chain totals' Q-quantile <= Budget
 	KindChainErrorRate ObjectiveKind = "chain_error_rate"  // chains with a failed call <= Limit
 	KindTask           ObjectiveKind = "task"              // chain totals' (1-sloassert.Task.TailTasks)-quantile <= sloassert.Task.Budget
@@ -270,6 +272,9 @@ type SpecObjective struct {
 	Limit float64
 	// Classes restricts an error rate to these error classes.
 	Classes []string
+	// AfterIdle is the cold_start kind's idle gap (0: the default,
+	// latencytest.DefaultIdleGap).
+	AfterIdle time.Duration
 	// Task is the task target of the task kinds.
 	Task sloassert.Task
 	// AllowSmallSample, Demonstrate and Refute (a confidence fraction; 0:
@@ -322,6 +327,11 @@ func (o SpecObjective) Objective() sloassert.Objective {
 		return sloassert.NoCacheHits()
 	case KindMaxStall:
 		return sloassert.MaxStall(o.Budget)
+	case KindColdStart:
+		if o.AfterIdle > 0 {
+			return sloassert.MaxColdStart(o.Budget, sloassert.AfterIdle(o.AfterIdle))
+		}
+		return sloassert.MaxColdStart(o.Budget)
 	case KindTaskPerCall:
 		if err := o.Task.Validate(); err != nil {
 			return sloassert.Invalid(o.Key, err.Error())
@@ -1160,7 +1170,7 @@ var metricKeys = []string{"cv", "tail_ratio", "max", "allow_small_sample", "demo
 // objectives parses the objectives map.
 func (p *specParser) objectives(e specEntry) []SpecObjective {
 	var out []SpecObjective
-	allowed := []string{"tokens_per_second", "error_rate", "cv", "tail_ratio", "cache_miss"}
+	allowed := []string{"tokens_per_second", "error_rate", "cv", "tail_ratio", "cache_miss", "cold_start"}
 	for _, m := range specMetrics {
 		allowed = append(allowed, string(m))
 	}
@@ -1171,6 +1181,8 @@ func (p *specParser) objectives(e specEntry) []SpecObjective {
 			p.decodeRates(f, &out)
 		case "error_rate":
 			p.errorRate(f, &out)
+		case "cold_start":
+			p.coldStart(f, &out)
 		case "cv", "tail_ratio":
 			p.byKind(f, &out)
 		case "cache_miss":
@@ -1332,11 +1344,60 @@ func (p *specParser) decodeRates(f specEntry, out *[]SpecObjective) {
 	}
 }
 
+// coldStart parses cold_start: 10s or {max: 10s, after_idle: 2s}.
+func (p *specParser) coldStart(f specEntry, out *[]SpecObjective) {
+	so := SpecObjective{Key: "cold_start", Line: f.k.Line, Kind: KindColdStart}
+	if f.v.Kind != yaml.MappingNode {
+		if d, ok := p.duration(f, true); ok {
+			so.Budget = d
+			p.objective(out, so, f.path)
+		}
+		return
+	}
+	entries, ok := p.mapping(f.v, f.path, false, []string{"max", "after_idle"}, nil)
+	if !ok {
+		return
+	}
+	hasMax, valid := false, true
+	for _, g := range entries {
+		var d time.Duration
+		var ok bool
+		switch g.key {
+		case "max":
+			hasMax = true
+			d, ok = p.duration(g, true)
+			so.Budget = d
+		case "after_idle":
+			d, ok = p.duration(g, true)
+			so.AfterIdle = d
+		}
+		valid = valid && ok
+	}
+	if !hasMax {
+		p.errorf(f.v.Line, f.path, "no max: write the cold-start budget, such as {max: 10s, after_idle: 2s}")
+		return
+	}
+	if valid {
+		p.objective(out, so, f.path)
+	}
+}
+
+// errorRateLimit parses an error-rate limit: a percentage in [0%, 100%).
+// 100% would let every request fail, and an all-failed run never passes.
+func (p *specParser) errorRateLimit(e specEntry) (float64, bool) {
+	v, ok := p.percentage(e, 0, 100, false)
+	if ok && v == 1 {
+		p.errorf(e.v.Line, e.path, "100%% lets every request fail, and an all-failed run never passes: give a limit below 100%%, or leave the error rate out")
+		return 0, false
+	}
+	return v, ok
+}
+
 // errorRate parses error_rate: 1% or {max: 1%, classes: [...]}.
 func (p *specParser) errorRate(f specEntry, out *[]SpecObjective) {
 	so := SpecObjective{Key: "error_rate", Line: f.k.Line, Kind: KindErrorRate}
 	if f.v.Kind != yaml.MappingNode {
-		v, ok := p.percentage(f, 0, 100, false)
+		v, ok := p.errorRateLimit(f)
 		if ok {
 			so.Limit = v
 			p.objective(out, so, f.path)
@@ -1352,7 +1413,7 @@ func (p *specParser) errorRate(f specEntry, out *[]SpecObjective) {
 		switch g.key {
 		case "max":
 			hasMax = true
-			so.Limit, ok = p.percentage(g, 0, 100, false)
+			so.Limit, ok = p.errorRateLimit(g)
 		case "classes":
 			if g.v.Kind != yaml.SequenceNode || len(g.v.Content) == 0 {
 				p.errorf(g.v.Line, g.path, "want a list of error classes such as [http_529, http_429], not %s", nodeDesc(g.v))
@@ -1432,7 +1493,7 @@ func (p *specParser) chains(e specEntry) *SpecChains {
 		case "total":
 			p.chainTotal(f, &c.Objectives)
 		case "error_rate":
-			if v, ok := p.percentage(f, 0, 100, false); ok {
+			if v, ok := p.errorRateLimit(f); ok {
 				p.objective(&c.Objectives, SpecObjective{Key: "chain_error_rate", Line: f.k.Line, Kind: KindChainErrorRate, Limit: v}, f.path)
 			}
 		case "task":

@@ -1,0 +1,156 @@
+package sloassert_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
+)
+
+// measureBatch runs b against a fake with this profile, in virtual time.
+func measureBatch(t *testing.T, profile string, b latencytest.Batch) *latencytest.Result {
+	t.Helper()
+	prof, err := fakeprovider.ParseProfile([]byte(profile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r *latencytest.Result
+	synctest.Test(t, func(t *testing.T) {
+		f := fakeprovider.New(prof)
+		defer f.Close()
+		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
+		var err error
+		if r, err = b.Run(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return r
+}
+
+// TestInjectedColdStartsAreFound: a fake that injects 3 s cold starts into
+// 5 of 10 measured requests, back to back (no idle gap at all), fails
+// MaxColdStart: the fake says which requests it cold-started, and each is
+// a candidate whatever the idle gap.
+func TestInjectedColdStartsAreFound(t *testing.T) {
+	profile := "model: m\nseed: 3\nttft: 200ms\nitl: 10ms\noutput_tokens: 8\nscript:\n"
+	for _, i := range []int{11, 13, 15, 17, 19} { // arrivals 10-19 are the measured requests
+		profile += fmt.Sprintf("  - {request: %d, cold_start: 3s}\n", i)
+	}
+	r := measureBatch(t, profile, latencytest.Batch{Requests: 10, Prompt: "hi", MaxTokens: 8})
+	for _, idle := range []sloassert.Option{nil, sloassert.AfterIdle(time.Hour)} {
+		var opts []sloassert.Option
+		if idle != nil {
+			opts = append(opts, idle)
+		}
+		out := judge(r, sloassert.MaxColdStart(time.Second, opts...))
+		if out.OK || !strings.Contains(out.Note, "5 over budget") || !strings.Contains(out.Note, "c1-0011 3200.0ms (fake injected cold_start=3s)") {
+			t.Errorf("%s: %+v", out.Objective, out)
+		}
+	}
+	if ids := r.ColdStartIDs(latencytest.DefaultIdleGap); len(ids) != 15 { // 10 warm-up (the first among them) and 5 injected
+		t.Errorf("candidates %v", ids)
+	}
+}
+
+// TestFirstLongPromptIsNotAColdStart: a warm server (no cold start at all)
+// with 300 ms of prefill per 1k prompt tokens, so the default mix's
+// long prompts (about 6,000 tokens) take about 2 s to a first token and
+// short ones about 260 ms. Request 0 of the default mix is a long prompt.
+// MaxColdStart(1s) compares it with the warm long prompts, and passes.
+func TestFirstLongPromptIsNotAColdStart(t *testing.T) {
+	r := measureBatch(t, "model: m\nseed: 3\nttft: {dist: lognormal, median: 200ms, p99: 300ms}\nprefill_per_1k_tokens: 300ms\nitl: 10ms\noutput_tokens: 8\n",
+		latencytest.Batch{Requests: 200, Concurrency: 4, MaxTokens: 8})
+	if first := r.Records[0]; first.PromptClass != "long" || first.TTFT < time.Second {
+		t.Fatalf("request 0 is %s, TTFT %v: want a slow long prompt", first.PromptClass, first.TTFT)
+	}
+	out := judge(r, sloassert.MaxColdStart(time.Second))
+	if !out.OK || !strings.Contains(out.Note, "like with like") || !strings.Contains(out.Note, "(long prompt)") {
+		t.Errorf("a warm server failed:\n%s\n%s", out, out.Note)
+	}
+	for _, c := range r.ColdStartCandidates(latencytest.DefaultIdleGap) {
+		if c.Class == "long" && (c.ClassExcess < 1500*time.Millisecond || c.Compared > 600*time.Millisecond) {
+			t.Errorf("%+v", c)
+		}
+		if c.Class == "short" && c.ClassExcess != 0 {
+			t.Errorf("short is the fastest class: %+v", c)
+		}
+	}
+	// A real 3 s cold start on that first long prompt is still caught.
+	r.Records[0].TTFT += 3 * time.Second
+	if out := judge(r, sloassert.MaxColdStart(time.Second)); out.OK {
+		t.Errorf("a cold long prompt passed: %+v", out)
+	}
+}
+
+// TestAfterIdleFindsQuickUnloads: a real server (no injected notes) that
+// unloads after 2 s idle: requests sent 5 s apart each meet a 3 s load.
+// The default one-minute gap sees only the first request; AfterIdle(2s)
+// sees them all.
+func TestAfterIdleFindsQuickUnloads(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := &latencytest.Result{Start: t0, Planned: 12}
+	for i := range 12 {
+		ttft := 3*time.Second + 100*time.Millisecond
+		if i%2 == 1 { // sent right after the one before: warm
+			ttft = 100 * time.Millisecond
+		}
+		start := t0.Add(time.Duration(i/2) * 10 * time.Second)
+		if i%2 == 1 {
+			start = start.Add(3200 * time.Millisecond)
+		}
+		r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Start: start, TTFT: ttft, FirstAnswer: ttft,
+			Total: ttft + 100*time.Millisecond, TokenEvents: 2})
+	}
+	if out := judge(r, sloassert.MaxColdStart(time.Second)); out.OK || !strings.Contains(out.Note, "1 over budget") {
+		t.Errorf("default gap: %+v", out) // the first request
+	}
+	out := judge(r, sloassert.MaxColdStart(time.Second, sloassert.AfterIdle(2*time.Second)))
+	if out.OK || !strings.Contains(out.Note, "6 over budget") || !strings.Contains(out.Note, "after 6.6s idle") ||
+		out.Objective != "cold start ttft <= 1000.0ms (after 2s idle)" {
+		t.Errorf("AfterIdle(2s): %+v", out)
+	}
+	for _, d := range []time.Duration{0, -time.Second} {
+		if out := judge(r, sloassert.MaxColdStart(time.Hour, sloassert.AfterIdle(d))); out.OK || !strings.Contains(out.Note, "the idle gap is not positive") {
+			t.Errorf("AfterIdle(%v): %+v", d, out)
+		}
+	}
+}
+
+// TestFirstLongPromptOfAShortRun: a run too short to hold a warm long
+// prompt (10 requests, no warm-up: request 0 is the only long one)
+// compares it through the prefill cost per prompt token that the warm
+// short and medium prompts show.
+func TestFirstLongPromptOfAShortRun(t *testing.T) {
+	r := measureBatch(t, "model: m\nseed: 3\nttft: {dist: lognormal, median: 200ms, p99: 300ms}\nprefill_per_1k_tokens: 300ms\nitl: 10ms\noutput_tokens: 8\n",
+		latencytest.Batch{Requests: 10, NoWarmup: true, MaxTokens: 8})
+	long := 0
+	for _, rec := range r.Records {
+		if rec.PromptClass == "long" {
+			long++
+		}
+	}
+	if first := r.Records[0]; first.PromptClass != "long" || long != 1 || first.TTFT < time.Second {
+		t.Fatalf("request 0 is %s (TTFT %v), %d long prompts: want one slow long prompt, first", first.PromptClass, first.TTFT, long)
+	}
+	c := r.ColdStartCandidates(latencytest.DefaultIdleGap)[0]
+	if !c.NoWarmClass || c.ClassExcess < 1500*time.Millisecond || c.Compared > 600*time.Millisecond {
+		t.Errorf("%+v", c)
+	}
+	if out := judge(r, sloassert.MaxColdStart(time.Second)); !out.OK {
+		t.Errorf("a warm server failed:\n%s", out)
+	}
+	// Without prompt-token counts (a server that reports no usage) there
+	// is no slope: the long prompt is judged as measured, and the row
+	// shows it.
+	for i := range r.Records {
+		r.Records[i].PromptTokens = 0
+	}
+	if c := r.ColdStartCandidates(latencytest.DefaultIdleGap)[0]; c.ClassExcess != 0 || c.Compared != c.TTFT {
+		t.Errorf("no token counts: %+v", c)
+	}
+}
