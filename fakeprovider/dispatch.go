@@ -65,7 +65,7 @@ type dispatcher struct {
 	byID     map[string]*ScriptEntry
 	byIndex  map[int]*ScriptEntry
 	attempts map[string]int // arrivals per scripted ID, for ScriptEntry.Attempts
-	next     int // arrival index
+	next     int            // arrival index
 
 	cold      bool      // scaled to zero: the next arrival starts a load
 	loadUntil time.Time // zero when no load is in progress
