@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// Fake is a simulated OpenAI-compatible provider. It is an http.Handler; use
+// Fake is a simulated provider speaking OpenAI's chat completions and
+// Responses API and Anthropic's Messages API. It is an http.Handler; use
 // Transport or Client to reach it in memory (on synctest's fake clock), or
 // NewServer for a real loopback server. Create it with New and end it with
 // Close.
@@ -200,10 +201,10 @@ func (f *Fake) record(s Served) {
 // requests no longer held (see ServedDropped).
 const HeaderServedDropped = "X-Fake-Served-Dropped"
 
-// ServeHTTP answers POST /v1/chat/completions, GET /v1/models,
-// GET /v1/models/{id}, GET /healthz and GET /fake/served. Paths ending in
-// /chat/completions or /models, or holding /models/, are accepted under any
-// prefix. Every answer carries x-request-id: the request's X-Request-ID
+// ServeHTTP answers POST /v1/chat/completions, POST /v1/responses, POST
+// /v1/messages, GET /v1/models, GET /v1/models/{id}, GET /healthz and GET
+// /fake/served. Paths ending in /chat/completions, /responses, /messages
+// or /models, or holding /models/, are accepted under any prefix. Every answer carries x-request-id: the request's X-Request-ID
 // (at most 256 bytes; a longer one gets 400), else "req_fake_N", N counting
 // the requests the fake received from 0 (see the package doc, # Headers).
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {

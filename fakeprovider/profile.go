@@ -58,8 +58,9 @@ type Profile struct {
 	// TokensPerChunk is how many tokens one SSE event carries (drawn per
 	// event, at least 1). Default 1.
 	TokensPerChunk Dist[int] `yaml:"tokens_per_chunk"`
-	// ReasoningTokens are streamed as delta.reasoning_content before the
-	// answer and count against max_tokens. Default 0.
+	// ReasoningTokens are streamed before the answer (chat:
+	// delta.reasoning_content; Responses: a reasoning item's summary;
+	// Messages: a thinking block) and count against max_tokens. Default 0.
 	ReasoningTokens Dist[int] `yaml:"reasoning_tokens"`
 
 	// Replicas and SlotsPerReplica bound concurrency: requests beyond
