@@ -234,3 +234,34 @@ func TestLibraryImportsNoMock(t *testing.T) {
 		assert.NotContains(t, imp, "httpmock", "library code imports %s", imp)
 	}
 }
+
+// TestProtocolsEmptyAndDisconnect: an empty answer is a complete stream
+// with no content in each protocol; a disconnect cuts the body short with
+// no end event.
+func TestProtocolsEmptyAndDisconnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := New(Profile{Seed: 1, OutputTokens: Fixed(5), Script: []ScriptEntry{
+			{ID: "empty", Fault: FaultEmpty}, {ID: "cut", Fault: FaultDisconnect, AfterToken: 2}}})
+		t.Cleanup(f.Close)
+		c := f.Client()
+		const resBody = `{"model":"fake-model","input":"hi","stream":true}`
+		names, data := sseEvents(t, post(t, c, "/v1/responses", "empty", resBody).Body)
+		assert.Equal(t, []string{"response.created", "response.in_progress", "response.completed"}, names)
+		assert.Empty(t, data[2]["response"].(map[string]any)["output"])
+		names, _ = sseEvents(t, post(t, c, "/v1/messages", "empty", messagesBody).Body)
+		assert.Equal(t, []string{"message_start", "ping", "message_delta", "message_stop"}, names)
+
+		for _, path := range []string{"/v1/responses", "/v1/messages"} {
+			body := resBody
+			if path == "/v1/messages" {
+				body = messagesBody
+			}
+			resp := post(t, c, path, "cut", body)
+			b, err := io.ReadAll(resp.Body)
+			assert.ErrorIs(t, err, io.ErrUnexpectedEOF, path)
+			assert.Equal(t, 2, strings.Count(string(b), "delta\ndata: "), "%s: two token events before the cut:\n%s", path, b)
+			assert.NotContains(t, string(b), "completed\n", path)
+			assert.NotContains(t, string(b), "message_stop", path)
+		}
+	})
+}

@@ -503,3 +503,45 @@ func TestAnthropicMidStreamError(t *testing.T) {
 		}
 	})
 }
+
+// TestSDKsOverLoopback: the same SDKs against NewServer on a real socket
+// (the precise clock's path): a streamed response, a streamed message with
+// a tool call, and a 529 retried to success. No timing is asserted.
+func TestSDKsOverLoopback(t *testing.T) {
+	p := protoProfile(false)
+	p.TTFT, p.ITL = fakeprovider.Fixed(time.Millisecond), fakeprovider.Fixed(100*time.Microsecond)
+	p.ToolCalls = fakeprovider.ToolCalls{Probability: 1, ArgumentsTokens: fakeprovider.Fixed(4)}
+	p.Script = []fakeprovider.ScriptEntry{{ID: "loop-529", Status: 529, Attempts: 1}}
+	f := fakeprovider.New(p)
+	t.Cleanup(f.Close)
+	srv := fakeprovider.NewServer(f)
+	t.Cleanup(srv.Close)
+	hc := &http.Client{Timeout: 30 * time.Second}
+
+	oc := newOpenAIClient(srv.URL+"/v1", hc)
+	r := streamResponses(t, oc, responsesParams(0), "loop-resp")
+	if r.final.Status != "completed" || len(r.final.Output) != 2 || r.final.Output[1].Type != "function_call" {
+		t.Errorf("response %s, want reasoning then a function call", r.final.RawJSON())
+	}
+
+	ac := anthropic.NewClient(aoption.WithBaseURL(srv.URL), aoption.WithHTTPClient(hc), aoption.WithAPIKey("test-key"),
+		aoption.WithMaxRetries(1), aoption.WithHeader("Retry-After-Ms", "1"))
+	m := streamMessages(t, ac, messageParams(64, true), "loop-msg")
+	if m.err != nil || m.msg.StopReason != "tool_use" || len(m.msg.Content) != 2 || m.msg.Content[1].Name != "lookup" {
+		t.Errorf("message %s, err %v; want a lookup tool_use", m.msg.RawJSON(), m.err)
+	}
+	got, err := ac.Messages.New(context.Background(), messageParams(64, false), aoption.WithHeader("X-Request-ID", "loop-529"))
+	if err != nil || got.StopReason != "tool_use" {
+		t.Errorf("529 then retry: %v, %v; want the retry to succeed", err, got)
+	}
+	n := 0
+	for _, sv := range f.Served() {
+		if sv.ID == "loop-529" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("loop-529 served %d times, want 2 (a 529, then the retry)", n)
+	}
+	hc.CloseIdleConnections()
+}
