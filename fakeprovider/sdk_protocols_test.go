@@ -525,7 +525,7 @@ func TestSDKsOverLoopback(t *testing.T) {
 	}
 
 	ac := anthropic.NewClient(aoption.WithBaseURL(srv.URL), aoption.WithHTTPClient(hc), aoption.WithAPIKey("test-key"),
-		aoption.WithMaxRetries(1), aoption.WithHeader("Retry-After-Ms", "1"))
+		aoption.WithMaxRetries(1))
 	m := streamMessages(t, ac, messageParams(64, true), "loop-msg")
 	if m.err != nil || m.msg.StopReason != "tool_use" || len(m.msg.Content) != 2 || m.msg.Content[1].Name != "lookup" {
 		t.Errorf("message %s, err %v; want a lookup tool_use", m.msg.RawJSON(), m.err)
