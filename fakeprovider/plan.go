@@ -339,7 +339,8 @@ type Prediction struct {
 	// TTFT is the first token of any kind, reasoning included; -1 when no
 	// token is sent.
 	TTFT time.Duration
-	// FirstAnswer is the first answer (content) token; -1 when none.
+	// FirstAnswer is the first answer token (text, or a tool call's
+	// arguments); -1 when none.
 	FirstAnswer time.Duration
 	// Total is when the response ends: the last event, or the
 	// disconnect, malformed chunk or error event (a client stops reading

@@ -98,6 +98,13 @@ func TestOpenAIChatToolCalls(t *testing.T) {
 		if firstName != at(3) || lastArgs != at(8) {
 			t.Errorf("name at %v, last arguments at %v; want %v and %v", firstName, lastArgs, at(3), at(8))
 		}
+		pr, err := fakeprovider.NewPredictor(protoProfile(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := pr.Predict("tool-1", 37, 0); want.FirstAnswer != firstName || want.Total != lastArgs || want.Finish != "tool_calls" {
+			t.Errorf("Predictor: first answer %v, total %v, finish %q; served %v, %v, tool_calls", want.FirstAnswer, want.Total, want.Finish, firstName, lastArgs)
+		}
 		if u := got.Usage; u.CompletionTokens != 9 || u.CompletionTokensDetails.ReasoningTokens != 3 {
 			t.Errorf("usage completion %d reasoning %d, want 9 and 3", u.CompletionTokens, u.CompletionTokensDetails.ReasoningTokens)
 		}
