@@ -64,7 +64,8 @@ type dispatcher struct {
 	canceled map[uint64]bool // released before their arrival was processed
 	byID     map[string]*ScriptEntry
 	byIndex  map[int]*ScriptEntry
-	next     int // arrival index
+	attempts map[string]int // arrivals per scripted ID, for ScriptEntry.Attempts
+	next     int            // arrival index
 
 	cold      bool      // scaled to zero: the next arrival starts a load
 	loadUntil time.Time // zero when no load is in progress
@@ -84,6 +85,7 @@ func newDispatcher(p *Profile, now time.Time) *dispatcher {
 		canceled:  map[uint64]bool{},
 		byID:      map[string]*ScriptEntry{},
 		byIndex:   map[int]*ScriptEntry{},
+		attempts:  map[string]int{},
 		cold:      p.ColdStart.Initial,
 		idleSince: now,
 		cache:     map[uint64]struct{}{},
@@ -190,7 +192,10 @@ func (d *dispatcher) arrive(a *arrival) {
 	index := d.next
 	d.next++
 	if s := d.byID[a.plan.key]; s != nil {
-		a.plan.apply(s)
+		d.attempts[a.plan.key]++
+		if s.Attempts == 0 || d.attempts[a.plan.key] <= s.Attempts {
+			a.plan.apply(s)
+		}
 	} else if s := d.byIndex[index]; s != nil {
 		a.plan.apply(s)
 	}

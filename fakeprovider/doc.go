@@ -1,6 +1,7 @@
-// Package fakeprovider is an OpenAI-compatible chat-completions server that
-// injects cold starts, queueing, stalls and errors, deterministically, so that
-// latency tests meet a realistic tail without a real endpoint.
+// Package fakeprovider is a fake LLM provider (OpenAI chat completions,
+// OpenAI's Responses API and Anthropic's Messages API) that injects cold
+// starts, queueing, stalls and errors, deterministically, so that latency
+// tests meet a realistic tail without a real endpoint.
 //
 // A Fake is an http.Handler driven by a Profile (a Go struct or YAML; see
 // ParseProfile). Serve it three ways: in memory with Transport or Client
@@ -26,6 +27,33 @@
 // (temperature, top_p, seed, stop, tools, ...) are accepted and change
 // nothing: the fake's answers are latency, not text.
 //
+// POST /v1/responses (OpenAI's Responses API: input, instructions, stream,
+// max_output_tokens, tools) and POST /v1/messages (Anthropic's Messages
+// API: messages, system, max_tokens (required), stream, tools) serve the
+// same timeline, draws, faults and script as chat, keyed by the same
+// X-Request-ID, in each provider's shape. A Responses stream sends
+// response.created and response.in_progress at admission, then per output
+// item output_item.added, its deltas (reasoning as a reasoning item's
+// response.reasoning_summary_text.delta, text as
+// response.output_text.delta, a tool call as a function_call item's
+// response.function_call_arguments.delta) and done events, then
+// response.completed, or response.incomplete when max_output_tokens cut
+// the answer; usage carries input_tokens_details.cached_tokens and
+// output_tokens_details.reasoning_tokens. A Messages stream sends
+// message_start (usage with cache_read_input_tokens; input_tokens counts
+// the uncached rest, as Anthropic counts) and ping at admission, then a
+// content block per part (thinking with thinking_delta and a
+// signature_delta, text with text_delta, tool_use with input_json_delta),
+// message_delta with stop_reason (end_turn, max_tokens or tool_use) and
+// output_tokens, and message_stop. Errors on /v1/messages carry
+// Anthropic's body {"type":"error","error":{"type":...,"message":...}}.
+// Every request records its protocol in Served.Protocol.
+//
+// tool_calls: {probability: 30%, arguments_tokens: 40} makes that share of
+// answers one function call (see ToolCalls), streamed at the same ITLs as
+// text: in chat as delta.tool_calls (the first chunk names the function)
+// and finish_reason "tool_calls".
+//
 // # Headers
 //
 // Every answer carries x-request-id: the client's X-Request-ID, or
@@ -41,7 +69,12 @@
 // front). A 429 says 0 requests remain until faults.retry_after. A 429 or
 // 503 carries Retry-After (faults.retry_after in whole seconds, rounded
 // up) and retry-after-ms; a 529, like Anthropic's, carries neither.
-// X-Fake-Injected names what was injected (see HeaderInjected); GET
+// Messages answers carry Anthropic's anthropic-ratelimit-{requests,tokens,
+// input-tokens,output-tokens}-{limit,remaining,reset} headers for the same
+// quota (resets as RFC 3339 instants), retry-after on a 429 only, and
+// request-id "req_fake_N" naming the attempt (a retry resending the same
+// X-Request-ID gets a new one; response and message IDs are per attempt
+// too). X-Fake-Injected names what was injected (see HeaderInjected); GET
 // /fake/served carries X-Fake-Served-Dropped (see Fake.ServedDropped).
 //
 // Over a real socket (NewServer, StartServer, fakellm) headers must arrive
@@ -117,6 +150,17 @@
 // "data: [DONE]", with no finish_reason and no usage. OpenAI's SDKs raise
 // it as an error. A request that does not stream gets HTTP 500 with
 // OpenAI's error body at that point instead.
+//
+// In the other protocols each fault takes that protocol's shape: an HTTP
+// fault on /v1/messages is Anthropic's error body (529 overloaded_error,
+// 429 rate_limit_error, 500 and 503 api_error); the error event is, in a
+// Responses stream, an error event then response.failed (status failed,
+// error code server_error), and in a Messages stream Anthropic's
+// event: error with overloaded_error (a Messages request that does not
+// stream gets 529 overloaded_error instead); a malformed event is a cut
+// response.output_text.delta or content_block_delta. A script entry chosen
+// by ID with attempts: 1 hits only the first arrival of that ID, so an
+// SDK's retry (which resends the same headers) succeeds.
 //
 // # Profile units
 //

@@ -12,11 +12,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/jarcoal/httpmock"
 )
 
-// Fake is a simulated OpenAI-compatible provider. It is an http.Handler; use
+// Fake is a simulated provider speaking OpenAI's chat completions and
+// Responses API and Anthropic's Messages API. It is an http.Handler; use
 // Transport or Client to reach it in memory (on synctest's fake clock), or
 // NewServer for a real loopback server. Create it with New and end it with
 // Close.
@@ -30,7 +29,7 @@ type Fake struct {
 	once   sync.Once
 	seq    atomic.Uint64
 
-	transport *httpmock.MockTransport
+	transport roundTripFunc
 
 	clock      *preciseClock // times streams served over real sockets (see preciseClock): started by the first, stopped by Close
 	clockTried bool
@@ -78,8 +77,18 @@ type Served struct {
 	// the reasoning ones.
 	Tokens          int `json:"tokens"`
 	ReasoningTokens int `json:"reasoning_tokens"`
-	// FinishReason is "stop" or "length" when the answer finished.
+	// FinishReason is "stop", "length" or "tool_calls" when the answer
+	// finished, in chat-completions terms whatever the protocol (a
+	// Messages answer's end_turn is "stop", max_tokens "length", tool_use
+	// "tool_calls"; a Responses answer cut by max_output_tokens is
+	// "length").
 	FinishReason string `json:"finish_reason,omitempty"`
+	// ToolCalls counts the tool calls begun (Profile.ToolCalls): 1 once
+	// the call's first event was sent, else 0.
+	ToolCalls int `json:"tool_calls,omitempty"`
+	// Protocol is the API the request spoke: "chat", "responses" or
+	// "messages" (see the Protocol* constants).
+	Protocol string `json:"protocol,omitempty"`
 	// Canceled reports that the client went away before the end.
 	Canceled bool `json:"canceled"`
 }
@@ -101,8 +110,7 @@ func New(p Profile) *Fake {
 		defer f.wg.Done()
 		f.d.run(f.ctx.Done())
 	}()
-	f.transport = httpmock.NewMockTransport()
-	f.transport.RegisterNoResponder(f.respond)
+	f.transport = f.respond
 	return f
 }
 
@@ -193,10 +201,10 @@ func (f *Fake) record(s Served) {
 // requests no longer held (see ServedDropped).
 const HeaderServedDropped = "X-Fake-Served-Dropped"
 
-// ServeHTTP answers POST /v1/chat/completions, GET /v1/models,
-// GET /v1/models/{id}, GET /healthz and GET /fake/served. Paths ending in
-// /chat/completions or /models, or holding /models/, are accepted under any
-// prefix. Every answer carries x-request-id: the request's X-Request-ID
+// ServeHTTP answers POST /v1/chat/completions, POST /v1/responses, POST
+// /v1/messages, GET /v1/models, GET /v1/models/{id}, GET /healthz and GET
+// /fake/served. Paths ending in /chat/completions, /responses, /messages
+// or /models, or holding /models/, are accepted under any prefix. Every answer carries x-request-id: the request's X-Request-ID
 // (at most 256 bytes; a longer one gets 400), else "req_fake_N", N counting
 // the requests the fake received from 0 (see the package doc, # Headers).
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -214,16 +222,27 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path := r.URL.Path
 	switch {
-	case strings.HasSuffix(path, "/chat/completions"):
+	case strings.HasSuffix(path, "/chat/completions"), strings.HasSuffix(path, "/responses"), strings.HasSuffix(path, "/messages"):
+		proto := protoChat
+		switch {
+		case strings.HasSuffix(path, "/responses"):
+			proto = protoResponses
+		case strings.HasSuffix(path, "/messages"):
+			proto = protoMessages
+			// Anthropic names each attempt by its own request-id.
+			w.Header().Set(headerAnthropicRequestID, generatedRequestID(n))
+		}
 		if r.Method != http.MethodPost {
-			methodNotAllowed(w, http.MethodPost)
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, proto, &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error",
+				message: "method not allowed; use " + http.MethodPost})
 			return
 		}
 		key := id
 		if key == "" {
 			key = "#" + strconv.FormatUint(n, 10)
 		}
-		f.chat(w, r, n+1, key)
+		f.chat(w, r, n+1, key, proto)
 	case strings.HasSuffix(path, "/models"):
 		if r.Method != http.MethodGet {
 			methodNotAllowed(w, http.MethodGet)
@@ -280,12 +299,21 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_, _ = w.Write(b)
 }
 
-// chat serves one chat completion; seq identifies it to the dispatcher and
-// key is its trace ID.
-func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key string) {
-	req, aerr := parseRequest(r, f.p.Model)
+// chat serves one chat completion, response or message (proto); seq
+// identifies it to the dispatcher and key is its trace ID.
+func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key string, proto protocol) {
+	var req parsed
+	var aerr *apiError
+	switch proto {
+	case protoResponses:
+		req, aerr = parseResponses(r, f.p.Model)
+	case protoMessages:
+		req, aerr = parseMessages(r, f.p.Model)
+	default:
+		req, aerr = parseRequest(r, f.p.Model)
+	}
 	if aerr != nil {
-		writeAPIError(w, aerr)
+		writeError(w, proto, aerr)
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -293,11 +321,15 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 	stop := context.AfterFunc(f.ctx, cancel)
 	defer stop()
 	if f.ctx.Err() != nil {
-		writeAPIError(w, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "fake provider closed"})
+		writeError(w, proto, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "fake provider closed"})
 		return
 	}
 
-	setRateLimitHeaders(w.Header(), req, 0)
+	if proto == protoMessages {
+		setAnthropicRateLimitHeaders(w.Header(), req, 0)
+	} else {
+		setRateLimitHeaders(w.Header(), req, 0)
+	}
 	a := &arrival{
 		seq:    seq,
 		at:     time.Now(),
@@ -305,7 +337,7 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 		blocks: prefixBlocks(req.prompt),
 		reply:  make(chan admission, 2),
 	}
-	sv := Served{ID: key, Index: -1, Arrival: a.at}
+	sv := Served{ID: key, Index: -1, Arrival: a.at, Protocol: proto.String()}
 	if !f.send(ctx, event{at: a.at, arr: a}) {
 		sv.Canceled = true
 		f.record(sv)
@@ -334,6 +366,15 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 		sv.Fault, sv.Status = pl.fault, pl.status
 		e := faultError(pl.status)
 		w.Header().Set(HeaderInjected, injected(&sv))
+		if proto == protoMessages {
+			// Anthropic: retry-after on a 429 only; a 529 carries none.
+			if pl.status == http.StatusTooManyRequests {
+				setAnthropicRateLimitHeaders(w.Header(), req, f.p.Faults.RetryAfter)
+			}
+			f.record(sv)
+			writeAnthropicError(w, e)
+			return
+		}
 		if pl.status == http.StatusTooManyRequests || pl.status == http.StatusServiceUnavailable {
 			setRetryAfter(w.Header(), f.p.Faults.RetryAfter)
 		}

@@ -159,3 +159,99 @@ func checkAnswer(t *testing.T, contentType string, out []byte) {
 		t.Fatalf("200 with Content-Type %q: %s", contentType, out)
 	}
 }
+
+// FuzzProtocolRequest posts arbitrary bodies to /v1/responses (messages
+// false) and /v1/messages. Invariants: the handler never panics; the
+// status is 200, 400, 404 or 413; an error body is the protocol's error
+// JSON (OpenAI's, or Anthropic's {"type":"error",...}); a 200 is a whole
+// answer: a stream of JSON events ending in response.completed,
+// response.incomplete or message_stop, or a response or message object.
+func FuzzProtocolRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"fake-model","input":"hi"}`,
+		`{"model":"fake-model","input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]}],"stream":true,"max_output_tokens":2}`,
+		`{"model":"fake-model","instructions":"be brief","input":"hi","tools":[{"type":"function","name":"f"}],"stream":true}`,
+		`{"model":"fake-model","max_tokens":2,"messages":[{"role":"user","content":"hi"}],"stream":true}`,
+		`{"model":"fake-model","max_tokens":9,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`,
+		`{"model":"fake-model","max_tokens":0,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"fake-model","messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"other","input":"hi","max_tokens":3,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"fake-model","input":null,"max_tokens":3,"messages":[{"role":"tool","content":"hi"}]}`,
+		`{"model":"fake-model","input":{"a":[1,{"b":"c"}]},"max_tokens":3,"messages":[{"role":"user"}]}`,
+		`{"model":"fake-model","max_output_tokens":1e30,"input":"x"}`,
+		`null`,
+		``,
+	} {
+		f.Add(false, []byte(s))
+		f.Add(true, []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, messages bool, body []byte) {
+		p := fuzzProfile
+		p.ReasoningTokens = Fixed(1)
+		p.ToolCalls = ToolCalls{Probability: 0.5, ArgumentsTokens: Fixed(3)}
+		fk := New(p)
+		defer fk.Close()
+		path := "/v1/responses"
+		if messages {
+			path = "/v1/messages"
+		}
+		req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		fk.ServeHTTP(rec, req)
+		out := rec.Body.Bytes()
+		switch rec.Code {
+		case http.StatusOK:
+			checkProtocolAnswer(t, messages, rec.Header().Get("Content-Type"), out)
+		case http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge:
+			var e struct {
+				Type  string `json:"type"`
+				Error *struct {
+					Message string `json:"message"`
+					Type    string `json:"type"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(out, &e); err != nil || e.Error == nil || e.Error.Message == "" || e.Error.Type == "" ||
+				messages != (e.Type == "error") {
+				t.Fatalf("status %d with a body that is not this protocol's error (%v): %s", rec.Code, err, out)
+			}
+		default:
+			t.Fatalf("status %d, want 200, 400, 404 or 413; body %s", rec.Code, out)
+		}
+	})
+}
+
+// checkProtocolAnswer fails t unless out is a whole Responses (messages
+// false) or Messages answer.
+func checkProtocolAnswer(t *testing.T, messages bool, contentType string, out []byte) {
+	t.Helper()
+	switch contentType {
+	case "text/event-stream":
+		last := ""
+		for _, line := range strings.Split(string(out), "\n") {
+			if name, ok := strings.CutPrefix(line, "event: "); ok {
+				last = name
+			}
+			if data, ok := strings.CutPrefix(line, "data: "); ok && !json.Valid([]byte(data)) {
+				t.Fatalf("event is not JSON: %s", data)
+			}
+		}
+		if want := map[bool]string{false: "response.completed", true: "message_stop"}[messages]; last != want &&
+			!(last == "response.incomplete" && !messages) {
+			t.Fatalf("stream ends with %q, want %q:\n%s", last, want, out)
+		}
+	case "application/json":
+		var a struct {
+			Type   string `json:"type"`
+			Object string `json:"object"`
+			Status string `json:"status"`
+			Stop   string `json:"stop_reason"`
+		}
+		err := json.Unmarshal(out, &a)
+		if err != nil || (messages && (a.Type != "message" || a.Stop == "")) ||
+			(!messages && (a.Object != "response" || (a.Status != "completed" && a.Status != "incomplete"))) {
+			t.Fatalf("not a finished answer (%v): %s", err, out)
+		}
+	default:
+		t.Fatalf("200 with Content-Type %q: %s", contentType, out)
+	}
+}

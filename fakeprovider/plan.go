@@ -26,8 +26,9 @@ type plan struct {
 	prefill    time.Duration // per 1k prompt tokens
 	forcedTTFT time.Duration // script; > 0 replaces the computed TTFT
 
-	reasoning int // reasoning tokens before the cap
-	output    int // answer tokens before the cap
+	reasoning int  // reasoning tokens before the cap
+	output    int  // answer tokens before the cap (a tool call's arguments when toolCall)
+	toolCall  bool // the answer is a tool call (Profile.ToolCalls)
 
 	stallAfter int
 	stall      time.Duration // 0: no stall
@@ -63,6 +64,7 @@ const (
 	streamLoad
 	streamCopula
 	streamLoadLength
+	streamToolCall
 )
 
 // planRand is the random stream for one purpose of the request with key.
@@ -224,6 +226,13 @@ func newPlan(p *Profile, key string) *plan {
 	if p.TTFTITLCorrelation != 0 {
 		pl.ttft, pl.itl = coupled(p.TTFTITLCorrelation, planRand(p, key, streamCopula), p.TTFT, p.ITL)
 	}
+	if tc := p.ToolCalls; tc.Probability > 0 {
+		r := rng(streamToolCall)
+		if r.Float64() < tc.Probability {
+			pl.toolCall = true
+			pl.output = max(1, tc.ArgumentsTokens.or(Fixed(defaultArgumentsTokens)).Sample(r))
+		}
+	}
 	pl.speed = chainSpeed(p, key)
 	if pl.speed != 1 && pl.itl >= 0 {
 		pl.itl = scaled(pl.itl, pl.speed)
@@ -330,7 +339,8 @@ type Prediction struct {
 	// TTFT is the first token of any kind, reasoning included; -1 when no
 	// token is sent.
 	TTFT time.Duration
-	// FirstAnswer is the first answer (content) token; -1 when none.
+	// FirstAnswer is the first answer token (text, or a tool call's
+	// arguments); -1 when none.
 	FirstAnswer time.Duration
 	// Total is when the response ends: the last event, or the
 	// disconnect, malformed chunk or error event (a client stops reading
@@ -340,7 +350,7 @@ type Prediction struct {
 	// ReasoningTokens and Tokens are the tokens streamed (Tokens includes
 	// the reasoning).
 	ReasoningTokens, Tokens int
-	// Finish is the finish reason: "stop" or "length"; "" when the stream
+	// Finish is the finish reason: "stop", "length" or "tool_calls"; "" when the stream
 	// ended in a fault.
 	Finish string
 	// Stall is the injected stall's length.
@@ -463,7 +473,8 @@ func addSat(a, b time.Duration) time.Duration {
 
 // answerShape caps the plan's reasoning and answer tokens at maxTokens
 // (0 or less: maxOutputTokens), reasoning first, and names the finish
-// reason: "length" when the cap cut the answer, "stop" otherwise. The
+// reason: "length" when the cap cut the answer, "tool_calls" for a whole
+// tool call, "stop" otherwise. The
 // empty fault answers nothing and ends normally ("stop"): nothing hit the
 // cap. The server and the Predictor both use it, so they agree.
 func (pl *plan) answerShape(maxTokens int) (reasoning, content int, finish string) {
@@ -479,6 +490,9 @@ func (pl *plan) answerShape(maxTokens int) (reasoning, content int, finish strin
 	}
 	if pl.fault == FaultEmpty {
 		reasoning, content, finish = 0, 0, "stop"
+	}
+	if pl.toolCall && finish == "stop" && content > 0 {
+		finish = "tool_calls"
 	}
 	return reasoning, content, finish
 }

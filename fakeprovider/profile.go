@@ -58,8 +58,9 @@ type Profile struct {
 	// TokensPerChunk is how many tokens one SSE event carries (drawn per
 	// event, at least 1). Default 1.
 	TokensPerChunk Dist[int] `yaml:"tokens_per_chunk"`
-	// ReasoningTokens are streamed as delta.reasoning_content before the
-	// answer and count against max_tokens. Default 0.
+	// ReasoningTokens are streamed before the answer (chat:
+	// delta.reasoning_content; Responses: a reasoning item's summary;
+	// Messages: a thinking block) and count against max_tokens. Default 0.
 	ReasoningTokens Dist[int] `yaml:"reasoning_tokens"`
 
 	// Replicas and SlotsPerReplica bound concurrency: requests beyond
@@ -83,6 +84,9 @@ type Profile struct {
 	// Conversation correlates the calls of one agent chain (see
 	// Conversation). Default: calls are independent.
 	Conversation Conversation `yaml:"conversation"`
+	// ToolCalls makes a share of answers tool calls (see ToolCalls).
+	// Default: none.
+	ToolCalls ToolCalls `yaml:"tool_calls"`
 	// Script forces events on chosen requests, for deterministic tests.
 	Script []ScriptEntry `yaml:"script"`
 
@@ -144,6 +148,39 @@ func (c *Conversation) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	return strictDecode(n, (*plain)(c), "conversation", yamlKeys(reflect.TypeFor[Conversation]())...)
+}
+
+// ToolCalls makes a share of answers tool calls instead of text: with
+// Probability, drawn from (Profile.Seed, trace ID) on a random stream of
+// its own (so no other draw moves), the answer after any reasoning is one
+// function call whose JSON arguments are ArgumentsTokens tokens long,
+// streamed in the protocol's shape at the same ITLs as text (chat:
+// delta.tool_calls and finish_reason "tool_calls"; Responses: a
+// function_call output item and response.function_call_arguments.delta
+// events; Messages: a tool_use content block with input_json_delta and
+// stop_reason "tool_use"). The function is the request's first tool
+// ("fake_tool" when it lists none). max_tokens caps the arguments as it
+// caps text (the JSON is then cut short, as a provider's would be).
+type ToolCalls struct {
+	// Probability is a fraction or a percentage (30%). Default 0.
+	Probability float64 `yaml:"probability"`
+	// ArgumentsTokens is the arguments' length in tokens (at least 1).
+	// Default 16.
+	ArgumentsTokens Dist[int] `yaml:"arguments_tokens"`
+}
+
+// defaultArgumentsTokens is ToolCalls.ArgumentsTokens' default.
+const defaultArgumentsTokens = 16
+
+// UnmarshalYAML decodes tool_calls strictly; probability is a fraction or
+// a percentage (see parseProbability).
+func (t *ToolCalls) UnmarshalYAML(n *yaml.Node) error {
+	type plain ToolCalls
+	n, err := withProbabilities(n, "tool_calls", "probability")
+	if err != nil {
+		return err
+	}
+	return strictDecode(n, (*plain)(t), "tool_calls", yamlKeys(reflect.TypeFor[ToolCalls]())...)
 }
 
 // LoadLevel is how the provider behaved with InFlight requests in flight
@@ -337,6 +374,11 @@ type ScriptEntry struct {
 	AfterToken int `yaml:"after_token"`
 	// Tokens forces the answer length (before max_tokens).
 	Tokens int `yaml:"tokens"`
+	// Attempts, for an entry chosen by ID, applies it to that ID's first
+	// Attempts arrivals only (0, the default: to every arrival): a client
+	// that retries with the same X-Request-ID meets the forced fault on
+	// its first try and the profile's draws on its retry.
+	Attempts int `yaml:"attempts"`
 }
 
 // ScriptStall is a forced stall: silent for Duration after AfterToken tokens.
@@ -381,6 +423,7 @@ func (p Profile) Validate() error {
 		{"reasoning_tokens", p.ReasoningTokens.validate("reasoning_tokens")},
 		{"cold_start.duration", p.ColdStart.Duration.validate("cold_start.duration")},
 		{"stall.duration", p.Stall.Duration.validate("stall.duration")},
+		{"tool_calls.arguments_tokens", p.ToolCalls.ArgumentsTokens.validate("tool_calls.arguments_tokens")},
 	} {
 		if d.err != nil {
 			return &fieldError{path: d.name, err: d.err}
@@ -460,6 +503,9 @@ func (p Profile) Validate() error {
 	if err := probability("stall.probability", p.Stall.Probability); err != nil {
 		return err
 	}
+	if err := probability("tool_calls.probability", p.ToolCalls.Probability); err != nil {
+		return err
+	}
 	if !(p.Conversation.ICC >= 0 && p.Conversation.ICC < 1) {
 		return ferr("conversation.icc", "%v is outside [0, 1)", p.Conversation.ICC)
 	}
@@ -535,6 +581,10 @@ func (p Profile) Validate() error {
 			return ferr(path+".after_token", "negative (%d)", s.AfterToken)
 		case s.Tokens < 0:
 			return ferr(path+".tokens", "negative (%d)", s.Tokens)
+		case s.Attempts < 0:
+			return ferr(path+".attempts", "negative (%d)", s.Attempts)
+		case s.Attempts > 0 && s.ID == "":
+			return ferr(path+".attempts", "needs id (an entry chosen by arrival index hits one arrival anyway)")
 		}
 		switch s.Fault {
 		case "", "none", FaultEmpty, FaultDisconnect, FaultMalformed, FaultErrorEvent:

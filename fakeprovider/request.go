@@ -33,6 +33,8 @@ type chatRequest struct {
 	N           *int  `json:"n"`
 	Logprobs    *bool `json:"logprobs"`
 	TopLogprobs *int  `json:"top_logprobs"`
+	// Tools names the function a tool-call answer calls (the first).
+	Tools json.RawMessage `json:"tools"`
 }
 
 type chatMessage struct {
@@ -101,6 +103,8 @@ func faultError(status int) *apiError {
 
 // parsed is a validated request.
 type parsed struct {
+	proto        protocol
+	toolName     string // the function a tool-call answer calls
 	stream       bool
 	includeUsage bool
 	maxTokens    int // 0: no cap
@@ -120,18 +124,9 @@ func modelNotFound(model string) *apiError {
 // timeout: a read past it fails with os.ErrDeadlineExceeded, answered 408.
 func parseRequest(r *http.Request, model string) (parsed, *apiError) {
 	var p parsed
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return p, &apiError{status: http.StatusRequestEntityTooLarge,
-				message: fmt.Sprintf("request body exceeds %d bytes", maxBodyBytes), typ: "invalid_request_error"}
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return p, &apiError{status: http.StatusRequestTimeout, typ: "invalid_request_error",
-				message: "the request body did not arrive in time"}
-		}
-		return p, badRequest("", "", "could not read the request body: %v", err)
+	body, aerr := readBody(r)
+	if aerr != nil {
+		return p, aerr
 	}
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -187,7 +182,27 @@ func parseRequest(r *http.Request, model string) (parsed, *apiError) {
 	}
 	p.stream = req.Stream
 	p.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	p.toolName = firstToolName(req.Tools, true)
 	return p, nil
+}
+
+// readBody reads the request body (at most maxBodyBytes). Errors are ready
+// to send.
+func readBody(r *http.Request) ([]byte, *apiError) {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &apiError{status: http.StatusRequestEntityTooLarge,
+				message: fmt.Sprintf("request body exceeds %d bytes", maxBodyBytes), typ: "invalid_request_error"}
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, &apiError{status: http.StatusRequestTimeout, typ: "invalid_request_error",
+				message: "the request body did not arrive in time"}
+		}
+		return nil, badRequest("", "", "could not read the request body: %v", err)
+	}
+	return body, nil
 }
 
 // messageText returns a message's text: a string, an array of parts with

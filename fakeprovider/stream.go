@@ -29,6 +29,9 @@ type session struct {
 	timer  *time.Timer
 	clock  *preciseClock // a Server's (see preciseClock); nil in memory
 	tick   chan struct{} // the clock's wake-ups
+
+	enc      encoder // Responses or Messages; nil for chat
+	toolOpen bool    // a chat tool call's first chunk is written
 }
 
 // outBuffers holds streams' output buffers between requests.
@@ -59,6 +62,12 @@ func (s *session) run(ctx context.Context) {
 		faults = append(faults, FaultStall)
 	}
 	sv.Fault = strings.Join(faults, "+")
+	switch req.proto {
+	case protoResponses:
+		s.enc = newResponsesEncoder(s)
+	case protoMessages:
+		s.enc = newMessagesEncoder(s)
+	}
 	recorded := false
 	defer func() {
 		if !recorded {
@@ -143,7 +152,11 @@ func (s *session) run(ctx context.Context) {
 				s.errorEvent(sent)
 				return false
 			}
-			if req.stream && !s.write([]byte("data: {\"id\":\"chatcmpl-broken\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"tr\n\n")) {
+			broken := []byte("data: {\"id\":\"chatcmpl-broken\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"tr\n\n")
+			if s.enc != nil {
+				broken = s.enc.malformed()
+			}
+			if req.stream && !s.write(broken) {
 				return false
 			}
 		}
@@ -163,11 +176,26 @@ func (s *session) run(ctx context.Context) {
 		if !at(sent, k) || !s.sleep(ctx, t) {
 			return
 		}
+		kind := kindText
+		switch {
+		case inReasoning:
+			kind = kindReasoning
+		case pl.toolCall:
+			kind = kindTool
+			sv.ToolCalls = 1
+		}
 		if req.stream {
-			if first {
-				s.out = s.appendDelta(s.out, `"role":"assistant","content":""`, "")
+			switch {
+			case s.enc != nil:
+				s.out = s.enc.tokens(s.out, sent, k, kind)
+			case kind == kindTool:
+				s.out = s.appendToolCall(s.out, sent-reasoning, k, first)
+			default:
+				if first {
+					s.out = s.appendDelta(s.out, `"role":"assistant","content":""`, "")
+				}
+				s.out = s.appendTokens(s.out, sent, k, inReasoning)
 			}
-			s.out = s.appendTokens(s.out, sent, k, inReasoning)
 		}
 		first = false
 		sent += k
@@ -186,6 +214,13 @@ func (s *session) run(ctx context.Context) {
 	cached := sv.CachedTokens
 	if !req.stream {
 		s.answer(total, reasoning, finish, cached)
+		return
+	}
+	if s.enc != nil {
+		s.out = s.enc.end(s.out, reasoning, total-reasoning, finish)
+		if _, err := s.w.Write(s.out); err != nil {
+			s.sv.Canceled = true
+		}
 		return
 	}
 	if total == 0 {
@@ -243,7 +278,12 @@ func injected(sv *Served) string {
 // then data: [DONE]. A request that does not stream gets HTTP 500 with
 // OpenAI's error body instead (its header was not sent yet).
 func (s *session) errorEvent(sent int) {
-	msg := "fakeprovider: injected error_event: generation failed after " + strconv.Itoa(sent) + " tokens"
+	msg := errorMessage(sent)
+	if s.req.proto == protoMessages && !s.req.stream {
+		s.sv.Status = 529
+		writeAnthropicError(s.w, &apiError{status: 529, message: "Overloaded"})
+		return
+	}
 	if !s.req.stream {
 		s.sv.Status = http.StatusInternalServerError
 		writeAPIError(s.w, &apiError{status: http.StatusInternalServerError, typ: "server_error", message: msg})
@@ -252,6 +292,10 @@ func (s *session) errorEvent(sent int) {
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{
 		"message": msg, "type": "InternalServerError", "param": nil, "code": http.StatusInternalServerError,
 	}})
+	if s.enc != nil {
+		s.write(s.enc.errorEvent(nil, msg))
+		return
+	}
 	s.write(append(append(append([]byte("data: "), b...), "\n\n"...), "data: [DONE]\n\n"...))
 }
 
@@ -321,6 +365,11 @@ func (s *session) flush() {
 }
 
 func (s *session) initChunks() {
+	if s.enc != nil {
+		s.outBuf = outBuffers.Get().(*[]byte)
+		s.out = s.enc.start((*s.outBuf)[:0])
+		return
+	}
 	model, _ := json.Marshal(s.f.p.Model)
 	s.prefix = []byte(`data: {"id":"chatcmpl-fake-` + strconv.Itoa(s.sv.Index) +
 		`","object":"chat.completion.chunk","created":` + strconv.FormatInt(s.sv.Arrival.Unix(), 10) +
@@ -374,6 +423,33 @@ func (s *session) appendTokens(b []byte, from, k int, reasoning bool) []byte {
 	return append(b, s.suffix...)
 }
 
+// appendToolCall appends the chunks of a chat tool call's argument tokens
+// [from, from+k): before the first, the chunk that names the function
+// (with the role when it is the stream's first chunk), as OpenAI streams
+// it.
+func (s *session) appendToolCall(b []byte, from, k int, first bool) []byte {
+	if !s.toolOpen {
+		s.toolOpen = true
+		head := `"tool_calls":[{"index":0,"id":"call_fake_` + strconv.Itoa(s.sv.Index) +
+			`","type":"function","function":{"name":` + jsonString(s.req.toolName) + `,"arguments":""}}]`
+		if first {
+			head = `"role":"assistant","content":null,` + head
+		}
+		b = s.appendDelta(b, head, "")
+	}
+	b = append(b, s.prefix...)
+	b = append(b, `{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"`...)
+	b = appendEscaped(b, appendArgs(nil, from, k, s.pl.output))
+	b = append(b, `"}}]},"logprobs":null,"finish_reason":null}]`...)
+	return append(b, s.suffix...)
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 // appendText appends the text of tokens [from, from+k): JSON-safe words.
 func appendText(b []byte, from, k int, reasoning bool) []byte {
 	words := contentWords
@@ -401,11 +477,16 @@ func appendUsage(b []byte, prompt, completion, cached, reasoning int) []byte {
 	return append(b, "}}"...)
 }
 
-// answer writes a non-streaming chat.completion.
+// answer writes a non-streaming answer: a chat.completion, a response or
+// a message.
 func (s *session) answer(total, reasoning int, finish string, cached int) {
 	if s.pl.fault == FaultMalformed {
 		s.w.Header().Set("Content-Type", "application/json")
 		_, _ = s.w.Write([]byte(`{"id":"chatcmpl-broken","choices":[{"message":`))
+		return
+	}
+	if s.enc != nil {
+		writeJSON(s.w, s.enc.answer(reasoning, total-reasoning, finish))
 		return
 	}
 	var content, thought []byte
@@ -414,6 +495,11 @@ func (s *session) answer(total, reasoning int, finish string, cached int) {
 	}
 	content = appendText(nil, reasoning, total-reasoning, false)
 	msg := map[string]any{"role": "assistant", "content": string(content)}
+	if s.pl.toolCall && total > reasoning {
+		msg["content"] = nil
+		msg["tool_calls"] = []map[string]any{{"id": "call_fake_" + strconv.Itoa(s.sv.Index), "type": "function",
+			"function": map[string]any{"name": s.req.toolName, "arguments": string(appendArgs(nil, 0, total-reasoning, s.pl.output))}}}
+	}
 	if reasoning > 0 {
 		msg["reasoning_content"] = string(thought)
 	}

@@ -10,11 +10,17 @@ import (
 )
 
 // Transport returns an in-memory http.RoundTripper that serves every URL
-// with the fake (built on httpmock). The body streams through an in-memory
+// with the fake. The body streams through an in-memory
 // pipe with a buffer (as a socket has one), so inside synctest.Test a 30 s
 // cold start or a 20 min stall costs no real time and is measured exactly. Closing a response body or canceling the
 // request's context ends that request's goroutine at once.
 func (f *Fake) Transport() http.RoundTripper { return f.transport }
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip calls f.
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // Client returns an *http.Client that uses Transport.
 func (f *Fake) Client() *http.Client { return &http.Client{Transport: f.transport} }
