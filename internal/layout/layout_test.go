@@ -30,6 +30,16 @@ var allowed = map[string][]string{
 	"examples":     {"*"},
 }
 
+// testOnly are libraries the module's tests use and its code never does:
+// importing them from a non-test file puts them in every user's build.
+var testOnly = []string{
+	"github.com/jarcoal/httpmock",
+	"github.com/stretchr/testify",
+	"go.uber.org/goleak",
+	"github.com/openai/openai-go",
+	"github.com/anthropics/anthropic-sdk-go",
+}
+
 // TestImportsRunDown: no non-test file imports a package above its own.
 func TestImportsRunDown(t *testing.T) {
 	root := repoRoot(t)
@@ -51,6 +61,11 @@ func TestImportsRunDown(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
+			for _, lib := range testOnly {
+				if path == lib || strings.HasPrefix(path, lib+"/") {
+					t.Errorf("%s imports %s, a test-only library, into every user's build", rel, path)
+				}
+			}
 			if !strings.HasPrefix(path, module+"/") {
 				continue
 			}
