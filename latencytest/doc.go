@@ -79,8 +79,9 @@
 // from the call's start; Total covers the whole call. Retries are measured,
 // not hidden: Result.FirstAttempt beside Result.Total, Result.Attempts and
 // Retried, and the disclosure's box 2 sets first-attempt and with-retry
-// p99 side by side. HTTP(method, url) measures a plain endpoint (time to
-// first byte and total; a status of 400 or more is "http_<status>").
+// p99 side by side. HTTP(method, url) measures a plain endpoint, its body
+// timed as bytes whatever its type (headers, first and last byte, total);
+// a redirect or a status of 400 or more is "http_<status>".
 // Result.Cost prices the answers from their usage (Prices) and says what
 // one useful answer costs once the failed and empty ones are paid for.
 //

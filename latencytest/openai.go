@@ -299,6 +299,7 @@ type openAI struct {
 	// see OpenAI).
 	bodyTailPlain   []byte
 	noStreamOptions atomic.Bool
+	chatStream      bool // HTTP only: WithOpenAIStream
 }
 
 // Describe names the endpoint, model and client (never the key).
