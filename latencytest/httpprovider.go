@@ -47,7 +47,7 @@ func WithBody(contentType string, body []byte) Option {
 func HTTP(method, rawURL string, opts ...Option) Provider {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		panic(fmt.Sprintf("latencytest: HTTP URL %q is not an http(s) URL", redactURL(rawURL)))
+		panic(fmt.Sprintf("latencytest: HTTP URL %s is not an http(s) URL", shownURL(rawURL)))
 	}
 	if _, err := http.NewRequest(method, "http://x/", nil); err != nil || method == "" {
 		panic(fmt.Sprintf("latencytest: HTTP method %q is not valid", method))

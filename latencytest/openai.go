@@ -120,7 +120,7 @@ func WithoutStreamOptions() Option { return func(o *openAI) { o.noStreamOptions.
 func OpenAI(baseURL string, opts ...Option) Provider {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		panic(fmt.Sprintf("latencytest: OpenAI base URL %q is not an http(s) URL", redactURL(baseURL)))
+		panic(fmt.Sprintf("latencytest: OpenAI base URL %s is not an http(s) URL", shownURL(baseURL)))
 	}
 	// The escaped path: a %2F in the base URL stays %2F. A query
 	// (api-version=…) stays.
@@ -174,7 +174,7 @@ func OpenAIFromEnv(opts ...Option) (Provider, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("latencytest: %s=%q is not an http(s) URL", EnvBaseURL, redactURL(base))
+		return nil, fmt.Errorf("latencytest: %s=%s is not an http(s) URL", EnvBaseURL, shownURL(base))
 	}
 	all := append([]Option{WithModel(model), WithAPIKey(key)}, opts...)
 	return OpenAI(base, all...), nil

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -538,4 +539,14 @@ func scrubRecord(secrets []string, rec *Record) {
 	for i := range rec.Attempts {
 		rec.Attempts[i].Detail = redactSecrets(secrets, rec.Attempts[i].Detail)
 	}
+}
+
+// shownURL is how an error or a panic names a URL that was refused:
+// redacted (see redactURL) when it has a scheme and a host; otherwise not
+// at all, since a value that is no URL may be a key given in its place.
+func shownURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Host != "" {
+		return strconv.Quote(redactURL(raw))
+	}
+	return "(a value that is no URL, not shown: it may be a secret)"
 }

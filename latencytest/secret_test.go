@@ -348,3 +348,31 @@ func TestSecretsEveryEncodingEveryPlace(t *testing.T) {
 		})
 	}
 }
+
+// A key given where a URL belongs (arguments swapped, a variable mixed
+// up) is never echoed by the panic or the error that refuses it, in any
+// of the places a URL is taken: HTTP, OpenAI and the base URL variable.
+func TestSecretsNeverInPanicsOrURLErrors(t *testing.T) {
+	key := latencytest.TestKey
+	for _, raw := range []string{key, "Bearer " + key, "ftp://user:" + key + "@host/x?k=" + key} {
+		for name, f := range map[string]func(){
+			"HTTP":   func() { latencytest.HTTP("GET", raw) },
+			"OpenAI": func() { latencytest.OpenAI(raw) },
+		} {
+			msg := func() (msg string) {
+				defer func() { msg = fmt.Sprint(recover()) }()
+				f()
+				return ""
+			}()
+			if !strings.HasPrefix(msg, "latencytest: ") || len(latencytest.KeyLeaks(msg, key)) > 0 {
+				t.Errorf("%s(%q): panic %q", name, raw, msg)
+			}
+		}
+		t.Setenv(latencytest.EnvBaseURL, raw)
+		t.Setenv(latencytest.EnvAPIKey, key)
+		t.Setenv(latencytest.EnvModel, "m")
+		if _, err := latencytest.OpenAIFromEnv(); err == nil || len(latencytest.KeyLeaks(err.Error(), key)) > 0 {
+			t.Errorf("%s=%q: error %v", latencytest.EnvBaseURL, raw, err)
+		}
+	}
+}
