@@ -282,14 +282,19 @@ type secretSpan struct{ a, b int }
 // pattern's start of minCutSecret bytes or more at a cut (see
 // redactSecrets), in no order.
 func (m *matcher) find(text string, out []secretSpan) []secretSpan {
+	runStart, runEnd := 0, 0 // the last base64 word redacted whole
 	add := func(a, b int, b64 bool) {
 		if b64 {
+			if a >= runStart && b <= runEnd {
+				return // inside the word just redacted (the scan goes left to right)
+			}
 			for a > 0 && isBase64Byte(text[a-1]) {
 				a--
 			}
 			for b < len(text) && isBase64Byte(text[b]) {
 				b++
 			}
+			runStart, runEnd = a, b
 		}
 		out = append(out, secretSpan{a, b})
 	}

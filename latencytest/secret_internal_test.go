@@ -200,3 +200,55 @@ var (
 		return names, encs
 	}
 )
+
+// FuzzRedactSecrets: the redactor reads what hostile servers send, so it
+// never panics; the key put into any text, raw or in any encoding, never
+// survives; and a text without the key is left as it is unless it ends
+// in (or cuts before a "…") a start of an encoded key.
+func FuzzRedactSecrets(f *testing.F) {
+	for _, s := range []string{"", "%", `\u00`, "&#x2", "…", `{"a":"\\u0073k-"}`, "%%2F%2f", "&amp;&#47;&#x2F;"} {
+		f.Add(s, s, uint8(0))
+	}
+	secrets := secretsOf(testKey, nil, &url.URL{})
+	f.Fuzz(func(t *testing.T, before, after string, enc uint8) {
+		_ = redactSecrets(secrets, before+after) // never panics
+		e := secretEncodings[int(enc)%len(secretEncodings)]
+		text := before + " " + e.enc(testKey) + " " + after
+		got := redactSecrets(secrets, text)
+		if strings.Contains(decodeForLeaks(got), testKey) {
+			t.Errorf("%s: the key survives in %q", e.name, got)
+		}
+	})
+}
+
+// A base64 word cut before a "…" is redacted even when a whole one comes
+// after it (the scan redacts words left to right).
+func TestRedactSecretsCutWordBeforeWholeWord(t *testing.T) {
+	secrets := secretsOf(testKey, nil, &url.URL{})
+	full := base64.StdEncoding.EncodeToString([]byte("u:" + testKey))
+	s := "x " + full[:20] + "… and " + full
+	if got := redactSecrets(secrets, s); len(keyLeaks(got, testKey)) > 0 || got != "x [redacted]… and [redacted]" {
+		t.Errorf("%q became %q", s, got)
+	}
+}
+
+// BenchmarkRedactHostile is the redaction of 64 KiB (the most of an error
+// body kept) of adversarial text: the base64 of the key repeated without a
+// break (each copy a match inside one word), cut marks, escapes. Linear:
+// before words were skipped once redacted, the first took seconds.
+func BenchmarkRedactHostile(b *testing.B) {
+	secrets := secretsOf(testKey, nil, &url.URL{})
+	b64 := base64.StdEncoding.EncodeToString([]byte(testKey + testKey + testKey))
+	for name, s := range map[string]string{
+		"base64 run": strings.Repeat(b64, 64<<10/len(b64)),
+		"cut marks":  strings.Repeat("sk-Zq7…", 64<<10/9),
+		"escapes":    strings.Repeat(`\u0041%41&#x41;`, 64<<10/16),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				redactSecrets(secrets, s)
+			}
+		})
+	}
+}
