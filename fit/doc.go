@@ -26,7 +26,12 @@
 // concurrency c keeps c requests in flight). Latencies are interpolated
 // empirical distributions of the observed values
 // (fakeprovider.Interpolated): the honest default, whose quantiles are the
-// records' own. Counts are plain empirical distributions.
+// records' own. Counts are plain empirical distributions. So that a
+// profile fitted from any number of records stays loadable (the loader
+// refuses files over 1 MiB), a distribution of more than 1001 values keeps
+// 1001 quantiles from minimum to maximum (fewer, halving, if the profile
+// would still pass 512 KiB), and more than 256 distinct counts become 256
+// quantiles; the report notes it.
 //
 // # Replay
 //

@@ -415,6 +415,10 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 	if len(levels) == 0 && len(ttftAt) > 1 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("no load levels: fewer than %d first tokens at some concurrency; TTFT and ITL are pooled over every concurrency in the records", minLevelValues))
 	}
+	p, err := fitInSize(p, &rep)
+	if err != nil {
+		return fakeprovider.Profile{}, rep, err
+	}
 	if err := p.Validate(); err != nil {
 		return fakeprovider.Profile{}, rep, fmt.Errorf("fit: the fitted profile is invalid: %w", err)
 	}
@@ -661,25 +665,8 @@ func prefillSlope(ts []timing) time.Duration {
 	return time.Duration(sxy / sxx).Round(time.Microsecond)
 }
 
-// categorical is the distribution of observed counts: fixed when they are
-// all equal, else a mixture of fixed values weighted by their shares.
-func categorical(xs []int) fakeprovider.Dist[int] {
-	counts := map[int]int{}
-	for _, x := range xs {
-		counts[x]++
-	}
-	if len(counts) == 1 {
-		return fakeprovider.Fixed(xs[0])
-	}
-	var parts []fakeprovider.Part[int]
-	for _, v := range slices.Sorted(maps.Keys(counts)) {
-		parts = append(parts, fakeprovider.Weighted(float64(counts[v])/float64(len(xs)), fakeprovider.Fixed(v)))
-	}
-	return fakeprovider.Mixture(parts...)
-}
-
 func measured(recs []latencytest.Record) []latencytest.Record {
-	var out []latencytest.Record
+	out := make([]latencytest.Record, 0, len(recs))
 	for _, r := range recs {
 		if !r.Warmup {
 			out = append(out, r)

@@ -126,9 +126,12 @@ func (c Chain) normalized() (Chain, error) {
 
 // Run runs the chains. Like Batch.Run it stops starting calls when ctx's
 // deadline leaves less than one call's limit (TotalTimeout or the hard
-// cap): no new chain starts, and a chain cut short ends with Err
-// "canceled" (it never finished, so its total is Failed); the result says
-// so in Partial. The error is for an invalid configuration only.
+// cap): no new chain starts, and a chain cut short (by that, or by ctx
+// ending during a call) says why in Cut and ends with Err "canceled"
+// unless a call failed before; the result says so in Partial. Such a
+// chain is partial, not failed (ChainRun.CutShort): sloassert's chain
+// objectives judge the finished chains and say how many were cut. The
+// error is for an invalid configuration only.
 func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	c, err := c.normalized()
 	if err != nil {
@@ -218,7 +221,9 @@ func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSourc
 		}
 		run.Calls = append(run.Calls, rec)
 		if rec.Err == ClassCanceled {
-			break // the run is over; the next call would be canceled too
+			// The run is over; the next call would be canceled too.
+			run.Cut = fmt.Sprintf("the run ended during call %d", k)
+			break
 		}
 		answer := rec.Content
 		if answer == "" {
@@ -232,6 +237,24 @@ func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSourc
 	return run
 }
 
+// CutShort reports whether the run's end (its deadline or cancellation)
+// cut the chain short (Cut set) before any of its calls failed for
+// another reason: such a chain is partial, not failed, and sloassert's
+// chain objectives leave it out of chain error rates and totals, saying
+// how many (the run is Partial). A chain with a failed call counts as
+// failed, cut short or not.
+func (c *ChainRun) CutShort() bool {
+	if c.Cut == "" {
+		return false
+	}
+	for i := range c.Calls {
+		if !c.Calls[i].OK() && c.Calls[i].Err != ClassCanceled {
+			return false
+		}
+	}
+	return true
+}
+
 // disclose fills a chain run's disclosure.
 func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	var d Disclosure
@@ -243,14 +266,21 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	if res.Partial {
 		partial = "; PARTIAL: " + res.PartialReason
 	}
-	failedChains := 0
+	failedChains, cut := 0, 0
 	for i := range res.Chains {
-		if !res.Chains[i].OK() {
+		switch ch := &res.Chains[i]; {
+		case ch.CutShort():
+			cut++
+		case !ch.OK():
 			failedChains++
 		}
 	}
-	d.set(2, fmt.Sprintf("%d of %d chains run (%d with a failed call), %d calls sent: %d kept, %d failed%s%s",
-		len(res.Chains), res.Planned, failedChains, cnt.Sent, cnt.Kept, cnt.Failed, shardIDs(c.Shard, c.shardSrc, c.Chains, "chain", "trace IDs"), partial), false)
+	cutNote := ""
+	if cut > 0 {
+		cutNote = fmt.Sprintf(", %d cut short by the run's end (partial, not failed)", cut)
+	}
+	d.set(2, fmt.Sprintf("%d of %d chains run (%d with a failed call%s), %d calls sent: %d kept, %d failed%s%s",
+		len(res.Chains), res.Planned, failedChains, cutNote, cnt.Sent, cnt.Kept, cnt.Failed, shardIDs(c.Shard, c.shardSrc, c.Chains, "chain", "trace IDs"), partial), false)
 	d.set(9, d.Box(9).Answer+c.align.note(), false)
 	d.set(4, "no: every call counts", false)
 	d.set(6, "kept: no call was discarded, so a cold start stays in the figures", false)

@@ -79,8 +79,9 @@
 // from the call's start; Total covers the whole call. Retries are measured,
 // not hidden: Result.FirstAttempt beside Result.Total, Result.Attempts and
 // Retried, and the disclosure's box 2 sets first-attempt and with-retry
-// p99 side by side. HTTP(method, url) measures a plain endpoint (time to
-// first byte and total; a status of 400 or more is "http_<status>").
+// p99 side by side. HTTP(method, url) measures a plain endpoint, its body
+// timed as bytes whatever its type (headers, first and last byte, total);
+// a redirect or a status of 400 or more is "http_<status>".
 // Result.Cost prices the answers from their usage (Prices) and says what
 // one useful answer costs once the failed and empty ones are paid for.
 //
@@ -89,8 +90,11 @@
 // The API key, every WithHeader value and the base URL's user info and
 // query values never reach a Record, a log line, an error or an artifact:
 // any of them (8 bytes or longer) that a server echoes into a model name,
-// answer, detail or note is replaced by "[redacted]". Answers are left out
-// of the records.jsonl artifact unless Batch.KeepContent (or
+// answer, detail or note is replaced by "[redacted]", in any encoding
+// (escaped for a URL, JSON or HTML, nested, base64 as in Basic auth), and
+// so is a secret's start of 4 bytes or more where a text was cut short
+// (see WithAPIKey). A refused URL that is no URL is not shown. Answers
+// are left out of the records.jsonl artifact unless Batch.KeepContent (or
 // Chain.KeepContent) asks for them: CI uploads artifacts.
 //
 // # Open loop

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // WithBody sends body, with the Content-Type contentType, in every request
@@ -22,20 +23,31 @@ func WithBody(contentType string, body []byte) Option {
 // LLMs): each Call sends one method request to url (with the options'
 // headers, API key as a bearer token, and WithBody's body) and reads the
 // whole response body. It is Func around a client whose transport is
-// wrapped with Instrument, so the record holds the time to first byte
-// (TTFB: the response headers), Total (the body read to its end) and the
-// status, and the request is the record's single Attempt, sent with the
-// trace ID as X-Request-ID. A status of 400 or more is the class
-// "http_<status>" with the error body's message in Detail; a redirect the
-// client follows is an attempt of its own. An answer that is a 2xx
-// text/event-stream is timed as an OpenAI-style chat-completions stream
-// (first token, gaps, usage) and judged as one. WithModel is ignored; the
-// key and header values are secrets, as for OpenAI. HTTP panics when the
+// wrapped with Instrument, so the request is the record's single Attempt,
+// sent with the trace ID as X-Request-ID, and the record holds the status
+// and the body timed as bytes, whatever its Content-Type (JSON, an event
+// stream, NDJSON, a download): TTFB is the response headers, TTFT and
+// FirstAnswer the first body byte, LastToken the last one, MaxGap the
+// longest silence between two reads of the body, and Total the end of
+// the body. Only with WithOpenAIStream is a 2xx text/event-stream timed
+// and judged as an OpenAI-style chat-completions stream (first token,
+// gaps, usage). A status of 400 or more is the class "http_<status>" with
+// the error body's message in Detail.
+//
+// Redirects: the provider's own client does not follow them, and neither
+// does HTTP follow any 3xx answer a client returns: it fails as
+// "http_<status>" naming where it pointed (credentials and query left
+// out), since a redirect to a slow page, or to itself, answered fast is
+// no measure of the endpoint; give the final URL instead. A client given
+// with WithHTTPClient that follows redirects itself has each hop timed as
+// an Attempt of its own, the record timed to the final answer (a loop
+// ends in the client's error, a failure). WithModel is ignored; the key
+// and header values are secrets, as for OpenAI. HTTP panics when the
 // method is not a valid HTTP method token or url is not an http(s) URL.
 func HTTP(method, rawURL string, opts ...Option) Provider {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		panic(fmt.Sprintf("latencytest: HTTP URL %q is not an http(s) URL", redactURL(rawURL)))
+		panic(fmt.Sprintf("latencytest: HTTP URL %s is not an http(s) URL", shownURL(rawURL)))
 	}
 	if _, err := http.NewRequest(method, "http://x/", nil); err != nil || method == "" {
 		panic(fmt.Sprintf("latencytest: HTTP method %q is not valid", method))
@@ -47,7 +59,7 @@ func HTTP(method, rawURL string, opts ...Option) Provider {
 	if o.client == nil {
 		// Enough idle connections for any concurrency; a run's own
 		// concurrency also bounds the connections it opens (clientFor).
-		o.client, o.ownTransport = &http.Client{Transport: defaultTransport()}, true
+		o.client, o.ownTransport = &http.Client{Transport: defaultTransport(), CheckRedirect: noRedirects}, true
 	}
 	o.endpoint = redactURL(rawURL)
 	o.secrets = secretsOf(o.key, o.header, u)
@@ -71,15 +83,48 @@ func (h *httpProvider) Describe() Description {
 // transports (a client given with WithHTTPClient is yours to close).
 func (h *httpProvider) CloseIdleConnections() { h.o.CloseIdleConnections() }
 
+// WithOpenAIStream makes an HTTP provider time a 2xx text/event-stream
+// answer as an OpenAI-style chat-completions stream (first token, gaps,
+// usage) and judge it as one (empty_stream, truncated, bad_stream...), as
+// the OpenAI provider does. Without it HTTP times every body as bytes.
+// The OpenAI provider ignores it: it always does.
+func WithOpenAIStream() Option { return func(o *openAI) { o.chatStream = true } }
+
+// redirected is a 3xx answer HTTP does not follow.
+type redirected struct {
+	status int
+	detail string
+}
+
+func (r *redirected) Error() string { return r.detail }
+
 // Call sends one request and measures it.
 func (h *httpProvider) Call(ctx context.Context, req Request) Record {
-	rec := runFunc(ctx, req, h.do)
+	var redirect *redirected
+	rec := runFunc(ctx, req, func(ctx context.Context, req Request) error {
+		err := h.do(ctx, req)
+		errors.As(err, &redirect)
+		return err
+	})
+	if redirect != nil && rec.Err == ClassCallError {
+		// The answer was the redirect: its status is the class, of the
+		// record and of the attempt that got it.
+		rec.Err = HTTPClass(redirect.status)
+		if n := len(rec.Attempts); n > 0 && rec.Attempts[n-1].OK() {
+			rec.Attempts[n-1].Err, rec.Attempts[n-1].Detail = rec.Err, rec.Detail
+		}
+	}
 	h.o.scrub(&rec)
 	return rec
 }
 
 // do is the call: send, then read the body to its end.
 func (h *httpProvider) do(ctx context.Context, _ Request) error {
+	if c, ok := ctx.Value(callKey{}).(*funcCall); ok && !h.o.chatStream {
+		c.mu.Lock()
+		c.bytes = true
+		c.mu.Unlock()
+	}
 	var body io.Reader
 	if h.o.body != nil {
 		body = bytes.NewReader(h.o.body)
@@ -117,6 +162,26 @@ func (h *httpProvider) do(ctx context.Context, _ Request) error {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, errorMessage([]byte(h.o.redact(string(b)))))
 	}
+	if resp.StatusCode/100 == 3 {
+		where := "no Location"
+		if loc, err := resp.Location(); err == nil { // resolved against the request's URL
+			where = redactURL(h.o.redact(loc.String()))
+		}
+		return &redirected{status: resp.StatusCode, detail: fmt.Sprintf("HTTP %d: redirected to %s (not followed: give the final URL to HTTP)", resp.StatusCode, where)}
+	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	return err
+}
+
+// byteAt times a read of body bytes at now (from the attempt's start):
+// the first is TTFT and FirstAnswer, the last LastToken, and the longest
+// silence between two reads MaxGap (see HTTP).
+func (a *attempt) byteAt(now time.Duration) {
+	r := &a.rec
+	if r.TTFT < 0 {
+		r.TTFT, r.FirstAnswer = now, now
+	} else {
+		r.MaxGap = max(r.MaxGap, now-r.LastToken)
+	}
+	r.LastToken = now
 }

@@ -2,6 +2,7 @@ package latencytest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -37,6 +38,25 @@ func (s *slowAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 			Body: io.NopCloser(strings.NewReader(`{"error":{"message":"try later"}}`)), Request: r}, nil
 	case "/moved":
 		return &http.Response{StatusCode: 302, Header: http.Header{"Location": {"/ok"}}, Body: http.NoBody, Request: r}, nil
+	case "/loop":
+		return &http.Response{StatusCode: 307, Header: http.Header{"Location": {"/loop?api-key=" + key}}, Body: http.NoBody, Request: r}, nil
+	case "/sse", "/ndjson":
+		// Events that are not OpenAI chunks, 100 ms apart.
+		ct, ev := "text/event-stream", "event: tick\ndata: {\"n\":%d}\n\n"
+		if r.URL.Path == "/ndjson" {
+			ct, ev = "application/x-ndjson", "{\"n\":%d}\n"
+		}
+		pr, pw := io.Pipe()
+		go func() {
+			for i := range 3 {
+				if i > 0 {
+					time.Sleep(100 * time.Millisecond)
+				}
+				_, _ = fmt.Fprintf(pw, ev, i)
+			}
+			pw.Close()
+		}()
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {ct}}, Body: pr, Request: r}, nil
 	}
 	pr, pw := io.Pipe()
 	go func() {
@@ -118,5 +138,72 @@ func TestHTTPProviderPanicsOnBadInput(t *testing.T) {
 			}()
 			HTTP(tc.method, tc.url)
 		}()
+	}
+}
+
+// HTTP times any body as bytes, a stream included: an event stream that
+// is not OpenAI chunks, or NDJSON, is a success whose first byte (TTFT),
+// last byte (LastToken), longest silence (MaxGap) and end (Total) are
+// measured; it used to fail every request as bad_stream. Only
+// WithOpenAIStream judges it as chat chunks.
+func TestHTTPTimesStreamsAsBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := time.Millisecond
+		api := &slowAPI{headers: 40 * ms}
+		c := WithHTTPClient(&http.Client{Transport: api})
+		for _, path := range []string{"/sse", "/ndjson", "/ok"} {
+			rec := HTTP("GET", "http://api.test"+path, c).Call(context.Background(), Request{ID: "b" + path})
+			// Headers at 40 ms, bytes at 40, 140 and 240 ms (/ok: 40, 140).
+			last := 240 * ms
+			if path == "/ok" {
+				last = 140 * ms
+			}
+			if !rec.OK() || rec.TTFB != 40*ms || rec.TTFT != 40*ms || rec.FirstAnswer != 40*ms ||
+				rec.LastToken != last || rec.MaxGap != 100*ms || rec.Total != last || rec.TokenEvents != 0 {
+				t.Errorf("%s: record %+v", path, rec)
+			}
+		}
+		rec := HTTP("GET", "http://api.test/sse", c, WithOpenAIStream()).Call(context.Background(), Request{ID: "chunks"})
+		if rec.Err != ClassBadStream && rec.Err != ClassEmptyStream && rec.Err != ClassTruncated {
+			t.Errorf("WithOpenAIStream did not judge the stream as chat chunks: %+v", rec)
+		}
+	})
+}
+
+// A redirect is never a fast success. Not followed (the provider's own
+// client, or a client that returns it), it is http_3xx naming where it
+// pointed without the query's key; followed by the client, a redirect to
+// a slow page is timed to the final answer, and a loop fails.
+func TestHTTPRedirectsAreNotFastSuccesses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := time.Millisecond
+		api := &slowAPI{headers: 40 * ms}
+		noFollow := &http.Client{Transport: api, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		rec := HTTP("GET", "http://api.test/loop", WithHTTPClient(noFollow), WithAPIKey(key)).Call(context.Background(), Request{ID: "r-1"})
+		if rec.Err != "http_307" || rec.Status != 307 || rec.Detail != "HTTP 307: redirected to http://api.test/loop (not followed: give the final URL to HTTP)" ||
+			len(rec.Attempts) != 1 || rec.Attempts[0].Err != "http_307" {
+			t.Errorf("not followed: record %+v", rec)
+		}
+		// Followed: /moved answers at 40 ms, /ok's body ends 140 ms later.
+		rec = HTTP("GET", "http://api.test/moved", WithHTTPClient(&http.Client{Transport: api})).Call(context.Background(), Request{ID: "r-2"})
+		if !rec.OK() || rec.Total != 180*ms || len(rec.Attempts) != 2 {
+			t.Errorf("followed to a slow page: record %+v", rec)
+		}
+		// A loop: net/http stops after 10 redirects, 40 ms each.
+		rec = HTTP("GET", "http://api.test/loop", WithHTTPClient(&http.Client{Transport: api}), WithAPIKey(key)).Call(context.Background(), Request{ID: "r-3"})
+		if rec.OK() || rec.Total != 400*ms || strings.Contains(rec.Detail, key) {
+			t.Errorf("a redirect loop: record %+v", rec)
+		}
+	})
+	// The provider's own client, over loopback.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/elsewhere?api-key="+key, http.StatusFound)
+	}))
+	defer srv.Close()
+	p := HTTP("GET", srv.URL+"/start", WithAPIKey(key))
+	defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+	rec := p.Call(context.Background(), Request{ID: "r-4"})
+	if rec.Err != "http_302" || !strings.Contains(rec.Detail, "redirected to "+srv.URL+"/elsewhere (not followed") || strings.Contains(rec.Detail, key) {
+		t.Errorf("own client: record %+v", rec)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,7 +120,7 @@ func WithoutStreamOptions() Option { return func(o *openAI) { o.noStreamOptions.
 func OpenAI(baseURL string, opts ...Option) Provider {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		panic(fmt.Sprintf("latencytest: OpenAI base URL %q is not an http(s) URL", redactURL(baseURL)))
+		panic(fmt.Sprintf("latencytest: OpenAI base URL %s is not an http(s) URL", shownURL(baseURL)))
 	}
 	// The escaped path: a %2F in the base URL stays %2F. A query
 	// (api-version=…) stays.
@@ -175,7 +174,7 @@ func OpenAIFromEnv(opts ...Option) (Provider, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("latencytest: %s=%q is not an http(s) URL", EnvBaseURL, redactURL(base))
+		return nil, fmt.Errorf("latencytest: %s=%s is not an http(s) URL", EnvBaseURL, shownURL(base))
 	}
 	all := append([]Option{WithModel(model), WithAPIKey(key)}, opts...)
 	return OpenAI(base, all...), nil
@@ -300,6 +299,7 @@ type openAI struct {
 	// see OpenAI).
 	bodyTailPlain   []byte
 	noStreamOptions atomic.Bool
+	chatStream      bool // HTTP only: WithOpenAIStream
 }
 
 // Describe names the endpoint, model and client (never the key).
@@ -803,82 +803,6 @@ func errorMessage(b []byte) string {
 		return msg
 	}
 	return truncate(strings.TrimSpace(string(b)), 200)
-}
-
-// minSecretLen is the shortest secret searched for in what a server sends
-// back: shorter values would mangle ordinary text (see WithAPIKey).
-const minSecretLen = 8
-
-// secretsOf lists the values to redact: the API key, every header value,
-// the base URL's user info and every query value (decoded and as sent),
-// each at least minSecretLen bytes, longest first (so that a secret that
-// contains another is redacted whole).
-func secretsOf(key string, h http.Header, u *url.URL) []string {
-	var out []string
-	add := func(v string) {
-		if len(v) >= minSecretLen && !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	add(key)
-	for _, vs := range h {
-		for _, v := range vs {
-			add(v)
-		}
-	}
-	if u.User != nil {
-		add(u.User.Username())
-		if pw, ok := u.User.Password(); ok {
-			add(pw)
-		}
-	}
-	for _, kv := range strings.Split(u.RawQuery, "&") {
-		_, raw, _ := strings.Cut(kv, "=")
-		add(raw)
-		if v, err := url.QueryUnescape(raw); err == nil {
-			add(v)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
-	return out
-}
-
-// redact replaces every secret in s by "[redacted]".
-func (o *openAI) redact(s string) string { return redactSecrets(o.secrets, s) }
-
-// redactSecrets replaces every one of secrets (longest first) in s by
-// "[redacted]".
-func redactSecrets(secrets []string, s string) string {
-	for _, sec := range secrets {
-		if strings.Contains(s, sec) {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return s
-}
-
-// scrub redacts every string of a record that came from the server or
-// the network: the model name, the answer (assembled, so a key split
-// across chunks is caught), the detail, the notes, the finish reason and
-// the fake's injection note.
-func (o *openAI) scrub(rec *Record) { scrubRecord(o.secrets, rec) }
-
-// scrubRecord redacts secrets from every string of rec that came from a
-// server, the network or the user's code (see openAI.scrub), its attempts'
-// details included.
-func scrubRecord(secrets []string, rec *Record) {
-	if len(secrets) == 0 {
-		return
-	}
-	for _, p := range []*string{&rec.Model, &rec.Content, &rec.Detail, &rec.FinishReason, &rec.Injected} {
-		*p = redactSecrets(secrets, *p)
-	}
-	for i := range rec.Notes {
-		rec.Notes[i] = redactSecrets(secrets, rec.Notes[i])
-	}
-	for i := range rec.Attempts {
-		rec.Attempts[i].Detail = redactSecrets(secrets, rec.Attempts[i].Detail)
-	}
 }
 
 // redactURL drops credentials and the query from a URL for display.

@@ -654,17 +654,21 @@ func (cr *ChainResult) Calls() *Result {
 	return r
 }
 
-// ErrorRate is the fraction of chains with a failed call; NaN when there
+// ErrorRate is the fraction of chains with a failed call, among those
+// not cut short by the run's end (see ChainRun.CutShort); NaN when there
 // are none.
 func (cr *ChainResult) ErrorRate() float64 {
-	if len(cr.Chains) == 0 {
-		return math.NaN()
-	}
-	n := 0
+	n, finished := 0, 0
 	for i := range cr.Chains {
-		if !cr.Chains[i].OK() {
-			n++
+		if !cr.Chains[i].CutShort() {
+			finished++
+			if !cr.Chains[i].OK() {
+				n++
+			}
 		}
 	}
-	return float64(n) / float64(len(cr.Chains))
+	if finished == 0 {
+		return math.NaN()
+	}
+	return float64(n) / float64(finished)
 }

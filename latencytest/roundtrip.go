@@ -137,6 +137,7 @@ type funcCall struct {
 	secrets  []string // longest first
 	returned bool     // fn returned: nothing more is recorded
 	token    bool     // a token arrived in some attempt
+	bytes    bool     // time bodies as bytes, never as event streams (HTTP)
 }
 
 // attempt is one request of a call being timed; its rec counts from its
@@ -273,7 +274,7 @@ func (c *funcCall) headers(a *attempt, resp *http.Response) {
 	switch {
 	case resp.StatusCode >= 400:
 		a.keep = true
-	case resp.StatusCode/100 == 2 && isEventStream(resp.Header.Get("Content-Type")) && resp.Header.Get("Content-Type") != "":
+	case resp.StatusCode/100 == 2 && isEventStream(resp.Header.Get("Content-Type")) && resp.Header.Get("Content-Type") != "" && !c.bytes:
 		// Only a declared event stream is decoded: a body without a
 		// Content-Type may be anything.
 		a.sse = newStreamTimer(&a.rec, c.redact, c.firstToken)
@@ -398,6 +399,9 @@ func (c *funcCall) read(a *attempt, b []byte, err error, reqCtx context.Context)
 			c.end(a, now, class, detail)
 		}
 		return
+	}
+	if c.bytes && !a.keep && len(b) > 0 {
+		a.byteAt(now)
 	}
 	if a.keep && len(a.errBody) < maxErrorBody {
 		a.errBody = append(a.errBody, b[:min(len(b), maxErrorBody-len(a.errBody))]...)

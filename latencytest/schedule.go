@@ -28,6 +28,28 @@ type Arrival struct {
 	MaxTokens int `yaml:"max_tokens"`
 }
 
+// Limits on a replayed arrival's sizes: a trace line asking for more is
+// refused (naming the line), since each replayed prompt is built in
+// memory and a typo (an extra digit or ten) would grow a run to
+// gigabytes.
+const (
+	// MaxReplayPromptTokens is the largest PromptTokens of an arrival:
+	// 10,000,000 tokens (about 40 MB of prompt text), beyond the largest
+	// context windows.
+	MaxReplayPromptTokens = 10_000_000
+	// MaxReplayMaxTokens is the largest MaxTokens of an arrival: 1,048,576
+	// (1<<20, the largest max_tokens the fake provider accepts).
+	MaxReplayMaxTokens = 1 << 20
+)
+
+// overLimit names the size of a that is above its limit.
+func (a Arrival) overLimit() string {
+	if a.PromptTokens > MaxReplayPromptTokens {
+		return fmt.Sprintf("prompt_tokens %d is above the limit of %d", a.PromptTokens, MaxReplayPromptTokens)
+	}
+	return fmt.Sprintf("max_tokens %d is above the limit of %d", a.MaxTokens, MaxReplayMaxTokens)
+}
+
 // LoadSchedule reads a trace of arrivals from a file (see ReadSchedule),
 // so that a team can replay its own production arrival pattern with
 // OpenLoop.Replay. The error names the file and the bad line.
@@ -47,7 +69,8 @@ func LoadSchedule(path string) ([]Arrival, error) {
 // ReadSchedule reads a trace of arrivals, one a line: an offset from the
 // run's start with its unit (a Go duration: "250ms", "0.250s", "1m30s"),
 // then optionally the prompt tokens and the answer cap (max_tokens), as
-// whole numbers of at least 1. Fields are separated by white space or a
+// whole numbers of at least 1 and at most MaxReplayPromptTokens and
+// MaxReplayMaxTokens. Fields are separated by white space or a
 // comma: "0.250s 1200 300" and "250ms,1200,300" say the same. Blank lines
 // and lines starting with # are skipped, and so is anything after a #.
 // Offsets must not decrease. The error names the line (from 1); a trace
@@ -117,6 +140,10 @@ func parseArrival(fields []string) (Arrival, error) {
 			break
 		}
 		n, err := strconv.Atoi(fields[i+1])
+		limit := []int{MaxReplayPromptTokens, MaxReplayMaxTokens}[i]
+		if isDigits(fields[i+1]) && (err != nil || n > limit) {
+			return a, fmt.Errorf("%s %s: above the limit of %d", name, fields[i+1], limit)
+		}
 		if err != nil || n < 1 {
 			return a, fmt.Errorf("%s %q: want a whole number >= 1", name, fields[i+1])
 		}
@@ -127,6 +154,13 @@ func parseArrival(fields []string) (Arrival, error) {
 		}
 	}
 	return a, nil
+}
+
+// isDigits reports whether s is a whole number written in decimal digits
+// (with an optional +), however large.
+func isDigits(s string) bool {
+	s = strings.TrimPrefix(s, "+")
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 func isNumber(s string) bool {

@@ -33,6 +33,12 @@ func TestReadSchedule(t *testing.T) {
 		{name: "too many", in: "0s 1 2 3\n", err: "line 1: 4 fields, want at most 3"},
 		{name: "comma alone", in: "0s\n , \n", err: "line 2: no offset before the comma"},
 		{name: "empty", in: "# nothing\n\n", err: "no arrivals"},
+		// Sizes past the limits: one such line would grow an OpenLoop's
+		// prompt text to gigabytes (99,999,999,999 tokens: 400 GB).
+		{name: "huge prompt", in: "0s 10\n1s 99999999999 4\n", err: "line 2: prompt tokens 99999999999: above the limit of 10000000"},
+		{name: "prompt past int64", in: "0s 99999999999999999999999\n", err: "line 1: prompt tokens 99999999999999999999999: above the limit"},
+		{name: "huge cap", in: "0s 10 1048577\n", err: "line 1: max tokens 1048577: above the limit of 1048576"},
+		{name: "at the limits", in: "0s 10000000 1048576\n", want: []Arrival{{0, MaxReplayPromptTokens, MaxReplayMaxTokens}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ReadSchedule(strings.NewReader(tc.in))
@@ -113,5 +119,22 @@ func TestPoissonArrivals(t *testing.T) {
 	// The count is the same however often it is asked.
 	if n1, n2 := o.arrivals().count(1e9), o.arrivals().count(1e9); n1 != 100_000 || n2 != n1 {
 		t.Errorf("count %d then %d", n1, n2)
+	}
+}
+
+// A Replay given in code is held to the same limits as a trace file, so
+// that one huge arrival cannot grow the run's prompt text to gigabytes.
+func TestOpenLoopRefusesHugeReplay(t *testing.T) {
+	for _, tc := range []struct {
+		a    Arrival
+		want string
+	}{
+		{Arrival{PromptTokens: 99_999_999_999}, "replay[1]: prompt_tokens 99999999999 is above the limit of 10000000"},
+		{Arrival{MaxTokens: MaxReplayMaxTokens + 1}, "replay[1]: max_tokens 1048577 is above the limit of 1048576"},
+	} {
+		o := OpenLoop{Replay: []Arrival{{}, tc.a}}
+		if _, err := o.normalized(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
 	}
 }

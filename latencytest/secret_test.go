@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
 )
 
 // The secrets a hostile server echoes: the API key, a header value given
@@ -189,5 +191,188 @@ func TestShortSecretsAreNotSearched(t *testing.T) {
 	rec := p.Call(t.Context(), latencytest.Request{ID: "s", Messages: []latencytest.Message{{Role: "user", Content: "hi"}}})
 	if !rec.OK() || rec.Content != "7 days" || rec.PromptTokens != 77 {
 		t.Errorf("record %+v: a 1-byte header value mangled the answer", rec)
+	}
+}
+
+// echoPlacesEncoded are the places a hostile server echoes an encoded key
+// in, one per request (in trace-ID order): the /http/ paths are asked by
+// the HTTP provider, the others by the OpenAI provider.
+var echoPlacesEncoded = []struct{ name, why string }{
+	{"json_401", "the message of a JSON 401 body"},
+	{"long_json_error", "a JSON error message decoded, then cut at 200 bytes inside the key"},
+	{"long_html_error", "a 500 HTML page cut at 200 bytes inside the key"},
+	{"redirect", "the Location of a 302 (path and query)"},
+	{"sse_content", "the answer"},
+	{"sse_model", "the model name"},
+	{"error_event", "an SSE error event, cut at 200 bytes inside the key"},
+	{"injected", "the fake's X-Fake-Injected header"},
+	{"http/long_error", "HTTP(): a 401 body cut at 200 bytes inside the key"},
+	{"http/redirect", "HTTP(): the Location of a 307"},
+	{"http/ok", "HTTP(): a 200 body (never kept)"},
+}
+
+// encodedEcho returns a server that echoes enc (the key, encoded) in the
+// place the request's index (or its /http/ path) names.
+func encodedEcho(t *testing.T, enc string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		var i int
+		fmt.Sscanf(r.Header.Get("X-Request-ID"), "c1-%d", &i)
+		place := echoPlacesEncoded[i%8].name
+		if p, ok := strings.CutPrefix(r.URL.Path, "/http/"); ok {
+			place = "http/" + p
+		}
+		pad := strings.Repeat("n", 190) // the cut at 200 falls inside the key
+		chunk := func(delta string) string {
+			return `data: {"choices":[{"index":0,"delta":` + delta + `}]}` + "\n\n"
+		}
+		switch place {
+		case "json_401", "long_json_error":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(401)
+			msg := "Incorrect API key provided: " + enc
+			if place == "long_json_error" {
+				msg = pad + enc
+			}
+			io.WriteString(w, `{"error":{"message":"`+msg+`","type":"invalid_request_error"}}`)
+		case "long_html_error", "http/long_error":
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(map[bool]int{true: 401, false: 500}[place == "http/long_error"])
+			io.WriteString(w, "<p>"+pad[3:]+enc+"</p>")
+		case "redirect", "http/redirect":
+			w.Header().Set("Location", "/v1/"+enc+"/moved?k="+enc)
+			w.WriteHeader(map[bool]int{true: 307, false: 302}[place == "http/redirect"])
+		case "http/ok":
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "ok "+enc)
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			switch place {
+			case "injected":
+				w.Header().Set("X-Fake-Injected", "stall for "+enc)
+				io.WriteString(w, chunk(`{"content":"a"}`))
+			case "sse_content":
+				io.WriteString(w, chunk(`{"content":"your key is `+enc+` "}`))
+			case "sse_model":
+				io.WriteString(w, `data: {"model":"echo `+enc+`","choices":[{"index":0,"delta":{"content":"a"}}]}`+"\n\n")
+			case "error_event":
+				io.WriteString(w, chunk(`{"content":"a"}`)+"event: error\ndata: {\"error\":{\"message\":\""+pad+enc+"\"}}\n\n")
+			}
+			io.WriteString(w, "data: [DONE]\n\n")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// captureT captures what the library logs and the failures sloassert
+// reports, and gives them a fresh artifact directory.
+type captureT struct {
+	*testing.T
+	out []string
+}
+
+func (c *captureT) Errorf(format string, args ...any) {
+	c.out = append(c.out, fmt.Sprintf(format, args...))
+}
+func (c *captureT) Logf(format string, args ...any) {
+	c.out = append(c.out, fmt.Sprintf(format, args...))
+}
+func (c *captureT) Log(args ...any) { c.out = append(c.out, fmt.Sprint(args...)) }
+
+// Each encoding a server can echo the key in (raw, query- and
+// path-escaped, JSON-escaped, HTML references, nested, base64 of
+// "user:key"), in each place it can echo it (error bodies cut at 200
+// bytes inside the key, a redirect's Location, the stream, a header),
+// never reaches a record, records.jsonl, summary.json, report.md, the job
+// summary, the log or a failure message: not even 5 bytes of the key.
+func TestSecretsEveryEncodingEveryPlace(t *testing.T) {
+	names, encs := latencytest.SecretEncodingsOf()
+	key := latencytest.TestKey
+	for i, name := range names {
+		t.Run(name, func(t *testing.T) {
+			enc := encs[i](key)
+			srv := encodedEcho(t, enc)
+			stepSummary := filepath.Join(t.TempDir(), "summary.md")
+			t.Setenv("GITHUB_STEP_SUMMARY", stepSummary)
+			c := &captureT{T: t}
+			p := latencytest.OpenAI(srv.URL+"/v1", latencytest.WithAPIKey(key), latencytest.WithHTTPClient(srv.Client()))
+			r := latencytest.Batch{NoWarmup: true, Requests: 8, NoNonce: true, MaxTokens: 4, KeepContent: true}.Measure(c, p)
+			var recs []latencytest.Record
+			recs = append(recs, r.Records...)
+			// The same places through the provider's own HTTP/1.1 client.
+			fast := latencytest.OpenAI(srv.URL+"/v1", latencytest.WithAPIKey(key))
+			defer fast.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+			for j := range 8 {
+				recs = append(recs, fast.Call(t.Context(), latencytest.Request{ID: fmt.Sprintf("c1-%04d", j), MaxTokens: 4,
+					Messages: []latencytest.Message{{Role: "user", Content: "hi"}}}))
+			}
+			for _, path := range []string{"long_error", "redirect", "ok"} {
+				h := latencytest.HTTP("GET", srv.URL+"/http/"+path, latencytest.WithAPIKey(key),
+					latencytest.WithHTTPClient(&http.Client{Transport: srv.Client().Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}))
+				recs = append(recs, h.Call(t.Context(), latencytest.Request{ID: "h-" + path}))
+			}
+			sloassert.Check(c, r, sloassert.Q(sloassert.TTFT, 0.5, time.Nanosecond), sloassert.MaxErrorRate(0))
+
+			// The echo reached the records, so the test proves something.
+			all, _ := json.Marshal(recs)
+			if !strings.Contains(string(all), "[redacted]") {
+				t.Fatalf("no echo was redacted: the test proves nothing:\n%s", all)
+			}
+			texts := map[string]string{"records": string(all), "log and failures": strings.Join(c.out, "\n")}
+			dir := artifactDir(t)
+			for _, f := range []string{"records.jsonl", "summary.json", "report.md"} {
+				b, err := os.ReadFile(filepath.Join(dir, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				texts[f] = string(b)
+			}
+			b, err := os.ReadFile(stepSummary)
+			if err != nil || len(b) == 0 {
+				t.Fatalf("no job summary: %v", err)
+			}
+			texts["job summary"] = string(b)
+			for where, text := range texts {
+				if l := latencytest.KeyLeaks(text, key); len(l) > 0 {
+					t.Errorf("%s: %q leak into %s", name, l, where)
+				}
+			}
+			for j, rec := range recs {
+				b, _ := json.Marshal(rec)
+				if l := latencytest.KeyLeaks(string(b), key); len(l) > 0 {
+					place := echoPlacesEncoded[min(j%16%8+j/16*8, len(echoPlacesEncoded)-1)]
+					t.Errorf("%s, %s (%s): %q leak into the record:\n%s", name, place.name, place.why, l, b)
+				}
+			}
+		})
+	}
+}
+
+// A key given where a URL belongs (arguments swapped, a variable mixed
+// up) is never echoed by the panic or the error that refuses it, in any
+// of the places a URL is taken: HTTP, OpenAI and the base URL variable.
+func TestSecretsNeverInPanicsOrURLErrors(t *testing.T) {
+	key := latencytest.TestKey
+	for _, raw := range []string{key, "Bearer " + key, "ftp://user:" + key + "@host/x?k=" + key} {
+		for name, f := range map[string]func(){
+			"HTTP":   func() { latencytest.HTTP("GET", raw) },
+			"OpenAI": func() { latencytest.OpenAI(raw) },
+		} {
+			msg := func() (msg string) {
+				defer func() { msg = fmt.Sprint(recover()) }()
+				f()
+				return ""
+			}()
+			if !strings.HasPrefix(msg, "latencytest: ") || len(latencytest.KeyLeaks(msg, key)) > 0 {
+				t.Errorf("%s(%q): panic %q", name, raw, msg)
+			}
+		}
+		t.Setenv(latencytest.EnvBaseURL, raw)
+		t.Setenv(latencytest.EnvAPIKey, key)
+		t.Setenv(latencytest.EnvModel, "m")
+		if _, err := latencytest.OpenAIFromEnv(); err == nil || len(latencytest.KeyLeaks(err.Error(), key)) > 0 {
+			t.Errorf("%s=%q: error %v", latencytest.EnvBaseURL, raw, err)
+		}
 	}
 }

@@ -93,13 +93,34 @@ func (c ChainObjective) With(opts ...Option) ChainObjective {
 }
 
 // ChainQ is the objective "the q-quantile of measured chain totals is
-// within budget".
+// within budget". A chain with a failed call counts as Failed (never
+// done); a chain the run's end cut short (see ChainRun.CutShort) is left
+// out, unless it had already run longer than budget: then it counts as
+// Failed too (its total can only grow). The outcome says how many were
+// cut.
 func ChainQ(q float64, budget time.Duration, opts ...Option) ChainObjective {
 	name := fmt.Sprintf("chain total %s <= %s", QuantileName(q), latencytest.FormatDuration(budget))
 	return ChainObjective{Name: name, opts: collect(opts), judge: func(cr *latencytest.ChainResult, o options) Outcome {
-		s := cr.Totals()
+		s := make(latencytest.Sample, 0, len(cr.Chains))
+		cut, over := 0, 0
+		for i := range cr.Chains {
+			switch ch := &cr.Chains[i]; {
+			case ch.CutShort() && ch.Total > budget:
+				cut, over = cut+1, over+1
+				s = append(s, latencytest.Failed)
+			case ch.CutShort():
+				cut++
+			case ch.OK():
+				s = append(s, ch.Total)
+			default:
+				s = append(s, latencytest.Failed)
+			}
+		}
 		out := judgeQuantile(name, s, len(s), q, budget, o)
 		out.metric, out.q, out.budget = chainTotalMetric, q, budget
+		if cut > 0 {
+			out.addNote(fmt.Sprintf("%d chain(s) cut short by the run's end: %d left out, %d already over budget counted as failed", cut, cut-over, over))
+		}
 		return out
 	}}
 }
@@ -108,8 +129,11 @@ func ChainQ(q float64, budget time.Duration, opts ...Option) ChainObjective {
 const chainTotalMetric Metric = "chain_total"
 
 // MaxChainErrorRate is the objective "at most the fraction max (0.05 for
-// 5%) of chains had a failed call". A max outside [0,1] fails and says so;
-// it needs n >= ceil(1/max) chains.
+// 5%) of chains had a failed call", over the finished chains: a chain the
+// run's end cut short with no failed call before (see ChainRun.CutShort)
+// is partial, not failed, and is left out (the outcome says how many). A
+// max outside [0,1] fails and says so; it needs n >= ceil(1/max) finished
+// chains.
 func MaxChainErrorRate(max float64) ChainObjective {
 	name := fmt.Sprintf("chains with a failed call <= %s", percent(max))
 	return ChainObjective{Name: name, judge: func(cr *latencytest.ChainResult, o options) Outcome {
@@ -117,26 +141,35 @@ func MaxChainErrorRate(max float64) ChainObjective {
 		if out.Note = rateLimitProblem(max); out.Note != "" {
 			return out
 		}
+		failed, n := 0, 0
+		for i := range cr.Chains {
+			if ch := &cr.Chains[i]; !ch.CutShort() {
+				n++
+				if !ch.OK() {
+					failed++
+				}
+			}
+		}
+		cut := len(cr.Chains) - n
 		switch {
 		case len(cr.Chains) == 0:
 			out.Observed, out.Note = "no data", "no chain ran"
 			return out
+		case n == 0:
+			out.Observed, out.Note = "no data", fmt.Sprintf("no chain finished (%d cut short by the run's end)", cut)
+			return out
 		}
-		failed := 0
-		for _, ch := range cr.Chains {
-			if !ch.OK() {
-				failed++
-			}
-		}
-		n := len(cr.Chains)
 		rate := float64(failed) / float64(n)
 		out.Observed = fmt.Sprintf("%s (%d of %d)", share(rate), failed, n)
 		out.Margin = fmt.Sprintf("%+.2f pts", (max-rate)*100)
 		out.OK = rate <= max
+		if cut > 0 {
+			out.addNote(fmt.Sprintf("%d chain(s) cut short by the run's end: partial, not failed, left out of the rate", cut))
+		}
 		if max > 0 && max < 1 {
 			if need := ceilInverse(max); n < need && !o.allowSmall {
 				out.OK = false
-				out.addNote(fmt.Sprintf("a chain error rate of %s needs n >= %d chains (have %d)", percent(max), need, n))
+				out.addNote(fmt.Sprintf("a chain error rate of %s needs n >= %d finished chains (have %d)", percent(max), need, n))
 			}
 		}
 		return out
@@ -178,6 +211,9 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 			}
 		}
 		rep.Partial = fmt.Sprintf("%d of %d planned chains ran to the end", done, cr.Planned)
+		if cut := len(cr.Chains) - finishedChains(cr); cut > 0 {
+			rep.Partial += fmt.Sprintf(", %d cut short by the run's end (partial, not failed)", cut)
+		}
 		if cr.PartialReason != "" {
 			rep.Partial += " (" + cr.PartialReason + ")"
 		}
@@ -197,9 +233,20 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 		}
 		rep.Notes = append(rep.Notes, note)
 	}
-	rep.Distributions = []Distribution{{Metric: "chain total", Summary: cr.Totals().Summarize()},
+	// Chains cut short by the run's end are neither slow nor failed: they
+	// stay out of the chain figures, as out of the objectives.
+	var totals latencytest.Sample
+	for i, v := range cr.Totals() {
+		if !cr.Chains[i].CutShort() {
+			totals = append(totals, v)
+		}
+	}
+	rep.Distributions = []Distribution{{Metric: "chain total", Summary: totals.Summarize()},
 		{Metric: "call total", Summary: calls.Total().Summarize()}}
 	for _, ch := range cr.Chains {
+		if ch.CutShort() {
+			continue
+		}
 		v := ch.Total
 		if !ch.OK() {
 			v = latencytest.Failed
@@ -210,6 +257,18 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 	rep.Slowest = rep.Slowest[:min(5, len(rep.Slowest))]
 	judgeShard(&rep, cr.Shard, func(i int) options { return objectives[i].opts })
 	return rep
+}
+
+// finishedChains counts the chains that count in error rates (see
+// ChainRun.Finished).
+func finishedChains(cr *latencytest.ChainResult) int {
+	n := 0
+	for i := range cr.Chains {
+		if !cr.Chains[i].CutShort() {
+			n++
+		}
+	}
+	return n
 }
 
 // chainInjected names the calls of a chain the fake injected something into.

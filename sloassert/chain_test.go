@@ -1,0 +1,91 @@
+package sloassert_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
+)
+
+// cutChains runs 3 chains of 10 one-second calls, one at a time, under a
+// 20 s deadline with a 5 s per-call limit: chain00 runs its 10 calls
+// (0-10 s), chain01 six (10-16 s; no call starts with less than 5 s
+// left), chain02 none. script forces answers by trace ID.
+func cutChains(t *testing.T, script ...fakeprovider.ScriptEntry) *latencytest.ChainResult {
+	prof := fakeprovider.Profile{TTFT: fakeprovider.Fixed(time.Second), ITL: fakeprovider.Fixed(time.Duration(0)),
+		OutputTokens: fakeprovider.Fixed(1), SlotsPerReplica: 64, Script: script}
+	prof.PrefixCache.Disabled = true
+	f := fakeprovider.New(prof)
+	t.Cleanup(f.Close)
+	p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cr, err := latencytest.Chain{Chains: 3, Length: 10, TotalTimeout: 5 * time.Second}.Run(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cr.Chains) != 2 || len(cr.Chains[1].Calls) != 6 || !cr.Partial {
+		t.Fatalf("%d chains, partial %v: the deadline did not cut as planned", len(cr.Chains), cr.Partial)
+	}
+	return cr
+}
+
+// A chain the deadline cut short is partial, not failed: with partial runs
+// allowed, no call failed, so the chain error rate is 0 of 1 finished
+// chain (it was 50%, 1 of 2, with 0 failed calls), and the report says
+// one was cut; without AllowPartial the run still fails as partial.
+func TestChainsCutByDeadlineArePartialNotFailed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cr := cutChains(t)
+		if !cr.Chains[1].CutShort() || cr.Chains[0].CutShort() {
+			t.Errorf("CutShort: chain00 %v, chain01 %v", cr.Chains[0].CutShort(), cr.Chains[1].CutShort())
+		}
+		allowed := sloassert.EvaluateChains(cr, sloassert.MaxChainErrorRate(0).With(sloassert.AllowPartial()),
+			sloassert.ChainQ(0.5, 11*time.Second).With(sloassert.AllowPartial(), sloassert.AllowSmallSample()))
+		if !allowed.OK() {
+			t.Errorf("a run whose chains all succeeded or were cut failed with AllowPartial:\n%s", allowed)
+		}
+		text := allowed.String()
+		for _, want := range []string{"0% (0 of 1)", "1 chain(s) cut short by the run's end: partial, not failed",
+			"1 cut short by the run's end (partial, not failed)", "1 chain(s) cut short by the run's end: 1 left out, 0 already over budget"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the report does not say %q:\n%s", want, text)
+			}
+		}
+		if box := cr.Disclosure.Box(2).Answer; !strings.Contains(box, "0 with a failed call, 1 cut short by the run's end") {
+			t.Errorf("box 2: %s", box)
+		}
+		if rep := sloassert.EvaluateChains(cr, sloassert.MaxChainErrorRate(0)); rep.OK() || !strings.Contains(rep.String(), "AllowPartial()") {
+			t.Errorf("a partial chain run passed without AllowPartial:\n%s", rep)
+		}
+	})
+}
+
+// A cut chain still counts where it is known: one whose call failed
+// before the cut is a failed chain, and one that had already run longer
+// than the budget counts as over it.
+func TestChainsCutAfterAFailureOrOverBudgetCount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cr := cutChains(t, fakeprovider.ScriptEntry{ID: "chain01-call02", Status: 500})
+		if cr.Chains[1].CutShort() {
+			t.Fatalf("chain01 failed a call before the cut, yet is only cut short")
+		}
+		out := sloassert.EvaluateChains(cr, sloassert.MaxChainErrorRate(0.5).With(sloassert.AllowPartial(), sloassert.AllowSmallSample())).Outcomes[0]
+		if !strings.Contains(out.Observed, "(1 of 2)") {
+			t.Errorf("the failed, cut chain is not counted as failed: %+v", out)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		cr := cutChains(t)
+		// chain01 ran 6 s before the cut: over a 5 s budget whatever came next.
+		out := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, 5*time.Second).With(sloassert.AllowPartial(), sloassert.AllowSmallSample())).Outcomes[0]
+		if out.OK || !strings.Contains(out.Note, "1 already over budget counted as failed") {
+			t.Errorf("a cut chain already over budget was left out: %+v", out)
+		}
+	})
+}
