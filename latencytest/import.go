@@ -182,6 +182,7 @@ func ImportLevels(format string, patterns ...string) (map[int]*Result, error) {
 			dst := out[level]
 			if dst == nil {
 				dst = &Result{CPUPerWall: math.NaN(), Disclosure: res.Disclosure}
+				dst.Disclosure.Boxes = slices.Clone(res.Disclosure.Boxes) // each level's boxes are its own
 				out[level] = dst
 			}
 			dst.Records = append(dst.Records, recs...)

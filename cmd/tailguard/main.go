@@ -175,18 +175,17 @@ func verdictCode(rep sloassert.Report, s slospec.Spec) int {
 	if rep.Problem != "" {
 		return exitBad
 	}
-	failed := rep.Failed()
-	inconclusive := len(failed) > 0
-	for _, o := range failed {
-		demands := false
-		for _, so := range s.Objectives {
-			if so.Key == o.Objective || strings.HasPrefix(o.Objective, so.Key) {
-				demands = so.Demonstrate > 0 || so.Refute > 0
-			}
+	// Outcomes are in the order of the spec's objectives (slospec.Judge).
+	inconclusive := false
+	for i, o := range rep.Outcomes {
+		if o.OK {
+			continue
 		}
+		demands := i < len(s.Objectives) && (s.Objectives[i].Demonstrate > 0 || s.Objectives[i].Refute > 0)
 		if o.Verdict != sloassert.Inconclusive || !demands {
-			inconclusive = false
+			return exitFail
 		}
+		inconclusive = true
 	}
 	if inconclusive {
 		return exitBad

@@ -37,6 +37,26 @@ func writeVLLM(t *testing.T, path string, n int, ttft float64) {
 	}
 }
 
+// writeSpread writes n successful vllm requests with TTFTs of 100ms, 101ms,
+// ... (one millisecond apart), so a quantile has a real interval.
+func writeSpread(t *testing.T, path string, n int) {
+	t.Helper()
+	var ttfts []float64
+	var itls [][]float64
+	var errs []string
+	var outs []int
+	for i := range n {
+		ttfts, itls, errs, outs = append(ttfts, 0.1+float64(i)/1000), append(itls, []float64{0.01}), append(errs, ""), append(outs, 2)
+	}
+	b, err := json.Marshal(map[string]any{"output_lens": outs, "ttfts": ttfts, "itls": itls, "errors": errs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func writeFile(t *testing.T, path, text string) string {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -57,6 +77,10 @@ func TestJudge(t *testing.T) {
 	pass := writeFile(t, filepath.Join(dir, "pass.yaml"), "target: {records: run.json, format: vllm}\nobjectives:\n  ttft: {p99: 200ms}\n  total: {p95: 350ms}\n")
 	fail := writeFile(t, filepath.Join(dir, "fail.yaml"), "target: {records: run.json}\nobjectives:\n  ttft: {p99: 199ms}\n")
 	noTTFT := writeFile(t, filepath.Join(dir, "k6.yaml"), "target: {records: run.json}\nobjectives:\n  ttft: {p50: 1s}\n")
+	// 200 TTFTs 100..299ms: p50 199.5ms; its 95% upper bound lies above 200ms.
+	writeSpread(t, filepath.Join(dir, "spread.json"), 200)
+	point := writeFile(t, filepath.Join(dir, "point.yaml"), "target: {records: spread.json, format: vllm}\nobjectives:\n  ttft: {p50: 200ms}\n")
+	demand := writeFile(t, filepath.Join(dir, "demand.yaml"), "target: {records: spread.json, format: vllm}\nobjectives:\n  ttft: {p50: 200ms, demonstrate: 95%}\n")
 	md := filepath.Join(dir, "report.md")
 	tests := []struct {
 		name string
@@ -68,6 +92,8 @@ func TestJudge(t *testing.T) {
 		{"fail, format detected", []string{"judge", fail}, 1, "FAIL"},
 		{"records on the command line", []string{"judge", fail, filepath.Join(dir, "run.json")}, 1, "ttft"},
 		{"k6 measures no TTFT", []string{"judge", "-format", "k6", noTTFT, filepath.Join(fixtures, "k6.json")}, 2, "k6 records do not measure ttft"},
+		{"point estimate within budget", []string{"judge", point}, 0, "PASS"},
+		{"inconclusive where the spec demands a decision", []string{"judge", demand}, 2, "inconclusive"},
 		{"no spec", []string{"judge"}, 2, "give a spec"},
 		{"missing spec", []string{"judge", filepath.Join(dir, "nope.yaml")}, 2, "nope.yaml"},
 		{"bad format flag", []string{"judge", "-format", "locust", pass}, 2, "locust"},
