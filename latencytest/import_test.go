@@ -307,3 +307,61 @@ func TestImportLevels(t *testing.T) {
 		t.Errorf("IDs %s, %s: want the file's name as a prefix", res.Records[0].ID, res.Records[4].ID)
 	}
 }
+
+// TestImportVegetaRealRun imports a real vegeta run (see
+// testdata/import/README.md) and checks it against vegeta's own report of
+// the same file (vegeta-real.report.txt): 60 requests, all 200, latency
+// min 279.751ms, mean 354.956ms, max 1.049s.
+func TestImportVegetaRealRun(t *testing.T) {
+	b := readFixture(t, "vegeta-real.jsonl")
+	if f, err := latencytest.DetectFormat(b); err != nil || f != latencytest.FormatVegeta {
+		t.Fatalf("DetectFormat = %q, %v", f, err)
+	}
+	res, err := latencytest.Import(latencytest.FormatVegeta, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(readFixture(t, "vegeta-real.report.txt"))
+	if !strings.Contains(report, "Latencies     [min, mean, 50, 90, 95, 99, max]  279.751ms, 354.956ms,") || !strings.Contains(report, "1.049s") {
+		t.Fatalf("vegeta's report is not the one this test pins:\n%s", report)
+	}
+	tot := res.Total()
+	c := res.Counts()
+	if c.Sent != 60 || c.Kept != 60 || tot.Failures() != 0 {
+		t.Fatalf("counts %+v, %d failures: want 60 kept (Requests total 60, Success 100%%)", c, tot.Failures())
+	}
+	round := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
+	if lo, hi, mean := round(tot.Quantile(0)), tot.Quantile(1).Round(time.Millisecond), round(tot.Mean()); lo != 279751*time.Microsecond || hi != 1049*time.Millisecond || mean != 354956*time.Microsecond {
+		t.Errorf("min %v max %v mean %v: vegeta reports 279.751ms, 1.049s, 354.956ms", lo, hi, mean)
+	}
+	if tt := res.TTFT(); tt.Failures() != len(tt) {
+		t.Error("vegeta measures no TTFT: every TTFT must count as failed")
+	}
+}
+
+// FuzzImport: no input makes an importer or DetectFormat panic, and an
+// imported result never holds a successful record with a negative total.
+func FuzzImport(f *testing.F) {
+	for _, name := range importFixtures {
+		b, err := os.ReadFile(filepath.Join("testdata", "import", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = latencytest.DetectFormat(b)
+		for _, format := range latencytest.Formats() {
+			res, err := latencytest.Import(format, bytes.NewReader(b))
+			if err != nil {
+				continue
+			}
+			for _, r := range res.Records {
+				if r.OK() && r.Total < 0 {
+					t.Fatalf("%s: successful record %s with total %v", format, r.ID, r.Total)
+				}
+			}
+		}
+	})
+}
