@@ -148,7 +148,9 @@ func ImportFile(format, path string) (*Result, error) {
 // ImportLevels imports every file the patterns match (files or globs, as
 // MergeRecords takes them) in the given format ("" detects each file's)
 // and splits the requests by load level (Record.Concurrency; 0 for a tool
-// that does not record one), as MergeLevels does. With more than one file,
+// that does not record one), as MergeLevels does; files that all hold
+// this package's own records (detected) are merged by MergeLevels. With
+// more than one file of another tool,
 // each trace ID is prefixed with its file's name and a colon, so the
 // files' own IDs cannot collide. A partial file makes its levels partial.
 func ImportLevels(format string, patterns ...string) (map[int]*Result, error) {
@@ -158,6 +160,9 @@ func ImportLevels(format string, patterns ...string) (map[int]*Result, error) {
 	paths, err := globAll(patterns)
 	if err != nil {
 		return nil, err
+	}
+	if format == "" && allTailguard(paths) {
+		return MergeLevels(patterns...) // this package's own records: merged, duplicate trace IDs refused
 	}
 	var all []*Result
 	for _, p := range paths {
@@ -202,6 +207,21 @@ func ImportLevels(format string, patterns ...string) (map[int]*Result, error) {
 		res.Disclosure.set(2, fmt.Sprintf("%d requests: %d kept, %d discarded (warm-up), %d failed%s", c.Sent, c.Kept, c.Discarded, c.Failed, partialNote(res)), false)
 	}
 	return out, nil
+}
+
+// allTailguard reports whether every file holds this package's own
+// records (by DetectFormat).
+func allTailguard(paths []string) bool {
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return false
+		}
+		if f, err := DetectFormat(b); err != nil || f != FormatTailguard {
+			return false
+		}
+	}
+	return len(paths) > 0
 }
 
 func partialNote(res *Result) string {

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tailguard/tailguard/latencytest"
 )
 
 const fixtures = "../../latencytest/testdata/import"
@@ -184,5 +188,30 @@ func TestBinary(t *testing.T) {
 		if code != tt.code || !strings.Contains(string(out), tt.want) {
 			t.Errorf("tailguard %v: exit %d (want %d), output lacks %q:\n%s", tt.args, code, tt.code, tt.want, out)
 		}
+	}
+}
+
+// TestJudgeOwnRecords: tailguard's own records, detected, merged by level.
+func TestJudgeOwnRecords(t *testing.T) {
+	dir := t.TempDir()
+	var recs []latencytest.Record
+	for i := range 120 {
+		recs = append(recs, latencytest.Record{ID: fmt.Sprintf("c4-%04d", i), Concurrency: 4, TTFT: 200 * time.Millisecond,
+			FirstAnswer: 200 * time.Millisecond, LastToken: 300 * time.Millisecond, Total: 300 * time.Millisecond, TokenEvents: 11, Status: 200})
+	}
+	f, err := os.Create(filepath.Join(dir, "records.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := latencytest.WriteRecords(f, recs); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	spec := writeFile(t, filepath.Join(dir, "slo.yaml"), "target: {records: \"*.jsonl\"}\nobjectives:\n  ttft: {p99: 200ms}\n  total: {p95: 300ms}\n")
+	if code, out, errs := runCmd("judge", spec); code != 0 || !strings.Contains(out, "c4") {
+		t.Errorf("own records: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := runCmd("report", filepath.Join(dir, "records.jsonl")); code != 0 || !strings.Contains(out, "120 requests") {
+		t.Errorf("report own records: exit %d\n%s%s", code, out, errs)
 	}
 }
