@@ -3,6 +3,7 @@ package latencytest
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,13 +122,23 @@ func Import(format string, r io.Reader) (*Result, error) {
 	return im.result(), nil
 }
 
-// ImportFile reads the file at path with Import. An empty format is
-// detected from the file (DetectFormat). A tailguard records file is read
-// with MergeRecords, so the summary.json beside it counts too.
+// ImportFile reads the file at path with Import; a gzipped file (k6
+// --out json=results.gz) is unzipped first. An empty format is detected
+// from the file (DetectFormat). A tailguard records file is read with
+// MergeRecords, so the summary.json beside it counts too.
 func ImportFile(format, path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("latencytest: import: %w", err)
+	}
+	if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err == nil {
+			b, err = io.ReadAll(zr)
+		}
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) { // a cut gzip stream: the lines read so far
+			return nil, fmt.Errorf("latencytest: import: %s: gzip: %w", path, err)
+		}
 	}
 	if format == "" {
 		if format, err = DetectFormat(b); err != nil {

@@ -10,6 +10,7 @@ package latencytest_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"flag"
 	"os"
 	"path/filepath"
@@ -364,4 +365,23 @@ func FuzzImport(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestImportFileGzip: k6 writes gzip with --out json=results.gz.
+func TestImportFileGzip(t *testing.T) {
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(readFixture(t, "k6.json"))
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "results.gz")
+	if err := os.WriteFile(path, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := latencytest.ImportFile("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 3 || !strings.Contains(res.Disclosure.Box(3).Answer, "(k6, imported)") {
+		t.Errorf("%d records, box 3 %q", len(res.Records), res.Disclosure.Box(3).Answer)
+	}
 }
