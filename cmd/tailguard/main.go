@@ -4,7 +4,7 @@
 //
 //	tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
 //	tailguard compare [-format F] [-metric ttft] base.jsonl new.jsonl
-//	tailguard report [-format F] records.jsonl
+//	tailguard report [-format F] [-svg DIR] records.jsonl
 //	tailguard fit [-format F] [-seed N] records.jsonl > profile.yaml
 //
 // judge judges the records (the spec's target.records when none are
@@ -13,7 +13,8 @@
 // Markdown, -svg writes each level's charts into a directory. compare
 // compares a run with a baseline (sloassert's Compare: quantile changes
 // with bootstrap intervals, the tail and failure tests). report prints a
-// distribution: n, p50 p90 p95 p99 max, CV, errors by class. fit writes a
+// distribution: n, p50 p90 p95 p99 max, CV, errors by class (-svg writes
+// its CDF charts). fit writes a
 // fakeprovider profile fitted to the records (package fit).
 //
 // -format names the records' format (tailguard, aiperf, vllm, guidellm,
@@ -57,7 +58,7 @@ const (
 const usage = `usage:
   tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
   tailguard compare [-format F] [-metric M] base new
-  tailguard report [-format F] records
+  tailguard report [-format F] [-svg DIR] records
   tailguard fit [-format F] [-seed N] records
 formats: `
 
@@ -228,6 +229,7 @@ func report(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("tailguard report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	format := formatFlag(fs)
+	svg := fs.String("svg", "", "write the CDF charts (TTFT, total) into this directory")
 	if err := fs.Parse(args); err != nil {
 		return exitBad, err
 	}
@@ -242,6 +244,19 @@ func report(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitBad, err
 	}
 	writeDistribution(stdout, fs.Arg(0), res)
+	if *svg != "" {
+		if err := os.MkdirAll(*svg, 0o755); err != nil {
+			return exitBad, err
+		}
+		rep := sloassert.Report{Title: fs.Arg(0)}
+		for _, c := range sloassert.Charts(res, rep) {
+			path := filepath.Join(*svg, c.Name+".svg")
+			if err := os.WriteFile(path, c.SVG(), 0o644); err != nil {
+				return exitBad, err
+			}
+			fmt.Fprintf(stdout, "chart: %s (%s)\n", path, c.Title)
+		}
+	}
 	return exitPass, nil
 }
 

@@ -122,9 +122,12 @@ func TestJudge(t *testing.T) {
 
 func TestReportCompareFit(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runCmd("report", filepath.Join(fixtures, "vllm.json"))
+	code, out, errs := runCmd("report", "-svg", filepath.Join(dir, "charts"), filepath.Join(fixtures, "vllm.json"))
 	if code != 0 || !strings.Contains(out, "http_429 1") || !strings.Contains(out, "ttft") || !strings.Contains(out, "vLLM bench serve") {
 		t.Errorf("report: exit %d\n%s%s", code, out, errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "charts", "cdf-ttft.svg")); err != nil || !bytes.HasPrefix(b, []byte("<svg")) {
+		t.Errorf("report -svg: %v %.40s", err, b)
 	}
 	code, out, errs = runCmd("report", filepath.Join(fixtures, "k6.json"))
 	if code != 0 || !strings.Contains(out, "failed") || !strings.Contains(out, "transport 1") {
