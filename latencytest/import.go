@@ -157,11 +157,12 @@ func ImportFile(format, path string) (*Result, error) {
 }
 
 // ImportLevels imports every file the patterns match (files or globs, as
-// MergeRecords takes them) in the given format ("" detects each file's)
+// MergeRecords takes them) in the given format ("" detects it: every file
+// must be of the same format)
 // and splits the requests by load level (Record.Concurrency; 0 for a tool
-// that does not record one), as MergeLevels does; files that all hold
-// this package's own records (detected) are merged by MergeLevels. With
-// more than one file of another tool,
+// that does not record one), as MergeLevels does; this package's own
+// records are merged by MergeLevels. With more than one file of another
+// tool,
 // each trace ID is prefixed with its file's name and a colon, so the
 // files' own IDs cannot collide. A partial file makes its levels partial.
 func ImportLevels(format string, patterns ...string) (map[int]*Result, error) {
@@ -172,7 +173,12 @@ func ImportLevels(format string, patterns ...string) (map[int]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if format == "" && allTailguard(paths) {
+	if format == "" && len(paths) > 0 {
+		if format, err = sameFormat(paths); err != nil {
+			return nil, err
+		}
+	}
+	if format == FormatTailguard {
 		return MergeLevels(patterns...) // this package's own records: merged, duplicate trace IDs refused
 	}
 	var all []*Result
@@ -212,7 +218,7 @@ func ImportLevels(format string, patterns ...string) (map[int]*Result, error) {
 	for _, res := range out {
 		res.Start, res.End = window(res.Records)
 		if len(paths) > 1 {
-			res.Disclosure.SetRawRecords(fmt.Sprintf("%d files imported: %s", len(paths), strings.Join(paths, ", ")))
+			res.Disclosure.SetRawRecords(fmt.Sprintf("%d files: %s (%s, imported)", len(paths), strings.Join(paths, ", "), format))
 		}
 		c := res.Counts()
 		res.Disclosure.set(2, fmt.Sprintf("%d requests: %d kept, %d discarded (warm-up), %d failed%s", c.Sent, c.Kept, c.Discarded, c.Failed, partialNote(res)), false)
@@ -220,19 +226,30 @@ func ImportLevels(format string, patterns ...string) (map[int]*Result, error) {
 	return out, nil
 }
 
-// allTailguard reports whether every file holds this package's own
-// records (by DetectFormat).
-func allTailguard(paths []string) bool {
+// sameFormat detects every file's format: one format for them all, or an
+// error naming two files that differ (one judged sample is one tool's).
+func sameFormat(paths []string) (string, error) {
+	format, first := "", ""
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return false
+			return "", fmt.Errorf("latencytest: import: %w", err)
 		}
-		if f, err := DetectFormat(b); err != nil || f != FormatTailguard {
-			return false
+		if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+			if zr, err := gzip.NewReader(bytes.NewReader(b)); err == nil {
+				b, _ = io.ReadAll(zr)
+			}
 		}
+		f, err := DetectFormat(b)
+		if err != nil {
+			return "", fmt.Errorf("%w (file %s; name the format)", err, p)
+		}
+		if format != "" && f != format {
+			return "", fmt.Errorf("latencytest: import: %s is %s but %s is %s: one judged sample comes from one tool", first, format, p, f)
+		}
+		format, first = f, p
 	}
-	return len(paths) > 0
+	return format, nil
 }
 
 func partialNote(res *Result) string {

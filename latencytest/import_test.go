@@ -307,6 +307,16 @@ func TestImportLevels(t *testing.T) {
 	if res.Records[0].ID != "a.json:vllm-00000" || res.Records[4].ID != "b.json:vllm-00000" {
 		t.Errorf("IDs %s, %s: want the file's name as a prefix", res.Records[0].ID, res.Records[4].ID)
 	}
+	if b3 := res.Disclosure.Box(3).Answer; !strings.Contains(b3, "(vllm, imported)") {
+		t.Errorf("box 3 %q: want the format", b3)
+	}
+	// Files of two tools in one glob are refused, naming both.
+	if err := os.WriteFile(filepath.Join(dir, "c.json"), readFixture(t, "k6.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := latencytest.ImportLevels("", filepath.Join(dir, "*.json")); err == nil || !strings.Contains(err.Error(), "c.json is k6") {
+		t.Errorf("mixed formats: %v", err)
+	}
 }
 
 // TestImportVegetaRealRun imports a real vegeta run (see

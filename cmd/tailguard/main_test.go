@@ -98,6 +98,7 @@ func TestJudge(t *testing.T) {
 		{"k6 measures no TTFT", []string{"judge", "-format", "k6", noTTFT, filepath.Join(fixtures, "k6.json")}, 2, "k6 records do not measure ttft"},
 		{"point estimate within budget", []string{"judge", point}, 0, "PASS"},
 		{"inconclusive where the spec demands a decision", []string{"judge", demand}, 2, "inconclusive"},
+		{"k6 detected: no TTFT", []string{"judge", noTTFT, filepath.Join(fixtures, "k6.json")}, 2, "k6 records do not measure ttft"},
 		{"no spec", []string{"judge"}, 2, "give a spec"},
 		{"missing spec", []string{"judge", filepath.Join(dir, "nope.yaml")}, 2, "nope.yaml"},
 		{"bad format flag", []string{"judge", "-format", "locust", pass}, 2, "locust"},
