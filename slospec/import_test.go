@@ -85,6 +85,11 @@ func TestRecordsFormatRefused(t *testing.T) {
 	if _, err := slospec.Judge(s, "", filepath.Join(dir, "run.json")); err == nil || !strings.Contains(err.Error(), "k6 records do not measure ttft") {
 		t.Errorf("k6 with a TTFT objective: %v", err)
 	}
+	spec := writeSpec(t, dir, "target: {records: \"run.json\", format: vegeta}\nobjectives:\n  ttft: {p50: 200ms}\n")
+	ok, _, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, spec) })
+	if ok || !strings.Contains(out, "vegeta records do not measure ttft") {
+		t.Errorf("RunFile with vegeta records and a TTFT objective should fail saying why:\n%s", out)
+	}
 	for _, tt := range []struct{ spec, want string }{
 		{"target: {records: \"x\", format: locust}\nobjectives: {error_rate: 0%}\n", "line 1: target.format: unknown format \"locust\""},
 		{"target: {preset: mistral-3-14b, format: vllm}\nobjectives: {error_rate: 0%}\n", "a format applies to a records target"},

@@ -30,6 +30,17 @@ func (rt runTarget) levels() (map[int]*latencytest.Result, error) {
 	return latencytest.ImportLevels(rt.format, rt.records)
 }
 
+// recordLevels is levels for a spec: an objective on a clock the
+// records' format does not measure is an error first.
+func (s Spec) recordLevels(rt runTarget) (map[int]*latencytest.Result, error) {
+	if rt.format != "" {
+		if err := measurable(s, rt.format); err != nil {
+			return nil, err
+		}
+	}
+	return rt.levels()
+}
+
 // recordsFormat reads a records target's format key.
 func (p *specParser) recordsFormat(f specEntry) string {
 	v, ok := p.str(f)

@@ -302,7 +302,7 @@ func recordsLevel(level int) string {
 // it returns a verdict per level.
 func (s Spec) runRecords(t *testing.T, title string, rt runTarget) []string {
 	t.Helper()
-	byLevel, err := rt.levels()
+	byLevel, err := s.recordLevels(rt)
 	if err != nil {
 		t.Fatalf("slospec: spec %s: target records: %v", title, err)
 	}
