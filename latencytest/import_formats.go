@@ -85,7 +85,7 @@ func importAIPerf(r io.Reader) (*importer, error) {
 		timed: "TTFT (time_to_first_token), first answer (time_to_first_output_token, else TTFT when no reasoning tokens were counted), " +
 			"inter-token gaps (inter_chunk_latency), total (request_latency); token counts from AIPerf's own tokenizer unless it was told to use the server's; " +
 			"not measured: connection setup, TTFB",
-		warmup: "AIPerf's warm-up phase (benchmark_phase warmup) is discarded: marked warm-up"}
+		warmup: "AIPerf's warm-up, ramp-up and stabilizing phases (benchmark_phase warmup, ramp_up, stabilizing) are discarded: marked warm-up"}
 	cut, err := readLines(r, func(n int, b []byte) error {
 		var keys map[string]json.RawMessage
 		if err := json.Unmarshal(b, &keys); err != nil {
@@ -111,11 +111,11 @@ func importAIPerf(r io.Reader) (*importer, error) {
 			rec.ID = fmt.Sprintf("aiperf-%05d", len(im.recs))
 		}
 		switch strings.ToLower(md.BenchmarkPhase) {
-		case "warmup":
+		case "warmup", "ramp_up", "stabilizing": // not steady state: AIPerf excludes them from its own figures
 			rec.Warmup = true
 		case "profiling", "":
 		default:
-			return fmt.Errorf("line %d: metadata.benchmark_phase %q: want profiling or warmup", n, md.BenchmarkPhase)
+			return fmt.Errorf("line %d: metadata.benchmark_phase %q: want profiling, warmup, ramp_up or stabilizing", n, md.BenchmarkPhase)
 		}
 		if *md.RequestStartNS < 1e17 { // before 1973 in nanoseconds: not epoch nanoseconds
 			return fmt.Errorf("line %d: metadata.request_start_ns %d is not Unix nanoseconds", n, *md.RequestStartNS)
