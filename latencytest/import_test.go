@@ -395,3 +395,33 @@ func TestImportFileGzip(t *testing.T) {
 		t.Errorf("%d records, box 3 %q", len(res.Records), res.Disclosure.Box(3).Answer)
 	}
 }
+
+// TestImportK6RealRun imports a real k6 run (gzipped, as k6 --out
+// json=FILE.gz writes it; see testdata/import/README.md) and checks it
+// against k6's own end-of-test summary of the run (k6-real.summary.txt):
+// 40 requests, none failed, http_req_duration avg 373.61ms, med 326.99ms
+// (k6 cuts to two decimals of a millisecond: the median of the file's
+// durations is 326.996237ms, shown as 326.99ms).
+func TestImportK6RealRun(t *testing.T) {
+	res, err := latencytest.ImportFile("", filepath.Join("testdata", "import", "k6-real.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := string(readFixture(t, "k6-real.summary.txt"))
+	if !strings.Contains(summary, "avg=373.61ms med=326.99ms") || !strings.Contains(summary, "0 out of 40") {
+		t.Fatalf("k6's summary is not the one this test pins:\n%s", summary)
+	}
+	c := res.Counts()
+	if c.Sent != 40 || c.Kept != 40 {
+		t.Fatalf("counts %+v: want 40 kept (http_reqs 40, http_req_failed 0 out of 40)", c)
+	}
+	tot := res.Total()
+	if mean, med := tot.Mean().Truncate(10*time.Microsecond), tot.Quantile(0.5).Truncate(10*time.Microsecond); mean != 373610*time.Microsecond || med != 326990*time.Microsecond {
+		t.Errorf("mean %v, median %v: k6 reports avg=373.61ms med=326.99ms", mean, med)
+	}
+	for _, r := range res.Records {
+		if r.TTFB <= 0 || r.TTFB > r.Total || r.Status != 200 {
+			t.Errorf("%s: TTFB %v total %v status %d: want 0 < TTFB <= total, 200", r.ID, r.TTFB, r.Total, r.Status)
+		}
+	}
+}
