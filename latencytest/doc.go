@@ -139,6 +139,14 @@
 // bubble a real TAILGUARD_START_AT is ignored, with one log line. See
 // Shard.
 //
+// # Other tools' records
+//
+// Import reads the per-request output of other load tools (AIPerf,
+// vllm bench serve, GuideLLM, llmperf, k6, vegeta; see Formats) into a
+// Result with the same semantics, so the same objectives judge it. A clock
+// the tool did not measure is not observed (it counts as failed, never as
+// 0), and the Disclosure names the tool, its version and what it missed.
+//
 // # Percentiles
 //
 // Quantiles are fractions in [0,1] (0.99 for p99), computed exactly from

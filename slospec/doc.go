@@ -26,4 +26,11 @@
 // the level prints its whole report once (distribution, counts, errors by
 // class with an example, slowest trace IDs, missing disclosure boxes). A
 // level its deadline cut short fails, and the levels after it do not run.
+//
+// # Records of other tools
+//
+// target: {records: GLOB, format: vllm} judges another load tool's
+// per-request output (one of latencytest.Formats) with the same
+// objectives. Judge is the pure core of a records target, without a
+// testing.T: the tailguard command's judge subcommand calls it.
 package slospec

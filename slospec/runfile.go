@@ -95,6 +95,7 @@ type runTarget struct {
 	fake     *fakeprovider.Profile
 	provider latencytest.Provider
 	records  string
+	format   string // the records' format ("" for this package's own)
 	desc     string
 }
 
@@ -114,7 +115,7 @@ func (s Spec) targets() (main, chains runTarget, skip string, err error) {
 
 func (t SpecTarget) resolve() (runTarget, string, error) {
 	if t.Records != "" {
-		return runTarget{records: t.Records, desc: "records " + t.Records + ", merged"}, "", nil
+		return recordsTarget(t), "", nil
 	}
 	if t.Endpoint == nil {
 		prof, err := t.FakeProfile()
@@ -301,7 +302,7 @@ func recordsLevel(level int) string {
 // it returns a verdict per level.
 func (s Spec) runRecords(t *testing.T, title string, rt runTarget) []string {
 	t.Helper()
-	byLevel, err := latencytest.MergeLevels(rt.records)
+	byLevel, err := s.recordLevels(rt)
 	if err != nil {
 		t.Fatalf("slospec: spec %s: target records: %v", title, err)
 	}

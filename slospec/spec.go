@@ -174,6 +174,10 @@ type SpecTarget struct {
 	// load (see Spec's Records). ParseSpec keeps it as written; LoadSpec
 	// makes a relative one relative to the spec file's directory.
 	Records string
+	// Format is the format of the Records files: one of
+	// latencytest.Formats ("aiperf", "vllm", ...), read with
+	// latencytest.ImportLevels; "" reads this package's own records.
+	Format string
 	// Seed, when set, replaces a fake profile's seed.
 	Seed *uint64
 
@@ -901,12 +905,12 @@ func (p *specParser) spec(data []byte) Spec {
 // target parses a target map.
 func (p *specParser) target(e specEntry) (SpecTarget, bool) {
 	var t SpecTarget
-	entries, ok := p.mapping(e.v, e.path, false, []string{"preset", "profile", "endpoint", "records", "seed"}, nil)
+	entries, ok := p.mapping(e.v, e.path, false, []string{"preset", "profile", "endpoint", "records", "format", "seed"}, nil)
 	if !ok {
 		return t, false
 	}
 	var kinds []specEntry
-	var seed *specEntry
+	var seed, format *specEntry
 	for _, f := range entries {
 		switch f.key {
 		case "preset":
@@ -934,6 +938,9 @@ func (p *specParser) target(e specEntry) (SpecTarget, bool) {
 					t.Records = g
 				}
 			}
+		case "format":
+			format = &f
+			t.Format = p.recordsFormat(f)
 		case "seed":
 			seed = &f
 			if v, ok := p.integer(f, 0, math.MaxInt64); ok {
@@ -948,6 +955,10 @@ func (p *specParser) target(e specEntry) (SpecTarget, bool) {
 		return t, false
 	case len(kinds) > 1:
 		p.errorf(kinds[1].k.Line, kinds[1].path, "conflicting: %s and %s (a target is one of preset, profile, endpoint or records)", kinds[0].key, kinds[1].key)
+		return t, false
+	}
+	if format != nil && kinds[0].key != "records" {
+		p.errorf(format.k.Line, format.path, "a format applies to a records target, not to %s", kinds[0].key)
 		return t, false
 	}
 	if seed != nil && (t.Endpoint != nil || kinds[0].key == "records") {

@@ -1,0 +1,338 @@
+// Command tailguard judges latency records in CI, from tailguard's own
+// records or any other load tool's per-request output (AIPerf, vllm bench
+// serve, GuideLLM, llmperf, k6, vegeta):
+//
+//	tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
+//	tailguard compare [-format F] [-metric ttft] base.jsonl new.jsonl
+//	tailguard report [-format F] [-svg DIR] records.jsonl
+//	tailguard fit [-format F] [-seed N] records.jsonl > profile.yaml
+//
+// judge judges the records (the spec's target.records when none are
+// given) with the spec's objectives, level by level, and prints the
+// one-screen report of each level; -markdown writes the reports as
+// Markdown, -svg writes each level's charts into a directory. compare
+// compares a run with a baseline (sloassert's Compare: quantile changes
+// with bootstrap intervals, the tail and failure tests). report prints a
+// distribution: n, p50 p90 p95 p99 max, CV, errors by class (-svg writes
+// its CDF charts). fit writes a
+// fakeprovider profile fitted to the records (package fit).
+//
+// -format names the records' format (tailguard, aiperf, vllm, guidellm,
+// llmperf, k6, vegeta); by default each file's is detected, and a file
+// that fits none or several is refused.
+//
+// Exit status: 0 pass (judge, compare) or done; 1 fail (an objective or
+// the comparison failed); 2 bad input (a file, a spec or a flag), or a
+// judgement that stays inconclusive where the spec demands a decision
+// (Demonstrate or Refute: more data is needed).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tailguard/tailguard/fit"
+	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
+	"github.com/tailguard/tailguard/slospec"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Exit statuses.
+const (
+	exitPass = 0
+	exitFail = 1
+	exitBad  = 2
+)
+
+const usage = `usage:
+  tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
+  tailguard compare [-format F] [-metric M] base new
+  tailguard report [-format F] [-svg DIR] records
+  tailguard fit [-format F] [-seed N] records
+formats: `
+
+// run runs one subcommand and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage+strings.Join(latencytest.Formats(), ", ")+"\n")
+		return exitBad
+	}
+	var code int
+	var err error
+	switch args[0] {
+	case "judge":
+		code, err = judge(args[1:], stdout, stderr)
+	case "compare":
+		code, err = compare(args[1:], stdout, stderr)
+	case "report":
+		code, err = report(args[1:], stdout, stderr)
+	case "fit":
+		code, err = fitCmd(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage+strings.Join(latencytest.Formats(), ", ")+"\n")
+		return exitPass
+	default:
+		err = fmt.Errorf("unknown subcommand %q: want judge, compare, report or fit", args[0])
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitPass
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "tailguard:", err)
+		return exitBad
+	}
+	return code
+}
+
+// formatFlag adds -format to a flag set.
+func formatFlag(fs *flag.FlagSet) *string {
+	return fs.String("format", "", "records format: "+strings.Join(latencytest.Formats(), ", ")+" (default: detected from each file)")
+}
+
+func checkFormat(f string) error {
+	if f != "" && !slices.Contains(latencytest.Formats(), f) {
+		return fmt.Errorf("-format %q: want one of %s", f, strings.Join(latencytest.Formats(), ", "))
+	}
+	return nil
+}
+
+// load reads one records file of any format as one Result.
+func load(format, path string) (*latencytest.Result, error) {
+	return latencytest.ImportFile(format, path)
+}
+
+func judge(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("tailguard judge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := formatFlag(fs)
+	md := fs.String("markdown", "", "write the reports as Markdown to this file")
+	svg := fs.String("svg", "", "write each level's SVG charts into this directory")
+	if err := fs.Parse(args); err != nil {
+		return exitBad, err
+	}
+	if err := checkFormat(*format); err != nil {
+		return exitBad, err
+	}
+	if fs.NArg() < 1 {
+		return exitBad, errors.New("judge: give a spec: tailguard judge slo.yaml [records...]")
+	}
+	s, err := slospec.LoadSpec(fs.Arg(0))
+	if err != nil {
+		return exitBad, err
+	}
+	reps, err := slospec.Judge(s, *format, fs.Args()[1:]...)
+	if err != nil {
+		return exitBad, err
+	}
+	code := exitPass
+	var mdText strings.Builder
+	for _, lr := range reps {
+		fmt.Fprint(stdout, lr.Report.String())
+		fmt.Fprintln(stdout)
+		code = max(code, verdictCode(lr.Report, s))
+		var charts []string
+		if *svg != "" {
+			if err := os.MkdirAll(*svg, 0o755); err != nil {
+				return exitBad, err
+			}
+			for _, c := range sloassert.Charts(lr.Result, lr.Report) {
+				name := lr.Name + "-" + c.Name + ".svg"
+				if err := os.WriteFile(filepath.Join(*svg, name), c.SVG(), 0o644); err != nil {
+					return exitBad, err
+				}
+				charts = append(charts, filepath.Join(*svg, name))
+			}
+		}
+		mdText.WriteString(sloassert.Markdown(lr.Report, charts...))
+	}
+	if *md != "" {
+		if err := os.WriteFile(*md, []byte(mdText.String()), 0o644); err != nil {
+			return exitBad, err
+		}
+	}
+	return code, nil
+}
+
+// verdictCode maps a level's report to an exit status: 0 pass; 2 when
+// nothing could be judged (no data, a partial result) or when every
+// objective that failed its gate is inconclusive under a policy that
+// demands a decision (Demonstrate or Refute): more data is needed; 1
+// otherwise.
+func verdictCode(rep sloassert.Report, s slospec.Spec) int {
+	if rep.OK() {
+		return exitPass
+	}
+	if rep.Problem != "" {
+		return exitBad
+	}
+	// Outcomes are in the order of the spec's objectives (slospec.Judge).
+	inconclusive := false
+	for i, o := range rep.Outcomes {
+		if o.OK {
+			continue
+		}
+		demands := i < len(s.Objectives) && (s.Objectives[i].Demonstrate > 0 || s.Objectives[i].Refute > 0)
+		if o.Verdict != sloassert.Inconclusive || !demands {
+			return exitFail
+		}
+		inconclusive = true
+	}
+	if inconclusive {
+		return exitBad
+	}
+	return exitFail
+}
+
+func compare(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("tailguard compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := formatFlag(fs)
+	metric := fs.String("metric", "ttft", "clock compared: ttft, first_answer, total, itl, max_gap")
+	maxInc := fs.Float64("max-increase", 0, "allowed increase of a quantile, a fraction (default 0.20)")
+	if err := fs.Parse(args); err != nil {
+		return exitBad, err
+	}
+	if err := checkFormat(*format); err != nil {
+		return exitBad, err
+	}
+	if fs.NArg() != 2 {
+		return exitBad, errors.New("compare: give two records files: tailguard compare base.jsonl new.jsonl")
+	}
+	base, err := load(*format, fs.Arg(0))
+	if err != nil {
+		return exitBad, err
+	}
+	cur, err := load(*format, fs.Arg(1))
+	if err != nil {
+		return exitBad, err
+	}
+	rep := sloassert.Compare{Metric: sloassert.Metric(*metric), MaxIncrease: *maxInc}.Evaluate(base, cur)
+	fmt.Fprint(stdout, rep.String())
+	if !rep.OK() {
+		return exitFail, nil
+	}
+	return exitPass, nil
+}
+
+func report(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("tailguard report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := formatFlag(fs)
+	svg := fs.String("svg", "", "write the CDF charts (TTFT, total) into this directory")
+	if err := fs.Parse(args); err != nil {
+		return exitBad, err
+	}
+	if err := checkFormat(*format); err != nil {
+		return exitBad, err
+	}
+	if fs.NArg() != 1 {
+		return exitBad, errors.New("report: give one records file: tailguard report records.jsonl")
+	}
+	res, err := load(*format, fs.Arg(0))
+	if err != nil {
+		return exitBad, err
+	}
+	writeDistribution(stdout, fs.Arg(0), res)
+	if *svg != "" {
+		if err := os.MkdirAll(*svg, 0o755); err != nil {
+			return exitBad, err
+		}
+		rep := sloassert.Report{Title: fs.Arg(0)}
+		for _, c := range sloassert.Charts(res, rep) {
+			path := filepath.Join(*svg, c.Name+".svg")
+			if err := os.WriteFile(path, c.SVG(), 0o644); err != nil {
+				return exitBad, err
+			}
+			fmt.Fprintf(stdout, "chart: %s (%s)\n", path, c.Title)
+		}
+	}
+	return exitPass, nil
+}
+
+// writeDistribution prints n, p50 p90 p95 p99 max, CV and the tail ratio
+// of each clock, then the errors by class.
+func writeDistribution(w io.Writer, path string, res *latencytest.Result) {
+	c := res.Counts()
+	fmt.Fprintf(w, "%s: %d requests: %d kept, %d discarded (warm-up), %d failed\n", path, c.Sent, c.Kept, c.Discarded, c.Failed)
+	if res.Partial {
+		fmt.Fprintf(w, "PARTIAL: %s\n", res.PartialReason)
+	}
+	fmt.Fprintf(w, "%-13s %5s %10s %10s %10s %10s %10s %7s\n", "clock", "n", "p50", "p90", "p95", "p99", "max", "CV%")
+	for _, m := range []struct {
+		name string
+		s    latencytest.Sample
+	}{{"ttft", res.TTFT()}, {"first_answer", res.FirstAnswer()}, {"total", res.Total()}, {"itl", res.ITL()}, {"max_gap", res.MaxGap()}} {
+		fin := m.s.Finite()
+		if len(fin) == 0 {
+			fmt.Fprintf(w, "%-13s %5d %s\n", m.name, len(m.s), "not observed")
+			continue
+		}
+		qs := []float64{0.5, 0.9, 0.95, 0.99, 1}
+		var cells []string
+		for _, q := range qs {
+			cells = append(cells, cell(m.s.Quantile(q)))
+		}
+		fmt.Fprintf(w, "%-13s %5d %10s %10s %10s %10s %10s %7.1f\n", m.name, len(m.s), cells[0], cells[1], cells[2], cells[3], cells[4], fin.CV())
+	}
+	if ex := res.ErrorExamples(); len(ex) > 0 {
+		fmt.Fprintln(w, "errors by class:")
+		for _, e := range ex {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	} else {
+		fmt.Fprintln(w, "errors by class: none")
+	}
+	fmt.Fprintf(w, "measured by: %s\n", res.Disclosure.Box(1).Answer)
+}
+
+// cell renders a quantile in milliseconds, "failed" when it reaches a
+// failed (or unobserved) request.
+func cell(d time.Duration) string {
+	if d == latencytest.Failed {
+		return "failed"
+	}
+	return fmt.Sprintf("%.1fms", float64(d)/1e6)
+}
+
+func fitCmd(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("tailguard fit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := formatFlag(fs)
+	seed := fs.Int64("seed", -1, "random seed of the fitted profile, >= 0 (-1: the fit's default)")
+	if err := fs.Parse(args); err != nil {
+		return exitBad, err
+	}
+	if err := checkFormat(*format); err != nil {
+		return exitBad, err
+	}
+	if fs.NArg() != 1 || *seed < -1 {
+		return exitBad, errors.New("fit: give one records file (and -seed >= 0 or -1): tailguard fit records.jsonl")
+	}
+	res, err := load(*format, fs.Arg(0))
+	if err != nil {
+		return exitBad, err
+	}
+	var opts []fit.Option
+	if *seed >= 0 {
+		opts = append(opts, fit.WithSeed(uint64(*seed)))
+	}
+	p, rep, err := fit.Fit(res.Records, opts...)
+	if err != nil {
+		return exitBad, err
+	}
+	if err := fit.WriteProfile(stdout, p, rep); err != nil {
+		return exitBad, err
+	}
+	return exitPass, nil
+}

@@ -1,0 +1,176 @@
+package slospec
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
+)
+
+// recordsTarget resolves a records target, in its format.
+func recordsTarget(t SpecTarget) runTarget {
+	desc := "records " + t.Records + ", merged"
+	if t.Format != "" && t.Format != latencytest.FormatTailguard {
+		desc = "records " + t.Records + ", imported from " + t.Format
+	}
+	return runTarget{records: t.Records, format: t.Format, desc: desc}
+}
+
+// levels reads a records target's files, split by load level: this
+// package's own records merged (latencytest.MergeLevels), another tool's
+// imported (latencytest.ImportLevels).
+func (rt runTarget) levels() (map[int]*latencytest.Result, error) {
+	if rt.format == "" || rt.format == latencytest.FormatTailguard {
+		return latencytest.MergeLevels(rt.records)
+	}
+	return latencytest.ImportLevels(rt.format, rt.records)
+}
+
+// recordLevels is levels for a spec: an objective on a clock the
+// records' format does not measure is an error first.
+func (s Spec) recordLevels(rt runTarget) (map[int]*latencytest.Result, error) {
+	if rt.format != "" {
+		if err := measurable(s, rt.format); err != nil {
+			return nil, err
+		}
+	}
+	return rt.levels()
+}
+
+// recordsFormat reads a records target's format key.
+func (p *specParser) recordsFormat(f specEntry) string {
+	v, ok := p.str(f)
+	if !ok {
+		return ""
+	}
+	if !slices.Contains(latencytest.Formats(), v) {
+		p.errorf(f.v.Line, f.path, "unknown format %q (have %s)", v, strings.Join(latencytest.Formats(), ", "))
+		return ""
+	}
+	return v
+}
+
+// LevelReport is one load level of a judged records target: its name
+// ("c8", or "all" for records without a level), the imported or merged
+// result, and the report of the spec's objectives on it.
+type LevelReport struct {
+	Name   string
+	Result *latencytest.Result
+	Report sloassert.Report
+}
+
+// Judge judges records already measured with the spec's objectives, level
+// by level, without a testing.T: the pure core of a records target (Run
+// and RunFile are its testing wrapper). records are files or globs; none
+// takes the spec's own target.records. format names their format (one of
+// latencytest.Formats); "" takes the spec's target.format, else detects
+// each file's. A level listed in load.concurrency that the records do not
+// hold is an error, as are chains (records hold no chain totals), an
+// objective on a clock the format does not measure (k6 has no TTFT), and a
+// spec without objectives.
+//
+// A partial level is judged, and its report fails saying so (a partial
+// result never passes).
+func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
+	if len(s.Objectives) == 0 {
+		return nil, fmt.Errorf("slospec: spec %s: no objectives: a spec with no objective never passes", s.title())
+	}
+	if s.Chains != nil && len(s.Chains.Objectives) > 0 {
+		return nil, fmt.Errorf("slospec: spec %s: chains need a live target: records hold each call, not the measured chain totals", s.title())
+	}
+	if format == "" {
+		format = s.Target.Format
+	}
+	if len(records) == 0 {
+		if s.Target.Records == "" {
+			return nil, fmt.Errorf("slospec: spec %s: no records given and the spec's target is not records", s.title())
+		}
+		records = []string{s.Target.Records}
+	}
+	if format != "" {
+		if err := measurable(s, format); err != nil {
+			return nil, err
+		}
+	}
+	var byLevel map[int]*latencytest.Result
+	var err error
+	if format == latencytest.FormatTailguard {
+		byLevel, err = latencytest.MergeLevels(records...)
+	} else {
+		byLevel, err = latencytest.ImportLevels(format, records...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("slospec: spec %s: records: %w", s.title(), err)
+	}
+	if format == "" { // detected per file: check what the first level disclosed
+		for _, res := range byLevel {
+			if f := importedFormat(res); f != "" {
+				if err := measurable(s, f); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	have := slices.Sorted(maps.Keys(byLevel))
+	levels := have
+	if len(s.Load.Concurrency) > 0 {
+		levels = slices.Clone(s.Load.Concurrency)
+	}
+	objs := make([]sloassert.Objective, len(s.Objectives))
+	for i, o := range s.Objectives {
+		objs[i] = o.Objective()
+	}
+	var out []LevelReport
+	for _, level := range levels {
+		res := byLevel[level]
+		name := recordsLevel(level)
+		if res == nil {
+			return nil, fmt.Errorf("slospec: spec %s: %s: no records at concurrency %d (the records hold %v)", s.title(), name, level, have)
+		}
+		discloseLevels(&res.Disclosure, levels)
+		rep := sloassert.Evaluate(res, objs...)
+		rep.Title = s.title() + " " + name
+		out = append(out, LevelReport{Name: name, Result: res, Report: rep})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("slospec: spec " + s.title() + ": the records hold no request")
+	}
+	return out, nil
+}
+
+// importedFormat names the format an imported result came from, from its
+// raw-records box ("path (vllm, imported)"); "" for this package's own.
+func importedFormat(res *latencytest.Result) string {
+	a := res.Disclosure.Box(3).Answer
+	for _, f := range latencytest.Formats() {
+		if strings.Contains(a, "("+f+", imported)") {
+			return f
+		}
+	}
+	return ""
+}
+
+// measurable refuses an objective on a clock the format does not measure.
+func measurable(s Spec, format string) error {
+	have := latencytest.ImportedMetrics(format)
+	for _, o := range s.Objectives {
+		m := string(o.Metric)
+		switch o.Metric {
+		case sloassert.TTFT, sloassert.FirstAnswer, sloassert.ITL, sloassert.MaxGap, sloassert.Total:
+		default:
+			continue
+		}
+		if !slices.Contains(have, m) {
+			where := o.Key
+			if o.Line > 0 {
+				where = fmt.Sprintf("line %d: %s", o.Line, o.Key)
+			}
+			return fmt.Errorf("slospec: spec %s: %s: %s records do not measure %s (they measure %s)", s.title(), where, format, m, strings.Join(have, ", "))
+		}
+	}
+	return nil
+}
