@@ -164,7 +164,7 @@ func TestMachineBoxAndJSON(t *testing.T) {
 	d.set(13, "0.00", false)
 	d.noteMachine(m)
 	want := "0.00; machine: PSI cpu some 50.0% of the run; load average not available on 2 cores; " +
-		"timer lateness p50 1.00ms p99 30.00ms max 406.00ms (400 wake-ups every 2ms); " +
+		"timer lateness p50 1.00ms p99 30.00ms max 406.00ms (400 wake-ups every 5ms); " +
 		"WARNING: the machine was busy: timings may include scheduling delay of the client (the probe woke up to 406.00ms late): " +
 		"timer lateness p99 30.00ms (above 2.00ms); PSI cpu some 50% of the run (above 10%)"
 	if got := d.Box(13).Answer; got != want {

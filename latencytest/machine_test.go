@@ -37,6 +37,24 @@ func TestVirtualRunSamplesNoMachine(t *testing.T) {
 				t.Errorf("%s: TTFT %v total %v", rec.ID, rec.TTFT, rec.Total)
 			}
 		}
+		ol, err := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 4, MaxTokens: 8}.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr, err := latencytest.Chain{Chains: 2, Length: 2}.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, m := range map[string]*latencytest.MachineLoad{"open loop": ol.Machine, "chains": cr.Machine, "chain calls": cr.Calls().Machine} {
+			if m == nil || !m.Virtual {
+				t.Errorf("%s: machine %+v", what, m)
+			}
+		}
+		for what, d := range map[string]latencytest.Disclosure{"open loop": ol.Disclosure, "chains": cr.Disclosure} {
+			if b := d.Box(13).Answer; !strings.Contains(b, "not measured (virtual time)") {
+				t.Errorf("%s: box 13: %s", what, b)
+			}
+		}
 	})
 }
 
