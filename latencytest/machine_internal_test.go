@@ -185,3 +185,29 @@ func TestMachineBoxAndJSON(t *testing.T) {
 		t.Errorf("round trip: %+v", g)
 	}
 }
+
+// The summary (summary.json, the full text) keeps the figures, and the
+// few lines Measure logs carry the warning.
+func TestSummaryCarriesTheMachine(t *testing.T) {
+	m := &MachineLoad{Wall: time.Second, PSISome: 0.5, Load: math.NaN(), Runnable: math.NaN(), Cores: 2, Wakeups: 200,
+		LateP50: time.Millisecond, LateP99: 30 * time.Millisecond, LateMax: 406 * time.Millisecond}
+	s := (&Result{Machine: m, CPUPerWall: 0.01}).Summarize()
+	if s.Machine != m {
+		t.Fatalf("summary machine %v", s.Machine)
+	}
+	full, brief := s.String(), s.brief("")
+	if !strings.Contains(full, "\nmachine: PSI cpu some 50.0% of the run;") || !strings.Contains(full, "\nWARNING: the machine was busy") {
+		t.Errorf("summary:\n%s", full)
+	}
+	if !strings.Contains(brief, "\n  WARNING: the machine was busy: timings may include scheduling delay of the client") {
+		t.Errorf("brief:\n%s", brief)
+	}
+	quiet := (&Result{CPUPerWall: 0.01}).Summarize()
+	if strings.Contains(quiet.String(), "machine") || strings.Contains(quiet.brief(""), "WARNING") {
+		t.Errorf("no machine measured, yet:\n%s\n%s", quiet.String(), quiet.brief(""))
+	}
+	b, err := json.Marshal(s)
+	if err != nil || !strings.Contains(string(b), `"machine":{"wall_ns":1000000000,"psi_cpu_some":0.5,`) {
+		t.Errorf("summary JSON %v: %s", err, b)
+	}
+}
