@@ -23,7 +23,7 @@ type MachineLoad struct {
 	Virtual bool
 	// Wall is the real time the signals cover (the run's).
 	Wall time.Duration
-	// PSISome is the share (a fraction in [0, 1], not percent) of Wall in
+	// PSISome is the share (a fraction, not percent: 1 is all) of Wall in
 	// which at least one runnable task of the machine waited for a CPU:
 	// the delta of the "some" line's total stall microseconds of Linux's
 	// /proc/pressure/cpu over the run, divided by Wall. NaN when the file
@@ -60,11 +60,12 @@ type MachineLoad struct {
 const probeInterval = 5 * time.Millisecond
 
 // The thresholds above which MachineLoad.Warning warns. A wake-up 2 ms
-// late is more than a timer's own resolution explains (the probe's p50 was
-// 0.3-0.5 ms even on a 2-core VM with a load of 25); 10% of the run with a task waiting for a CPU, or more
-// runnable tasks than cores, means the client's reads queued behind other
-// work. The 1-minute load average only counts for runs of a minute or
-// more (shorter runs see mostly the minute before them).
+// late is more than a timer's own resolution explains (the probe's p50
+// was 0.3-0.5 ms even on a 2-core VM with a load of 25); a task waiting
+// for a CPU during 10% of the run, or more runnable tasks than cores,
+// means the client's reads queued behind other work. The 1-minute load
+// average only counts for runs of a minute or more (shorter runs see
+// mostly the minute before them).
 const (
 	busyLateness = 2 * time.Millisecond
 	busyPSISome  = 0.10

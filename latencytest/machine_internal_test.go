@@ -3,6 +3,7 @@ package latencytest
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -210,4 +211,25 @@ func TestSummaryCarriesTheMachine(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"machine":{"wall_ns":1000000000,"psi_cpu_some":0.5,`) {
 		t.Errorf("summary JSON %v: %s", err, b)
 	}
+}
+
+// FuzzParseMachineFiles: whatever /proc holds, the parsers never panic
+// and a reading they accept is a possible one.
+func FuzzParseMachineFiles(f *testing.F) {
+	for _, name := range []string{"psi_cpu", "psi_cpu_no_total", "psi_cpu_garbage", "loadavg", "loadavg_bad_runnable"} {
+		b, err := os.ReadFile(fixture(name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if d, ok := parsePSISome(s); ok && d < 0 || !ok && d != 0 {
+			t.Errorf("PSI %q: %v %v", s, d, ok)
+		}
+		load, run, ok := parseLoadavg(s)
+		if ok && (load < 0 || math.IsNaN(load) || math.IsInf(load, 0) || run < 0) || !ok && (load != 0 || run != 0) {
+			t.Errorf("loadavg %q: %v %d %v", s, load, run, ok)
+		}
+	})
 }
