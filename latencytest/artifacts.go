@@ -174,6 +174,9 @@ type ResultSummary struct {
 	Partial        string      `json:"partial,omitempty"`
 	RepeatGaps     []RepeatGap `json:"repeat_gaps,omitempty"`
 	Disclosure     Disclosure  `json:"disclosure"`
+	// Machine is Result.Machine: the machine's load over the run (nil
+	// when not measured).
+	Machine *MachineLoad `json:"machine,omitempty"`
 }
 
 // Summarize computes the ResultSummary (Test and Label are left empty).
@@ -185,6 +188,7 @@ func (r *Result) Summarize() ResultSummary {
 		Partial: r.PartialReason, RepeatGaps: r.RepeatGaps, Disclosure: r.Disclosure,
 		Model: strings.Join(modelsOf(r.Records), ", "), DecodeRateUnit: r.DecodeRateUnit(), Shard: r.Shard.String(),
 	}
+	s.Machine = r.Machine
 	if r.openLoop() {
 		fs, tf := r.FromSchedule().Summarize(), r.TTFTFromSchedule().Summarize()
 		s.FromSchedule, s.TTFTFromSchedule = &fs, &tf
@@ -280,6 +284,12 @@ func (s ResultSummary) String() string {
 		sb.WriteString(" (above 0.7: the client is part of the tail)")
 	}
 	sb.WriteString("\n")
+	if s.Machine != nil {
+		fmt.Fprintf(&sb, "%s\n", s.Machine)
+	}
+	if w := s.Machine.Warning(); w != "" {
+		fmt.Fprintf(&sb, "WARNING: %s\n", w)
+	}
 	if s.Partial != "" {
 		fmt.Fprintf(&sb, "PARTIAL: %s\n", s.Partial)
 	}
@@ -318,6 +328,9 @@ func (s ResultSummary) brief(where string) string {
 	}
 	if s.Partial != "" {
 		fmt.Fprintf(&sb, "  PARTIAL: %s\n", s.Partial)
+	}
+	if w := s.Machine.Warning(); w != "" {
+		fmt.Fprintf(&sb, "  WARNING: %s\n", w)
 	}
 	if where != "" {
 		fmt.Fprintf(&sb, "  raw records: %s\n", where)

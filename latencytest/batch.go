@@ -289,8 +289,10 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 	}
 	res.End = time.Now()
 	res.CPUPerWall = meter.perWall()
+	res.Machine = meter.machine()
 	res.RepeatGaps = repeatGaps(res, b.Repeat)
 	res.Disclosure = b.disclose(p, res)
+	res.Disclosure.noteMachine(res.Machine)
 	return res, nil
 }
 

@@ -191,7 +191,9 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	}
 	res.End = time.Now()
 	res.CPUPerWall = meter.perWall()
+	res.Machine = meter.machine()
 	res.Disclosure = c.disclose(p, res)
+	res.Disclosure.noteMachine(res.Machine)
 	return res, nil
 }
 

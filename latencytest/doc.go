@@ -116,6 +116,19 @@
 // disclosure says when the client fell behind (box 13) and how requests
 // arrived (box 7).
 //
+// # The client's machine
+//
+// CPU/wall (box 13) sees only the client's own CPU. Each real-time run
+// also samples the machine over the run (Result.Machine, a MachineLoad):
+// Linux PSI (/proc/pressure/cpu, the share of the run in which a task
+// waited for a CPU), the load average and runnable tasks against the
+// cores (/proc/loadavg), and the lateness of a timer probe's wake-ups in
+// the client (p50/p99/max). Box 13 adds the figures ("not available"
+// where the platform lacks a signal; "not measured (virtual time)" in a
+// synctest bubble, where the probe does not run) and warns when the
+// timings may include scheduling delay of the client (MachineLoad.Warning;
+// sloassert's report repeats it).
+//
 // # Shards
 //
 // One load can run from several processes or machines: TAILGUARD_SHARD=i/n

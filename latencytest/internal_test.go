@@ -42,6 +42,7 @@ func TestRunContextTakesTheTestDeadline(t *testing.T) {
 
 func TestCPUMeter(t *testing.T) {
 	m := startCPU()
+	defer m.machine() // stops the machine probe
 	// Burn CPU until the process has used some: the meter must see it.
 	c0, ok := cpuTime()
 	if !ok {

@@ -279,10 +279,12 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	}
 	res.End = time.Now()
 	res.CPUPerWall = meter.perWall()
+	res.Machine = meter.machine()
 	if st.stopped != "" {
 		res.Partial, res.PartialReason = true, st.stopped
 	}
 	res.Disclosure = o.disclose(p, res, st)
+	res.Disclosure.noteMachine(res.Machine)
 	return res, nil
 }
 

@@ -319,6 +319,10 @@ type Result struct {
 	// CPUPerWall is the client's CPU seconds per wall second over the run
 	// (NaN when unknown). Above 0.7 the client is part of the tail.
 	CPUPerWall float64 `json:"cpu_per_wall"`
+	// Machine is what other processes did to the client's timings over
+	// the run (PSI, load, timer lateness; see MachineLoad); nil when not
+	// measured (a merge, a baseline read from records).
+	Machine *MachineLoad `json:"machine,omitempty"`
 	// RepeatGaps holds the run-to-run gaps when the batch was repeated.
 	RepeatGaps []RepeatGap `json:"repeat_gaps,omitempty"`
 	// Disclosure says how it was measured.
@@ -607,6 +611,8 @@ type ChainResult struct {
 	End           time.Time  `json:"end"`
 	CPUPerWall    float64    `json:"cpu_per_wall"`
 	Disclosure    Disclosure `json:"disclosure"`
+	// Machine is as Result.Machine.
+	Machine *MachineLoad `json:"machine,omitempty"`
 	// Shard is the part of a split run these chains are, as Result.Shard.
 	Shard Shard `json:"shard,omitzero"`
 }
@@ -645,7 +651,7 @@ func (cr *ChainResult) Totals() Sample {
 // Calls returns every call of every chain as one Result, for per-call
 // figures. A chain run cut short gives a Partial result.
 func (cr *ChainResult) Calls() *Result {
-	r := &Result{Start: cr.Start, End: cr.End, CPUPerWall: cr.CPUPerWall, Disclosure: cr.Disclosure,
+	r := &Result{Start: cr.Start, End: cr.End, CPUPerWall: cr.CPUPerWall, Machine: cr.Machine, Disclosure: cr.Disclosure,
 		Partial: cr.Partial, PartialReason: cr.PartialReason, Shard: cr.Shard}
 	for _, c := range cr.Chains {
 		r.Records = append(r.Records, c.Calls...)

@@ -188,6 +188,7 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 	rep.Errors = calls.Errors()
 	rep.ErrorExamples = calls.ErrorExamples()
 	rep.CPUPerWall = cr.CPUPerWall
+	rep.Machine = cr.Machine.Warning()
 	rep.Missing = cr.Disclosure.Missing()
 	rep.RawRecords = cr.Disclosure.Box(3).Answer
 	rep.Setup = setup(cr.Disclosure)

@@ -63,6 +63,9 @@ func markdown(rep Report, heading string, charts []string, embed bool) string {
 	if rep.CPUPerWall > latencytest.BusyClient {
 		fmt.Fprintf(&sb, "> **Warning:** client CPU/wall %.2f is above %.1f: the client is part of the tail it measured.\n\n", rep.CPUPerWall, latencytest.BusyClient)
 	}
+	if rep.Machine != "" {
+		fmt.Fprintf(&sb, "> **Warning:** %s.\n\n", mdText(rep.Machine))
+	}
 	switch {
 	case len(rep.ErrorExamples) > 0:
 		sb.WriteString("### Errors by class\n\n| class | requests | example |\n|---|--:|---|\n")

@@ -32,6 +32,10 @@ type Report struct {
 	Slowest []Slow
 	// CPUPerWall is the client's CPU/wall (NaN when unknown).
 	CPUPerWall float64
+	// Machine says, with the figures, why the timings may include
+	// scheduling delay of the client (latencytest.MachineLoad.Warning);
+	// "" when the machine was quiet or not measured.
+	Machine string
 	// Missing lists the disclosure boxes left empty.
 	Missing []latencytest.Box
 	// RawRecords says where the raw records are.
@@ -110,6 +114,7 @@ func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
 	rep.Errors = r.Errors()
 	rep.ErrorExamples = r.ErrorExamples()
 	rep.CPUPerWall = r.CPUPerWall
+	rep.Machine = r.Machine.Warning()
 	rep.Missing = r.Disclosure.Missing()
 	rep.RawRecords = r.Disclosure.Box(3).Answer
 	rep.Setup = setup(r.Disclosure)
@@ -339,6 +344,9 @@ func (r Report) String() string {
 	}
 	if r.CPUPerWall > latencytest.BusyClient {
 		fmt.Fprintf(&sb, "  WARNING: client CPU/wall %.2f is above %.1f: the client is part of the tail it measured\n", r.CPUPerWall, latencytest.BusyClient)
+	}
+	if r.Machine != "" {
+		fmt.Fprintf(&sb, "  WARNING: %s\n", r.Machine)
 	}
 	if len(r.Missing) > 0 {
 		var parts []string
