@@ -427,7 +427,7 @@ func (s *stream) fastEvent(data []byte) (token, ok bool) {
 	rec := s.rec
 	if f.used {
 		switch {
-		case model != nil && len(model) > 0 && string(model) != rec.Model:
+		case len(model) > 0 && string(model) != rec.Model:
 			rec.Model = string(model)
 		case model == nil && modelS != "":
 			rec.Model = modelS

@@ -329,6 +329,11 @@ func runRaw(b *testing.B, url string, label string) clientRun {
 		go func() {
 			defer wg.Done()
 			var c *rawConn
+			defer func() {
+				if c != nil {
+					c.c.Close()
+				}
+			}()
 			var res rawResult
 			for i := range next {
 				if c == nil {
@@ -340,7 +345,6 @@ func runRaw(b *testing.B, url string, label string) clientRun {
 						continue
 					}
 					c = &rawConn{c: nc, buf: make([]byte, 32<<10)}
-					defer nc.Close()
 					mu.Lock()
 					run.conns++
 					mu.Unlock()
