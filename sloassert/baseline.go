@@ -41,6 +41,9 @@ func SaveBaseline(path string, r *latencytest.Result) error {
 	if r == nil || len(r.Measured()) == 0 {
 		return fmt.Errorf("sloassert: baseline %s: no measured request: an empty run is no baseline", path)
 	}
+	if r.Shard.Split() {
+		return fmt.Errorf("sloassert: baseline %s: the run is %s: merge the shards, then save the merged result", path, shardText(r.Shard))
+	}
 	if r.Partial {
 		return fmt.Errorf("sloassert: baseline %s: the run was cut short (%s): a partial run is no baseline", path,
 			partialText(r.Counts().Sent, r.Planned, "requests", r.PartialReason))
@@ -209,6 +212,11 @@ type Compare struct {
 	// on what ran. By default a partial run, on either side, cannot judge a
 	// change: the report says how much ran and fails.
 	AllowPartial bool
+	// AllowShard compares results measured as one shard of a split run
+	// (Result.Shard) as if each were the whole run. By default a shard, on
+	// either side, cannot judge a change: merge the shards first (see
+	// AllowShard, the objective option).
+	AllowShard bool
 }
 
 // DefaultCompareQuantiles are the quantiles Compare judges by default.
@@ -495,6 +503,12 @@ func (c Compare) Evaluate(base, cur *latencytest.Result) BaselineReport {
 		return rep
 	case base.Partial && !c.AllowPartial:
 		rep.Problem = "the baseline run was cut short: " + partialText(base.Counts().Sent, base.Planned, "requests", base.PartialReason) + "; re-record it, or Compare.AllowPartial"
+		return rep
+	case cur.Shard.Split() && !c.AllowShard:
+		rep.Problem = "the current run is " + shardText(cur.Shard) + ": merge the shards, then compare (or Compare.AllowShard)"
+		return rep
+	case base.Shard.Split() && !c.AllowShard:
+		rep.Problem = "the baseline is " + shardText(base.Shard) + ": merge the shards, then save the baseline (or Compare.AllowShard)"
 		return rep
 	}
 	bs, _ := c.Metric.Sample(base) // the metric was checked by normalized

@@ -132,7 +132,8 @@ const chainTotalMetric Metric = "chain_total"
 // 5%) of chains had a failed call", over the finished chains: a chain the
 // run's end cut short with no failed call before (see ChainRun.CutShort)
 // is partial, not failed, and is left out (the outcome says how many). A
-// max outside [0,1] fails and says so; it needs n >= ceil(1/max) finished
+// max outside [0,1) fails and says so (1, every chain failed, is refused: an
+// all-failed run never passes); it needs n >= ceil(1/max) finished
 // chains.
 func MaxChainErrorRate(max float64) ChainObjective {
 	name := fmt.Sprintf("chains with a failed call <= %s", percent(max))

@@ -43,8 +43,8 @@ func TestMinDecodeRateLeavesOutOneTokenAnswers(t *testing.T) {
 		t.Errorf("failures count as 0 tokens/s: two of 20 must fail a p5 floor:\n%s", rep)
 	}
 	ones := &latencytest.Result{Records: []latencytest.Record{okRecord("a", 1), okRecord("b", 1)}, Planned: 2}
-	if rep := sloassert.Evaluate(ones, sloassert.MinDecodeRate(0.05, 90)); rep.OK() {
-		t.Errorf("only one-token answers: no rate at all, which must not pass:\n%s", rep)
+	if rep := sloassert.Evaluate(ones, sloassert.MinDecodeRate(0.05, 90)); rep.OK() || !strings.Contains(rep.Outcomes[0].Note, "none of the 2 successful requests streamed two token events") {
+		t.Errorf("only one-token answers: no rate at all, which must not pass, and the note must say why:\n%s", rep)
 	}
 }
 

@@ -390,6 +390,9 @@ func MinDecodeRate(q, floor float64) Objective {
 		case !(floor > 0) || math.IsInf(floor, 1):
 			out.Note = fmt.Sprintf("floor %g tok/s is not a positive number: it would judge nothing", floor)
 			return out
+		case len(rates) == 0 && r.Counts().Kept > 0:
+			out.Observed, out.Note = "no data", fmt.Sprintf("none of the %d successful requests streamed two token events: a decode rate needs two (one-token answers have none)", r.Counts().Kept)
+			return out
 		case len(rates) == 0:
 			out.Observed, out.Note = "no data", "no measured request"
 			return out

@@ -223,3 +223,33 @@ func TestIncompleteMergeFailsUnlessAllowPartial(t *testing.T) {
 		}
 	}
 }
+
+// A baseline comparison refuses a shard on either side unless
+// Compare.AllowShard, and a shard is never saved as a baseline.
+func TestCompareRefusesAShard(t *testing.T) {
+	sh := latencytest.Shard{Index: 0, Count: 2}
+	whole, part := streamed(300), sharded(300, sh)
+	if rep := (sloassert.Compare{}).Evaluate(whole, whole); rep.Problem != "" {
+		t.Fatalf("whole against whole: %s", rep.Problem)
+	}
+	for _, tc := range []struct {
+		name      string
+		base, cur *latencytest.Result
+		want      string
+	}{
+		{"current", whole, part, "the current run is shard 0 of 2: merge the shards"},
+		{"baseline", part, whole, "the baseline is shard 0 of 2: merge the shards"},
+	} {
+		rep := (sloassert.Compare{}).Evaluate(tc.base, tc.cur)
+		if rep.OK() || !strings.Contains(rep.Problem, tc.want) {
+			t.Errorf("%s: OK %v, problem %q; want a failure saying %q", tc.name, rep.OK(), rep.Problem, tc.want)
+		}
+		if rep := (sloassert.Compare{AllowShard: true}).Evaluate(tc.base, tc.cur); rep.Problem != "" {
+			t.Errorf("%s with AllowShard: %s", tc.name, rep.Problem)
+		}
+	}
+	err := sloassert.SaveBaseline(filepath.Join(t.TempDir(), "b.json"), part)
+	if err == nil || !strings.Contains(err.Error(), "shard 0 of 2") {
+		t.Errorf("SaveBaseline of a shard: %v", err)
+	}
+}
