@@ -153,6 +153,7 @@ type attempt struct {
 	keep    bool         // keep the body in errBody
 	json    bool         // a 2xx JSON answer, kept in errBody (see stream.completion)
 	done    bool
+	path    string // the request's URL path: its protocol (protocol.go)
 
 	dnsStart, connStart, tlsStart time.Time
 }
@@ -170,7 +171,7 @@ func (c *funcCall) begin(req *http.Request) *attempt {
 	if c.returned {
 		return nil
 	}
-	a := &attempt{n: len(c.attempts) + 1, start: time.Now()}
+	a := &attempt{n: len(c.attempts) + 1, start: time.Now(), path: req.URL.Path}
 	a.offset = a.start.Sub(c.start)
 	a.rec = Record{TTFB: NotObserved, TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
 	if c.id != "" {
@@ -278,6 +279,9 @@ func (c *funcCall) headers(a *attempt, resp *http.Response) {
 		// Only a declared event stream is decoded: a body without a
 		// Content-Type may be anything.
 		a.sse = newStreamTimer(&a.rec, c.redact, c.firstToken)
+		var known bool
+		a.sse.st.proto, known = protocolOfPath(a.path)
+		a.sse.sniff = !known
 	case resp.StatusCode/100 == 2 && isJSON(resp.Header.Get("Content-Type")):
 		a.json = true
 	}
@@ -369,7 +373,7 @@ func (c *funcCall) endStream(a *attempt, now time.Duration, early bool) {
 	a.sse.finish()
 	if early && !a.sse.stopped() {
 		a.sse.st.done = true
-		a.sse.st.note("the client closed the stream before [DONE]")
+		a.sse.st.note("the client closed the stream before %s", a.sse.st.endMark())
 	}
 	class, detail := a.sse.verdict()
 	c.end(a, now, class, detail)
@@ -519,6 +523,10 @@ func (a *attempt) figures(rec *Record) {
 	rec.MaxGap, rec.Gaps, rec.TokenEvents = r.MaxGap, r.Gaps, r.TokenEvents
 	rec.PromptTokens, rec.CompletionTokens, rec.CachedTokens, rec.ReasoningTokens = r.PromptTokens, r.CompletionTokens, r.CachedTokens, r.ReasoningTokens
 	rec.UsageReported, rec.CachedReported = r.UsageReported, r.CachedReported
+	rec.ToolCalls = r.ToolCalls
+	if r.ToolCalls > 0 {
+		rec.FirstToolCall, rec.ToolArgsDone = shift(r.FirstToolCall, a.offset), shift(r.ToolArgsDone, a.offset)
+	}
 	rec.FinishReason, rec.Model, rec.Content, rec.Notes = r.FinishReason, r.Model, r.Content, r.Notes
 	rec.Status, rec.Injected = r.Status, r.Injected
 	rec.ToolCalls = r.ToolCalls
