@@ -1,0 +1,169 @@
+package latencytest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// sdkStream streams one answer with the official SDK of f's protocol
+// through hc, reading every event as an application would.
+func sdkStream(ctx context.Context, api *protocol, hc *http.Client) error {
+	switch api {
+	case responsesAPI:
+		c := openai.NewClient(option.WithBaseURL("http://fake/v1/"), option.WithHTTPClient(hc),
+			option.WithAPIKey(key), option.WithMaxRetries(0))
+		s := c.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "m-1",
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
+		defer s.Close()
+		for s.Next() {
+			_ = s.Current().Type
+		}
+		return s.Err()
+	case messagesAPI:
+		c := anthropic.NewClient(aoption.WithBaseURL("http://fake/"), aoption.WithHTTPClient(hc),
+			aoption.WithAPIKey(key), aoption.WithMaxRetries(0))
+		s := c.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "m-1", MaxTokens: 100,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+		defer s.Close()
+		var msg anthropic.Message
+		for s.Next() {
+			if err := msg.Accumulate(s.Current()); err != nil {
+				return err
+			}
+		}
+		return s.Err()
+	}
+	return fmt.Errorf("no SDK for %s", api.name)
+}
+
+// openai-go's Responses stream and anthropic-sdk-go's Messages stream,
+// measured through Instrument, give the built-in providers' records to
+// the nanosecond (virtual time): every clock, the usage, the tool calls,
+// the answer. The path tells Instrument the protocol; on a gateway's path
+// that names none, the events do.
+func TestInstrumentMatchesProtocolProviders(t *testing.T) {
+	for _, f := range protoFixtures {
+		for _, path := range []string{"", "/gateway/llm"} {
+			t.Run(f.file+path, func(t *testing.T) {
+				_, blocks := f.read(t)
+				synctest.Test(t, func(t *testing.T) {
+					req := Request{ID: "p-1", TotalTimeout: time.Minute, Messages: []Message{{Role: "user", Content: "hi"}}}
+					want := protoProvider(f.api, replay(blocks)).Call(context.Background(), req)
+					rt := replay(blocks).Transport
+					if path != "" { // the SDK's request goes to a path that names no protocol
+						inner := rt
+						rt = roundTrip(func(r *http.Request) (*http.Response, error) {
+							r = r.Clone(r.Context())
+							r.URL.Path = path
+							return inner.RoundTrip(r)
+						})
+					}
+					var sent http.Header
+					hc := &http.Client{Transport: Instrument(roundTrip(func(r *http.Request) (*http.Response, error) {
+						sent = r.Header.Clone()
+						return rt.RoundTrip(r)
+					}))}
+					got := Func(func(ctx context.Context, _ Request) error { return sdkStream(ctx, f.api, hc) }).Call(context.Background(), req)
+					f.checkContent(t, "built-in", want)
+					f.checkTimes(t, "built-in", want)
+					f.checkContent(t, "through Instrument", got)
+					f.checkTimes(t, "through Instrument", got)
+					if got.TTFB != want.TTFB || got.Total != want.Total || len(got.Attempts) != 1 || got.Attempts[0].TTFT != want.TTFT {
+						t.Errorf("instrumented ttfb %v total %v attempts %+v; built-in ttfb %v total %v ttft %v",
+							got.TTFB, got.Total, got.Attempts, want.TTFB, want.Total, want.TTFT)
+					}
+					// anthropic-sdk-go v2 sends the key as a bearer token (the
+					// API takes either header); Instrument redacts both.
+					if f.api == messagesAPI && (sent.Get("X-Api-Key") != key && sent.Get("Authorization") != "Bearer "+key || sent.Get("Anthropic-Version") == "") {
+						t.Errorf("the SDK sent %v", sent)
+					}
+					if strings.Contains(fmt.Sprintf("%+v", got), key) {
+						t.Errorf("the key reached the record: %+v", got)
+					}
+				})
+			})
+		}
+	}
+}
+
+// The built-in providers send what the protocols ask: the path, the
+// body's fields, the key in Authorization (Responses) or x-api-key with
+// anthropic-version (Anthropic, never a bearer token); the version is no
+// secret, the key is redacted wherever it comes back.
+func TestProtocolRequests(t *testing.T) {
+	temp := 0.5
+	req := Request{ID: "r-1", MaxTokens: 64, Temperature: &temp,
+		Messages: []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}}
+	for _, tc := range []struct {
+		api        *protocol
+		path, body string
+		header     map[string]string
+		answer     string
+	}{
+		{responsesAPI, "/v1/responses",
+			`{"input":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"max_output_tokens":64,"model":"m-1","stream":true,"temperature":0.5}`,
+			map[string]string{"Authorization": "Bearer " + key, "X-Api-Key": "", "Accept": "text/event-stream"},
+			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"" + key + " 2023-06-01\"}\n\n" +
+				"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n"},
+		{messagesAPI, "/v1/messages",
+			`{"max_tokens":64,"messages":[{"role":"user","content":"hi"}],"model":"m-1","stream":true,"system":"be brief","temperature":0.5}`,
+			map[string]string{"Authorization": "", "X-Api-Key": key, "Anthropic-Version": AnthropicVersion},
+			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m-1\"}}\n\n" +
+				"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+				"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + key[:10] + "\"}}\n\n" +
+				"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + key[10:] + " 2023-06-01\"}}\n\n" +
+				"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"},
+	} {
+		// The body, through a client of one's own (both paths send the
+		// same payload).
+		var body string
+		capture := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+			b, _ := io.ReadAll(r.Body)
+			body = string(b)
+			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+				Body: io.NopCloser(strings.NewReader(tc.answer)), Request: r}, nil
+		})}
+		if rec := protoProvider(tc.api, capture).Call(context.Background(), req); !rec.OK() || body != tc.body {
+			t.Errorf("%s: body\n%s\nwant\n%s\nrecord %+v", tc.api.name, body, tc.body, rec)
+		}
+		// The path and headers on both paths.
+		for _, fast := range []bool{true, false} {
+			var path string
+			var header http.Header
+			srv := &pipeServer{respond: func(w io.Writer, r *http.Request, _ int) bool {
+				path, header = r.URL.Path, r.Header.Clone()
+				return writeBytes(w, sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(tc.answer), false)
+			}}
+			o := pipeProto(t, tc.api, srv, fast)
+			rec := o.Call(context.Background(), req)
+			o.CloseIdleConnections()
+			srv.close()
+			if path != tc.path {
+				t.Errorf("%s fast %v: path %q, want %q", tc.api.name, fast, path, tc.path)
+			}
+			for k, v := range tc.header {
+				if header.Get(k) != v {
+					t.Errorf("%s fast %v: header %s = %q, want %q", tc.api.name, fast, k, header.Get(k), v)
+				}
+			}
+			if !rec.OK() || strings.Contains(fmt.Sprintf("%+v", rec), key) || rec.Content != "[redacted] 2023-06-01" {
+				t.Errorf("%s fast %v: record %+v: want the key redacted, the version kept", tc.api.name, fast, rec)
+			}
+			if d := o.Describe(); d.Kind != tc.api.kind || !strings.HasSuffix(d.Endpoint, tc.path) {
+				t.Errorf("%s: description %+v", tc.api.name, d)
+			}
+		}
+	}
+}
