@@ -131,11 +131,11 @@ func messagesPayload(o *openAI, req Request) ([]byte, error) {
 
 // messagesDecoder decodes a Messages API event stream.
 type messagesDecoder struct {
-	started                            bool
-	blocks                             map[int]*messagesBlock
-	tools                              int
+	started                      bool
+	blocks                       map[int]*messagesBlock
+	tools                        int
 	input, cacheRead, cacheWrite int
-	cachedSeen                         bool
+	cachedSeen                   bool
 }
 
 // messagesBlock is one content block of the answer.

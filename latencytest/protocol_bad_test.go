@@ -23,8 +23,11 @@ func rev(typ, rest string) string {
 func mev(typ, rest string) string { return rev(typ, rest) }
 
 var (
-	rCreated   = rev("response.created", `"response":{"id":"resp_1","status":"in_progress","model":"gpt-x"}`)
-	rText      = func(s string) string { q, _ := json.Marshal(s); return rev("response.output_text.delta", `"output_index":0,"delta":`+string(q)) }
+	rCreated = rev("response.created", `"response":{"id":"resp_1","status":"in_progress","model":"gpt-x"}`)
+	rText    = func(s string) string {
+		q, _ := json.Marshal(s)
+		return rev("response.output_text.delta", `"output_index":0,"delta":`+string(q))
+	}
 	rCompleted = rev("response.completed", `"response":{"status":"completed","usage":{"input_tokens":5,"output_tokens":2}}`)
 	rCall      = rev("response.output_item.added", `"output_index":1,"item":{"id":"fc_1","type":"function_call","name":"f","arguments":""}`)
 	rArgs      = func(s string) string {
@@ -101,8 +104,8 @@ func TestProtocolBadInput(t *testing.T) {
 	}{
 		// Responses
 		{name: "responses: unknown event type skipped with a note", api: responsesAPI,
-			body:  rCreated + rev("response.future_thing", `"x":1`) + rText("a") + rCompleted,
-			note:  `unknown event type "response.future_thing" skipped`, content: "a", tokens: 1, finish: "completed"},
+			body: rCreated + rev("response.future_thing", `"x":1`) + rText("a") + rCompleted,
+			note: `unknown event type "response.future_thing" skipped`, content: "a", tokens: 1, finish: "completed"},
 		{name: "responses: arguments that are not JSON", api: responsesAPI,
 			body:  rCreated + rCall + rArgs(`{"city":`) + rCompleted,
 			class: ClassBadStream, detail: "function call 1: its arguments are not JSON", tokens: 2},
