@@ -113,7 +113,7 @@ func messagesPayload(o *openAI, req Request) ([]byte, error) {
 		Stream      bool      `json:"stream"`
 		System      string    `json:"system,omitempty"`
 		Temperature *float64  `json:"temperature,omitempty"`
-	}{MaxTokens: req.MaxTokens, Messages: []message{}, Model: o.model, Stream: true, Temperature: req.Temperature}
+	}{MaxTokens: req.MaxTokens, Messages: []message{}, Model: o.model, Stream: !o.noStream, Temperature: req.Temperature}
 	if body.MaxTokens <= 0 {
 		body.MaxTokens = DefaultAnthropicMaxTokens
 	}

@@ -137,6 +137,9 @@ func newOpenAI(baseURL string, api *protocol, opts []Option) *openAI {
 	if api.prepare != nil {
 		api.prepare(o)
 	}
+	if o.noStream && api == chatAPI {
+		panic("latencytest: WithoutStreaming is for Responses and Anthropic: OpenAI (chat completions) always streams")
+	}
 	if o.client == nil {
 		o.client = &http.Client{Transport: o.transport(), CheckRedirect: noRedirects}
 		o.ownTransport = true
@@ -310,6 +313,7 @@ type openAI struct {
 	noStreamOptions atomic.Bool
 	chatStream      bool      // HTTP only: WithOpenAIStream
 	api             *protocol // chat, Responses or Messages (protocol.go)
+	noStream        bool      // WithoutStreaming (whole.go)
 }
 
 // Describe names the endpoint, model and client (never the key).
@@ -317,6 +321,9 @@ func (o *openAI) Describe() Description {
 	kind := chatAPI.kind
 	if o.api != nil {
 		kind = o.api.kind
+	}
+	if o.noStream {
+		kind = strings.Replace(kind, "(streaming)", "(not streaming)", 1)
 	}
 	return Description{Kind: kind, Endpoint: o.endpoint, Model: o.model, Client: o.clientName()}
 }
@@ -564,6 +571,9 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 			msg = "redirected to " + redactURL(o.redact(resp.location)) + " (not followed: give that URL as the base URL)"
 		}
 		return fail(HTTPClass(resp.status), msg)
+	}
+	if o.noStream {
+		return o.callWhole(&rec, resp.body, start, end, fail, failed)
 	}
 	if ct := resp.contentType; !isEventStream(ct) {
 		b, err := io.ReadAll(io.LimitReader(resp.body, 64<<10))

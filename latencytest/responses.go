@@ -42,7 +42,7 @@ func responsesPayload(o *openAI, req Request) ([]byte, error) {
 		Model           string   `json:"model"`
 		Stream          bool     `json:"stream"`
 		Temperature     *float64 `json:"temperature,omitempty"`
-	}{Input: []item{}, MaxOutputTokens: req.MaxTokens, Model: o.model, Stream: true, Temperature: req.Temperature}
+	}{Input: []item{}, MaxOutputTokens: req.MaxTokens, Model: o.model, Stream: !o.noStream, Temperature: req.Temperature}
 	for _, m := range req.Messages {
 		body.Input = append(body.Input, item{m.Role, m.Content})
 	}

@@ -154,6 +154,7 @@ type attempt struct {
 	json    bool         // a 2xx JSON answer, kept in errBody (see stream.completion)
 	done    bool
 	path    string // the request's URL path: its protocol (protocol.go)
+	post    bool   // the request is a POST
 
 	dnsStart, connStart, tlsStart time.Time
 }
@@ -171,7 +172,7 @@ func (c *funcCall) begin(req *http.Request) *attempt {
 	if c.returned {
 		return nil
 	}
-	a := &attempt{n: len(c.attempts) + 1, start: time.Now(), path: req.URL.Path}
+	a := &attempt{n: len(c.attempts) + 1, start: time.Now(), path: req.URL.Path, post: req.Method == http.MethodPost}
 	a.offset = a.start.Sub(c.start)
 	a.rec = Record{TTFB: NotObserved, TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
 	if c.id != "" {
@@ -350,9 +351,14 @@ func (c *funcCall) end(a *attempt, now time.Duration, class, detail string) {
 		class, detail = HTTPClass(a.rec.Status), errorMessage([]byte(c.redact(string(a.errBody))))
 	}
 	if class == "" && a.json {
-		st := stream{rec: &a.rec, now: now}
-		if cl, d, ok := st.completion([]byte(c.redact(string(a.errBody)))); ok {
-			class, detail = cl, d
+		body := []byte(c.redact(string(a.errBody)))
+		if api := wholeProtocolOf(a.post, a.path, body); api != nil && api != chatAPI {
+			class, detail = decodeWhole(api, body, &a.rec, now) // whole.go
+		} else {
+			st := stream{rec: &a.rec, now: now}
+			if cl, d, ok := st.completion(body); ok {
+				class, detail = cl, d
+			}
 		}
 	}
 	if class != "" {
