@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -164,6 +165,44 @@ func TestProtocolRequests(t *testing.T) {
 			if d := o.Describe(); d.Kind != tc.api.kind || !strings.HasSuffix(d.Endpoint, tc.path) {
 				t.Errorf("%s: description %+v", tc.api.name, d)
 			}
+		}
+	}
+}
+
+// AnthropicFromEnv names what is unset, adds /v1 to a base URL given as
+// Anthropic's SDKs take it, and sends the key as x-api-key; an error body
+// that echoes the key is redacted.
+func TestAnthropicFromEnv(t *testing.T) {
+	t.Setenv(EnvAnthropicBaseURL, "")
+	t.Setenv(EnvAnthropicModel, "")
+	os.Unsetenv(EnvAnthropicAPIKey)
+	if _, err := AnthropicFromEnv(); err == nil || !strings.Contains(err.Error(),
+		"ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY (set it empty for a server without keys), ANTHROPIC_MODEL not set") {
+		t.Errorf("error %v", err)
+	}
+	t.Setenv(EnvAnthropicAPIKey, key)
+	t.Setenv(EnvAnthropicModel, "claude-x")
+	t.Setenv(EnvAnthropicBaseURL, "ftp://x")
+	if _, err := AnthropicFromEnv(); err == nil || !strings.Contains(err.Error(), "not an http(s) URL") {
+		t.Errorf("error %v", err)
+	}
+	for base, want := range map[string]string{"https://api.anthropic.test": "/v1/messages", "https://api.anthropic.test/v1/": "/v1/messages",
+		"https://gw.test/anthropic": "/anthropic/v1/messages"} {
+		t.Setenv(EnvAnthropicBaseURL, base)
+		var path, apiKey string
+		c := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+			path, apiKey = r.URL.Path, r.Header.Get("X-Api-Key")
+			return &http.Response{StatusCode: 401, Header: http.Header{"Content-Type": {"application/json"}},
+				Body: io.NopCloser(strings.NewReader(`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + key + `"}}`)), Request: r}, nil
+		})}
+		p, err := AnthropicFromEnv(WithHTTPClient(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := p.Call(context.Background(), Request{ID: "e-1", Messages: []Message{{Role: "user", Content: "hi"}}})
+		if path != want || apiKey != key || rec.Err != HTTPClass(401) || rec.Model != "claude-x" ||
+			!strings.Contains(rec.Detail, "authentication_error: invalid x-api-key [redacted]") || strings.Contains(fmt.Sprintf("%+v", rec), key) {
+			t.Errorf("base %s: path %q (want %q), x-api-key sent %v, record %+v", base, path, want, apiKey == key, rec)
 		}
 	}
 }
