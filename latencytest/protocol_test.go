@@ -272,3 +272,27 @@ func TestProtocolFixturesBothPaths(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkProtocolDecode: the client's cost per event of each fixture's
+// stream, decoded by the stream timer (the work a read does between the
+// socket and the record).
+func BenchmarkProtocolDecode(b *testing.B) {
+	for _, f := range protoFixtures {
+		whole, blocks := f.read(b)
+		data := []byte(whole)
+		b.Run(f.file, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				rec := Record{TTFB: NotObserved, TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
+				st := newStreamTimer(&rec, func(s string) string { return s }, nil)
+				st.st.proto = f.api.decoder()
+				if err := st.feed(data, time.Millisecond); err != nil {
+					b.Fatal(err)
+				}
+				st.finish()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(blocks)), "ns/event")
+		})
+	}
+}
