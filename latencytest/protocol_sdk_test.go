@@ -206,3 +206,43 @@ func TestAnthropicFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// anthropic-sdk-go retrying a 529 overloaded_error through Instrument:
+// two attempts, the first http_529 (the SDK closes its body unread, so it
+// has no detail), the record's stream figures from the second, timed from the
+// call's start (backoff included), as the user waited.
+func TestInstrumentAnthropicRetry(t *testing.T) {
+	f := protoFixtures[2] // messages_text.sse
+	_, blocks := f.read(t)
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		stream := replay(blocks).Transport
+		hc := &http.Client{Transport: Instrument(roundTrip(func(r *http.Request) (*http.Response, error) {
+			n++
+			if n == 1 {
+				time.Sleep(40 * time.Millisecond)
+				return &http.Response{StatusCode: 529, Header: http.Header{"Content-Type": {"application/json"}, "X-Should-Retry": {"true"}},
+					Body:    io.NopCloser(strings.NewReader(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)),
+					Request: r}, nil
+			}
+			return stream.RoundTrip(r)
+		}))}
+		rec := Func(func(ctx context.Context, _ Request) error {
+			c := anthropic.NewClient(aoption.WithBaseURL("http://fake/"), aoption.WithHTTPClient(hc), aoption.WithAPIKey(key), aoption.WithMaxRetries(1))
+			s := c.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "m-1", MaxTokens: 100,
+				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+			defer s.Close()
+			for s.Next() {
+			}
+			return s.Err()
+		}).Call(context.Background(), Request{ID: "r-1", TotalTimeout: time.Minute})
+		if len(rec.Attempts) != 2 || rec.Attempts[0].Err != HTTPClass(529) ||
+			rec.Attempts[0].ID != "r-1" || rec.Attempts[1].ID != "r-1-a2" || !rec.Attempts[1].OK() {
+			t.Fatalf("attempts %+v", rec.Attempts)
+		}
+		off := rec.Attempts[1].Start
+		if off < 40*time.Millisecond || !rec.OK() || rec.TTFT != off+blockAt(f.tokens[0]) || rec.Total != off+blockAt(f.end) || rec.Content != f.content {
+			t.Errorf("record %+v: want the second attempt's figures from %v", rec, off)
+		}
+	})
+}
