@@ -245,6 +245,9 @@ func TestProtocolMangledStreams(t *testing.T) {
 		for range n {
 			b := []byte(whole)
 			for range 1 + rng.IntN(4) {
+				if len(b) == 0 {
+					break
+				}
 				i := rng.IntN(len(b))
 				switch rng.IntN(4) {
 				case 0:
