@@ -53,7 +53,15 @@ type callKey struct{}
 // from OpenAI-style chat-completion chunks when the body is
 // text/event-stream (or, from a non-streamed chat.completion JSON answer,
 // its usage, model, answer, tool calls and verdict), the end of the body,
-// the status and an error class.
+// the status and an error class. Event streams are decoded in the
+// protocol the request path names, as the built-in providers decode them:
+// chat completions, OpenAI's Responses API (a path ending in /responses,
+// as Responses times it) and Anthropic's Messages API (/messages, as
+// Anthropic times it); on any other path the stream's first events tell
+// (response.* or message_start and content_block_* types), else it is
+// taken as chat completions. A non-streamed JSON answer to a POST on
+// /responses or /messages (or whose JSON is a response or message object)
+// is read as WithoutStreaming reads one.
 // Each request is an Attempt of the call (see Func); the body is never
 // read ahead of your client, an early Close ends the attempt, and the
 // transport is safe for concurrent requests. A Close after [DONE] reads
