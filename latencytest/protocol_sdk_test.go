@@ -200,7 +200,7 @@ func TestAnthropicFromEnv(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := p.Call(context.Background(), Request{ID: "e-1", Messages: []Message{{Role: "user", Content: "hi"}}})
-		if path != want || apiKey != key || rec.Err != HTTPClass(401) || rec.Model != "claude-x" ||
+		if path != want || apiKey != key || rec.Err != HTTPClass(401) || describe(p).Model != "claude-x" ||
 			!strings.Contains(rec.Detail, "authentication_error: invalid x-api-key [redacted]") || strings.Contains(fmt.Sprintf("%+v", rec), key) {
 			t.Errorf("base %s: path %q (want %q), x-api-key sent %v, record %+v", base, path, want, apiKey == key, rec)
 		}
