@@ -61,11 +61,11 @@ func wholeProtocol(b []byte) (*protocol, bool) {
 // now. It judges it: the error class and detail, or "" for a good answer.
 func decodeWhole(api *protocol, body []byte, rec *Record, now time.Duration) (class, detail string) {
 	s := &stream{rec: rec, now: now}
-	var output, answer bool // any token; an answer (text, refusal, tool call)
+	answer := false // text, a refusal or a tool call
 	text := func(t string) {
 		if t != "" {
 			s.content.WriteString(t)
-			output, answer = true, true
+			answer = true
 		}
 	}
 	tool := func(args string, n int) (bad string) {
@@ -73,7 +73,7 @@ func decodeWhole(api *protocol, body []byte, rec *Record, now time.Duration) (cl
 			rec.FirstToolCall, rec.ToolArgsDone = now, now
 		}
 		rec.ToolCalls++
-		output, answer = true, true
+		answer = true
 		if !validArgs(args) {
 			return fmt.Sprintf("tool call %d: its arguments are not JSON: %s", n, truncate(args, 80))
 		}
@@ -112,20 +112,8 @@ func decodeWhole(api *protocol, body []byte, rec *Record, now time.Duration) (cl
 					text(p.Text)
 					if p.Refusal != "" {
 						s.refusal.WriteString(p.Refusal)
-						output, answer = true, true
+						answer = true
 					}
-				}
-			case "reasoning":
-				var parts []struct {
-					Text string `json:"text"`
-				}
-				_ = json.Unmarshal(it.Summary, &parts)
-				var more []struct {
-					Text string `json:"text"`
-				}
-				_ = json.Unmarshal(it.Content, &more)
-				for _, p := range append(parts, more...) {
-					output = output || p.Text != ""
 				}
 			case "function_call", "custom_tool_call":
 				args := s.str("arguments", it.Arguments)
@@ -162,8 +150,6 @@ func decodeWhole(api *protocol, body []byte, rec *Record, now time.Duration) (cl
 			switch {
 			case c.Type == "text":
 				text(c.Text)
-			case c.Type == "thinking" || c.Type == "redacted_thinking":
-				output = output || c.Thinking != "" || c.Data != ""
 			case isToolBlock(c.Type):
 				if bad := tool(string(c.Input), rec.ToolCalls+1); bad != "" && failure == "" {
 					failure = bad
@@ -174,7 +160,6 @@ func decodeWhole(api *protocol, body []byte, rec *Record, now time.Duration) (cl
 		return ClassBadStream, "not an answer of a known protocol"
 	}
 	rec.Content = strings.Clone(s.content.String())
-	_ = output // reasoning alone is no answer
 	switch {
 	case failure != "":
 		return ClassBadStream, failure
