@@ -3,7 +3,9 @@
 //
 // A Provider makes one call and returns its Record; OpenAI streams chat
 // completions from any OpenAI-compatible endpoint (including the in-memory
-// fake of package fakeprovider). The runners (Batch, Sweep, OpenLoop, Chain) send
+// fake of package fakeprovider), Responses streams from OpenAI's Responses
+// API and Anthropic from Anthropic's Messages API, all three timed and
+// judged alike (an answer may be text, tool calls or both). The runners (Batch, Sweep, OpenLoop, Chain) send
 // requests with deterministic trace IDs, discard warm-up requests by
 // submission order, start every prompt with a unique nonce, and return a
 // Result with every record and a Disclosure of how it was measured. Each
@@ -71,8 +73,10 @@
 // Func(fn) measures any Go call (a gRPC method, a query, an agent step):
 // total time, and fn's error as the class. Wrap your own HTTP client's
 // transport with Instrument and the requests it makes inside the call are
-// timed as the OpenAI provider times its own (first byte, each SSE event
-// as your client reads it, usage, end of body): each request is one of the
+// timed as the built-in providers time their own (first byte, each SSE
+// event as your client reads it in the protocol the path or the events
+// name, usage, end of body; a non-streamed answer at its body's end):
+// each request is one of the
 // record's Attempts, the first sent with the trace ID as X-Request-ID and
 // the n-th with "<trace ID>-a<n>", so the fake draws a retry anew. The
 // record's stream figures come from the last attempt that succeeded, timed

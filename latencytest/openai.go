@@ -117,19 +117,28 @@ func WithoutStreamOptions() Option { return func(o *openAI) { o.noStreamOptions.
 // refused one took; the run's disclosure counts such requests. Requests
 // in flight when the refusal came are each resent the same way, once.
 // WithoutStreamOptions never sends it.
-func OpenAI(baseURL string, opts ...Option) Provider {
+func OpenAI(baseURL string, opts ...Option) Provider { return newOpenAI(baseURL, chatAPI, opts) }
+
+// newOpenAI builds the provider of one protocol (protocol.go).
+func newOpenAI(baseURL string, api *protocol, opts []Option) *openAI {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		panic(fmt.Sprintf("latencytest: OpenAI base URL %s is not an http(s) URL", shownURL(baseURL)))
+		panic(fmt.Sprintf("latencytest: %s base URL %s is not an http(s) URL", api.name, shownURL(baseURL)))
 	}
 	// The escaped path: a %2F in the base URL stays %2F. A query
 	// (api-version=…) stays.
-	escaped := strings.TrimRight(u.EscapedPath(), "/") + "/chat/completions"
+	escaped := strings.TrimRight(u.EscapedPath(), "/") + api.path
 	u.Path, _ = url.PathUnescape(escaped) // valid: EscapedPath escaped it
 	u.RawPath = escaped
-	o := &openAI{url: u.String(), model: DefaultModel, header: http.Header{}}
+	o := &openAI{url: u.String(), model: DefaultModel, header: http.Header{}, api: api}
 	for _, opt := range opts {
 		opt(o)
+	}
+	if api.prepare != nil {
+		api.prepare(o)
+	}
+	if o.noStream && api == chatAPI {
+		panic("latencytest: WithoutStreaming is for Responses and Anthropic: OpenAI (chat completions) always streams")
 	}
 	if o.client == nil {
 		o.client = &http.Client{Transport: o.transport(), CheckRedirect: noRedirects}
@@ -142,6 +151,9 @@ func OpenAI(baseURL string, opts ...Option) Provider {
 	o.bodyTailPlain = appendBodyTail(nil, o.model, false)
 	o.endpoint = redactURL(o.url)
 	o.secrets = secretsOf(o.key, o.header, u)
+	if api.public != nil {
+		o.secrets = withoutPublic(o.secrets, api.public(o))
+	}
 	return o
 }
 
@@ -299,12 +311,21 @@ type openAI struct {
 	// see OpenAI).
 	bodyTailPlain   []byte
 	noStreamOptions atomic.Bool
-	chatStream      bool // HTTP only: WithOpenAIStream
+	chatStream      bool      // HTTP only: WithOpenAIStream
+	api             *protocol // chat, Responses or Messages (protocol.go)
+	noStream        bool      // WithoutStreaming (whole.go)
 }
 
 // Describe names the endpoint, model and client (never the key).
 func (o *openAI) Describe() Description {
-	return Description{Kind: "openai-chat-completions (streaming)", Endpoint: o.endpoint, Model: o.model, Client: o.clientName()}
+	kind := chatAPI.kind
+	if o.api != nil {
+		kind = o.api.kind
+	}
+	if o.noStream {
+		kind = strings.Replace(kind, "(streaming)", "(not streaming)", 1)
+	}
+	return Description{Kind: kind, Endpoint: o.endpoint, Model: o.model, Client: o.clientName()}
 }
 
 // clientName says which client measures the provider's requests and what
@@ -327,6 +348,9 @@ func (o *openAI) clientName() string {
 // stream_options only with streamOptions), without reflection: the part
 // after the messages is built once.
 func (o *openAI) payload(req Request, streamOptions bool) ([]byte, error) {
+	if o.api != nil && o.api.payload != nil {
+		return o.api.payload(o, req)
+	}
 	tail := o.bodyTail
 	if !streamOptions {
 		tail = o.bodyTailPlain
@@ -548,6 +572,9 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 		}
 		return fail(HTTPClass(resp.status), msg)
 	}
+	if o.noStream {
+		return o.callWhole(&rec, resp.body, start, end, fail, failed)
+	}
 	if ct := resp.contentType; !isEventStream(ct) {
 		b, err := io.ReadAll(io.LimitReader(resp.body, 64<<10))
 		if err != nil && ctx.Err() != nil {
@@ -561,6 +588,9 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 			first.Stop()
 		}
 	})
+	if o.api != nil && o.api.decoder != nil {
+		st.st.proto = o.api.decoder()
+	}
 	bp := readBuffers.Get().(*[]byte)
 	defer readBuffers.Put(bp)
 	buf := *bp

@@ -23,7 +23,7 @@ const (
 	ClassTotalTimeout      = "total_timeout"       // not done before Request.TotalTimeout or the hard cap
 	ClassEmptyStream       = "empty_stream"        // 200 and a clean end, but no token at all
 	ClassEmptyAnswer       = "empty_answer"        // tokens, but no answer content (e.g. reasoning used the cap)
-	ClassTruncated         = "truncated"           // the stream ended without [DONE]
+	ClassTruncated         = "truncated"           // the stream ended without [DONE] (Responses: response.completed; Messages: message_stop)
 	ClassBadStream         = "bad_stream"          // a malformed event, an error event or object mid-stream, or a 2xx answer that is not an event stream
 	ClassRefusal           = "refusal"             // the model refused (delta.refusal): an answer of its own kind, timed, but not the answer asked for
 	ClassContentFilter     = "content_filter"      // the provider's content filter stopped the answer (finish_reason content_filter): policy, not latency
@@ -139,7 +139,8 @@ type Record struct {
 	// arguments: its last argument delta (0 without a tool call, or
 	// without arguments).
 	ToolArgsDone time.Duration `json:"tool_args_done_ns,omitempty"`
-	// FinishReason is the last finish_reason seen.
+	// FinishReason is the last finish_reason seen (Responses: the
+	// response's status or incomplete reason; Messages: stop_reason).
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Model is the model ID the response named.
 	Model string `json:"model,omitempty"`

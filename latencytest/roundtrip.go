@@ -53,7 +53,15 @@ type callKey struct{}
 // from OpenAI-style chat-completion chunks when the body is
 // text/event-stream (or, from a non-streamed chat.completion JSON answer,
 // its usage, model, answer, tool calls and verdict), the end of the body,
-// the status and an error class.
+// the status and an error class. Event streams are decoded in the
+// protocol the request path names, as the built-in providers decode them:
+// chat completions, OpenAI's Responses API (a path ending in /responses,
+// as Responses times it) and Anthropic's Messages API (/messages, as
+// Anthropic times it); on any other path the stream's first events tell
+// (response.* or message_start and content_block_* types), else it is
+// taken as chat completions. A non-streamed JSON answer to a POST on
+// /responses or /messages (or whose JSON is a response or message object)
+// is read as WithoutStreaming reads one.
 // Each request is an Attempt of the call (see Func); the body is never
 // read ahead of your client, an early Close ends the attempt, and the
 // transport is safe for concurrent requests. A Close after [DONE] reads
@@ -153,6 +161,8 @@ type attempt struct {
 	keep    bool         // keep the body in errBody
 	json    bool         // a 2xx JSON answer, kept in errBody (see stream.completion)
 	done    bool
+	path    string // the request's URL path: its protocol (protocol.go)
+	post    bool   // the request is a POST
 
 	dnsStart, connStart, tlsStart time.Time
 }
@@ -170,7 +180,7 @@ func (c *funcCall) begin(req *http.Request) *attempt {
 	if c.returned {
 		return nil
 	}
-	a := &attempt{n: len(c.attempts) + 1, start: time.Now()}
+	a := &attempt{n: len(c.attempts) + 1, start: time.Now(), path: req.URL.Path, post: req.Method == http.MethodPost}
 	a.offset = a.start.Sub(c.start)
 	a.rec = Record{TTFB: NotObserved, TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
 	if c.id != "" {
@@ -278,6 +288,9 @@ func (c *funcCall) headers(a *attempt, resp *http.Response) {
 		// Only a declared event stream is decoded: a body without a
 		// Content-Type may be anything.
 		a.sse = newStreamTimer(&a.rec, c.redact, c.firstToken)
+		var known bool
+		a.sse.st.proto, known = protocolOfPath(a.path)
+		a.sse.sniff = !known
 	case resp.StatusCode/100 == 2 && isJSON(resp.Header.Get("Content-Type")):
 		a.json = true
 	}
@@ -346,9 +359,14 @@ func (c *funcCall) end(a *attempt, now time.Duration, class, detail string) {
 		class, detail = HTTPClass(a.rec.Status), errorMessage([]byte(c.redact(string(a.errBody))))
 	}
 	if class == "" && a.json {
-		st := stream{rec: &a.rec, now: now}
-		if cl, d, ok := st.completion([]byte(c.redact(string(a.errBody)))); ok {
-			class, detail = cl, d
+		body := []byte(c.redact(string(a.errBody)))
+		if api := wholeProtocolOf(a.post, a.path, body); api != nil && api != chatAPI {
+			class, detail = decodeWhole(api, body, &a.rec, now) // whole.go
+		} else {
+			st := stream{rec: &a.rec, now: now}
+			if cl, d, ok := st.completion(body); ok {
+				class, detail = cl, d
+			}
 		}
 	}
 	if class != "" {
@@ -369,7 +387,7 @@ func (c *funcCall) endStream(a *attempt, now time.Duration, early bool) {
 	a.sse.finish()
 	if early && !a.sse.stopped() {
 		a.sse.st.done = true
-		a.sse.st.note("the client closed the stream before [DONE]")
+		a.sse.st.note("the client closed the stream before %s", a.sse.st.endMark())
 	}
 	class, detail := a.sse.verdict()
 	c.end(a, now, class, detail)
@@ -519,6 +537,10 @@ func (a *attempt) figures(rec *Record) {
 	rec.MaxGap, rec.Gaps, rec.TokenEvents = r.MaxGap, r.Gaps, r.TokenEvents
 	rec.PromptTokens, rec.CompletionTokens, rec.CachedTokens, rec.ReasoningTokens = r.PromptTokens, r.CompletionTokens, r.CachedTokens, r.ReasoningTokens
 	rec.UsageReported, rec.CachedReported = r.UsageReported, r.CachedReported
+	rec.ToolCalls = r.ToolCalls
+	if r.ToolCalls > 0 {
+		rec.FirstToolCall, rec.ToolArgsDone = shift(r.FirstToolCall, a.offset), shift(r.ToolArgsDone, a.offset)
+	}
 	rec.FinishReason, rec.Model, rec.Content, rec.Notes = r.FinishReason, r.Model, r.Content, r.Notes
 	rec.Status, rec.Injected = r.Status, r.Injected
 	rec.ToolCalls = r.ToolCalls

@@ -25,6 +25,7 @@ type streamTimer struct {
 	redact  func(string) string
 	onFirst func() // called at the first token; may be nil
 	emit    rawEmit
+	sniff   bool // the protocol is unknown: the first events tell (protocol.go)
 }
 
 // newStreamTimer times a stream into rec, whose token clocks must start
@@ -67,10 +68,13 @@ func (t *streamTimer) onRaw(typ string, data []byte, id string) {
 	if st.stop {
 		return // nothing after [DONE] or an error counts
 	}
+	if t.sniff && st.proto == nil && rec.TokenEvents == 0 {
+		st.proto = sniffProtocol(typ, data)
+	}
 	var token bool
 	fast := false
 	redacted, clean := t.clean(data)
-	if clean && typ != "error" {
+	if clean && typ != "error" && st.proto == nil {
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
 			st.done, st.stop = true, true
 			return
@@ -84,7 +88,7 @@ func (t *streamTimer) onRaw(typ string, data []byte, id string) {
 		if clean {
 			redacted = string(data)
 		}
-		token = st.event(Event{Type: typ, Data: redacted, ID: id}) // redacted before any note or detail cuts it
+		token = st.dispatch(Event{Type: typ, Data: redacted, ID: id}) // redacted before any note or detail cuts it
 	}
 	if !token {
 		return
@@ -131,7 +135,7 @@ func (t *streamTimer) verdict() (class, detail string) {
 	case st.bad != "":
 		return ClassBadStream, st.bad
 	case !st.done:
-		return ClassTruncated, "the stream ended without [DONE]"
+		return ClassTruncated, "the stream ended without " + st.endMark()
 	case rec.FinishReason == "content_filter":
 		return ClassContentFilter, fmt.Sprintf("the provider's content filter stopped the answer (finish_reason content_filter) after %d token events: a policy outcome, not latency", rec.TokenEvents)
 	case st.refusal.Len() > 0:
@@ -180,6 +184,7 @@ type stream struct {
 	others   bool   // a choice other than index 0 was seen
 	notesCut bool
 	last     chunkTemplate // the last chunk scanned whole (chunk.go)
+	proto    eventDecoder  // nil: chat completions (protocol.go)
 	// toolAt is the tool call each tool-call index is on (see toolDelta);
 	// nil until the first tool-call delta.
 	toolAt    map[int64]toolSlot

@@ -5,7 +5,8 @@
 //
 // It is the one package that wires the others together: a spec names a
 // target (a fakeprovider preset or profile, run in virtual time, or an
-// OpenAI-compatible endpoint from the environment), the load latencytest
+// endpoint from the environment speaking OpenAI chat completions, OpenAI's
+// Responses API or Anthropic's Messages API), the load latencytest
 // runs against it (a batch at each concurrency level, agent chains), and
 // the sloassert objectives that judge the results. sloassert itself does
 // not depend on the simulator.

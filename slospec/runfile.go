@@ -164,14 +164,18 @@ func endpointReplay(t *testing.T, res *latencytest.Result) string {
 // defaults applied.
 func (e SpecEndpoint) Vars() (baseURL, apiKey, model string) {
 	baseURL, apiKey, model = e.BaseURLEnv, e.APIKeyEnv, e.ModelEnv
+	defBase, defKey, defModel := latencytest.EnvBaseURL, latencytest.EnvAPIKey, latencytest.EnvModel
+	if e.Protocol == ProtocolMessages {
+		defBase, defKey, defModel = latencytest.EnvAnthropicBaseURL, latencytest.EnvAnthropicAPIKey, latencytest.EnvAnthropicModel
+	}
 	if baseURL == "" {
-		baseURL = latencytest.EnvBaseURL
+		baseURL = defBase
 	}
 	if apiKey == "" {
-		apiKey = latencytest.EnvAPIKey
+		apiKey = defKey
 	}
 	if model == "" {
-		model = latencytest.EnvModel
+		model = defModel
 	}
 	return baseURL, apiKey, model
 }
@@ -211,8 +215,23 @@ func (e SpecEndpoint) resolve() (runTarget, string, error) {
 	if key != "" {
 		opts = append(opts, latencytest.WithAPIKey(key))
 	}
-	p := latencytest.OpenAI(base, opts...)
-	return runTarget{provider: p, desc: fmt.Sprintf("endpoint $%s, model %s, real time", baseVar, model)}, "", nil
+	var p latencytest.Provider
+	switch e.Protocol {
+	case ProtocolResponses:
+		p = latencytest.Responses(base, opts...)
+	case ProtocolMessages:
+		if path := strings.TrimRight(u.Path, "/"); !strings.HasSuffix(path, "/v1") {
+			u.Path, u.RawPath = path+"/v1", ""
+		}
+		p = latencytest.Anthropic(u.String(), opts...)
+	default:
+		p = latencytest.OpenAI(base, opts...)
+	}
+	proto := e.Protocol
+	if proto == "" {
+		proto = ProtocolChat
+	}
+	return runTarget{provider: p, desc: fmt.Sprintf("endpoint $%s (%s), model %s, real time", baseVar, proto, model)}, "", nil
 }
 
 // measure calls fn with a provider for the target: for a fake, inside a

@@ -37,6 +37,8 @@ import (
 //	  #   base_url_env: OPENAI_BASE_URL   # the environment variables that hold
 //	  #   api_key_env: OPENAI_API_KEY     # its URL, key and model (these are
 //	  #   model_env: OPENAI_MODEL         # the defaults: "endpoint: {}")
+//	  #   protocol: chat            # chat (default), responses or messages (Anthropic;
+//	  #                             #   its defaults are ANTHROPIC_BASE_URL, _API_KEY, _MODEL)
 //	  # records: "shards/**/records*.jsonl"  # judge records already measured (see Records)
 //	  seed: 3                       # fake targets only: overrides the profile's seed
 //	load:                           # the batch run at each concurrency level
@@ -158,8 +160,8 @@ type Spec struct {
 }
 
 // SpecTarget names what a spec measures: exactly one of a fake preset, a
-// fake profile file, an OpenAI-compatible endpoint, or records already
-// measured.
+// fake profile file, an endpoint (chat completions, Responses or
+// Messages: see SpecEndpoint), or records already measured.
 type SpecTarget struct {
 	// Preset names a fakeprovider preset (fakeprovider.Presets).
 	Preset string
@@ -186,15 +188,29 @@ type SpecTarget struct {
 }
 
 // SpecEndpoint names the environment variables that hold an endpoint's
-// base URL ("https://host/v1"), API key and model. Empty names take the
-// defaults latencytest.EnvBaseURL, EnvAPIKey and EnvModel. The base URL
+// base URL ("https://host/v1"), API key and model, and the protocol it
+// speaks. Empty names take the protocol's defaults: latencytest.EnvBaseURL,
+// EnvAPIKey and EnvModel for chat and responses, EnvAnthropicBaseURL,
+// EnvAnthropicAPIKey and EnvAnthropicModel for messages. The base URL
 // and model must be set and non-empty, the key must be set (it may be
 // empty, for local servers): a spec run with any of them unset skips.
 type SpecEndpoint struct {
 	BaseURLEnv string
 	APIKeyEnv  string
 	ModelEnv   string
+	// Protocol is ProtocolChat (also for ""), ProtocolResponses or
+	// ProtocolMessages: the provider is latencytest.OpenAI, Responses or
+	// Anthropic (whose base URL is taken as AnthropicFromEnv takes it:
+	// "/v1" is added unless the path ends in it).
+	Protocol string
 }
+
+// The protocols an endpoint target speaks (SpecEndpoint.Protocol).
+const (
+	ProtocolChat      = "chat"      // OpenAI chat completions
+	ProtocolResponses = "responses" // OpenAI's Responses API
+	ProtocolMessages  = "messages"  // Anthropic's Messages API
+)
 
 // SpecLoad is the batch a spec runs at each concurrency level.
 type SpecLoad struct {
@@ -972,10 +988,17 @@ var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (p *specParser) endpoint(e specEntry) *SpecEndpoint {
 	ep := &SpecEndpoint{}
-	entries, _ := p.mapping(e.v, e.path, true, []string{"base_url_env", "api_key_env", "model_env"}, nil)
+	entries, _ := p.mapping(e.v, e.path, true, []string{"base_url_env", "api_key_env", "model_env", "protocol"}, nil)
 	for _, f := range entries {
 		name, ok := p.str(f)
 		if !ok {
+			continue
+		}
+		if f.key == "protocol" {
+			if name != ProtocolChat && name != ProtocolResponses && name != ProtocolMessages {
+				p.errorf(f.v.Line, f.path, "%q is not a protocol: want chat, responses or messages", name)
+			}
+			ep.Protocol = name
 			continue
 		}
 		if !envVarName.MatchString(name) {

@@ -1,0 +1,179 @@
+package latencytest
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// protocol is one wire protocol the HTTP providers speak: OpenAI's chat
+// completions, OpenAI's Responses API or Anthropic's Messages API. The
+// three share the transport, the timers, the redaction and the verdict;
+// they differ in the path, the request body, the headers and the events.
+type protocol struct {
+	name string // in errors: "OpenAI", "Responses", "Anthropic"
+	kind string // Description.Kind
+	path string // appended to the base URL
+	// payload encodes a request body; nil: chat's (openAI.payload).
+	payload func(o *openAI, req Request) ([]byte, error)
+	// decoder returns a fresh event decoder; nil: chat's (stream.event).
+	decoder func() eventDecoder
+	// prepare adjusts the provider after its options (headers).
+	prepare func(o *openAI)
+	// public lists header values that are not secrets (see openAI.secrets).
+	public func(o *openAI) []string
+}
+
+// The protocols.
+var (
+	chatAPI      = &protocol{name: "OpenAI", kind: "openai-chat-completions (streaming)", path: "/chat/completions"}
+	responsesAPI = &protocol{name: "Responses", kind: "openai-responses (streaming)", path: "/responses",
+		payload: responsesPayload, decoder: func() eventDecoder { return &responsesDecoder{} }}
+	messagesAPI = &protocol{name: "Anthropic", kind: "anthropic-messages (streaming)", path: "/messages",
+		payload: messagesPayload, decoder: func() eventDecoder { return &messagesDecoder{} },
+		prepare: anthropicHeaders, public: anthropicPublic}
+)
+
+// eventDecoder decodes the events of one stream of a protocol other than
+// chat completions into the stream's record. It sets s.done at the event
+// that ends a good stream, s.stop at that or at an error (nothing after
+// counts), s.bad with the reason a stream is malformed or failed.
+type eventDecoder interface {
+	// event decodes one event (its data redacted) and reports whether it
+	// carried a token: answer text, reasoning, a refusal or a tool call.
+	event(s *stream, ev Event) (token bool)
+	// terminal names the event(s) that end a good stream, for the
+	// verdict on a stream cut before it.
+	terminal() string
+}
+
+// dispatch decodes one event with the stream's protocol.
+func (s *stream) dispatch(ev Event) bool {
+	if s.proto != nil {
+		return s.proto.event(s, ev)
+	}
+	return s.event(ev)
+}
+
+// endMark names what a good stream ends with: "[DONE]" for chat.
+func (s *stream) endMark() string {
+	if s.proto != nil {
+		return s.proto.terminal()
+	}
+	return "[DONE]"
+}
+
+// sniffProtocol picks the decoder for a stream whose protocol the request
+// path did not tell (Instrument on a gateway's path): by the event type of
+// its first event that names one, or nil for chat completions.
+func sniffProtocol(typ string, data []byte) eventDecoder {
+	t := typ
+	if t == "" || t == "message" {
+		var head struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(data, &head) != nil {
+			return nil
+		}
+		t = head.Type
+	}
+	switch {
+	case strings.HasPrefix(t, "response."):
+		return &responsesDecoder{}
+	case t == "message_start" || strings.HasPrefix(t, "content_block_") || t == "message_delta" || t == "message_stop":
+		return &messagesDecoder{}
+	}
+	return nil
+}
+
+// protocolOfPath picks the decoder by a request's path: nil for chat
+// completions and for a path that names no protocol (then the stream's
+// events decide: see sniffProtocol).
+func protocolOfPath(path string) (d eventDecoder, known bool) {
+	p := strings.TrimRight(path, "/")
+	switch {
+	case strings.HasSuffix(p, "/responses"):
+		return &responsesDecoder{}, true
+	case strings.HasSuffix(p, "/messages"):
+		return &messagesDecoder{}, true
+	case strings.HasSuffix(p, "/chat/completions"), strings.HasSuffix(p, "/completions"):
+		return nil, true
+	}
+	return nil, false
+}
+
+// answerAt marks the first answer (text, refusal or tool call) now.
+func (s *stream) answerAt() {
+	if s.rec.FirstAnswer < 0 {
+		s.rec.FirstAnswer = s.now
+	}
+}
+
+// toolCallStarted counts a tool call whose name arrived now: the first
+// one sets FirstToolCall (ToolArgsDone waits for its arguments, as in
+// chat completions).
+func (s *stream) toolCallStarted() {
+	s.rec.ToolCalls++
+	if s.rec.ToolCalls == 1 {
+		s.rec.FirstToolCall = s.now
+	}
+	s.answerAt()
+}
+
+// toolArgs times an arguments delta of tool call n (from 1 in order of
+// arrival): the first call's last delta is its ToolArgsDone.
+func (s *stream) toolArgs(n int) {
+	if n == 1 {
+		s.rec.ToolArgsDone = s.now
+	}
+	s.answerAt()
+}
+
+// fail marks the stream bad (the first reason wins) and stops it.
+func (s *stream) fail(format string, args ...any) {
+	if s.bad == "" {
+		s.bad = fmt.Sprintf(format, args...)
+	}
+	s.stop = true
+}
+
+// str decodes a JSON string field; absent or not a string gives "" (the
+// latter noted).
+func (s *stream) str(field string, raw json.RawMessage) string {
+	if absent(raw) {
+		return ""
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		s.note("%s ignored: not a string (%s)", field, truncate(string(raw), 40))
+		return ""
+	}
+	return v
+}
+
+// validArgs reports whether a tool call's arguments are JSON ("" counts
+// as no arguments).
+func validArgs(args string) bool {
+	return strings.TrimSpace(args) == "" || json.Valid([]byte(args))
+}
+
+// unknownEvent notes an event type the decoder does not know, once per
+// type; the event is skipped.
+func (s *stream) unknownEvent(typ string) {
+	s.note("unknown event type %q skipped", truncate(typ, 60))
+}
+
+// eventType is an event's type: the JSON "type" field, else the SSE event
+// field. data is the raw JSON already decoded into typ by the caller.
+func eventType(ev Event, jsonType string) string {
+	if jsonType != "" {
+		return jsonType
+	}
+	return ev.Type
+}
+
+// withoutPublic drops the values public names from a secrets list.
+func withoutPublic(secrets, public []string) []string {
+	return slices.DeleteFunc(secrets, func(s string) bool { return slices.Contains(public, s) })
+}

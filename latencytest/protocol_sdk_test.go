@@ -1,0 +1,248 @@
+package latencytest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// sdkStream streams one answer with the official SDK of f's protocol
+// through hc, reading every event as an application would.
+func sdkStream(ctx context.Context, api *protocol, hc *http.Client) error {
+	switch api {
+	case responsesAPI:
+		c := openai.NewClient(option.WithBaseURL("http://fake/v1/"), option.WithHTTPClient(hc),
+			option.WithAPIKey(key), option.WithMaxRetries(0))
+		s := c.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "m-1",
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
+		defer s.Close()
+		for s.Next() {
+			_ = s.Current().Type
+		}
+		return s.Err()
+	case messagesAPI:
+		c := anthropic.NewClient(aoption.WithBaseURL("http://fake/"), aoption.WithHTTPClient(hc),
+			aoption.WithAPIKey(key), aoption.WithMaxRetries(0))
+		s := c.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "m-1", MaxTokens: 100,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+		defer s.Close()
+		var msg anthropic.Message
+		for s.Next() {
+			if err := msg.Accumulate(s.Current()); err != nil {
+				return err
+			}
+		}
+		return s.Err()
+	}
+	return fmt.Errorf("no SDK for %s", api.name)
+}
+
+// openai-go's Responses stream and anthropic-sdk-go's Messages stream,
+// measured through Instrument, give the built-in providers' records to
+// the nanosecond (virtual time): every clock, the usage, the tool calls,
+// the answer. The path tells Instrument the protocol; on a gateway's path
+// that names none, the events do.
+func TestInstrumentMatchesProtocolProviders(t *testing.T) {
+	for _, f := range protoFixtures {
+		for _, path := range []string{"", "/gateway/llm"} {
+			t.Run(f.file+path, func(t *testing.T) {
+				_, blocks := f.read(t)
+				synctest.Test(t, func(t *testing.T) {
+					req := Request{ID: "p-1", TotalTimeout: time.Minute, Messages: []Message{{Role: "user", Content: "hi"}}}
+					want := protoProvider(f.api, replay(blocks)).Call(context.Background(), req)
+					rt := replay(blocks).Transport
+					if path != "" { // the SDK's request goes to a path that names no protocol
+						inner := rt
+						rt = roundTrip(func(r *http.Request) (*http.Response, error) {
+							r = r.Clone(r.Context())
+							r.URL.Path = path
+							return inner.RoundTrip(r)
+						})
+					}
+					var sent http.Header
+					hc := &http.Client{Transport: Instrument(roundTrip(func(r *http.Request) (*http.Response, error) {
+						sent = r.Header.Clone()
+						return rt.RoundTrip(r)
+					}))}
+					got := Func(func(ctx context.Context, _ Request) error { return sdkStream(ctx, f.api, hc) }).Call(context.Background(), req)
+					f.checkContent(t, "built-in", want)
+					f.checkTimes(t, "built-in", want)
+					f.checkContent(t, "through Instrument", got)
+					f.checkTimes(t, "through Instrument", got)
+					if got.TTFB != want.TTFB || got.Total != want.Total || len(got.Attempts) != 1 || got.Attempts[0].TTFT != want.TTFT {
+						t.Errorf("instrumented ttfb %v total %v attempts %+v; built-in ttfb %v total %v ttft %v",
+							got.TTFB, got.Total, got.Attempts, want.TTFB, want.Total, want.TTFT)
+					}
+					// anthropic-sdk-go v2 sends the key as a bearer token (the
+					// API takes either header); Instrument redacts both.
+					if f.api == messagesAPI && (sent.Get("X-Api-Key") != key && sent.Get("Authorization") != "Bearer "+key || sent.Get("Anthropic-Version") == "") {
+						t.Errorf("the SDK sent %v", sent)
+					}
+					if strings.Contains(fmt.Sprintf("%+v", got), key) {
+						t.Errorf("the key reached the record: %+v", got)
+					}
+				})
+			})
+		}
+	}
+}
+
+// The built-in providers send what the protocols ask: the path, the
+// body's fields, the key in Authorization (Responses) or x-api-key with
+// anthropic-version (Anthropic, never a bearer token); the version is no
+// secret, the key is redacted wherever it comes back.
+func TestProtocolRequests(t *testing.T) {
+	temp := 0.5
+	req := Request{ID: "r-1", MaxTokens: 64, Temperature: &temp,
+		Messages: []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}}
+	for _, tc := range []struct {
+		api        *protocol
+		path, body string
+		header     map[string]string
+		answer     string
+	}{
+		{responsesAPI, "/v1/responses",
+			`{"input":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"max_output_tokens":64,"model":"m-1","stream":true,"temperature":0.5}`,
+			map[string]string{"Authorization": "Bearer " + key, "X-Api-Key": "", "Accept": "text/event-stream"},
+			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"" + key + " 2023-06-01\"}\n\n" +
+				"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n"},
+		{messagesAPI, "/v1/messages",
+			`{"max_tokens":64,"messages":[{"role":"user","content":"hi"}],"model":"m-1","stream":true,"system":"be brief","temperature":0.5}`,
+			map[string]string{"Authorization": "", "X-Api-Key": key, "Anthropic-Version": AnthropicVersion},
+			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m-1\"}}\n\n" +
+				"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+				"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + key[:10] + "\"}}\n\n" +
+				"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + key[10:] + " 2023-06-01\"}}\n\n" +
+				"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"},
+	} {
+		// The body, through a client of one's own (both paths send the
+		// same payload).
+		var body string
+		capture := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+			b, _ := io.ReadAll(r.Body)
+			body = string(b)
+			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+				Body: io.NopCloser(strings.NewReader(tc.answer)), Request: r}, nil
+		})}
+		if rec := protoProvider(tc.api, capture).Call(context.Background(), req); !rec.OK() || body != tc.body {
+			t.Errorf("%s: body\n%s\nwant\n%s\nrecord %+v", tc.api.name, body, tc.body, rec)
+		}
+		// The path and headers on both paths.
+		for _, fast := range []bool{true, false} {
+			var path string
+			var header http.Header
+			srv := &pipeServer{respond: func(w io.Writer, r *http.Request, _ int) bool {
+				path, header = r.URL.Path, r.Header.Clone()
+				return writeBytes(w, sseHead+"Transfer-Encoding: chunked\r\n\r\n"+chunked(tc.answer), false)
+			}}
+			o := pipeProto(t, tc.api, srv, fast)
+			rec := o.Call(context.Background(), req)
+			o.CloseIdleConnections()
+			srv.close()
+			if path != tc.path {
+				t.Errorf("%s fast %v: path %q, want %q", tc.api.name, fast, path, tc.path)
+			}
+			for k, v := range tc.header {
+				if header.Get(k) != v {
+					t.Errorf("%s fast %v: header %s = %q, want %q", tc.api.name, fast, k, header.Get(k), v)
+				}
+			}
+			if !rec.OK() || strings.Contains(fmt.Sprintf("%+v", rec), key) || rec.Content != "[redacted] 2023-06-01" {
+				t.Errorf("%s fast %v: record %+v: want the key redacted, the version kept", tc.api.name, fast, rec)
+			}
+			if d := o.Describe(); d.Kind != tc.api.kind || !strings.HasSuffix(d.Endpoint, tc.path) {
+				t.Errorf("%s: description %+v", tc.api.name, d)
+			}
+		}
+	}
+}
+
+// AnthropicFromEnv names what is unset, adds /v1 to a base URL given as
+// Anthropic's SDKs take it, and sends the key as x-api-key; an error body
+// that echoes the key is redacted.
+func TestAnthropicFromEnv(t *testing.T) {
+	t.Setenv(EnvAnthropicBaseURL, "")
+	t.Setenv(EnvAnthropicModel, "")
+	os.Unsetenv(EnvAnthropicAPIKey)
+	if _, err := AnthropicFromEnv(); err == nil || !strings.Contains(err.Error(),
+		"ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY (set it empty for a server without keys), ANTHROPIC_MODEL not set") {
+		t.Errorf("error %v", err)
+	}
+	t.Setenv(EnvAnthropicAPIKey, key)
+	t.Setenv(EnvAnthropicModel, "claude-x")
+	t.Setenv(EnvAnthropicBaseURL, "ftp://x")
+	if _, err := AnthropicFromEnv(); err == nil || !strings.Contains(err.Error(), "not an http(s) URL") {
+		t.Errorf("error %v", err)
+	}
+	for base, want := range map[string]string{"https://api.anthropic.test": "/v1/messages", "https://api.anthropic.test/v1/": "/v1/messages",
+		"https://gw.test/anthropic": "/anthropic/v1/messages"} {
+		t.Setenv(EnvAnthropicBaseURL, base)
+		var path, apiKey string
+		c := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+			path, apiKey = r.URL.Path, r.Header.Get("X-Api-Key")
+			return &http.Response{StatusCode: 401, Header: http.Header{"Content-Type": {"application/json"}},
+				Body: io.NopCloser(strings.NewReader(`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + key + `"}}`)), Request: r}, nil
+		})}
+		p, err := AnthropicFromEnv(WithHTTPClient(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := p.Call(context.Background(), Request{ID: "e-1", Messages: []Message{{Role: "user", Content: "hi"}}})
+		if path != want || apiKey != key || rec.Err != HTTPClass(401) || describe(p).Model != "claude-x" ||
+			!strings.Contains(rec.Detail, "authentication_error: invalid x-api-key [redacted]") || strings.Contains(fmt.Sprintf("%+v", rec), key) {
+			t.Errorf("base %s: path %q (want %q), x-api-key sent %v, record %+v", base, path, want, apiKey == key, rec)
+		}
+	}
+}
+
+// anthropic-sdk-go retrying a 529 overloaded_error through Instrument:
+// two attempts, the first http_529 (the SDK closes its body unread, so it
+// has no detail), the record's stream figures from the second, timed from the
+// call's start (backoff included), as the user waited.
+func TestInstrumentAnthropicRetry(t *testing.T) {
+	f := protoFixtures[2] // messages_text.sse
+	_, blocks := f.read(t)
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		stream := replay(blocks).Transport
+		hc := &http.Client{Transport: Instrument(roundTrip(func(r *http.Request) (*http.Response, error) {
+			n++
+			if n == 1 {
+				time.Sleep(40 * time.Millisecond)
+				return &http.Response{StatusCode: 529, Header: http.Header{"Content-Type": {"application/json"}, "X-Should-Retry": {"true"}},
+					Body:    io.NopCloser(strings.NewReader(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)),
+					Request: r}, nil
+			}
+			return stream.RoundTrip(r)
+		}))}
+		rec := Func(func(ctx context.Context, _ Request) error {
+			c := anthropic.NewClient(aoption.WithBaseURL("http://fake/"), aoption.WithHTTPClient(hc), aoption.WithAPIKey(key), aoption.WithMaxRetries(1))
+			s := c.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "m-1", MaxTokens: 100,
+				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+			defer s.Close()
+			for s.Next() {
+			}
+			return s.Err()
+		}).Call(context.Background(), Request{ID: "r-1", TotalTimeout: time.Minute})
+		if len(rec.Attempts) != 2 || rec.Attempts[0].Err != HTTPClass(529) ||
+			rec.Attempts[0].ID != "r-1" || rec.Attempts[1].ID != "r-1-a2" || !rec.Attempts[1].OK() {
+			t.Fatalf("attempts %+v", rec.Attempts)
+		}
+		off := rec.Attempts[1].Start
+		if off < 40*time.Millisecond || !rec.OK() || rec.TTFT != off+blockAt(f.tokens[0]) || rec.Total != off+blockAt(f.end) || rec.Content != f.content {
+			t.Errorf("record %+v: want the second attempt's figures from %v", rec, off)
+		}
+	})
+}

@@ -1,0 +1,54 @@
+package slospec
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+// An endpoint target names its protocol: the spec key is checked, the
+// protocol's environment variables are the defaults, and the target runs
+// the protocol's provider on the protocol's path.
+func TestEndpointProtocol(t *testing.T) {
+	if _, err := ParseSpec([]byte("target:\n  endpoint: {protocol: grpc}\nobjectives: {error_rate: 1%}\n")); err == nil ||
+		!strings.Contains(err.Error(), `line 2: target.endpoint.protocol: "grpc" is not a protocol: want chat, responses or messages`) {
+		t.Errorf("error %v", err)
+	}
+	for _, tc := range []struct {
+		spec, base, kind, endpoint string
+		vars                       [3]string
+	}{
+		{"{}", "http://h.test/v1", "openai-chat-completions (streaming)", "http://h.test/v1/chat/completions",
+			[3]string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"}},
+		{"{protocol: chat}", "http://h.test/v1", "openai-chat-completions (streaming)", "http://h.test/v1/chat/completions",
+			[3]string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"}},
+		{"{protocol: responses}", "http://h.test/v1", "openai-responses (streaming)", "http://h.test/v1/responses",
+			[3]string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"}},
+		{"{protocol: messages}", "http://h.test", "anthropic-messages (streaming)", "http://h.test/v1/messages",
+			[3]string{"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"}},
+		{"{protocol: messages, base_url_env: GW_URL, model_env: GW_MODEL}", "http://gw.test/v1", "anthropic-messages (streaming)", "http://gw.test/v1/messages",
+			[3]string{"GW_URL", "ANTHROPIC_API_KEY", "GW_MODEL"}},
+	} {
+		s, err := ParseSpec([]byte("target:\n  endpoint: " + tc.spec + "\nobjectives: {error_rate: 1%}\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.spec, err)
+		}
+		ep := s.Target.Endpoint
+		b, k, m := ep.Vars()
+		if [3]string{b, k, m} != tc.vars {
+			t.Errorf("%s: variables %s %s %s, want %v", tc.spec, b, k, m, tc.vars)
+		}
+		t.Setenv(b, tc.base)
+		t.Setenv(k, "")
+		t.Setenv(m, "model-x")
+		rt, skip, err := ep.resolve()
+		if err != nil || skip != "" {
+			t.Fatalf("%s: %v %s", tc.spec, err, skip)
+		}
+		d := rt.provider.(latencytest.Describer).Describe()
+		if d.Kind != tc.kind || d.Endpoint != tc.endpoint || d.Model != "model-x" || !strings.Contains(rt.desc, "$"+b) {
+			t.Errorf("%s: %+v (%s), want %s at %s", tc.spec, d, rt.desc, tc.kind, tc.endpoint)
+		}
+	}
+}
