@@ -1,0 +1,301 @@
+// The objectives section: each key and the objectives it makes.
+
+package slospec
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/tailguard/tailguard/sloassert"
+)
+
+// specMetrics are the metrics a spec judges: its load is a closed-loop
+// batch, so the open loop's from_schedule metrics have nothing to judge.
+var specMetrics = []sloassert.Metric{sloassert.TTFT, sloassert.FirstAnswer, sloassert.Total, sloassert.ITL, sloassert.MaxGap}
+
+// metricKeys are the keys of a metric's objectives map besides quantiles.
+var metricKeys = []string{"cv", "tail_ratio", "max", "allow_small_sample", "demonstrate", "refute"}
+
+// objectives parses the objectives map.
+func (p *specParser) objectives(e specEntry) []SpecObjective {
+	var out []SpecObjective
+	allowed := []string{"tokens_per_second", "error_rate", "cv", "tail_ratio", "cache_miss", "cold_start"}
+	for _, m := range specMetrics {
+		allowed = append(allowed, string(m))
+	}
+	entries, _ := p.mapping(e.v, e.path, false, allowed, nil)
+	for _, f := range entries {
+		switch f.key {
+		case "tokens_per_second":
+			p.decodeRates(f, &out)
+		case "error_rate":
+			p.errorRate(f, &out)
+		case "cold_start":
+			p.coldStart(f, &out)
+		case "cv", "tail_ratio":
+			p.byKind(f, &out)
+		case "cache_miss":
+			if b, ok := p.boolean(f); ok && b {
+				p.objective(&out, SpecObjective{Key: "cache_miss", Line: f.k.Line, Kind: KindCacheMiss}, f.path)
+			}
+		default:
+			p.metric(f, sloassert.Metric(f.key), &out)
+		}
+	}
+	return out
+}
+
+// quantileOptions reads allow_small_sample, demonstrate and refute.
+type quantileOptions struct {
+	allowSmall          bool
+	demonstrate, refute float64
+}
+
+func (p *specParser) quantileOptions(entries []specEntry) quantileOptions {
+	var o quantileOptions
+	var conf []specEntry
+	for _, g := range entries {
+		switch g.key {
+		case "allow_small_sample":
+			o.allowSmall, _ = p.boolean(g)
+		case "demonstrate":
+			o.demonstrate, _ = p.percentage(g, 0, 100, true)
+			conf = append(conf, g)
+		case "refute":
+			o.refute, _ = p.percentage(g, 0, 100, true)
+			conf = append(conf, g)
+		}
+	}
+	if len(conf) > 1 {
+		p.errorf(conf[1].k.Line, conf[1].path, "conflicting: demonstrate and refute (give one)")
+		o.demonstrate, o.refute = 0, 0
+	}
+	return o
+}
+
+func (o quantileOptions) apply(so *SpecObjective) {
+	so.AllowSmallSample, so.Demonstrate, so.Refute = o.allowSmall, o.demonstrate, o.refute
+}
+
+// metric parses one metric's objectives: quantiles, cv, tail_ratio, max.
+func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]SpecObjective) {
+	entries, ok := p.mapping(f.v, f.path, false, metricKeys, isQuantileKey)
+	if !ok {
+		return
+	}
+	opts := p.quantileOptions(entries)
+	qs := map[float64]int{}
+	n := 0
+	for _, g := range entries {
+		key := string(m) + "_" + g.key
+		switch g.key {
+		case "allow_small_sample", "demonstrate", "refute":
+			continue
+		}
+		n++
+		switch g.key {
+		case "cv":
+			if v, ok := p.percentage(g, 0, specMaxCVPercent, false); ok {
+				p.objective(out, SpecObjective{Key: key, Line: g.k.Line, Kind: KindCV, Metric: m, Limit: v * 100}, g.path)
+			}
+		case "tail_ratio":
+			if v, ok := p.tailRatio(g); ok {
+				p.objective(out, SpecObjective{Key: key, Line: g.k.Line, Kind: KindTailRatio, Metric: m, Limit: v}, g.path)
+			}
+		case "max":
+			if m != sloassert.MaxGap {
+				p.errorf(g.k.Line, g.path, "max applies to max_gap only (the longest stall); use a quantile such as p99")
+				continue
+			}
+			if d, ok := p.duration(g, true); ok {
+				p.objective(out, SpecObjective{Key: key, Line: g.k.Line, Kind: KindMaxStall, Budget: d}, g.path)
+			}
+		default:
+			q, ok := p.quantile(g)
+			if !ok {
+				continue
+			}
+			if l, dup := qs[q]; dup {
+				p.errorf(g.k.Line, g.path, "the same quantile as line %d", l)
+				continue
+			}
+			qs[q] = g.k.Line
+			if d, ok := p.duration(g, true); ok {
+				so := SpecObjective{Key: key, Line: g.k.Line, Kind: KindQuantile, Metric: m, Q: q, Budget: d}
+				opts.apply(&so)
+				p.objective(out, so, g.path)
+			}
+		}
+	}
+	if n == 0 {
+		p.errorf(f.k.Line, f.path, "no objective (want a quantile such as p99, cv or tail_ratio)")
+	}
+}
+
+func (p *specParser) tailRatio(g specEntry) (float64, bool) {
+	v, ok := p.number(g, "a ratio p99/p50 such as 5")
+	if ok && v < 1 {
+		p.errorf(g.v.Line, g.path, "%g is below 1: p99 is never below p50", v)
+		return 0, false
+	}
+	return v, ok
+}
+
+// byKind parses cv: {metric: 100%} and tail_ratio: {metric: 5}.
+func (p *specParser) byKind(f specEntry, out *[]SpecObjective) {
+	var names []string
+	for _, m := range specMetrics {
+		names = append(names, string(m))
+	}
+	entries, ok := p.mapping(f.v, f.path, false, names, nil)
+	if !ok {
+		return
+	}
+	if len(entries) == 0 {
+		p.errorf(f.k.Line, f.path, "no objective (want a metric: %s)", wantList(names, false))
+	}
+	for _, g := range entries {
+		m := sloassert.Metric(g.key)
+		key := g.key + "_" + f.key
+		if f.key == "cv" {
+			if v, ok := p.percentage(g, 0, specMaxCVPercent, false); ok {
+				p.objective(out, SpecObjective{Key: key, Line: g.k.Line, Kind: KindCV, Metric: m, Limit: v * 100}, g.path)
+			}
+		} else if v, ok := p.tailRatio(g); ok {
+			p.objective(out, SpecObjective{Key: key, Line: g.k.Line, Kind: KindTailRatio, Metric: m, Limit: v}, g.path)
+		}
+	}
+}
+
+// decodeRates parses tokens_per_second: {p5: 10}.
+func (p *specParser) decodeRates(f specEntry, out *[]SpecObjective) {
+	entries, ok := p.mapping(f.v, f.path, false, nil, isQuantileKey)
+	if !ok {
+		return
+	}
+	if len(entries) == 0 {
+		p.errorf(f.k.Line, f.path, "no objective (want a low quantile and a floor in tokens/s, such as p5: 10)")
+	}
+	for _, g := range entries {
+		q, ok := p.quantile(g)
+		if !ok {
+			continue
+		}
+		v, ok := p.number(g, "a floor in tokens/s such as 10")
+		if !ok {
+			continue
+		}
+		if v <= 0 {
+			p.errorf(g.v.Line, g.path, "a floor of %g tokens/s judges nothing: want a positive number", v)
+			continue
+		}
+		p.objective(out, SpecObjective{Key: "tokens_per_second_" + g.key, Line: g.k.Line, Kind: KindDecodeRate, Q: q, Limit: v}, g.path)
+	}
+}
+
+// coldStart parses cold_start: 10s or {max: 10s, after_idle: 2s}.
+func (p *specParser) coldStart(f specEntry, out *[]SpecObjective) {
+	so := SpecObjective{Key: "cold_start", Line: f.k.Line, Kind: KindColdStart}
+	if f.v.Kind != yaml.MappingNode {
+		if d, ok := p.duration(f, true); ok {
+			so.Budget = d
+			p.objective(out, so, f.path)
+		}
+		return
+	}
+	entries, ok := p.mapping(f.v, f.path, false, []string{"max", "after_idle"}, nil)
+	if !ok {
+		return
+	}
+	hasMax, valid := false, true
+	for _, g := range entries {
+		var d time.Duration
+		var ok bool
+		switch g.key {
+		case "max":
+			hasMax = true
+			d, ok = p.duration(g, true)
+			so.Budget = d
+		case "after_idle":
+			d, ok = p.duration(g, true)
+			so.AfterIdle = d
+		}
+		valid = valid && ok
+	}
+	if !hasMax {
+		p.errorf(f.v.Line, f.path, "no max: write the cold-start budget, such as {max: 10s, after_idle: 2s}")
+		return
+	}
+	if valid {
+		p.objective(out, so, f.path)
+	}
+}
+
+// errorRateLimit parses an error-rate limit: a percentage in [0%, 100%).
+// 100% would let every request fail, and an all-failed run never passes.
+func (p *specParser) errorRateLimit(e specEntry) (float64, bool) {
+	v, ok := p.percentage(e, 0, 100, false)
+	if ok && v == 1 {
+		p.errorf(e.v.Line, e.path, "100%% lets every request fail, and an all-failed run never passes: give a limit below 100%%, or leave the error rate out")
+		return 0, false
+	}
+	return v, ok
+}
+
+// errorRate parses error_rate: 1% or {max: 1%, classes: [...]}.
+func (p *specParser) errorRate(f specEntry, out *[]SpecObjective) {
+	so := SpecObjective{Key: "error_rate", Line: f.k.Line, Kind: KindErrorRate}
+	if f.v.Kind != yaml.MappingNode {
+		v, ok := p.errorRateLimit(f)
+		if ok {
+			so.Limit = v
+			p.objective(out, so, f.path)
+		}
+		return
+	}
+	entries, ok := p.mapping(f.v, f.path, false, []string{"max", "classes"}, nil)
+	if !ok {
+		return
+	}
+	hasMax := false
+	for _, g := range entries {
+		switch g.key {
+		case "max":
+			hasMax = true
+			so.Limit, ok = p.errorRateLimit(g)
+		case "classes":
+			if g.v.Kind != yaml.SequenceNode || len(g.v.Content) == 0 {
+				p.errorf(g.v.Line, g.path, "want a list of error classes such as [http_529, http_429], not %s", nodeDesc(g.v))
+				continue
+			}
+			seen := map[string]bool{}
+			for i, n := range g.v.Content {
+				el := specEntry{key: g.key, path: fmt.Sprintf("%s[%d]", g.path, i), k: n, v: n}
+				c, ok := p.str(el)
+				if !ok {
+					continue
+				}
+				if seen[c] {
+					p.errorf(n.Line, el.path, "class %q given twice", c)
+					continue
+				}
+				if err := sloassert.CheckClass(c); err != nil {
+					p.errorf(n.Line, el.path, "%s", strings.TrimPrefix(err.Error(), "sloassert: "))
+					continue
+				}
+				seen[c] = true
+				so.Classes = append(so.Classes, c)
+			}
+		}
+	}
+	if !hasMax {
+		p.errorf(f.k.Line, f.path, "missing max (the error rate allowed, such as 1%%)")
+		return
+	}
+	if ok {
+		p.objective(out, so, f.path)
+	}
+}

@@ -1,0 +1,504 @@
+// The spec's sections: target, endpoint, load, chains, sample sizes.
+
+package slospec
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
+)
+
+// target parses a target map.
+func (p *specParser) target(e specEntry) (SpecTarget, bool) {
+	var t SpecTarget
+	entries, ok := p.mapping(e.v, e.path, false, []string{"preset", "profile", "endpoint", "records", "format", "seed"}, nil)
+	if !ok {
+		return t, false
+	}
+	var kinds []specEntry
+	var seed, format *specEntry
+	for _, f := range entries {
+		switch f.key {
+		case "preset":
+			kinds = append(kinds, f)
+			if name, ok := p.str(f); ok {
+				if _, err := fakeprovider.Preset(name); err != nil {
+					p.errorf(f.v.Line, f.path, "unknown preset %q (have %s)", name, strings.Join(fakeprovider.Presets(), ", "))
+				} else {
+					t.Preset = name
+				}
+			}
+		case "profile":
+			kinds = append(kinds, f)
+			t.Profile, _ = p.str(f)
+			t.profileLine, t.profileKey = f.v.Line, f.path
+		case "endpoint":
+			kinds = append(kinds, f)
+			t.Endpoint = p.endpoint(f)
+		case "records":
+			kinds = append(kinds, f)
+			if g, ok := p.str(f); ok {
+				if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
+					p.errorf(f.v.Line, f.path, "%q is not a glob: %v", g, err)
+				} else {
+					t.Records = g
+				}
+			}
+		case "format":
+			format = &f
+			t.Format = p.recordsFormat(f)
+		case "seed":
+			seed = &f
+			if v, ok := p.integer(f, 0, math.MaxInt64); ok {
+				u := uint64(v)
+				t.Seed = &u
+			}
+		}
+	}
+	switch {
+	case len(kinds) == 0:
+		p.errorf(e.k.Line, e.path, "want one of preset, profile, endpoint or records")
+		return t, false
+	case len(kinds) > 1:
+		p.errorf(kinds[1].k.Line, kinds[1].path, "conflicting: %s and %s (a target is one of preset, profile, endpoint or records)", kinds[0].key, kinds[1].key)
+		return t, false
+	}
+	if format != nil && kinds[0].key != "records" {
+		p.errorf(format.k.Line, format.path, "a format applies to a records target, not to %s", kinds[0].key)
+		return t, false
+	}
+	if seed != nil && (t.Endpoint != nil || kinds[0].key == "records") {
+		p.errorf(seed.k.Line, seed.path, "a seed applies to fake targets (preset, profile), not to %s", map[bool]string{true: "an endpoint", false: "records"}[t.Endpoint != nil])
+		return t, false
+	}
+	return t, true
+}
+
+var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (p *specParser) endpoint(e specEntry) *SpecEndpoint {
+	ep := &SpecEndpoint{}
+	entries, _ := p.mapping(e.v, e.path, true, []string{"base_url_env", "api_key_env", "model_env", "protocol"}, nil)
+	for _, f := range entries {
+		name, ok := p.str(f)
+		if !ok {
+			continue
+		}
+		if f.key == "protocol" {
+			if name != ProtocolChat && name != ProtocolResponses && name != ProtocolMessages {
+				p.errorf(f.v.Line, f.path, "%q is not a protocol: want chat, responses or messages", name)
+			}
+			ep.Protocol = name
+			continue
+		}
+		if !envVarName.MatchString(name) {
+			p.errorf(f.v.Line, f.path, "%q is not an environment variable name", name)
+			continue
+		}
+		switch f.key {
+		case "base_url_env":
+			ep.BaseURLEnv = name
+		case "api_key_env":
+			ep.APIKeyEnv = name
+		case "model_env":
+			ep.ModelEnv = name
+		}
+	}
+	return ep
+}
+
+// load parses the load map.
+func (p *specParser) load(e specEntry) SpecLoad {
+	var l SpecLoad
+	entries, _ := p.mapping(e.v, e.path, false, []string{"warmup", "requests", "concurrency", "max_tokens", "mix", "prompt",
+		"no_nonce", "temperature", "interval", "first_token_timeout", "total_timeout", "hard_cap", "repeat", "location"}, nil)
+	b := &l.Batch
+	p.loadKeys = entries
+	var prompt, mix *specEntry
+	for _, f := range entries {
+		switch f.key {
+		case "warmup":
+			b.Warmup, _ = p.intIn(f, 0, specMaxRequests)
+			b.NoWarmup = b.Warmup == 0 // written 0: none (the Go zero value means the default)
+		case "requests":
+			b.Requests, _ = p.intIn(f, 1, specMaxRequests)
+		case "concurrency":
+			l.Concurrency = p.levels(f)
+		case "max_tokens":
+			b.MaxTokens, _ = p.intIn(f, 1, specMaxTokens)
+		case "mix":
+			mix = &f
+			b.Mix = p.mix(f)
+		case "prompt":
+			prompt = &f
+			b.Prompt, _ = p.str(f)
+		case "no_nonce":
+			b.NoNonce, _ = p.boolean(f)
+		case "temperature":
+			b.Temperature = p.temperature(f)
+		case "interval":
+			b.Interval, _ = p.duration(f, false)
+		case "first_token_timeout":
+			b.FirstTokenTimeout, _ = p.duration(f, false)
+		case "total_timeout":
+			b.TotalTimeout, _ = p.duration(f, false)
+		case "hard_cap":
+			b.HardCap, _ = p.duration(f, false)
+		case "repeat":
+			b.Repeat, _ = p.intIn(f, 1, specMaxRepeat)
+		case "location":
+			b.Location, _ = p.str(f)
+		}
+	}
+	if prompt != nil && mix != nil {
+		later := *mix
+		if prompt.k.Line > mix.k.Line {
+			later = *prompt
+		}
+		p.errorf(later.k.Line, later.path, "conflicting: prompt and mix (a fixed prompt replaces the mix: give one)")
+	}
+	return l
+}
+
+func (p *specParser) temperature(f specEntry) *float64 {
+	v, ok := p.number(f, "a temperature in [0, 2]")
+	if !ok {
+		return nil
+	}
+	if v < 0 || v > 2 {
+		p.errorf(f.v.Line, f.path, "temperature %g is outside [0, 2]", v)
+		return nil
+	}
+	return &v
+}
+
+// levels parses concurrency: a list of levels (or one level).
+func (p *specParser) levels(f specEntry) []int {
+	if f.v.Kind == yaml.ScalarNode {
+		if v, ok := p.intIn(f, 1, specMaxLevel); ok {
+			return []int{v}
+		}
+		return nil
+	}
+	if f.v.Kind != yaml.SequenceNode || len(f.v.Content) == 0 {
+		p.errorf(f.v.Line, f.path, "want a list of concurrency levels such as [1, 8], not %s", nodeDesc(f.v))
+		return nil
+	}
+	var out []int
+	seen := map[int]bool{}
+	for i, n := range f.v.Content {
+		el := specEntry{key: f.key, path: fmt.Sprintf("%s[%d]", f.path, i), k: n, v: n}
+		v, ok := p.intIn(el, 1, specMaxLevel)
+		if !ok {
+			continue
+		}
+		if seen[v] {
+			p.errorf(n.Line, el.path, "level %d given twice", v)
+			continue
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	return out
+}
+
+// mix parses a prompt mix; weights are percentages summing to 100%.
+func (p *specParser) mix(f specEntry) latencytest.Mix {
+	var m latencytest.Mix
+	entries, ok := p.mapping(f.v, f.path, false, []string{"classes", "seed"}, nil)
+	if !ok {
+		return m
+	}
+	hasClasses := false
+	for _, g := range entries {
+		switch g.key {
+		case "seed":
+			if v, ok := p.integer(g, 0, math.MaxInt64); ok {
+				m.Seed = uint64(v)
+			}
+		case "classes":
+			hasClasses = true
+			m.Classes = p.classes(g)
+		}
+	}
+	if !hasClasses {
+		p.errorf(f.k.Line, f.path, "want classes (a list of {name, weight, prompt_tokens, max_tokens})")
+	}
+	return m
+}
+
+func (p *specParser) classes(g specEntry) []latencytest.PromptClass {
+	if g.v.Kind != yaml.SequenceNode || len(g.v.Content) == 0 {
+		p.errorf(g.v.Line, g.path, "want a list of {name, weight, prompt_tokens, max_tokens}, not %s", nodeDesc(g.v))
+		return nil
+	}
+	var out []latencytest.PromptClass
+	names := map[string]bool{}
+	sum := 0.0
+	bad := false
+	for i, n := range g.v.Content {
+		path := fmt.Sprintf("%s[%d]", g.path, i)
+		entries, ok := p.mapping(n, path, false, []string{"name", "weight", "prompt_tokens", "max_tokens"}, nil)
+		if !ok {
+			bad = true
+			continue
+		}
+		var c latencytest.PromptClass
+		var have []string
+		for _, h := range entries {
+			have = append(have, h.key)
+			var ok bool
+			switch h.key {
+			case "name":
+				c.Name, ok = p.str(h)
+				if ok && names[c.Name] {
+					p.errorf(h.v.Line, h.path, "class %q given twice", c.Name)
+					ok = false
+				}
+				names[c.Name] = true
+			case "weight":
+				c.Weight, ok = p.percentage(h, 0, 100, false)
+				if ok && c.Weight == 0 {
+					p.errorf(h.v.Line, h.path, "a weight must be above 0%%")
+					ok = false
+				}
+			case "prompt_tokens":
+				c.PromptTokens, ok = p.intIn(h, 1, specMaxPromptTokens)
+			case "max_tokens":
+				c.MaxTokens, ok = p.intIn(h, 1, specMaxTokens)
+			}
+			bad = bad || !ok
+		}
+		for _, k := range []string{"name", "weight", "prompt_tokens", "max_tokens"} {
+			if !slices.Contains(have, k) {
+				p.errorf(n.Line, path, "missing %s", k)
+				bad = true
+			}
+		}
+		sum += c.Weight
+		out = append(out, c)
+	}
+	if !bad && math.Abs(sum-1) > 1e-9 {
+		p.errorf(g.k.Line, g.path, "weights sum to %s, not 100%%", percent(sum))
+	}
+	return out
+}
+
+// chains parses the chains map.
+func (p *specParser) chains(e specEntry) *SpecChains {
+	c := &SpecChains{}
+	p.chainsLine = e.k.Line
+	entries, ok := p.mapping(e.v, e.path, false, []string{"count", "calls", "concurrency", "max_tokens", "prompt", "follow_up",
+		"no_nonce", "temperature", "first_token_timeout", "total_timeout", "hard_cap", "location", "target",
+		"total", "error_rate", "task"}, nil)
+	if !ok {
+		return c
+	}
+	ch := &c.Chain
+	var task *specEntry
+	for _, f := range entries {
+		switch f.key {
+		case "count":
+			ch.Chains, _ = p.intIn(f, 1, specMaxChains)
+		case "calls":
+			ch.Length, _ = p.intIn(f, 1, specMaxCalls)
+		case "concurrency":
+			ch.Concurrency, _ = p.intIn(f, 1, specMaxLevel)
+		case "max_tokens":
+			ch.MaxTokens, _ = p.intIn(f, 1, specMaxTokens)
+		case "prompt":
+			ch.Prompt, _ = p.str(f)
+		case "follow_up":
+			ch.FollowUp, _ = p.str(f)
+		case "no_nonce":
+			ch.NoNonce, _ = p.boolean(f)
+		case "temperature":
+			ch.Temperature = p.temperature(f)
+		case "first_token_timeout":
+			ch.FirstTokenTimeout, _ = p.duration(f, false)
+		case "total_timeout":
+			ch.TotalTimeout, _ = p.duration(f, false)
+		case "hard_cap":
+			ch.HardCap, _ = p.duration(f, false)
+		case "location":
+			ch.Location, _ = p.str(f)
+		case "target":
+			if t, ok := p.target(f); ok {
+				c.Target = &t
+			}
+		case "total":
+			p.chainTotal(f, &c.Objectives)
+		case "error_rate":
+			if v, ok := p.errorRateLimit(f); ok {
+				p.objective(&c.Objectives, SpecObjective{Key: "chain_error_rate", Line: f.k.Line, Kind: KindChainErrorRate, Limit: v}, f.path)
+			}
+		case "task":
+			task = &f
+		}
+	}
+	if task != nil { // after calls, wherever it was written
+		p.task(*task, c)
+	}
+	if len(c.Objectives) == 0 && len(p.errs) == 0 {
+		p.errorf(e.k.Line, e.path, "no objective judges the chains (want total, error_rate or task)")
+	}
+	return c
+}
+
+func (p *specParser) chainTotal(f specEntry, out *[]SpecObjective) {
+	entries, ok := p.mapping(f.v, f.path, false, []string{"allow_small_sample", "demonstrate", "refute"}, isQuantileKey)
+	if !ok {
+		return
+	}
+	opts := p.quantileOptions(entries)
+	qs := map[float64]int{}
+	n := 0
+	for _, g := range entries {
+		if !isQuantileKey(g.key) {
+			continue
+		}
+		n++
+		q, ok := p.quantile(g)
+		if !ok {
+			continue
+		}
+		if l, dup := qs[q]; dup {
+			p.errorf(g.k.Line, g.path, "the same quantile as line %d", l)
+			continue
+		}
+		qs[q] = g.k.Line
+		if d, ok := p.duration(g, true); ok {
+			so := SpecObjective{Key: "chain_total_" + g.key, Line: g.k.Line, Kind: KindChainTotal, Q: q, Budget: d}
+			opts.apply(&so)
+			p.objective(out, so, g.path)
+		}
+	}
+	if n == 0 {
+		p.errorf(f.k.Line, f.path, "no objective (want a quantile of chain totals such as p95: 60s)")
+	}
+}
+
+// task parses task: {budget, tail_tasks} into the task and per-call
+// objectives.
+func (p *specParser) task(f specEntry, c *SpecChains) {
+	entries, ok := p.mapping(f.v, f.path, false, []string{"budget", "tail_tasks"}, nil)
+	if !ok {
+		return
+	}
+	t := sloassert.Task{Calls: c.Chain.Length}
+	if t.Calls == 0 {
+		t.Calls = 10
+	}
+	var have []string
+	for _, g := range entries {
+		have = append(have, g.key)
+		switch g.key {
+		case "budget":
+			t.Budget, ok = p.duration(g, true)
+		case "tail_tasks":
+			t.TailTasks, ok = p.percentage(g, 0, 100, true)
+		}
+		if !ok {
+			return
+		}
+	}
+	for _, k := range []string{"budget", "tail_tasks"} {
+		if !slices.Contains(have, k) {
+			p.errorf(f.k.Line, f.path, "missing %s (want {budget: 5s, tail_tasks: 5%%})", k)
+			return
+		}
+	}
+	if t.Validate() != nil {
+		p.errorf(f.k.Line, f.path, "want a positive budget and tail_tasks in (0%%, 100%%)")
+		return
+	}
+	if _, per := t.PerCall(); per <= 0 {
+		p.errorf(f.k.Line, f.path, "budget %v over %d calls leaves no time per call", t.Budget, t.Calls)
+		return
+	}
+	p.objective(&c.Objectives, SpecObjective{Key: "task", Line: f.k.Line, Kind: KindTask, Task: t}, f.path)
+}
+
+// samples checks that the planned sample can support every quantile.
+func (p *specParser) samples(s *Spec) {
+	n := s.Load.measured()
+	src := fmt.Sprintf("load gives %d measured requests a level", n)
+	for _, o := range s.Objectives {
+		if s.Target.Records != "" { // the merged sample's size is known when it is judged
+			break
+		}
+		switch o.Kind {
+		case KindQuantile:
+			if o.Metric != sloassert.ITL { // sloassert.ITL pools every gap: its n is not known in advance
+				p.need(o, o.Q, n, src)
+			}
+		case KindTailRatio:
+			if o.Metric != sloassert.ITL && n < sloassert.MinSamples(0.99) {
+				p.errorf(o.Line, "objectives."+o.Key, "p99/p50 needs n >= %d (%s)", sloassert.MinSamples(0.99), src)
+			}
+		}
+	}
+	if s.Chains == nil {
+		return
+	}
+	ch := s.Chains.Chain
+	chains, calls := ch.Chains, ch.Length
+	if chains == 0 {
+		chains = 30
+	}
+	if calls == 0 {
+		calls = 10
+	}
+	for _, o := range s.Chains.Objectives {
+		switch o.Kind {
+		case KindChainTotal:
+			p.need(o, o.Q, chains, fmt.Sprintf("chains.count gives %d chains", chains))
+		case KindTask:
+			p.need(o, 1-o.Task.TailTasks, chains, fmt.Sprintf("chains.count gives %d chains", chains))
+		case KindTaskPerCall:
+			q, _ := o.Task.PerCall()
+			p.need(o, q, chains*calls, fmt.Sprintf("chains give %d calls", chains*calls))
+		}
+	}
+}
+
+// need reports a quantile objective the planned sample n cannot judge.
+func (p *specParser) need(o SpecObjective, q float64, n int, src string) {
+	key := "objectives." + o.Key
+	if o.IsChain() || o.Kind == KindTaskPerCall {
+		key = "chains." + o.Key
+	}
+	if want := sloassert.MinSamples(q); n < want && !o.AllowSmallSample {
+		p.errorf(o.Line, key, "%s needs n >= %d (%s; raise it, or allow_small_sample: true)", sloassert.QuantileName(q), want, src)
+		return
+	}
+	_, upper := sloassert.MinBoundSamples(q, o.Demonstrate)
+	lower, _ := sloassert.MinBoundSamples(q, o.Refute)
+	for _, c := range []struct {
+		name  string
+		conf  float64
+		need  int
+		level float64 // where the budget is assumed to sit, for the planner
+	}{
+		{"demonstrate", o.Demonstrate, upper, q + (1-q)/2},
+		{"refute", o.Refute, lower, 1 - 2*(1-q)},
+	} {
+		if c.conf > 0 && n < c.need {
+			plan := ""
+			if c.level > 0 && c.level < 1 {
+				plan = fmt.Sprintf("; to decide it at %s you need about %d requests (80%% power with the budget at the true %s)",
+					percent(c.conf), sloassert.SampleSize(q, c.conf, 0.8, c.level), sloassert.QuantileName(c.level))
+			}
+			p.errorf(o.Line, key, "%s at %s on %s needs n >= %d (%s)%s", c.name, percent(c.conf), sloassert.QuantileName(q), c.need, src, plan)
+		}
+	}
+}
