@@ -39,7 +39,7 @@ func iccOfLogs(totals [][]time.Duration) float64 {
 
 // TestConversationICC: 300 served chains of 10 calls (synctest's clock,
 // chain trace IDs "...-chainNNNN-callK") reproduce the target ICC of log
-// call totals within 0.1, for the three targets fitted from seed 000's raw
+// call totals within 0.1, for the three targets fitted from the measured raw
 // chains (maverick 0.53, gpt-oss 0.12, mistral about 0), on two profiles.
 func TestConversationICC(t *testing.T) {
 	skipCalibration(t) // serves 3,000 calls per target: numbers, not concurrency

@@ -9,8 +9,8 @@ import (
 )
 
 // presets maps a name to a function building its profile. Each preset's
-// source is in the comment of its function; the ones fitted from seed
-// 000's raw records are in presets/<name>.yaml (see fitted).
+// source is in the comment of its function; the ones fitted from
+// measured raw records are in presets/<name>.yaml (see fitted).
 var presets = map[string]func() Profile{
 	"mistral-3-14b":          fitted("mistral-3-14b"),
 	"mistral-3-14b-chain":    fitted("mistral-3-14b-chain"),
@@ -48,13 +48,14 @@ func Preset(name string) (Profile, error) {
 	}
 	p := mk()
 	// A preset's cache saves prefill, as in vLLM: an agent whose history is
-	// cached keeps its base TTFT, as seed 000's chain calls did.
+	// cached keeps its base TTFT, as measured chain calls did.
 	p.PrefixCache.Scope = CacheScopePrefill
 	return p, nil
 }
 
 // The presets reproduce published measurements of real serverless endpoints.
-// Their sources are five studies kept in the project's shared seeds:
+// docs/sources.md names each source; the numbers below (and in the tests'
+// source strings) are its numbering:
 //
 //	000  p50 vs p99 / agent chains, DigitalOcean Serverless Inference,
 //	     2026-07-27, client in NYC2, streaming, temperature 0, max_tokens 64,
@@ -101,9 +102,9 @@ func perToken(tokensPerSecond float64) time.Duration {
 }
 
 // gptOSS120bChain is openai-gpt-oss-120b inside a 10-call agent chain, where
-// it almost never answered (seed 000).
+// it almost never answered (source 000).
 //
-// Source: seed 000 and serverless-tail-study/results_openai-gpt-oss-120b.json,
+// Source: 000 and serverless-tail-study/results_openai-gpt-oss-120b.json,
 // chained_session (30 chains x 10 calls, prompts 82 to 271 tokens,
 // max_tokens 64). Reproduces the chain totals p50 / p95 / p99 20,884.4 /
 // 28,775.8 / 31,709.9 ms, the chain calls' total p50 / p95 / p99 1,961.1 /
@@ -140,10 +141,10 @@ func gptOSS120bChain() Profile {
 	}
 }
 
-// deepseekV3x2 is DeepSeek V3.2 in seed 002's 48-hour soak: a 13.7 s p99,
+// deepseekV3x2 is DeepSeek V3.2 in the 48-hour soak (002): a 13.7 s p99,
 // rare waits over 200 s, HTTP 529 and two tokens per SSE event.
 //
-// Source: seed 002 (002_2e6389d53efcfb76.txt), medium prompt (~1,100
+// Source: 002, medium prompt (~1,100
 // tokens), c=1, max_completion_tokens 2000, client in Bangalore. Reproduces
 // the table row "DeepSeek V3.2 1,353 ms 5,837 ms 13,654 ms 32.6 5.4 0.81%
 // 165" (TTFT p50 / p95 / p99, tok/s p50 and p5, error rate, median reply
@@ -189,11 +190,11 @@ func deepseekV3x2() Profile {
 	}
 }
 
-// glm5x3 is GLM-5.3 in seed 002's soak: the first token in ~1 s, but it is
+// glm5x3 is GLM-5.3 in the soak (002): the first token in ~1 s, but it is
 // reasoning; the first answer token comes after ~27 s, and a third of the
 // requests never answer within 2,000 tokens.
 //
-// Source: seed 002, medium prompt (~1,100 tokens), c=1,
+// Source: 002, medium prompt (~1,100 tokens), c=1,
 // max_completion_tokens 2000. Reproduces the table row "GLM-5.3 1,049 ms
 // 1,846 ms 2,130 ms 59.4 52.4 0.12%" (TTFT p50 / p95 / p99 with TTFT the
 // first token of any kind, tok/s p50 and p5, error rate: 1 HTTP 529 in
@@ -235,10 +236,10 @@ func glm5x3() Profile {
 	}
 }
 
-// gemma4x31b is Gemma 4 31B in seed 002's soak: the steepest prefill, ~181
+// gemma4x31b is Gemma 4 31B in the soak (002): the steepest prefill, ~181
 // ms per 1k prompt tokens.
 //
-// Source: seed 002, c=1, max_completion_tokens 2000. Reproduces the table
+// Source: 002, c=1, max_completion_tokens 2000. Reproduces the table
 // row "Gemma 4 31B 1,059 ms 1,986 ms 2,225 ms 43.9 24.6 0.00% 224" (medium
 // prompt, ~1,100 tokens: TTFT p50 / p95 / p99, tok/s p50 and p5, no error in
 // 864, median reply tokens); "短提示词下 p50 为 942 ms，中等提示词为 1,059 ms，
@@ -271,7 +272,8 @@ func gemma4x31b() Profile {
 	}
 }
 
-// The seed 004 presets (deepseek-v4-pro-a/b/c, kimi-k2.6-a/b/c) publish TTFT
+// The three-provider presets (004: deepseek-v4-pro-a/b/c, kimi-k2.6-a/b/c)
+// publish TTFT
 // only: median, p95 and CV% per provider, at c=1 with a short fixed prompt,
 // from NYC1. Their ITL and answer length are the package defaults (10 ms,
 // 64 tokens): nothing about them was published. Cold starts ("差不多每二十个
@@ -286,10 +288,10 @@ func gemma4x31b() Profile {
 // start; their p99 is ~20 s. Note too that the sample CV of n requests is
 // at most sqrt(n) (866% at n = 75): 989% and 1,266% need n >= 98 and 161.
 
-// deepseekV4ProA is DeepSeek V4 Pro on seed 004's provider A, the consistent
+// deepseekV4ProA is DeepSeek V4 Pro on provider A, the consistent
 // one.
 //
-// Source: seed 004 (004_02463657a9e0e72e.txt): "A 0.39 秒 0.57 秒 21%"
+// Source: 004's table: "A 0.39 秒 0.57 秒 21%"
 // (TTFT median, p95, CV). Model: one lognormal near 390 ms (log-sd 0.21).
 // Not reproduced: nothing published is missed (see the note above for what
 // 004 does not publish).
@@ -301,9 +303,9 @@ func deepseekV4ProA() Profile {
 	}
 }
 
-// deepseekV4ProB is DeepSeek V4 Pro on seed 004's provider B.
+// deepseekV4ProB is DeepSeek V4 Pro on provider B.
 //
-// Source: seed 004 (004_02463657a9e0e72e.txt): "B 0.55 秒 6.30 秒 541%"
+// Source: 004's table: "B 0.55 秒 6.30 秒 541%"
 // (TTFT median, p95, CV). Model: 93.5% warm near 536 ms, 6% cold near 9.4 s
 // (log-sd 0.6) and 0.5% near 138 s. Not reproduced: 004's cold starts of
 // "10 to 90 s" alone; the CV needs the 0.5% at 138 s (see the note above).
@@ -319,10 +321,10 @@ func deepseekV4ProB() Profile {
 	}
 }
 
-// deepseekV4ProC is DeepSeek V4 Pro on seed 004's provider C, the least
+// deepseekV4ProC is DeepSeek V4 Pro on provider C, the least
 // consistent ("一致性差了 34 倍" against A).
 //
-// Source: seed 004 (004_02463657a9e0e72e.txt): "C 0.73 秒 6.91 秒 710%"
+// Source: 004's table: "C 0.73 秒 6.91 秒 710%"
 // (TTFT median, p95, CV). Model: 93.6% warm near 711 ms, 6% cold near
 // 10.7 s (log-sd 0.6) and 0.4% near 288 s. Not reproduced: 004's cold starts
 // of "10 to 90 s" alone; the CV needs the 0.4% at 288 s (see the note above).
@@ -338,9 +340,9 @@ func deepseekV4ProC() Profile {
 	}
 }
 
-// kimiK2x6A is Kimi K2.6 on seed 004's provider A.
+// kimiK2x6A is Kimi K2.6 on provider A.
 //
-// Source: seed 004's table (004_02463657a9e0e72e.txt), "A 0.35 秒 5.98 秒
+// Source: 004's table, "A 0.35 秒 5.98 秒
 // 989%" (TTFT median, p95, CV). The text attaches 1266% to the "second"
 // provider and calls the 102% one the provider that invested most; the
 // presets follow the table. Model: 93.7% warm near 341 ms, 6% cold near
@@ -358,10 +360,10 @@ func kimiK2x6A() Profile {
 	}
 }
 
-// kimiK2x6B is Kimi K2.6 on seed 004's provider B, the consistent one
+// kimiK2x6B is Kimi K2.6 on provider B, the consistent one
 // ("大约一致了 10 倍").
 //
-// Source: seed 004's table (004_02463657a9e0e72e.txt), "B 0.25 秒 1.08 秒
+// Source: 004's table, "B 0.25 秒 1.08 秒
 // 102%" (TTFT median, p95, CV). Model: one lognormal near 250 ms (log-sd
 // 0.87). Not reproduced: nothing published is missed (the CV comes out ~5%
 // high and the p95 ~3% low: one lognormal cannot hit both exactly).
@@ -373,9 +375,9 @@ func kimiK2x6B() Profile {
 	}
 }
 
-// kimiK2x6C is Kimi K2.6 on seed 004's provider C.
+// kimiK2x6C is Kimi K2.6 on provider C.
 //
-// Source: seed 004's table (004_02463657a9e0e72e.txt), "C 0.43 秒 1.70 秒
+// Source: 004's table, "C 0.43 秒 1.70 秒
 // 1266%" (TTFT median, p95, CV). Model: 99.75% near 427 ms (log-sd 0.83) and
 // 0.25% near 410 s.
 //

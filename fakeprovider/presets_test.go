@@ -41,7 +41,7 @@ import (
 const (
 	presetRequests = 2000    // requests per preset
 	presetChains   = 300     // chains of chainCalls calls, unless a row needs more
-	chainCalls     = 10      // calls per chain, as in seed 000
+	chainCalls     = 10      // calls per chain, as in source 000
 	directDraws    = 200_000 // plans drawn directly, for rare events
 	tolerance      = 0.15    // |measured/published - 1|
 )
@@ -64,12 +64,12 @@ const nonceLen = 16
 
 func nonce(i int) string { return fmt.Sprintf("nonce %09d ", i) }
 
-// The short fixed prompt of seeds 000 and 004: with the nonce 91 characters,
+// The short fixed prompt of sources 000 and 004: with the nonce 91 characters,
 // 22 tokens (the endpoints counted 20 / 83 / 25 for mistral / gpt-oss /
 // maverick).
 const shortPrompt = "Reply with a two-sentence summary of why caching matters for LLM inference."
 
-// mediumPrompt is seed 002's medium prompt: 1,100 tokens (4,400 characters
+// mediumPrompt is source 002's medium prompt: 1,100 tokens (4,400 characters
 // with the nonce; 002's were 1,035-1,133 tokens).
 var mediumPrompt = func() string {
 	const sentence = "Summarise this incident log and name the three most likely causes of the latency spike. "
@@ -78,19 +78,19 @@ var mediumPrompt = func() string {
 }()
 
 var (
-	// study000 is seed 000: streaming, temperature 0, max_tokens 64, the
+	// study000 is source 000: streaming, temperature 0, max_tokens 64, the
 	// short prompt; TTFT is the first content token.
 	study000 = study{base: shortPrompt, maxTokens: 64, maxField: "max_tokens", promptTokens: (nonceLen + len(shortPrompt)) / 4}
-	// study002 is seed 002's medium prompt: temperature 0.2,
+	// study002 is source 002's medium prompt: temperature 0.2,
 	// max_completion_tokens 2000; TTFT is the first token of any kind.
 	study002 = study{base: mediumPrompt, maxTokens: 2000, maxField: "max_completion_tokens", temperature: 0.2, promptTokens: 1100}
-	// study004 is seed 004: the short fixed prompt, temperature 0, TTFT
+	// study004 is source 004: the short fixed prompt, temperature 0, TTFT
 	// only. 004 does not give its token cap; 1 keeps the test cheap and
 	// cannot change a TTFT.
 	study004 = study{base: shortPrompt, maxTokens: 1, maxField: "max_tokens", promptTokens: (nonceLen + len(shortPrompt)) / 4}
 )
 
-// chainFollowUp is appended to the history after each answer, as seed 000's
+// chainFollowUp is appended to the history after each answer, as source 000's
 // harness appended its next instruction (the history grew ~80 tokens a call).
 const chainFollowUp = "Continue: add one more sentence on the same point."
 
@@ -295,7 +295,7 @@ func runRequests(t *testing.T, p Profile, s study, n int) []call {
 	return out
 }
 
-// runChains runs chains of chainCalls sequential calls as seed 000 did: each
+// runChains runs chains of chainCalls sequential calls as source 000 did: each
 // call's prompt is the conversation so far (the first prompt, then each
 // answer, "ok" for an empty one as 000's harness did, and a follow-up), with
 // a fresh nonce in front. It returns every call, chain by chain, and each
@@ -631,7 +631,7 @@ func totals(cs []call) durs {
 	return out
 }
 
-// genSpeed000 is seed 000's "generation speed": completion_tokens /
+// genSpeed000 is source 000's "generation speed": completion_tokens /
 // (total - TTFT), TTFT being the first content token; calls without an
 // answer, or whose only content token is the last, have none.
 func genSpeed000(cs []call) nums {
@@ -644,7 +644,7 @@ func genSpeed000(cs []call) nums {
 	return s
 }
 
-// tokPerSec002 is seed 002's decode speed: (completion_tokens - 1) /
+// tokPerSec002 is source 002's decode speed: (completion_tokens - 1) /
 // (t_last - t_first).
 func tokPerSec002(cs []call) nums {
 	s := nums{unit: "tok/s"}
@@ -678,7 +678,7 @@ func count(cs []call, pred func(call) bool) int {
 	return n
 }
 
-// rawChains reads seed 000's raw chains of one model (the fit package's
+// rawChains reads source 000's raw chains of one model (the fit package's
 // copy of serverless-tail-study/): each chain's call totals, in
 // nanoseconds.
 func rawChains(t *testing.T, file string) (calls [][]float64) {
@@ -1047,7 +1047,7 @@ var presetCases = []presetCase{
 	}},
 }
 
-// rows004 is the table of a seed 004 preset with a few-per-mille tail: the
+// rows004 is the table of a source 004 preset with a few-per-mille tail: the
 // median from requests; the p95 (at the warm/cold boundary) and the CV
 // (dominated by a 0.25-0.5% component) from direct draws.
 func rows004(t *testing.T, p Profile, source string, p50, p95 time.Duration, cv float64) []row {

@@ -1,12 +1,19 @@
 // Package fit builds a fakeprovider.Profile from measured records and says
 // how well it reproduces them.
 //
-// Fit lives in its own package, not in fakeprovider as issue 11's contract
-// name "fakeprovider.Fit" says, because it reads latencytest records and
-// fakeprovider must not import latencytest: latencytest imports
-// fakeprovider in its tests, and the module's import graph stays a tree
-// (DESIGN.md). The name and signature are the contract's:
-// fit.Fit(records, opts...) (Profile, FitReport, error).
+// [Fit] turns records (latencytest.LoadRecords of a records.jsonl) into a
+// profile and a [FitReport]; [WriteProfile] writes both as a YAML profile
+// that fakeprovider loads, and [Compare] judges an existing profile against
+// records. From the command line: fakellm fit records.jsonl > fitted.yaml.
+//
+//	recs, _ := latencytest.LoadRecords("records.jsonl")
+//	prof, rep, err := fit.Fit(recs)
+//	if err != nil { ... }
+//	fit.WriteProfile(os.Stdout, prof, rep)
+//
+// Fit is a package of its own because it reads latencytest records and
+// fakeprovider must not import latencytest (latencytest's tests import
+// fakeprovider), so the module's import graph stays a tree.
 //
 // # What is fitted
 //
@@ -25,29 +32,28 @@
 // other one is a load level of its own (Profile.Load: a closed loop at
 // concurrency c keeps c requests in flight). Latencies are interpolated
 // empirical distributions of the observed values
-// (fakeprovider.Interpolated): the honest default, whose quantiles are the
-// records' own. Counts are plain empirical distributions. So that a
-// profile fitted from any number of records stays loadable (the loader
-// refuses files over 1 MiB), a distribution of more than 1001 values keeps
-// 1001 quantiles from minimum to maximum (fewer, halving, if the profile
-// would still pass 512 KiB), and more than 256 distinct counts become 256
-// quantiles; the report notes it.
+// ([fakeprovider.Interpolated]): the honest default, whose quantiles are the
+// records' own. Counts are plain empirical distributions. Very large
+// fits keep evenly spaced quantiles so the profile stays loadable; the
+// report notes it.
 //
 // # Replay
 //
 // A FitReport compares the records with a replay of the profile: many
 // requests (and chains) drawn with fakeprovider.Predictor, which computes
-// exactly what a quiet fake serves for a trace ID (fakeprovider tests it
-// against the served fake under synctest), at the record's concurrency in
-// flight. So the replay needs no clock and no *testing.T; it has no
-// queueing, cold starts from idle time or prefix-cache hits, which Fit
-// does not fit either. Each statistic shows
-// the records' value and the replay's, and the distributions are compared
-// with a two-sample Kolmogorov-Smirnov test (KolmogorovSmirnov).
+// exactly what a quiet fake serves for a trace ID, at the record's
+// concurrency in flight. So the replay needs no clock and no *testing.T;
+// it has no queueing, cold starts from idle time or prefix-cache hits,
+// which Fit does not fit either. Each statistic shows the records' value
+// and the replay's, and the distributions are compared with a two-sample
+// Kolmogorov-Smirnov test ([KolmogorovSmirnov]).
 //
 // # Units
 //
 // Durations are time.Duration; rates and ICC are fractions in [0,1];
 // p-values are probabilities. Percentiles are linear interpolation between
 // closest ranks, as everywhere in tailguard.
+//
+// How the presets were fitted and how well they hold out is in docs/fit.md
+// in the repository.
 package fit

@@ -27,8 +27,8 @@ type Batch struct {
 	// submission order (never by completion order); they stay in the
 	// Result, marked, and feed Result.ColdStarts, so a cold start is judged
 	// on its own (sloassert.MaxColdStart) rather than hidden or averaged
-	// into steady state. Default DefaultWarmup (10, as in study 001: 310
-	// sent, 10 discarded); NoWarmup keeps every request.
+	// into steady state. Default DefaultWarmup (10: published benchmarks sent
+	// 310 and discarded the first 10); NoWarmup keeps every request.
 	Warmup int `yaml:"warmup"`
 	// NoWarmup sends no warm-up request: every request is measured.
 	NoWarmup bool `yaml:"no_warmup"`
@@ -116,8 +116,8 @@ type PromptClass struct {
 }
 
 // DefaultMix is 70% short, 20% medium, 10% long prompts (about 200, 1,000
-// and 6,000 tokens, capped at 100, 300 and 600 tokens), seed 7, as in
-// seed 001.
+// and 6,000 tokens, capped at 100, 300 and 600 tokens), seed 7: the mix
+// of published benchmarks (docs/sources.md).
 var DefaultMix = Mix{Seed: 7, Classes: []PromptClass{
 	{Name: "short", Weight: 0.7, PromptTokens: 200, MaxTokens: 100},
 	{Name: "medium", Weight: 0.2, PromptTokens: 1000, MaxTokens: 300},
@@ -584,7 +584,8 @@ type SweepResult struct {
 	Planned []int
 }
 
-// DefaultLevels are the load levels of seed 001: one user, a few, a crowd.
+// DefaultLevels are one user, a few, a crowd: the levels of published
+// benchmarks (docs/sources.md).
 var DefaultLevels = []int{1, 8, 50}
 
 func (s Sweep) levels() ([]int, error) {

@@ -12,7 +12,7 @@ import (
 // drawn Failed makes its chain Failed. It is a prediction, not a
 // measurement, and it assumes independent calls: real chains are often
 // correlated (a slow conversation stays slow: the intraclass correlation
-// of log call totals is 0.53 in one study's llama-4-maverick chains), and
+// of log call totals is 0.53 in measured llama-4-maverick chains), and
 // then the prediction's tail is too thin. Judge chains on measured chain
 // totals (ChainResult.Totals); use this to plan chain lengths never run.
 // It panics when calls is empty or length or n is below 1.

@@ -21,11 +21,11 @@ type Chain struct {
 	Length int `yaml:"calls"`
 	// Concurrency is the chains run at once. Default 1.
 	Concurrency int `yaml:"concurrency"`
-	// Prompt opens each chain. Default: a short task, as in seed 000.
+	// Prompt opens each chain. Default: a short task (DefaultChainPrompt).
 	Prompt string `yaml:"prompt"`
 	// FollowUp is the user message after each answer. Default "Continue.".
 	FollowUp string `yaml:"follow_up"`
-	// MaxTokens caps each call. Default 64 (seed 000).
+	// MaxTokens caps each call. Default 64.
 	MaxTokens int `yaml:"max_tokens"`
 	// NoNonce turns off the per-chain nonce (on by default).
 	NoNonce     bool     `yaml:"no_nonce"`

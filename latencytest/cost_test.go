@@ -53,7 +53,8 @@ func TestCostArithmetic(t *testing.T) {
 }
 
 // What gpt-oss-120b's empty answers cost inside an agent chain: the
-// preset reproduces seed 000, where 296 of 300 chain calls spent their
+// preset reproduces the measured chains, where 296 of 300 chain calls
+// spent their
 // whole 64-token cap on reasoning and answered nothing. Every one of them
 // is billed (prompt and 64 output tokens), so nearly all the money buys
 // nothing, and a completed task costs far more than its calls suggest.

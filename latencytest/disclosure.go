@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// Disclosure says how a result was measured, one box per item of seed
-// 001's 15-box checklist, filled automatically. A box that cannot be
+// Disclosure says how a result was measured, one box per item of a
+// published 15-box benchmarking checklist (docs/sources.md), filled
+// automatically. A box that cannot be
 // filled is marked Missing: an empty box means "trust me".
 type Disclosure struct {
 	Boxes []Box `json:"boxes"`

@@ -48,7 +48,7 @@ func queueModel(n int) []time.Duration {
 	return ends
 }
 
-// The key test: an open loop at 10/s meets a 5 s stall of the
+// The key test of open loops: an open loop at 10/s meets a 5 s stall of the
 // single replica. Requests due during the stall carry their wait in
 // FromSchedule, whether the provider queued them (unbounded in flight) or
 // the client did (MaxInFlight 1); a closed loop on the same schedule

@@ -98,7 +98,7 @@ func TestPoissonArrivals(t *testing.T) {
 		t.Fatalf("%d offsets, first %v", len(offsets), offsets[0])
 	}
 	// Seed 7's first gaps, pinned: a change here changes every run's
-	// schedule and must be said in the closing note.
+	// schedule and must be announced in the release notes.
 	pinned := []time.Duration{0, 116371703, 232648075, 236121010}
 	if !reflect.DeepEqual(offsets[:4], pinned) {
 		t.Errorf("seed 7 starts %v, pinned %v", offsets[:4], pinned)

@@ -10,10 +10,11 @@ import (
 	"github.com/tailguard/tailguard/latencytest"
 )
 
-// seedPrompt is the fixed prompt of seed 000's sweep.
+// seedPrompt is the fixed prompt of the published sweep the presets were
+// fitted to (source 000 in docs/sources.md).
 const seedPrompt = "Reply with a two-sentence summary of why caching matters for LLM inference."
 
-// seedProtocol runs seed 000's protocol against a preset in the current
+// seedProtocol runs that sweep's protocol against a preset in the current
 // bubble: concurrency 1, 5 and 20 × 75 requests, then 30 chains × 10
 // calls, all with 64-token answers.
 func seedProtocol(t *testing.T, preset string) (*latencytest.SweepResult, *latencytest.ChainResult) {

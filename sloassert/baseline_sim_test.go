@@ -40,7 +40,7 @@ import (
 //     C(300,3)/C(600,3) = 0.12).
 //
 // Measured on two cores (200 pairs; see TestBaselineSimulation's log),
-// flagged, on the presets fitted from seed 000's raw records (issue 11;
+// flagged, on the presets fitted from measured raw records (docs/fit.md;
 // at concurrency 8 a request draws from the c=5 or c=20 load level):
 //
 //	                   same   doubled tail   2% failed   1% failed

@@ -76,7 +76,7 @@ func TestPresetsAgainstASpec(t *testing.T) {
 	})
 }
 
-// Seed 000's reversal: llama-4-maverick has the faster median TTFT (300 ms
+// The measured reversal: llama-4-maverick has the faster median TTFT (300 ms
 // against 1,202 ms to the first answer) but loses the 10-call task.
 func TestChainReversal(t *testing.T) {
 	chain := latencytest.Chain{Chains: 30, Length: 10, MaxTokens: 64, Prompt: seedPrompt}
@@ -109,7 +109,7 @@ func TestChainReversal(t *testing.T) {
 	}
 }
 
-// The chain "winner" of seed 000 answered almost nothing: judged on useful
+// The measured chain "winner" answered almost nothing: judged on useful
 // answers (an empty answer fails its chain), it does not finish the task.
 func TestEmptyAnswersLoseTheChain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

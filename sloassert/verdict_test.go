@@ -508,7 +508,7 @@ func TestSampleSizeIsExact(t *testing.T) {
 		}
 		t.Logf("SampleSize(%v, %v, %v, %v) = %d", tc.q, tc.c, tc.power, tc.level, n)
 	}
-	// The example: p99 at 95%, power 0.8, budget at the true p99.5.
+	// The worked example: p99 at 95%, power 0.8, budget at the true p99.5.
 	n := sloassert.SampleSize(0.99, 0.95, 0.8, 0.995)
 	// Simulate: uniform values, the budget at 0.995; Demonstrate passes
 	// with probability about 0.8.

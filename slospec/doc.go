@@ -13,16 +13,16 @@
 //
 // # Strictness
 //
-// ParseSpec and LoadSpec decode strictly: an unknown or repeated key, a
+// [ParseSpec] and [LoadSpec] decode strictly: an unknown or repeated key, a
 // value of the wrong kind, a percent where a fraction belongs (or the
 // other way round), a quantile the planned sample cannot support, an
 // unknown error class, or a spec with no objective is an error that names
-// its line and key: "slospec: line 3: objectives.ttft.p99: ...". See Spec
+// its line and key: "slospec: line 3: objectives.ttft.p99: ...". See [Spec]
 // for every key.
 //
 // # Running
 //
-// RunFile runs one subtest per concurrency level ("c8") and one per
+// [RunFile] runs one subtest per concurrency level ("c8") and one per
 // objective ("c8/ttft_p99"). An objective subtest fails with its own row;
 // the level prints its whole report once (distribution, counts, errors by
 // class with an example, slowest trace IDs, missing disclosure boxes). A
@@ -31,7 +31,7 @@
 // # Records of other tools
 //
 // target: {records: GLOB, format: vllm} judges another load tool's
-// per-request output (one of latencytest.Formats) with the same
-// objectives. Judge is the pure core of a records target, without a
+// per-request output (one of [latencytest.Formats]) with the same
+// objectives. [Judge] is the pure core of a records target, without a
 // testing.T: the tailguard command's judge subcommand calls it.
 package slospec

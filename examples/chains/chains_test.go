@@ -1,5 +1,6 @@
-// Package chains judges an agent task by its measured chain totals, after
-// seed 000: the model 4x faster to its first answer token loses a 10-call
+// Package chains judges an agent task by its measured chain totals. As
+// measured on a real endpoint (docs/sources.md): the model 4x faster to
+// its first answer token loses a 10-call
 // task, and the one that wins at the median leaves a fifth of its tasks
 // unfinished.
 package chains_test
@@ -14,7 +15,7 @@ import (
 	"github.com/tailguard/tailguard/sloassert"
 )
 
-// prompt is seed 000's single-call prompt; its answers were capped at 64
+// prompt is the measured single-call prompt; its answers were capped at 64
 // tokens, as are the chains' calls by default.
 const prompt = "Reply with a two-sentence summary of why caching matters for LLM inference."
 
@@ -90,7 +91,7 @@ func TestFasterModelLosesTheTask(t *testing.T) {
 		t.Errorf("gpt-oss's unfinished chains should break the task target:\n%s", rep)
 	}
 
-	// The arithmetic of seed 000: a per-call failure rate f reaches
+	// The chain arithmetic: a per-call failure rate f reaches
 	// 1-(1-f)^10 of 10-call tasks.
 	f := gptOSS.chains.Calls().ErrorRate()
 	t.Logf("gpt-oss-120b: %.1f%% of chain calls failed; P(a 10-call task meets one) = %.1f%%; measured: %.1f%% of chains",

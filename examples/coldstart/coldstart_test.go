@@ -13,7 +13,7 @@ import (
 )
 
 // slo is the SLO of a chat feature: a quick first token, consistently. A
-// TTFT CV above 100% is the signature of cold starts (seed 004); a p95
+// TTFT CV above 100% is the signature of cold starts (docs/sources.md); a p95
 // barely notices one cold request in 75. A 2% error rate needs at least
 // 50 requests to judge.
 var slo = []sloassert.Objective{
@@ -29,7 +29,7 @@ var slo = []sloassert.Objective{
 // must break the SLO assert that they do.
 //
 // On a real endpoint the cold starts come at random, about one request in
-// twenty (seed 004): 20 requests miss them all with probability
+// twenty (as published): 20 requests miss them all with probability
 // 0.95^20 = 36%, 75 requests only 0.95^75 = 2% of the time.
 func TestShortOrWarmedUpRunsMissColdStarts(t *testing.T) {
 	prof, err := fakeprovider.LoadProfile("lowtraffic.yaml")
