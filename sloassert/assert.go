@@ -2,12 +2,9 @@ package sloassert
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tailguard/tailguard/latencytest"
 )
@@ -79,17 +76,6 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// sampleReport is the report of objectives judged on a bare sample.
-func sampleReport(title string, s latencytest.Sample, outs ...Outcome) Report {
-	rep := Report{Title: title, Outcomes: outs, CPUPerWall: nanCPU}
-	rep.Distributions = []Distribution{{Metric: title, Summary: s.Summarize()}}
-	rep.Counts = latencytest.Counts{Planned: len(s), Sent: len(s), Kept: len(s) - s.Failures(), Failed: s.Failures()}
-	if len(s) == 0 {
-		rep.Problem = "no data: an empty sample never passes"
-	}
-	return rep
-}
-
 func finish(t TestingT, rep Report) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
@@ -99,69 +85,3 @@ func finish(t TestingT, rep Report) bool {
 	}
 	return rep.OK()
 }
-
-// Quantile asserts that the q-quantile of s is within budget. Below
-// MinSamples(q) values it fails and says how many are needed, unless
-// AllowSmallSample is given; Demonstrate and Refute judge a confidence
-// bound instead of the point estimate.
-func Quantile(t TestingT, s latencytest.Sample, q float64, budget time.Duration, opts ...Option) bool {
-	if h, ok := t.(helper); ok {
-		h.Helper() // marks this function: Helper marks its caller
-	}
-	name := QuantileName(q) + " <= " + latencytest.FormatDuration(budget)
-	return finish(t, sampleReport("sample", s, finalize(judgeQuantile(name, s, len(s), q, budget, collect(opts)), options{}, false, "")))
-}
-
-// P50 asserts the median is within budget.
-func P50(t TestingT, s latencytest.Sample, budget time.Duration, opts ...Option) bool {
-	if h, ok := t.(helper); ok {
-		h.Helper() // marks this function: Helper marks its caller
-	}
-	return Quantile(t, s, 0.5, budget, opts...)
-}
-
-// P95 asserts the 95th percentile is within budget (needs n >= 20).
-func P95(t TestingT, s latencytest.Sample, budget time.Duration, opts ...Option) bool {
-	if h, ok := t.(helper); ok {
-		h.Helper() // marks this function: Helper marks its caller
-	}
-	return Quantile(t, s, 0.95, budget, opts...)
-}
-
-// P99 asserts the 99th percentile is within budget (needs n >= 100).
-func P99(t TestingT, s latencytest.Sample, budget time.Duration, opts ...Option) bool {
-	if h, ok := t.(helper); ok {
-		h.Helper() // marks this function: Helper marks its caller
-	}
-	return Quantile(t, s, 0.99, budget, opts...)
-}
-
-// CV asserts the coefficient of variation of s is at most maxPercent
-// percent (see the CV bands). A failed value, n < 2 or NaN fails.
-func CV(t TestingT, s latencytest.Sample, maxPercent float64) bool {
-	if h, ok := t.(helper); ok {
-		h.Helper() // marks this function: Helper marks its caller
-	}
-	return finish(t, sampleReport("sample", s, finalize(judgeCV("CV <= "+trimFloat(maxPercent)+"%", s, maxPercent), options{}, false, "")))
-}
-
-// TailRatio asserts p99/p50 of s is at most max (needs n >= 100).
-func TailRatio(t TestingT, s latencytest.Sample, max float64) bool {
-	if h, ok := t.(helper); ok {
-		h.Helper() // marks this function: Helper marks its caller
-	}
-	return finish(t, sampleReport("sample", s, finalize(judgeTailRatio("p99/p50 <= "+trimFloat(max), s, len(s), max, options{}), options{}, false, "")))
-}
-
-// ErrorRate asserts that at most the fraction max (0.01 for 1%) of r's
-// measured requests failed; with classes, only those classes count.
-func ErrorRate(t TestingT, r *latencytest.Result, max float64, classes ...string) bool {
-	if h, ok := t.(helper); ok {
-		h.Helper() // marks this function: Helper marks its caller
-	}
-	return Check(t, r, MaxErrorRate(max, classes...))
-}
-
-func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
-var nanCPU = math.NaN()

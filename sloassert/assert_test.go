@@ -89,7 +89,7 @@ func TestMinSamples(t *testing.T) {
 
 func TestSmallSampleFailsAndSaysHowMany(t *testing.T) {
 	ft := &fakeT{}
-	if sloassert.P99(ft, ramp(75), time.Hour) {
+	if sloassert.Check(ft, resultOf(ramp(75)), sloassert.Q(sloassert.TTFT, 0.99, time.Hour)) {
 		t.Fatal("p99 from 75 samples passed")
 	}
 	if !strings.Contains(ft.text(), "p99 needs n >= 100 (have 75)") || ft.helpers == 0 {
@@ -97,25 +97,25 @@ func TestSmallSampleFailsAndSaysHowMany(t *testing.T) {
 	}
 	// Opting in judges it, and says so.
 	ft = &fakeT{}
-	if !sloassert.P99(ft, ramp(75), time.Hour, sloassert.AllowSmallSample()) {
+	if !sloassert.Check(ft, resultOf(ramp(75)), sloassert.Q(sloassert.TTFT, 0.99, time.Hour, sloassert.AllowSmallSample())) {
 		t.Errorf("opted-in small sample failed: %s", ft.text())
 	}
 	ft = &fakeT{}
-	if !sloassert.P95(ft, ramp(20), 20*time.Millisecond) {
+	if !sloassert.Check(ft, resultOf(ramp(20)), sloassert.Q(sloassert.TTFT, 0.95, 20*time.Millisecond)) {
 		t.Errorf("p95 from 20 samples (the minimum): %s", ft.text())
 	}
 }
 
 func TestQuantileAssertion(t *testing.T) {
-	s := ramp(100) // p99: h = 99×0.99 = 98.01: 99 + 0.01×1 = 99.01 ms
+	r := resultOf(ramp(100)) // p99: h = 99×0.99 = 98.01: 99 + 0.01×1 = 99.01 ms
 	ft := &fakeT{}
-	if !sloassert.P99(ft, s, 99010*time.Microsecond) {
+	if !sloassert.Check(ft, r, sloassert.Q(sloassert.TTFT, 0.99, 99010*time.Microsecond)) {
 		t.Errorf("p99 99.01ms within 99.01ms failed: %s", ft.text())
 	}
-	if sloassert.P99(ft, s, 99*time.Millisecond) {
+	if sloassert.Check(ft, r, sloassert.Q(sloassert.TTFT, 0.99, 99*time.Millisecond)) {
 		t.Errorf("p99 99.01ms within 99ms passed")
 	}
-	if !strings.Contains(ft.text(), "p99 <= 99.0ms") || !strings.Contains(ft.text(), "99.0ms") || !strings.Contains(ft.text(), "-0.0ms") {
+	if !strings.Contains(ft.text(), "ttft p99 <= 99.0ms") || !strings.Contains(ft.text(), "99.0ms") || !strings.Contains(ft.text(), "-0.0ms") {
 		t.Errorf("report: %s", ft.text())
 	}
 }
@@ -127,17 +127,35 @@ func TestNeverAFalsePass(t *testing.T) {
 		name string
 		ok   func(sloassert.TestingT) bool
 	}{
-		{"empty sample p50", func(t sloassert.TestingT) bool { return sloassert.P50(t, nil, time.Hour) }},
-		{"all failed p50", func(t sloassert.TestingT) bool {
-			return sloassert.P50(t, allFailed, time.Hour, sloassert.AllowSmallSample())
+		{"empty result p50", func(t sloassert.TestingT) bool {
+			return sloassert.Check(t, resultOf(nil), sloassert.Q(sloassert.TTFT, 0.5, time.Hour))
 		}},
-		{"p99 reaching a failure", func(t sloassert.TestingT) bool { return sloassert.P99(t, withFailures, time.Hour) }},
-		{"CV with a failure", func(t sloassert.TestingT) bool { return sloassert.CV(t, withFailures, 1e9) }},
-		{"CV of one value (NaN)", func(t sloassert.TestingT) bool { return sloassert.CV(t, ms(5), 1e9) }},
-		{"CV of zeros (NaN)", func(t sloassert.TestingT) bool { return sloassert.CV(t, ms(0, 0, 0), 1e9) }},
-		{"tail ratio of an empty sample", func(t sloassert.TestingT) bool { return sloassert.TailRatio(t, nil, 1e9) }},
-		{"tail ratio with a zero median", func(t sloassert.TestingT) bool { return sloassert.TailRatio(t, make(latencytest.Sample, 100), 1e9) }},
-		{"error rate of an empty result", func(t sloassert.TestingT) bool { return sloassert.ErrorRate(t, &latencytest.Result{}, 1) }},
+		{"all failed p50", func(t sloassert.TestingT) bool {
+			return sloassert.Check(t, resultOf(allFailed), sloassert.Q(sloassert.TTFT, 0.5, time.Hour, sloassert.AllowSmallSample()))
+		}},
+		{"p99 reaching a failure", func(t sloassert.TestingT) bool {
+			return sloassert.Check(t, resultOf(withFailures), sloassert.Q(sloassert.TTFT, 0.99, time.Hour))
+		}},
+		{"CV with a failure", func(t sloassert.TestingT) bool {
+			return sloassert.Check(t, resultOf(withFailures), sloassert.MaxCV(sloassert.TTFT, 1e9))
+		}},
+		{"CV of one value (NaN)", func(t sloassert.TestingT) bool {
+			return sloassert.Check(t, resultOf(ms(5)), sloassert.MaxCV(sloassert.TTFT, 1e9))
+		}},
+		// Total, not TTFT: a TTFT of 0 with no token event is unobserved,
+		// which would fail for another reason.
+		{"CV of zeros (NaN)", func(t sloassert.TestingT) bool {
+			return sloassert.Check(t, resultOf(ms(0, 0, 0)), sloassert.MaxCV(sloassert.Total, 1e9))
+		}},
+		{"tail ratio of an empty result", func(t sloassert.TestingT) bool {
+			return sloassert.Check(t, resultOf(nil), sloassert.MaxTailRatio(sloassert.TTFT, 1e9))
+		}},
+		{"tail ratio with a zero median", func(t sloassert.TestingT) bool {
+			return sloassert.Check(t, resultOf(make(latencytest.Sample, 100)), sloassert.MaxTailRatio(sloassert.Total, 1e9))
+		}},
+		{"error rate of an empty result", func(t sloassert.TestingT) bool {
+			return sloassert.Check(t, &latencytest.Result{}, sloassert.MaxErrorRate(1))
+		}},
 		{"no objectives", func(t sloassert.TestingT) bool {
 			return sloassert.Check(t, &latencytest.Result{Records: []latencytest.Record{{ID: "a", TTFT: 1}}})
 		}},
@@ -145,9 +163,11 @@ func TestNeverAFalsePass(t *testing.T) {
 		{"quantile in percent", func(t sloassert.TestingT) bool {
 			return sloassert.Check(t, resultOf(ramp(200)), sloassert.Q(sloassert.TTFT, 99, time.Hour))
 		}},
-		{"NaN budget CV", func(t sloassert.TestingT) bool { return sloassert.CV(t, ramp(10), math.NaN()) }},
+		{"NaN budget CV", func(t sloassert.TestingT) bool {
+			return sloassert.Check(t, resultOf(ramp(10)), sloassert.MaxCV(sloassert.TTFT, math.NaN()))
+		}},
 		{"chains: none ran", func(t sloassert.TestingT) bool {
-			return sloassert.ChainTotal(t, &latencytest.ChainResult{}, 0.5, time.Hour)
+			return sloassert.CheckChains(t, &latencytest.ChainResult{}, sloassert.ChainQ(0.5, time.Hour))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,10 +208,10 @@ func TestCVAndBands(t *testing.T) {
 	}
 	// 1,2,3,4,5 ms: mean 3, sd sqrt(2.5) = 1.5811: CV 52.7%.
 	ft := &fakeT{}
-	if sloassert.CV(ft, ms(1, 2, 3, 4, 5), 50) || !strings.Contains(ft.text(), "52.7%") || !strings.Contains(ft.text(), "(tolerable)") {
+	if sloassert.Check(ft, resultOf(ms(1, 2, 3, 4, 5)), sloassert.MaxCV(sloassert.TTFT, 50)) || !strings.Contains(ft.text(), "52.7%") || !strings.Contains(ft.text(), "(tolerable)") {
 		t.Errorf("CV report: %s", ft.text())
 	}
-	if !sloassert.CV(&fakeT{}, ms(1, 2, 3, 4, 5), 53) {
+	if !sloassert.Check(&fakeT{}, resultOf(ms(1, 2, 3, 4, 5)), sloassert.MaxCV(sloassert.TTFT, 53)) {
 		t.Errorf("CV 52.7%% within 53%% failed")
 	}
 }
@@ -277,29 +297,33 @@ func TestDemonstrateAndRefute(t *testing.T) {
 	if !ok {
 		t.Fatal("no bounds")
 	}
+	r := resultOf(s)
+	p99 := func(budget time.Duration, opts ...sloassert.Option) sloassert.Objective {
+		return sloassert.Q(sloassert.TTFT, 0.99, budget, opts...)
+	}
 	budget := s.Quantile(0.99) + time.Millisecond // the point estimate passes…
 	ft := &fakeT{}
 	// …but Demonstrate needs the upper bound within budget.
-	if hi > budget && sloassert.P99(ft, s, budget, sloassert.Demonstrate(0.95)) {
+	if hi > budget && sloassert.Check(ft, r, p99(budget, sloassert.Demonstrate(0.95))) {
 		t.Errorf("demonstrate passed with upper bound %v over budget %v", hi, budget)
 	}
 	if !strings.Contains(ft.text(), fmt.Sprintf("upper 95%% bound %s = X(%d) of 1000", latencytest.FormatDuration(hi), hi/time.Millisecond)) {
 		t.Errorf("report: %s", ft.text())
 	}
-	if !sloassert.P99(&fakeT{}, s, hi, sloassert.Demonstrate(0.95)) {
+	if !sloassert.Check(&fakeT{}, r, p99(hi, sloassert.Demonstrate(0.95))) {
 		t.Errorf("demonstrate failed with the upper bound exactly at budget")
 	}
 	// Refute fails only when even the lower bound is over budget.
-	if !sloassert.P99(&fakeT{}, s, lo, sloassert.Refute(0.95)) {
+	if !sloassert.Check(&fakeT{}, r, p99(lo, sloassert.Refute(0.95))) {
 		t.Errorf("refute failed with the lower bound at budget")
 	}
 	ft = &fakeT{}
-	if sloassert.P99(ft, s, lo-time.Millisecond, sloassert.Refute(0.95)) || !strings.Contains(ft.text(), "refute: lower 95% bound") {
+	if sloassert.Check(ft, r, p99(lo-time.Millisecond, sloassert.Refute(0.95))) || !strings.Contains(ft.text(), "refute: lower 95% bound") {
 		t.Errorf("refute passed with the lower bound over budget: %s", ft.text())
 	}
 	// Too few samples for the bound: fails and says so.
 	ft = &fakeT{}
-	if sloassert.P99(ft, ramp(200), time.Hour, sloassert.Demonstrate(0.95)) || !strings.Contains(ft.text(), "a 95% upper bound on p99 needs n >= 299 (have 200)") {
+	if sloassert.Check(ft, resultOf(ramp(200)), p99(time.Hour, sloassert.Demonstrate(0.95))) || !strings.Contains(ft.text(), "a 95% upper bound on p99 needs n >= 299 (have 200)") {
 		t.Errorf("demonstrate on 200 samples: %s", ft.text())
 	}
 }

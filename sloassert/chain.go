@@ -287,15 +287,6 @@ func chainInjected(ch latencytest.ChainRun) string {
 	return s
 }
 
-// ChainTotal asserts that the q-quantile of the measured chain totals is
-// within budget.
-func ChainTotal(t TestingT, cr *latencytest.ChainResult, q float64, budget time.Duration, opts ...Option) bool {
-	if h, ok := t.(helper); ok {
-		h.Helper() // marks this function: Helper marks its caller
-	}
-	return finish(t, EvaluateChains(cr, ChainQ(q, budget, opts...)))
-}
-
 // CheckChains judges measured chains against every objective and reports
 // failures with t.Errorf.
 func CheckChains(t TestingT, cr *latencytest.ChainResult, objectives ...ChainObjective) bool {

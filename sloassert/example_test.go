@@ -13,21 +13,24 @@ type printT struct{}
 
 func (printT) Errorf(format string, args ...any) { fmt.Printf(format+"\n", args...) }
 
-// Too few samples for a p99 is a failure that says how many are needed.
-func ExampleP99() {
-	s := make(latencytest.Sample, 75)
-	for i := range s {
-		s[i] = time.Duration(100+i) * time.Millisecond
+// Too few requests for a p99 is a failure that says how many are needed.
+func ExampleCheck() {
+	r := &latencytest.Result{Planned: 75}
+	for i := range 75 {
+		d := time.Duration(100+i) * time.Millisecond
+		r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Concurrency: 1, TTFT: d, Total: 2 * d})
 	}
-	ok := sloassert.P99(printT{}, s, time.Second)
+	ok := sloassert.Check(printT{}, r, sloassert.Q(sloassert.TTFT, 0.99, time.Second))
 	fmt.Println(ok)
 	// Output:
-	// sample: FAIL
-	//   objective        observed  interval 95%  budget    margin    verdict
-	//   p99 <= 1000.0ms  173.3ms   [172.0ms, ?]  1000.0ms  +826.7ms  FAIL, inconclusive  (p99 needs n >= 100 (have 75))
+	// result: FAIL
+	//   objective             observed  interval 95%  budget    margin    verdict
+	//   ttft p99 <= 1000.0ms  173.3ms   [172.0ms, ?]  1000.0ms  +826.7ms  FAIL, inconclusive  (p99 needs n >= 100 (have 75))
 	//   distribution       min       p50       p90       p95       p99       max     CV%  p99/p50
-	//   sample         100.0ms   137.0ms   166.6ms   170.3ms   173.3ms   174.0ms      16     1.26
-	//   n = 75 measured (75 kept, 0 failed), 0 warm-up discarded, 75 sent of 75 planned
+	//   ttft           100.0ms   137.0ms   166.6ms   170.3ms   173.3ms   174.0ms      16     1.26
+	//   n = 75 measured (75 kept, 0 failed), 0 warm-up discarded, 75 sent of 75 planned; concurrency 1
+	//   slowest: c1-0074 174.0ms; c1-0073 173.0ms; c1-0072 172.0ms; c1-0071 171.0ms; c1-0070 170.0ms;
+	//   raw records: not recorded
 	// false
 }
 

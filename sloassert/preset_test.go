@@ -122,7 +122,7 @@ func TestEmptyAnswersLoseTheChain(t *testing.T) {
 			t.Fatal(err)
 		}
 		ft := &fakeT{}
-		if sloassert.ChainTotal(ft, cr, 0.5, time.Hour) {
+		if sloassert.CheckChains(ft, cr, sloassert.ChainQ(0.5, time.Hour)) {
 			t.Fatalf("chains of empty answers met a 1 h budget")
 		}
 		if !strings.Contains(ft.text(), "empty_answer") {

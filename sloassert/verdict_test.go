@@ -272,7 +272,7 @@ func TestConfidenceIsAFraction(t *testing.T) {
 		{sloassert.Confidence(math.NaN()), "Confidence(NaN): confidence is a fraction in (0,1)"},
 	} {
 		ft := &fakeT{}
-		if sloassert.P99(ft, s, time.Hour, tc.opt) || !strings.Contains(ft.text(), tc.want) || strings.Contains(ft.text(), "needs") {
+		if sloassert.Check(ft, resultOf(s), sloassert.Q(sloassert.TTFT, 0.99, time.Hour, tc.opt)) || !strings.Contains(ft.text(), tc.want) || strings.Contains(ft.text(), "needs") {
 			t.Errorf("want %q, got %s", tc.want, ft.text())
 		}
 	}
@@ -309,11 +309,11 @@ func TestRefuteNeedsOnlyTheLowerBound(t *testing.T) {
 		t.Fatal("an upper bound on p99 from 100 values")
 	}
 	ft := &fakeT{}
-	if !sloassert.P99(ft, s, 97*time.Millisecond, sloassert.Refute(0.95)) {
+	if !sloassert.Check(ft, resultOf(s), sloassert.Q(sloassert.TTFT, 0.99, 97*time.Millisecond, sloassert.Refute(0.95))) {
 		t.Errorf("refute failed with the lower bound at budget: %s", ft.text())
 	}
 	ft = &fakeT{}
-	if sloassert.P99(ft, s, 96*time.Millisecond, sloassert.Refute(0.95)) || !strings.Contains(ft.text(), "refute: lower 95% bound 97.0ms = X(97) of 100") {
+	if sloassert.Check(ft, resultOf(s), sloassert.Q(sloassert.TTFT, 0.99, 96*time.Millisecond, sloassert.Refute(0.95))) || !strings.Contains(ft.text(), "refute: lower 95% bound 97.0ms = X(97) of 100") {
 		t.Errorf("refute passed with the lower bound over budget: %s", ft.text())
 	}
 	// The point policy shows the interval and says the row is inconclusive
