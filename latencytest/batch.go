@@ -271,7 +271,10 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 	b.align = al
 	res := &Result{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.mark()}
 	meter := startCPU()
-	ctx = withConcurrency(ctx, b.Concurrency) // the provider's connection pool (openai.go)
+	// The provider's connection pool for this concurrency (openai.go),
+	// its idle connections closed when the run ends (each sweep level's).
+	ctx, endConns := withConcurrency(ctx, b.Concurrency)
+	defer endConns()
 	nonce := newNonceSource(b.NoNonce)
 	if stopped != "" {
 		res.Partial, res.PartialReason = true, "sent 0 requests: "+stopped

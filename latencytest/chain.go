@@ -150,7 +150,10 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	}
 	res := &ChainResult{Planned: len(mine), Start: time.Now(), Shard: c.Shard.mark()}
 	meter := startCPU()
-	ctx = withConcurrency(ctx, c.Concurrency) // the provider's connection pool (openai.go)
+	// The provider's connection pool (openai.go), its idle connections
+	// closed when the run ends.
+	ctx, endConns := withConcurrency(ctx, c.Concurrency)
+	defer endConns()
 	nonce := newNonceSource(c.NoNonce)
 	limit := Request{TotalTimeout: c.TotalTimeout, HardCap: c.HardCap}.limit()
 	runs := make([]ChainRun, len(mine))

@@ -69,6 +69,7 @@ type h1Pool struct {
 
 	mu      sync.Mutex
 	idle    []*h1Conn
+	closing bool           // closeIdle ran and no get since: close what is returned
 	open    int            // connections open or being dialed
 	waiters []chan *h1Conn // each gets a connection, or nil: a slot to dial
 }
@@ -98,6 +99,7 @@ func (c *h1Conn) Read(p []byte) (int, error) {
 // allows, or waits.
 func (p *h1Pool) get(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn, error) {
 	p.mu.Lock()
+	p.closing = false // a run uses the pool again: keep its connections
 	for len(p.idle) > 0 {
 		c := p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
@@ -165,7 +167,7 @@ func (p *h1Pool) put(c *h1Conn) {
 	if p.toWaiter(c) {
 		return
 	}
-	if len(p.idle) >= p.maxIdle {
+	if p.closing || len(p.idle) >= p.maxIdle {
 		p.open--
 		p.mu.Unlock()
 		c.nc.Close()
@@ -206,11 +208,13 @@ func (p *h1Pool) release() {
 	p.mu.Unlock()
 }
 
-// closeIdle closes the idle connections.
+// closeIdle closes the idle connections, and those returned until the
+// next get (as net/http's CloseIdleConnections): a run's last request may
+// hand its connection back after the run's end closed the idle ones.
 func (p *h1Pool) closeIdle() {
 	p.mu.Lock()
 	idle := p.idle
-	p.idle = nil
+	p.idle, p.closing = nil, true
 	p.open -= len(idle)
 	p.mu.Unlock()
 	for _, c := range idle {
@@ -629,8 +633,7 @@ func equalFoldBytes(b []byte, s string) bool {
 // poolFor returns the fast path's pool for a run of n requests in flight
 // (0: unknown, no bound), as clientFor does for net/http.
 func (o *openAI) poolFor(ctx context.Context) *h1Pool {
-	n, _ := ctx.Value(concurrencyKey{}).(int)
-	n = max(n, 0)
+	n := concurrencyOf(ctx, o)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	p := o.pools[n]

@@ -14,6 +14,7 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -226,8 +227,57 @@ func (o *openAI) transport() *http.Transport {
 }
 
 // concurrencyKey is the context key under which a runner tells the
-// provider how many requests it keeps in flight (see WithConcurrency).
+// provider how many requests it keeps in flight (a *runConns: see
+// withConcurrency).
 type concurrencyKey struct{}
+
+// runConns is one run's hold on its providers' connections: the
+// concurrency it keeps in flight, and the providers whose pools for that
+// concurrency it used (see withConcurrency).
+type runConns struct {
+	n     int
+	mu    sync.Mutex
+	ended bool
+	held  []connHolder
+}
+
+// connHolder is a provider whose connection pools are per concurrency:
+// hold counts a run using the pool for n requests in flight, release ends
+// that run's use, closing the pool's idle connections when no other run
+// uses it.
+type connHolder interface {
+	hold(n int)
+	release(n int)
+}
+
+// join records that the run uses h's pool (once per provider); false when
+// the run has ended (a late call uses the pool without holding it).
+func (rc *runConns) join(h connHolder) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.ended || slices.Contains(rc.held, h) {
+		return
+	}
+	rc.held = append(rc.held, h)
+	h.hold(rc.n)
+}
+
+// end releases every pool the run used; later calls do nothing.
+func (rc *runConns) end() {
+	rc.mu.Lock()
+	held := rc.held
+	rc.held, rc.ended = nil, true
+	rc.mu.Unlock()
+	for _, h := range held {
+		h.release(rc.n)
+	}
+}
+
+// runConnsOf is the run's hold carried by ctx, nil when none.
+func runConnsOf(ctx context.Context) *runConns {
+	rc, _ := ctx.Value(concurrencyKey{}).(*runConns)
+	return rc
+}
 
 // withConcurrency tells providers that a run keeps at most n requests in
 // flight. The OpenAI provider, on its default transport, then uses a
@@ -237,18 +287,70 @@ type concurrencyKey struct{}
 // round's dials are still pending dials too, and when a finished
 // request's connection reaches it first, its own dial is a connection too
 // many, its setup inside a measured TTFT. n < 1 says nothing.
-func withConcurrency(ctx context.Context, n int) context.Context {
+//
+// The runner calls end when the run's requests have all returned: the
+// pools the run used then close their idle connections, unless another
+// run of the same concurrency still uses them (a sweep's levels would
+// otherwise each keep theirs open until the provider is closed).
+func withConcurrency(ctx context.Context, n int) (_ context.Context, end func()) {
 	if n < 1 {
-		return ctx
+		return ctx, func() {}
 	}
-	return context.WithValue(ctx, concurrencyKey{}, n)
+	rc := &runConns{n: n}
+	return context.WithValue(ctx, concurrencyKey{}, rc), rc.end
+}
+
+// concurrencyOf is the run's concurrency carried by ctx (0: unknown); a
+// provider that uses its pool for it joins the run's hold.
+func concurrencyOf(ctx context.Context, h connHolder) int {
+	rc := runConnsOf(ctx)
+	if rc == nil {
+		return 0
+	}
+	rc.join(h)
+	return rc.n
+}
+
+// hold counts a run using the pools for n requests in flight.
+func (o *openAI) hold(n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.users == nil {
+		o.users = map[int]int{}
+	}
+	o.users[n]++
+}
+
+// release ends a run's use of the pools for n requests in flight; the
+// last run's end closes their idle connections (a connection returned
+// later is closed, not kept: see h1Pool.closeIdle and net/http's
+// CloseIdleConnections).
+func (o *openAI) release(n int) {
+	o.mu.Lock()
+	o.users[n]--
+	if o.users[n] > 0 {
+		o.mu.Unlock()
+		return
+	}
+	delete(o.users, n)
+	c, p := o.bounded[n], o.pools[n]
+	o.mu.Unlock()
+	if c != nil {
+		c.CloseIdleConnections()
+	}
+	if p != nil {
+		p.closeIdle()
+	}
 }
 
 // clientFor returns the client for a run of n requests in flight (0:
 // unknown): with the default transport, one bounded to n connections.
 func (o *openAI) clientFor(ctx context.Context) *http.Client {
-	n, _ := ctx.Value(concurrencyKey{}).(int)
-	if !o.ownTransport || n < 1 {
+	if !o.ownTransport {
+		return o.client
+	}
+	n := concurrencyOf(ctx, o)
+	if n < 1 {
 		return o.client
 	}
 	o.mu.Lock()
@@ -268,8 +370,10 @@ func (o *openAI) clientFor(ctx context.Context) *http.Client {
 
 // CloseIdleConnections closes the idle connections of the provider's own
 // transports (see WithHTTPClient); a client of your own is yours to close.
-// Call it when a test ends against a server that stays up, so that no
-// connection's goroutines outlive the test (goleak).
+// A run closes those of the pool it used when it ends (see
+// withConcurrency); call it when a test ends against a server that stays
+// up, so that no connection of calls outside a run outlives the test
+// (goleak).
 func (o *openAI) CloseIdleConnections() {
 	if !o.ownTransport {
 		return
@@ -294,6 +398,7 @@ type openAI struct {
 	ownTransport  bool   // the client is the default one (see clientFor)
 	mu            sync.Mutex
 	bounded       map[int]*http.Client // by concurrency, on the default transport
+	users         map[int]int          // runs using the pools of each concurrency (see hold)
 	client        *http.Client
 	h1Head        []byte                                                            // the fast path's fixed request head; nil: net/http only (see http1.go)
 	h1Around      [2][]byte                                                         // the fast path's header lines before and after X-Request-Id

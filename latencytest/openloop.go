@@ -257,8 +257,10 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, err
 	}
 	// The provider's own transport keeps as many connections as requests
-	// may be in flight, so connection setup stays out of the latencies.
-	ctx = withConcurrency(ctx, o.MaxInFlight)
+	// may be in flight, so connection setup stays out of the latencies; the
+	// idle ones are closed when the run ends.
+	ctx, endConns := withConcurrency(ctx, o.MaxInFlight)
+	defer endConns()
 	whole := o.arrivals().count(MaxOpenLoopRequests + 1)
 	if whole > MaxOpenLoopRequests {
 		return nil, fmt.Errorf("latencytest: open loop: the arrivals plan more than %d requests (MaxOpenLoopRequests): lower rate or duration, or set requests", MaxOpenLoopRequests)
