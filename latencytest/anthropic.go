@@ -123,7 +123,7 @@ func messagesPayload(o *openAI, req Request) ([]byte, error) {
 			system = append(system, m.Content)
 			continue
 		}
-		body.Messages = append(body.Messages, message{m.Role, m.Content})
+		body.Messages = append(body.Messages, message(m))
 	}
 	body.System = strings.Join(system, "\n\n")
 	return json.Marshal(body)

@@ -44,7 +44,7 @@ func responsesPayload(o *openAI, req Request) ([]byte, error) {
 		Temperature     *float64 `json:"temperature,omitempty"`
 	}{Input: []item{}, MaxOutputTokens: req.MaxTokens, Model: o.model, Stream: !o.noStream, Temperature: req.Temperature}
 	for _, m := range req.Messages {
-		body.Input = append(body.Input, item{m.Role, m.Content})
+		body.Input = append(body.Input, item(m))
 	}
 	return json.Marshal(body)
 }

@@ -90,7 +90,7 @@ const maxLines = 800
 // oversize are the files over maxLines today, each with the size it may
 // not grow past; split them, then delete their rows.
 var oversize = map[string]int{
-	"latencytest/openai.go": 846,
+	"latencytest/openai.go": 754,
 }
 
 // TestFileSizes: no non-test file over maxLines, beyond the listed ones,
