@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tailguard/tailguard/internal/stats"
 )
 
 // z99 is the standard normal quantile at 0.99: a lognormal with median m and
@@ -270,16 +272,9 @@ func normalCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
 // values at u in [0,1]. It sorts a copy only when values are not sorted.
 func interpolatedQuantile[T Quantity](values []T, u float64) float64 {
 	if !slices.IsSorted(values) {
-		values = slices.Clone(values)
-		slices.Sort(values)
+		values = slices.Sorted(slices.Values(values))
 	}
-	h := float64(len(values)-1) * u
-	i := int(h)
-	if i+1 >= len(values) {
-		return float64(values[len(values)-1])
-	}
-	lo, hi := float64(values[i]), float64(values[i+1])
-	return lo + (hi-lo)*(h-float64(i))
+	return stats.Quantile(values, u)
 }
 
 func fromFloat[T Quantity](f float64) T {

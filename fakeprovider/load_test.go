@@ -1,7 +1,6 @@
 package fakeprovider
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -10,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/stats"
 )
 
 // loadProfile has one TTFT and one ITL per load level, so a served
@@ -146,32 +147,6 @@ func TestLoadLevelErrors(t *testing.T) {
 	}
 }
 
-// spearman is the rank correlation of xs and ys (no ties expected).
-func spearman(xs, ys []float64) float64 {
-	rank := func(v []float64) []float64 {
-		idx := make([]int, len(v))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(v[a], v[b]) })
-		r := make([]float64, len(v))
-		for k, i := range idx {
-			r[i] = float64(k)
-		}
-		return r
-	}
-	rx, ry := rank(xs), rank(ys)
-	n := float64(len(xs))
-	m := (n - 1) / 2
-	var sxy, sxx, syy float64
-	for i := range rx {
-		sxy += (rx[i] - m) * (ry[i] - m)
-		sxx += (rx[i] - m) * (rx[i] - m)
-		syy += (ry[i] - m) * (ry[i] - m)
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
-
 // TestTTFTITLCorrelation: over 4,000 requests the rank correlation of
 // TTFT and per-request ITL is the target within 0.05 (at level 1, at a
 // load level that inherits it, and at one with its own, the opposite),
@@ -209,7 +184,7 @@ func TestTTFTITLCorrelation(t *testing.T) {
 				ttft = append(ttft, float64(pl.ttft))
 				itl = append(itl, float64(pl.itl))
 			}
-			if got := spearman(ttft, itl); math.Abs(got-want) > 0.05 {
+			if got := stats.Spearman(ttft, itl); math.Abs(got-want) > 0.05 {
 				t.Errorf("in flight %d: rank correlation %.3f, want %v", k, got, want)
 			}
 			slices.Sort(itl)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/stats"
 )
 
 // plan is everything decided about one request before it streams. The
@@ -109,10 +111,7 @@ func (p *Profile) convZ(r *rand.Rand) float64 {
 	if p.convShape == nil {
 		return r.NormFloat64()
 	}
-	s := p.convShape
-	h := float64(len(s)-1) * r.Float64()
-	i := min(int(h), len(s)-2)
-	return s[i] + (s[i+1]-s[i])*(h-float64(i))
+	return stats.Quantile(p.convShape, r.Float64())
 }
 
 // conversationCalibration is how many calls (in chains of 8)

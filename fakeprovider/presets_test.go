@@ -16,6 +16,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/stats"
 )
 
 // Every preset against the published numbers it was built from. Each
@@ -370,21 +372,10 @@ type nums struct {
 	unit string
 }
 
-// quantile is numpy's default (linear) percentile, q in [0,1]: sort, k =
-// (n-1)q, then interpolate between the values at floor(k) and floor(k)+1.
-// It does not sort xs.
+// quantile is numpy's default (linear) percentile of xs, q in [0,1],
+// sorted into a copy; NaN when empty.
 func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	k := float64(len(s)-1) * q
-	i := int(k)
-	if i+1 >= len(s) {
-		return s[len(s)-1]
-	}
-	return s[i] + (s[i+1]-s[i])*(k-float64(i))
+	return stats.Quantile(slices.Sorted(slices.Values(xs)), q)
 }
 
 // cvPercent is the sample standard deviation (n-1) over the mean, in percent.
@@ -461,39 +452,19 @@ func (r row) ofSample(xs []float64, q, neff float64) row {
 	n := int(math.Floor(neff))
 	r.lo, r.hi = math.Inf(-1), math.Inf(1)
 	for l := n; l >= 1; l-- { // P(X(l) > quantile) = P(Bin(n,q) <= l-1)
-		if binomCDF(l-1, n, q) <= 0.025 {
+		if stats.BinomCDF(l-1, n, q) <= 0.025 {
 			r.lo = quantile(xs, float64(l-1)/float64(n-1))
 			break
 		}
 	}
 	for u := 1; u <= n; u++ { // P(X(u) < quantile) = P(Bin(n,q) >= u)
-		if 1-binomCDF(u-1, n, q) <= 0.025 {
+		if 1-stats.BinomCDF(u-1, n, q) <= 0.025 {
 			r.hi = quantile(xs, float64(u-1)/float64(n-1))
 			break
 		}
 	}
 	r.interval = true
 	return r
-}
-
-// binomCDF is P(Binomial(n, p) <= k).
-func binomCDF(k, n int, p float64) float64 {
-	switch {
-	case k < 0:
-		return 0
-	case k >= n || p <= 0: // all mass at 0 when p is 0
-		return 1
-	case p >= 1:
-		return 0
-	}
-	sum := 0.0
-	for i := 0; i <= k && i <= n; i++ {
-		lg, _ := math.Lgamma(float64(n + 1))
-		a, _ := math.Lgamma(float64(i + 1))
-		b, _ := math.Lgamma(float64(n - i + 1))
-		sum += math.Exp(lg - a - b + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
-	}
-	return min(sum, 1)
 }
 
 // row is one published statistic: the value published, where, and what the
@@ -526,7 +497,7 @@ func (r row) ok() bool {
 		return r.got >= r.lo && r.got <= r.hi
 	case r.countN > 0:
 		p := r.got / 100
-		return binomCDF(r.count, r.countN, p) >= 0.025 && (r.count == 0 || 1-binomCDF(r.count-1, r.countN, p) >= 0.025)
+		return stats.BinomCDF(r.count, r.countN, p) >= 0.025 && (r.count == 0 || 1-stats.BinomCDF(r.count-1, r.countN, p) >= 0.025)
 	case r.want == 0:
 		return r.got == 0
 	}

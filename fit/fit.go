@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -473,7 +474,7 @@ func pooledSpearman(groups map[int][][2]float64) (rho float64, pairs int) {
 		for i, pr := range g {
 			xs[i], ys[i] = pr[0], pr[1]
 		}
-		if r := spearman(xs, ys); !math.IsNaN(r) {
+		if r := stats.Spearman(xs, ys); !math.IsNaN(r) {
 			rho += r * float64(len(g))
 			pairs += len(g)
 		}
@@ -482,41 +483,6 @@ func pooledSpearman(groups map[int][][2]float64) (rho float64, pairs int) {
 		return 0, 0
 	}
 	return min(max(rho/float64(pairs), -0.99), 0.99), pairs
-}
-
-// spearman is the rank correlation of xs and ys (ties get their mean
-// rank); NaN when either is constant.
-func spearman(xs, ys []float64) float64 {
-	rx, ry := ranks(xs), ranks(ys)
-	mx, my := mean(rx), mean(ry)
-	var sxy, sxx, syy float64
-	for i := range rx {
-		sxy += (rx[i] - mx) * (ry[i] - my)
-		sxx += (rx[i] - mx) * (rx[i] - mx)
-		syy += (ry[i] - my) * (ry[i] - my)
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
-
-// ranks are xs's ranks from 0, ties at their mean rank.
-func ranks(xs []float64) []float64 {
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
-	r := make([]float64, len(xs))
-	for i := 0; i < len(idx); {
-		j := i
-		for j < len(idx) && xs[idx[j]] == xs[idx[i]] {
-			j++
-		}
-		for k := i; k < j; k++ {
-			r[idx[k]] = float64(i+j-1) / 2
-		}
-		i = j
-	}
-	return r
 }
 
 // minLevelValues is the fewest first tokens a concurrency needs to be
@@ -693,19 +659,10 @@ func durFloats(ds []time.Duration) []float64 {
 	return out
 }
 
-// quantile is the linear-interpolation quantile (R type 7); NaN when empty.
+// quantile is the linear-interpolation quantile (R type 7) of xs, sorted
+// into a copy; NaN when empty.
 func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	h := float64(len(s)-1) * q
-	i := int(h)
-	if i+1 >= len(s) {
-		return s[len(s)-1]
-	}
-	return s[i] + (s[i+1]-s[i])*(h-float64(i))
+	return stats.Quantile(slices.Sorted(slices.Values(xs)), q)
 }
 
 func mean(xs []float64) float64 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/stats"
 )
 
 // maxParts is the most distinct counts a fitted count distribution lists
@@ -121,13 +122,7 @@ func thinFloats(xs []float64, points int) []float64 {
 	s := slices.Sorted(slices.Values(xs))
 	out := make([]float64, points)
 	for k := range out {
-		h := float64(len(s)-1) * float64(k) / float64(points-1)
-		i := int(h)
-		if i+1 >= len(s) {
-			out[k] = s[len(s)-1]
-			continue
-		}
-		out[k] = s[i] + (s[i+1]-s[i])*(h-float64(i))
+		out[k] = stats.Quantile(s, float64(k)/float64(points-1))
 	}
 	return out
 }

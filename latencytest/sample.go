@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"slices"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/stats"
 )
 
 // Failed is the value a failed request takes in a latency Sample: it never
@@ -75,31 +77,20 @@ func checkQuantile(q float64) {
 	}
 }
 
-// quantileSorted interpolates in a sorted, non-empty sample.
+// quantileSorted interpolates in a sorted, non-empty sample: the
+// difference of the two values (exact as an integer) interpolated by
+// stats.Lerp and rounded, so the sum stays exact at any magnitude.
 func quantileSorted(x Sample, q float64) time.Duration {
-	h := float64(len(x)-1) * q
-	lo := int(math.Floor(h))
-	if lo >= len(x)-1 {
-		return x[len(x)-1]
-	}
-	frac := h - float64(lo)
-	a, b := x[lo], x[lo+1]
+	lo, frac := stats.Rank(len(x), q)
+	a := x[lo]
 	if frac == 0 {
 		return a
 	}
+	b := x[lo+1]
 	if b == Failed {
 		return Failed
 	}
-	return a + time.Duration(math.Round(lerp(0, float64(b-a), frac)))
-}
-
-// lerp is numpy's interpolation: a+(b-a)t, computed from the nearer end.
-func lerp(a, b, t float64) float64 {
-	d := b - a
-	if t >= 0.5 {
-		return b - d*(1-t)
-	}
-	return a + d*t
+	return a + time.Duration(math.Round(stats.Lerp(0, float64(b-a), frac)))
 }
 
 // Min is the smallest value (Failed when empty).
@@ -257,17 +248,7 @@ type Rates []float64
 // NaN when empty.
 func (r Rates) Quantile(q float64) float64 {
 	checkQuantile(q)
-	if len(r) == 0 {
-		return math.NaN()
-	}
-	x := slices.Clone(r)
-	slices.Sort(x)
-	h := float64(len(x)-1) * q
-	lo := int(math.Floor(h))
-	if lo >= len(x)-1 {
-		return x[len(x)-1]
-	}
-	return lerp(x[lo], x[lo+1], h-float64(lo))
+	return stats.Quantile(slices.Sorted(slices.Values(r)), q)
 }
 
 // Mean is the arithmetic mean; NaN when empty.

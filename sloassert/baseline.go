@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 	"io/fs"
 	"math"
@@ -688,19 +689,18 @@ func resampleQuantiles(dst []time.Duration, x latencytest.Sample, qs []float64, 
 		return x[idx]
 	}
 	for i, q := range qs {
-		// latencytest's interpolation (R type 7): h = (n-1)q between the
-		// ranks floor(h) and floor(h)+1.
-		h := float64(n-1) * q
-		r := int(math.Floor(h))
-		if r >= n-1 {
-			dst[i] = at(n - 1)
+		// latencytest's interpolation (R type 7): between the ranks r and
+		// r+1 at the fraction f.
+		r, f := stats.Rank(n, q)
+		if f == 0 {
+			dst[i] = at(r)
 			continue
 		}
 		a, b := at(r), at(r+1)
 		// The same interpolation as Sample.Quantile on the whole resample:
-		// a two-value sample at the fraction h-r gives a + (b-a)(h-r),
-		// rounded alike, and Failed when b failed.
-		dst[i] = latencytest.Sample{a, b}.Quantile(h - float64(r))
+		// a two-value sample at the fraction f gives a + (b-a)f, rounded
+		// alike, and Failed when b failed.
+		dst[i] = latencytest.Sample{a, b}.Quantile(f)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -182,25 +183,13 @@ func simFail(r *latencytest.Result, share float64, seed uint64) *latencytest.Res
 	return out
 }
 
-// binomCDF is P(Binomial(n, p) <= k).
-func binomCDF(k, n int, p float64) float64 {
-	s := 0.0
-	for i := 0; i <= k && i <= n; i++ {
-		a, _ := math.Lgamma(float64(n + 1))
-		b, _ := math.Lgamma(float64(i + 1))
-		c, _ := math.Lgamma(float64(n - i + 1))
-		s += math.Exp(a - b - c + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
-	}
-	return s
-}
-
 // simMaxFlags is the most flags out of n that a true rate of at most
 // rate gives with probability 0.99: the 99% binomial quantile. A
 // measured count above it says the true rate is above rate (at 99%);
 // a count at or under it is what sampling allows.
 func simMaxFlags(n int, rate float64) int {
 	for k := 0; ; k++ {
-		if binomCDF(k, n, rate) >= 0.99 {
+		if stats.BinomCDF(k, n, rate) >= 0.99 {
 			return k
 		}
 	}
@@ -210,7 +199,7 @@ func simMaxFlags(n int, rate float64) int {
 // rate gives with probability 0.99.
 func simMinFlags(n int, rate float64) int {
 	for k := n; ; k-- {
-		if 1-binomCDF(k-1, n, rate) >= 0.99 {
+		if 1-stats.BinomCDF(k-1, n, rate) >= 0.99 {
 			return k
 		}
 	}

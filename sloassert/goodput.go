@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -143,10 +144,10 @@ func proportionBounds(k, n int, c float64) (lo, hi float64) {
 	}
 	lo, hi = 0, 1
 	if k > 0 { // P(X >= k) grows with p: lo is where it reaches alpha
-		lo = bisect(func(p float64) bool { return 1-binomCDF(n, p, k-1) < alpha })
+		lo = bisect(func(p float64) bool { return 1-stats.BinomCDF(k-1, n, p) < alpha })
 	}
 	if k < n { // P(X <= k) falls with p: hi is where it drops to alpha
-		hi = bisect(func(p float64) bool { return binomCDF(n, p, k) > alpha })
+		hi = bisect(func(p float64) bool { return stats.BinomCDF(k, n, p) > alpha })
 	}
 	return lo, hi
 }

@@ -2,10 +2,12 @@ package sloassert
 
 import (
 	"fmt"
-	"github.com/tailguard/tailguard/latencytest"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/stats"
+	"github.com/tailguard/tailguard/latencytest"
 )
 
 // MinSamples is the fewest samples a q-quantile objective needs:
@@ -106,7 +108,7 @@ func lowerRank(n int, q, confidence float64) (j int, ok bool) {
 	t := lastAtMost(n, 1-q, confidence) + 1 // smallest t with P(F <= t) >= c, give or take the tie below
 	// lastAtMost finds the largest t' with P(F <= t') <= c; when
 	// P(F <= t') == c exactly, t' itself qualifies.
-	if t-1 >= 0 && binomCDF(n, 1-q, t-1) >= confidence {
+	if t-1 >= 0 && stats.BinomCDF(t-1, n, 1-q) >= confidence {
 		t--
 	}
 	if n-t < 1 {
@@ -119,67 +121,13 @@ func lowerRank(n int, q, confidence float64) (j int, ok bool) {
 // F ~ Binomial(n, p) (-1 when even P(F = 0) exceeds it).
 func lastAtMost(n int, p, limit float64) int {
 	i := -1
-	binomWalk(n, p, func(x int, cdf float64) bool {
+	for x, cdf := range stats.BinomCDFs(n, p) {
 		if cdf > limit*(1+1e-12) {
-			return false
+			break
 		}
 		i = x
-		return true
-	})
+	}
 	return i
-}
-
-// binomCDF is P(F <= i) for F ~ Binomial(n, p).
-func binomCDF(n int, p float64, i int) float64 {
-	out := 0.0
-	if i >= n {
-		return 1
-	}
-	binomWalk(n, p, func(x int, cdf float64) bool {
-		out = cdf
-		return x < i
-	})
-	return out
-}
-
-// binomWalk calls f(i, P(F <= i)) for i = 0, 1, … while f returns true
-// (up to n), F ~ Binomial(n, p). Each term comes from the last in log
-// space (log P(F=i+1) = log P(F=i) + log((n-i)/(i+1)) + log(p/(1-p))), so
-// a walk costs two logarithms and an exponential a term, and a term that
-// underflows does not stop the ones after it.
-func binomWalk(n int, p float64, f func(i int, cdf float64) bool) {
-	switch {
-	case p <= 0:
-		for i := 0; i <= n; i++ {
-			if !f(i, 1) {
-				return
-			}
-		}
-		return
-	case p >= 1:
-		for i := 0; i <= n; i++ {
-			c := 0.0
-			if i == n {
-				c = 1
-			}
-			if !f(i, c) {
-				return
-			}
-		}
-		return
-	}
-	lp := float64(n) * math.Log1p(-p) // log P(F = 0)
-	logit := math.Log(p) - math.Log1p(-p)
-	acc := 0.0
-	for i := 0; i <= n; i++ {
-		if i > 0 {
-			lp += math.Log(float64(n-i+1)) - math.Log(float64(i)) + logit
-		}
-		acc += math.Exp(lp)
-		if !f(i, min(acc, 1)) {
-			return
-		}
-	}
 }
 
 // clusters describes a pooled sample whose values come in groups that

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/tailguard/tailguard/internal/stats"
 )
 
 // SampleSize returns about how many requests it takes to decide the
@@ -174,7 +176,7 @@ func decidePower(n int, q, confidence, level float64) float64 {
 		if !ok {
 			return 0
 		}
-		return binomCDF(n, 1-level, n-k)
+		return stats.BinomCDF(n-k, n, 1-level)
 	}
 	// Fail demonstrated: X(j) > budget, i.e. fewer than j at or under it:
 	// P(Binomial(n, level) <= j-1) = 1 - P(G <= n-j).
@@ -182,5 +184,5 @@ func decidePower(n int, q, confidence, level float64) float64 {
 	if !ok {
 		return 0
 	}
-	return 1 - binomCDF(n, 1-level, n-j)
+	return 1 - stats.BinomCDF(n-j, n, 1-level)
 }
