@@ -164,19 +164,9 @@ func (d *messagesDecoder) terminal() string { return "message_stop" }
 
 func (d *messagesDecoder) event(s *stream, ev Event) (token bool) {
 	var e rawMessagesEvent
-	if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
-		if ev.Type == "error" {
-			s.fail("error event: %s", truncate(strings.TrimSpace(ev.Data), 200))
-			return false
-		}
-		s.fail("malformed event: %s", err.Error())
+	typ, ok := decodeEvent(s, ev, &e, &e.Type)
+	if !ok {
 		return false
-	}
-	var jt string
-	_ = json.Unmarshal(e.Type, &jt)
-	typ := eventType(ev, jt)
-	if ev.Type == "error" {
-		typ = "error"
 	}
 	if !d.started && typ != "message_start" && typ != "ping" && typ != "error" && typ != "message_stop" {
 		s.note("%s before message_start", truncate(typ, 60))

@@ -177,3 +177,25 @@ func eventType(ev Event, jsonType string) string {
 func withoutPublic(secrets, public []string) []string {
 	return slices.DeleteFunc(secrets, func(s string) bool { return slices.Contains(public, s) })
 }
+
+// decodeEvent decodes a protocol's event into v (whose type field is
+// *rawType) and returns its type: the JSON "type", or the SSE event name
+// where that is missing, "error" for an SSE error event. An event that
+// is not JSON fails the stream (an SSE error event with its text).
+func decodeEvent(s *stream, ev Event, v any, rawType *json.RawMessage) (typ string, ok bool) {
+	if err := json.Unmarshal([]byte(ev.Data), v); err != nil {
+		if ev.Type == "error" {
+			s.fail("error event: %s", truncate(strings.TrimSpace(ev.Data), 200))
+			return "", false
+		}
+		s.fail("malformed event: %s", err.Error())
+		return "", false
+	}
+	var jt string
+	_ = json.Unmarshal(*rawType, &jt)
+	typ = eventType(ev, jt)
+	if ev.Type == "error" {
+		typ = "error"
+	}
+	return typ, true
+}

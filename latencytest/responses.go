@@ -112,19 +112,9 @@ func (d *responsesDecoder) event(s *stream, ev Event) (token bool) {
 		return false
 	}
 	var e rawResponsesEvent
-	if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
-		if ev.Type == "error" {
-			s.fail("error event: %s", truncate(strings.TrimSpace(ev.Data), 200))
-			return false
-		}
-		s.fail("malformed event: %s", err.Error())
+	typ, ok := decodeEvent(s, ev, &e, &e.Type)
+	if !ok {
 		return false
-	}
-	var jt string
-	_ = json.Unmarshal(e.Type, &jt)
-	typ := eventType(ev, jt)
-	if ev.Type == "error" {
-		typ = "error"
 	}
 	switch typ {
 	case "response.created":
@@ -282,31 +272,8 @@ func (s *stream) responsesUsage(raw json.RawMessage) {
 		s.note("usage ignored: not an object (%s)", truncate(string(raw), 40))
 		return
 	}
-	if n, ok := s.count("usage.input_tokens", u.InputTokens); ok {
-		s.rec.PromptTokens, s.rec.UsageReported = n, true
-	}
-	if n, ok := s.count("usage.output_tokens", u.OutputTokens); ok {
-		s.rec.CompletionTokens, s.rec.UsageReported = n, true
-	}
-	var det struct {
-		CachedTokens    json.RawMessage `json:"cached_tokens"`
-		ReasoningTokens json.RawMessage `json:"reasoning_tokens"`
-	}
-	if !absent(u.InputTokensDetails) {
-		if json.Unmarshal(u.InputTokensDetails, &det) != nil {
-			s.note("usage.input_tokens_details ignored: not an object")
-		} else if n, ok := s.count("usage.input_tokens_details.cached_tokens", det.CachedTokens); ok {
-			s.rec.CachedTokens, s.rec.CachedReported = n, true
-		}
-	}
-	det.CachedTokens, det.ReasoningTokens = nil, nil
-	if !absent(u.OutputTokensDetails) {
-		if json.Unmarshal(u.OutputTokensDetails, &det) != nil {
-			s.note("usage.output_tokens_details ignored: not an object")
-		} else if n, ok := s.count("usage.output_tokens_details.reasoning_tokens", det.ReasoningTokens); ok {
-			s.rec.ReasoningTokens = n
-		}
-	}
+	s.applyUsage(usageKeys{"input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details"},
+		u.InputTokens, u.OutputTokens, u.InputTokensDetails, u.OutputTokensDetails)
 }
 
 // responsesErrorText renders a Responses error event: {"type":"error",

@@ -651,28 +651,43 @@ func (s *stream) usage(raw json.RawMessage) {
 		s.note("usage ignored: not an object (%s)", truncate(string(raw), 40))
 		return
 	}
-	if n, ok := s.count("usage.prompt_tokens", u.PromptTokens); ok {
+	s.applyUsage(chatUsageKeys, u.PromptTokens, u.CompletionTokens, u.PromptTokensDetails, u.CompletionTokensDetails)
+}
+
+// usageKeys name a protocol's usage fields: the prompt and answer counts
+// and their details objects (cached and reasoning tokens inside).
+type usageKeys struct{ in, out, inDetails, outDetails string }
+
+// chatUsageKeys are chat completions' usage fields.
+var chatUsageKeys = usageKeys{"prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details"}
+
+// applyUsage records a usage object's counts (each checked by count, a
+// note for what is not a count): the prompt and answer tokens, the cached
+// tokens in the input details and the reasoning tokens in the output
+// details.
+func (s *stream) applyUsage(k usageKeys, in, out, inDetails, outDetails json.RawMessage) {
+	if n, ok := s.count("usage."+k.in, in); ok {
 		s.rec.PromptTokens, s.rec.UsageReported = n, true
 	}
-	if n, ok := s.count("usage.completion_tokens", u.CompletionTokens); ok {
+	if n, ok := s.count("usage."+k.out, out); ok {
 		s.rec.CompletionTokens, s.rec.UsageReported = n, true
 	}
 	var details struct {
 		CachedTokens    json.RawMessage `json:"cached_tokens"`
 		ReasoningTokens json.RawMessage `json:"reasoning_tokens"`
 	}
-	if !absent(u.PromptTokensDetails) {
-		if json.Unmarshal(u.PromptTokensDetails, &details) != nil {
-			s.note("usage.prompt_tokens_details ignored: not an object")
-		} else if n, ok := s.count("usage.prompt_tokens_details.cached_tokens", details.CachedTokens); ok {
+	if !absent(inDetails) {
+		if json.Unmarshal(inDetails, &details) != nil {
+			s.note("usage.%s ignored: not an object", k.inDetails)
+		} else if n, ok := s.count("usage."+k.inDetails+".cached_tokens", details.CachedTokens); ok {
 			s.rec.CachedTokens, s.rec.CachedReported = n, true
 		}
 	}
 	details.CachedTokens, details.ReasoningTokens = nil, nil
-	if !absent(u.CompletionTokensDetails) {
-		if json.Unmarshal(u.CompletionTokensDetails, &details) != nil {
-			s.note("usage.completion_tokens_details ignored: not an object")
-		} else if n, ok := s.count("usage.completion_tokens_details.reasoning_tokens", details.ReasoningTokens); ok {
+	if !absent(outDetails) {
+		if json.Unmarshal(outDetails, &details) != nil {
+			s.note("usage.%s ignored: not an object", k.outDetails)
+		} else if n, ok := s.count("usage."+k.outDetails+".reasoning_tokens", details.ReasoningTokens); ok {
 			s.rec.ReasoningTokens = n
 		}
 	}
