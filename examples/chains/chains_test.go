@@ -1,7 +1,7 @@
 // Package chains judges an agent task by its measured chain totals. As
 // measured on a real endpoint (docs/sources.md): the model 4x faster to
 // its first answer token loses a 10-call
-// task, and the one that wins at the median leaves a fifth of its tasks
+// task, and the one that wins at the median leaves over a third of its tasks
 // unfinished.
 package chains_test
 
@@ -58,7 +58,7 @@ func TestFasterModelLosesTheTask(t *testing.T) {
 	}
 
 	// 2. The task, judged on measured chain totals: gpt-oss finishes the
-	// median 10-call task in about 20 s, maverick in about 29 s: its slower
+	// median 10-call task in about 21 s, maverick in about 36 s: its slower
 	// decode (~44 ms a token against ~28 ms) costs it on every call, and
 	// the faster start saves little.
 	const median = 25 * time.Second

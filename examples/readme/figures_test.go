@@ -1,0 +1,460 @@
+package app_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
+)
+
+// A quote is one figure the docs print: the README that prints it, and
+// the function that produces the text from a run, formatted as the README
+// prints it. TestREADMEFigures fails when the README no longer contains
+// what the run produces, so a refitted preset or a changed report line
+// cannot leave a stale figure behind.
+type quote struct {
+	file    string                    // from the repository root
+	produce func(t *testing.T) string // the quoted text, from a run
+}
+
+// quotes lists every figure from a run that README.md and the examples'
+// READMEs quote in prose (the dozen-lines output block has its own test,
+// TestREADMEDozenLines).
+var quotes = []quote{
+	// README.md, "Chains compound it."
+	{"README.md", func(t *testing.T) string {
+		return fmt.Sprintf("For q = 1%% and n = 10 that is %s; for n = 20, %s (`sloassert.TailProbability`)",
+			pct1(sloassert.TailProbability(0.01, 10)), pct1(sloassert.TailProbability(0.01, 20)))
+	}},
+	// README.md, "The fastest model can lose the task": the study's raw
+	// records (fit/testdata/serverless-tail-study).
+	{"README.md", func(t *testing.T) string {
+		s := loadStudy(t)
+		return fmt.Sprintf("%d chains of %d calls per model", s.chains, s.callsPerChain)
+	}},
+	{"README.md", func(t *testing.T) string {
+		s := loadStudy(t)
+		return fmt.Sprintf("llama-4-maverick reached its first answer token %.0fx sooner than gpt-oss-120b (median %s ms against %s ms: gpt-oss reasons first)",
+			s.gptTTFT50/s.mavTTFT50, thousands(s.mavTTFT50), thousands(s.gptTTFT50))
+	}},
+	{"README.md", func(t *testing.T) string {
+		s := loadStudy(t)
+		return fmt.Sprintf(`gpt-oss-120b "won" the 10-call chain: median %.1f s against %.1f s.`, s.gptChain50/1000, s.mavChain50/1000)
+	}},
+	{"README.md", func(t *testing.T) string {
+		s := loadStudy(t)
+		return fmt.Sprintf("But %d of its %d chain calls returned no content at all", s.gptChainEmpty, s.gptChainCalls)
+	}},
+	// README.md: the gpt-oss-120b-chain preset's chains.
+	{"README.md", func(t *testing.T) string {
+		c := ossChainPreset(t)
+		return fmt.Sprintf("%d of %d calls come back empty, %d of %d chains are unfinished", c.empty, c.calls, c.failedChains, c.chains)
+	}},
+	{"README.md", func(t *testing.T) string {
+		c := ossChainPreset(t)
+		return "chain verdict is `chain total p50 ... failed ... FAIL " + c.why + "` whatever the budget"
+	}},
+	// README.md: examples/chains, on the single-call gpt-oss-120b preset.
+	{"README.md", func(t *testing.T) string {
+		s := loadStudy(t)
+		c := chainsExample(t)
+		return fmt.Sprintf("empty answers are rarer (%.0f%% at c=1, as in the study's c=1 cell; %s of the chain calls here)",
+			100*float64(s.gptC1Empty)/float64(s.gptC1Records), pct1(c.gptCallFail))
+	}},
+	{"README.md", func(t *testing.T) string {
+		c := chainsExample(t)
+		return fmt.Sprintf("gpt-oss still wins the median chain (%s against maverick's %s)", secs(c.gptChain50), secs(c.mavChain50))
+	}},
+	{"README.md", func(t *testing.T) string {
+		c := chainsExample(t)
+		return fmt.Sprintf("%d of its %d chains contain an empty answer (%.0f%%; a %s per-call rate predicts 1-(1-%.4f)^10 = %s)",
+			c.gptChainsFailed, c.chains, 100*float64(c.gptChainsFailed)/float64(c.chains),
+			pct1(c.gptCallFail), c.gptCallFail, pct1(sloassert.TailProbability(c.gptCallFail, 10)))
+	}},
+	{"README.md", func(t *testing.T) string {
+		c := chainsExample(t)
+		return fmt.Sprintf("that maverick meets (p95 %s)", secs(c.mavChain95))
+	}},
+	// README.md, the second command's comment: examples/coldstart's
+	// "20 without warm-up" row.
+	{"README.md", func(t *testing.T) string {
+		c := coldstartRun(t, latencytest.Batch{NoWarmup: true, Requests: 20})
+		return fmt.Sprintf("%d requests, no warm-up: TTFT p95 %.1f s against a 1 s budget, CV %.0f%%, and %d requests too few to judge a 2%% error rate",
+			c.n, c.ttft95.Seconds(), c.cv, c.n)
+	}},
+	// README.md, after the dozen-lines output block.
+	{"README.md", func(t *testing.T) string {
+		return fmt.Sprintf("the run covers %.0f s of virtual time", dozenLines(t).virtual.Seconds())
+	}},
+	{"README.md", func(t *testing.T) string {
+		c := coldstartRun(t, latencytest.Batch{NoWarmup: true, Requests: 75})
+		return "Too few samples fail and say so (`" + c.p99Note + "`)"
+	}},
+
+	// examples/chains/README.md: its own test's run.
+	{"examples/chains/README.md", func(t *testing.T) string {
+		c := chainsExample(t)
+		return fmt.Sprintf("`llama-4-maverick` reaches its first answer token about %.0fx sooner than `gpt-oss-120b`, yet needs %s for the median 10-call task against gpt-oss's %s.",
+			float64(c.gptFirstAnswer50)/float64(c.mavFirstAnswer50), secs(c.mavChain50), secs(c.gptChain50))
+	}},
+	{"examples/chains/README.md", func(t *testing.T) string {
+		c := chainsExample(t)
+		return fmt.Sprintf("%d of gpt-oss's %d tasks contain an empty answer and never finish.", c.gptChainsFailed, c.chains)
+	}},
+
+	// examples/coldstart/README.md: its own test's rows.
+	{"examples/coldstart/README.md", func(t *testing.T) string {
+		c := coldstartRun(t, latencytest.Batch{NoWarmup: true, Requests: 20})
+		return fmt.Sprintf("(%v to load the model)", wholeSecs(c.load))
+	}},
+	{"examples/coldstart/README.md", func(t *testing.T) string {
+		c20 := coldstartRun(t, latencytest.Batch{NoWarmup: true, Requests: 20})
+		c75 := coldstartRun(t, latencytest.Batch{NoWarmup: true, Requests: 75})
+		if c20.coldStarts != 1 || c75.coldStarts != 2 || c20.cv <= 100 || c75.cv <= 100 {
+			return fmt.Sprintf("20 requests meet %d cold starts (CV %.0f%%), 75 meet %d (CV %.0f%%)", c20.coldStarts, c20.cv, c75.coldStarts, c75.cv)
+		}
+		return "too few requests (20 miss the mid-run cold start, 75 reach it)"
+	}},
+	{"examples/coldstart/README.md", func(t *testing.T) string {
+		c := coldstartRun(t, latencytest.Batch{Warmup: 3, Requests: 20})
+		m := regexp.MustCompile(`an error rate of (\S+) needs n >= (\d+) measured requests \(have (\d+)\)`).FindStringSubmatch(c.report)
+		if m == nil {
+			t.Fatalf("the 20-after-warm-up report does not refuse the error rate:\n%s", c.report)
+		}
+		return fmt.Sprintf("too few to judge a %s error rate (that takes %s)", m[1], m[2])
+	}},
+}
+
+// TestREADMEFigures checks every quote: the README, with its line breaks,
+// indentation and "# " comment marks folded into single spaces, contains
+// the text the run produces. A failure prints the text to put in the
+// README. The runs are on synctest's fake clock: exact, and a few seconds
+// in all, so they run under -short too.
+func TestREADMEFigures(t *testing.T) {
+	docs := map[string]string{}
+	for _, q := range quotes {
+		if _, ok := docs[q.file]; !ok {
+			b, err := os.ReadFile("../../" + q.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs[q.file] = fold(string(b))
+		}
+	}
+	for i, q := range quotes {
+		want := q.produce(t)
+		if !strings.Contains(docs[q.file], fold(want)) {
+			t.Errorf("%s (quote %d) does not say what the run produces; it should say:\n\t%s", q.file, i, want)
+		}
+	}
+}
+
+var foldRE = regexp.MustCompile(`[ \t]*\n[ \t]*(?:# |- )?[ \t]*`)
+
+// fold joins wrapped lines: a line break and the indentation, list dash or
+// shell comment mark that follows it become one space.
+func fold(s string) string { return foldRE.ReplaceAllString(s, " ") }
+
+func pct1(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+// wholeSecs prints a duration of whole seconds as the README does
+// ("30 s"), and any other with its fraction.
+func wholeSecs(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%d s", d/time.Second)
+	}
+	return secs(d)
+}
+
+// thousands prints a millisecond figure rounded to a whole number with a
+// thousands comma, as the README does ("1,202").
+func thousands(ms float64) string {
+	n := int(math.Round(ms))
+	if n < 1000 {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%d,%03d", n/1000, n%1000)
+}
+
+// memo runs f once per key for the whole test binary, so that quotes that
+// share a run share it.
+var memo sync.Map
+
+func once[T any](key string, f func() T) T {
+	type cell struct {
+		once sync.Once
+		v    T
+	}
+	c, _ := memo.LoadOrStore(key, &cell{})
+	cl := c.(*cell)
+	cl.once.Do(func() { cl.v = f() })
+	return cl.v
+}
+
+// mirrors fails unless the example's source contains each line verbatim:
+// the runs below copy the examples' (an example is an external test
+// package and cannot be imported), and this keeps the copies equal.
+func mirrors(t *testing.T, file string, lines ...string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if !strings.Contains(string(b), l) {
+			t.Fatalf("%s no longer contains %q: update the run in figures_test.go to match it", file, l)
+		}
+	}
+}
+
+// study holds the figures of the serverless tail-latency study's raw
+// records (fit/testdata/serverless-tail-study) that README.md quotes.
+type study struct {
+	chains, callsPerChain        int
+	mavTTFT50, gptTTFT50         float64 // ms, c=1 cell, non-null TTFTs
+	mavChain50, gptChain50       float64 // ms, chain totals
+	gptChainEmpty, gptChainCalls int     // calls with no content
+	gptC1Empty, gptC1Records     int
+}
+
+type studyFile struct {
+	BaselineSweep struct {
+		C1 struct {
+			Records []studyCall `json:"records"`
+		} `json:"concurrency_1"`
+	} `json:"baseline_sweep"`
+	ChainedSession struct {
+		Chains []struct {
+			Total float64     `json:"total_chain_ms"`
+			Calls []studyCall `json:"calls"`
+		} `json:"chains"`
+	} `json:"chained_session"`
+}
+
+type studyCall struct {
+	TTFT    *float64 `json:"ttft_ms"`
+	Content string   `json:"content"`
+}
+
+func loadStudy(t *testing.T) study {
+	t.Helper()
+	read := func(model string) studyFile {
+		var f studyFile
+		b, err := os.ReadFile("../../fit/testdata/serverless-tail-study/results_" + model + ".json")
+		if err == nil {
+			err = json.Unmarshal(b, &f)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	mav, gpt := read("llama-4-maverick"), read("openai-gpt-oss-120b")
+	ttft50 := func(f studyFile) float64 {
+		var v []float64
+		for _, r := range f.BaselineSweep.C1.Records {
+			if r.TTFT != nil {
+				v = append(v, *r.TTFT)
+			}
+		}
+		return percentile(v, 0.5)
+	}
+	chain50 := func(f studyFile) float64 {
+		var v []float64
+		for _, c := range f.ChainedSession.Chains {
+			v = append(v, c.Total)
+		}
+		return percentile(v, 0.5)
+	}
+	s := study{
+		chains: len(gpt.ChainedSession.Chains), callsPerChain: len(gpt.ChainedSession.Chains[0].Calls),
+		mavTTFT50: ttft50(mav), gptTTFT50: ttft50(gpt), mavChain50: chain50(mav), gptChain50: chain50(gpt),
+	}
+	if len(mav.ChainedSession.Chains) != s.chains {
+		t.Fatalf("maverick has %d chains, gpt-oss %d", len(mav.ChainedSession.Chains), s.chains)
+	}
+	for _, c := range gpt.ChainedSession.Chains {
+		for _, call := range c.Calls {
+			s.gptChainCalls++
+			if call.TTFT == nil && call.Content == "" {
+				s.gptChainEmpty++
+			}
+		}
+	}
+	for _, r := range gpt.BaselineSweep.C1.Records {
+		s.gptC1Records++
+		if r.TTFT == nil {
+			s.gptC1Empty++
+		}
+	}
+	return s
+}
+
+// percentile is numpy's default (linear) percentile, as the study's
+// summaries and tailguard compute it.
+func percentile(v []float64, q float64) float64 {
+	sort.Float64s(v)
+	h := q * float64(len(v)-1)
+	lo := math.Floor(h)
+	if int(lo)+1 >= len(v) {
+		return v[len(v)-1]
+	}
+	return v[int(lo)] + (h-lo)*(v[int(lo)+1]-v[int(lo)])
+}
+
+// ossChain is sloassert's TestEmptyAnswersLoseTheChain run: the
+// gpt-oss-120b-chain preset, 30 chains of 10 calls capped at 64 tokens.
+type ossChain struct {
+	empty, calls, failedChains, chains int
+	why                                string // the verdict's reason, "(p50 is a failed request: ...)"
+}
+
+func ossChainPreset(t *testing.T) ossChain {
+	return once("ossChain", func() (c ossChain) {
+		synctest.Test(t, func(t *testing.T) {
+			prof, err := fakeprovider.Preset("gpt-oss-120b-chain")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fakeprovider.New(prof)
+			defer f.Close()
+			p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
+			cr := latencytest.Chain{Chains: 30, Length: 10, MaxTokens: 64}.Measure(t, p)
+			calls := cr.Calls()
+			c.empty, c.calls = calls.Errors()["empty_answer"], len(calls.Records)
+			c.failedChains, c.chains = int(math.Round(cr.ErrorRate()*30)), 30
+			rep := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, time.Hour)).String()
+			m := regexp.MustCompile(`chain total p50 .*failed.*FAIL\s+(\(p50 is a failed request: [^)]*\([^)]*\)[^)]*\))`).FindStringSubmatch(rep)
+			if m == nil {
+				t.Fatalf("the 1 h chain verdict does not fail on its failed p50:\n%s", rep)
+			}
+			c.why = m[1]
+		})
+		mirrors(t, "../../sloassert/preset_test.go", `latencytest.Chain{Chains: 30, Length: 10, MaxTokens: 64}`, `Preset("gpt-oss-120b-chain")`)
+		return c
+	})
+}
+
+// chains is examples/chains' run (its measure function): each model's 200
+// single calls and 30 chains of 10 calls.
+type chains struct {
+	chains                             int
+	mavFirstAnswer50, gptFirstAnswer50 time.Duration
+	mavChain50, mavChain95, gptChain50 time.Duration
+	gptChainsFailed                    int
+	gptCallFail                        float64
+}
+
+const examplePrompt = "Reply with a two-sentence summary of why caching matters for LLM inference."
+
+func chainsExample(t *testing.T) chains {
+	return once("chains", func() (c chains) {
+		mirrors(t, "../chains/chains_test.go",
+			"const prompt = "+fmt.Sprintf("%q", examplePrompt),
+			"latencytest.Batch{Requests: 200, Prompt: prompt, MaxTokens: 64}.Measure(t, p)",
+			"latencytest.Chain{Chains: 30, Length: 10}.Measure(t, p)")
+		measure := func(preset string) (single *latencytest.Result, cr *latencytest.ChainResult) {
+			synctest.Test(t, func(t *testing.T) {
+				prof, err := fakeprovider.Preset(preset)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fake := fakeprovider.New(prof)
+				t.Cleanup(fake.Close)
+				p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(fake.Client()), latencytest.WithModel(prof.Model))
+				single = latencytest.Batch{Requests: 200, Prompt: examplePrompt, MaxTokens: 64}.Measure(t, p)
+				cr = latencytest.Chain{Chains: 30, Length: 10}.Measure(t, p)
+			})
+			return single, cr
+		}
+		ms, mc := measure("llama-4-maverick")
+		gs, gc := measure("gpt-oss-120b")
+		c.chains = len(gc.Chains)
+		c.mavFirstAnswer50, c.gptFirstAnswer50 = ms.FirstAnswer().Quantile(0.5), gs.FirstAnswer().Quantile(0.5)
+		c.mavChain50, c.mavChain95, c.gptChain50 = mc.Totals().Quantile(0.5), mc.Totals().Quantile(0.95), gc.Totals().Quantile(0.5)
+		c.gptChainsFailed = int(math.Round(gc.ErrorRate() * float64(c.chains)))
+		c.gptCallFail = gc.Calls().ErrorRate()
+		if errs := gc.Calls().Errors(); len(errs) != 1 || errs["empty_answer"] == 0 {
+			t.Fatalf("gpt-oss's chain calls failed with %v, not only empty answers", errs)
+		}
+		return c
+	})
+}
+
+// coldstart is one row of examples/coldstart's test: lowtraffic.yaml,
+// measured by the row's batch, judged by its SLO.
+type coldstart struct {
+	n          int
+	ttft95     time.Duration
+	cv         float64
+	coldStarts int           // requests the fake made wait for a model load
+	load       time.Duration // the profile's cold start
+	report     string
+	p99Note    string // a p99 objective's note on this sample
+}
+
+func coldstartRun(t *testing.T, b latencytest.Batch) coldstart {
+	return once(fmt.Sprintf("coldstart %+v", b), func() (c coldstart) {
+		mirrors(t, "../coldstart/coldstart_test.go",
+			"sloassert.Q(sloassert.TTFT, 0.95, time.Second),\n\tsloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerableMax),\n\tsloassert.MaxErrorRate(0.02),",
+			fmt.Sprintf("latencytest.Batch{Warmup: %d, Requests: %d}", 3, 20),
+			fmt.Sprintf("latencytest.Batch{NoWarmup: true, Requests: %d}", 20),
+			fmt.Sprintf("latencytest.Batch{NoWarmup: true, Requests: %d}", 75))
+		prof, err := fakeprovider.LoadProfile("../coldstart/lowtraffic.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Test(t, func(t *testing.T) {
+			fake := fakeprovider.New(prof)
+			t.Cleanup(fake.Close)
+			p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(fake.Client()), latencytest.WithModel(prof.Model))
+			r := b.Measure(t, p)
+			for _, s := range fake.Served() {
+				if s.ColdStart > 0 {
+					c.coldStarts++
+					c.load = s.ColdStart
+				}
+			}
+			c.n, c.ttft95, c.cv = len(r.Measured()), r.TTFT().Quantile(0.95), r.TTFT().CV()
+			c.report = sloassert.Evaluate(r,
+				sloassert.Q(sloassert.TTFT, 0.95, time.Second),
+				sloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerableMax),
+				sloassert.MaxErrorRate(0.02)).String()
+			p99 := sloassert.Evaluate(r, sloassert.Q(sloassert.TTFT, 0.99, time.Minute))
+			c.p99Note = p99.Outcomes[0].Note
+		})
+		return c
+	})
+}
+
+// dozenLinesRun is the README's dozen-lines test's run (slo_test.go): its
+// virtual duration.
+type dozenLinesRun struct{ virtual time.Duration }
+
+func dozenLines(t *testing.T) dozenLinesRun {
+	return once("dozen", func() (d dozenLinesRun) {
+		mirrors(t, "slo_test.go", `fakeprovider.Preset("mistral-3-14b")`, "latencytest.Batch{Requests: 200, Concurrency: 4}.Measure(t, p)")
+		synctest.Test(t, func(t *testing.T) {
+			prof, _ := fakeprovider.Preset("mistral-3-14b")
+			fake := fakeprovider.New(prof)
+			t.Cleanup(fake.Close)
+			p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(fake.Client()), latencytest.WithModel(prof.Model))
+			r := latencytest.Batch{Requests: 200, Concurrency: 4}.Measure(t, p)
+			d.virtual = r.End.Sub(r.Start)
+		})
+		return d
+	})
+}
