@@ -56,6 +56,24 @@ var quotes = []quote{
 		s := loadStudy(t)
 		return fmt.Sprintf("But %d of its %d chain calls returned no content at all", s.gptChainEmpty, s.gptChainCalls)
 	}},
+	// README.md, the first command's comment and the presets table.
+	{"README.md", func(t *testing.T) string {
+		s := loadStudy(t)
+		return fmt.Sprintf("(llama-4-maverick: %s ms median TTFT, %.1f s p99)", thousands(s.mavTTFT50), s.mavTTFT99/1000)
+	}},
+	{"README.md", func(t *testing.T) string {
+		s := loadStudy(t)
+		return fmt.Sprintf("the maverick chain preset has the stalled %.1f-minute stream", s.mavLongestCall/60000)
+	}},
+	{"README.md", func(t *testing.T) string {
+		s := loadStudy(t)
+		return fmt.Sprintf("the same study's bounded follow-up (%d requests: a cold path, ~%.1f tokens/s)", s.boundedN, s.boundedRate)
+	}},
+	// README.md, under the dozen-lines output.
+	{"README.md", func(t *testing.T) string {
+		_, upper := sloassert.MinBoundSamples(0.99, 0.95)
+		return fmt.Sprintf("(the upper bound of a p99 needs n >= %d: `?`)", upper)
+	}},
 	// README.md: the gpt-oss-120b-chain preset's chains.
 	{"README.md", func(t *testing.T) string {
 		c := ossChainPreset(t)
@@ -228,6 +246,10 @@ type study struct {
 	mavChain50, gptChain50       float64 // ms, chain totals
 	gptChainEmpty, gptChainCalls int     // calls with no content
 	gptC1Empty, gptC1Records     int
+	mavTTFT99                    float64 // ms, c=1 cell
+	mavLongestCall               float64 // ms, the stalled stream
+	boundedN                     int     // llama3.3-70b's bounded follow-up
+	boundedRate                  float64 // its median tokens/s after the first token
 }
 
 type studyFile struct {
@@ -246,6 +268,7 @@ type studyFile struct {
 
 type studyCall struct {
 	TTFT    *float64 `json:"ttft_ms"`
+	Total   float64  `json:"total_ms"`
 	Content string   `json:"content"`
 }
 
@@ -263,15 +286,16 @@ func loadStudy(t *testing.T) study {
 		return f
 	}
 	mav, gpt := read("llama-4-maverick"), read("openai-gpt-oss-120b")
-	ttft50 := func(f studyFile) float64 {
+	ttft := func(f studyFile, q float64) float64 {
 		var v []float64
 		for _, r := range f.BaselineSweep.C1.Records {
 			if r.TTFT != nil {
 				v = append(v, *r.TTFT)
 			}
 		}
-		return percentile(v, 0.5)
+		return percentile(v, q)
 	}
+	ttft50 := func(f studyFile) float64 { return ttft(f, 0.5) }
 	chain50 := func(f studyFile) float64 {
 		var v []float64
 		for _, c := range f.ChainedSession.Chains {
@@ -294,6 +318,29 @@ func loadStudy(t *testing.T) study {
 			}
 		}
 	}
+	s.mavTTFT99 = ttft(mav, 0.99)
+	for _, c := range mav.ChainedSession.Chains {
+		for _, call := range c.Calls {
+			s.mavLongestCall = max(s.mavLongestCall, call.Total)
+		}
+	}
+	b, err := os.ReadFile("../../fit/testdata/serverless-tail-study/bounded_llama3.3-70b-instruct.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rates []float64
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			TTFT   float64 `json:"ttft_ms"`
+			Total  float64 `json:"total_ms"`
+			Tokens float64 `json:"completion_tokens"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		rates = append(rates, r.Tokens/((r.Total-r.TTFT)/1000))
+	}
+	s.boundedN, s.boundedRate = len(rates), percentile(rates, 0.5)
 	for _, r := range gpt.BaselineSweep.C1.Records {
 		s.gptC1Records++
 		if r.TTFT == nil {
