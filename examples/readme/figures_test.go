@@ -1,10 +1,12 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -118,6 +120,21 @@ var quotes = []quote{
 	{"README.md", func(t *testing.T) string {
 		c := coldstartRun(t, latencytest.Batch{NoWarmup: true, Requests: 75})
 		return "Too few samples fail and say so (`" + c.p99Note + "`)"
+	}},
+
+	// README.md, "Distributed runs", and examples/distributed/README.md,
+	// "Rules": four shards of one run at concurrency 4, merged without one.
+	{"README.md", func(t *testing.T) string {
+		return `a shard judged on its own fails with "` + shardRun(t).judged + `"`
+	}},
+	{"examples/distributed/README.md", func(t *testing.T) string {
+		return `fail with "` + shardRun(t).judged + `" (the report's first line names the shard)`
+	}},
+	{"examples/distributed/README.md", func(t *testing.T) string {
+		return `a shard with no records file ("` + shardRun(t).missing + `")`
+	}},
+	{"examples/distributed/README.md", func(t *testing.T) string {
+		return "each file ends with a count, `" + shardRun(t).endLine + "`"
 	}},
 
 	// examples/chains/README.md: its own test's run.
@@ -503,5 +520,68 @@ func dozenLines(t *testing.T) dozenLinesRun {
 			d.virtual = r.End.Sub(r.Start)
 		})
 		return d
+	})
+}
+
+// shards is a distributed run's messages: a shard judged alone, a merge
+// missing shard 2 of 4, and a records file's end line (its count as N,
+// its shard as i/n).
+type shards struct{ judged, missing, endLine string }
+
+func shardRun(t *testing.T) shards {
+	return once("shards", func() (s shards) {
+		root := t.TempDir()
+		nop := latencytest.Func(func(context.Context, latencytest.Request) error { return nil })
+		var shard0 *latencytest.Result
+		for i := range 4 {
+			t.Run(fmt.Sprintf("shard-%d", i), func(t *testing.T) {
+				b := latencytest.Batch{Requests: 8, Warmup: 4, Concurrency: 4, Shard: latencytest.Shard{Index: i, Count: 4}}
+				r := b.Measure(t, nop)
+				if i == 0 {
+					shard0 = r
+				}
+				if err := os.CopyFS(filepath.Join(root, fmt.Sprintf("shard-%d", i)), os.DirFS(t.ArtifactDir())); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		if shard0 == nil {
+			t.Fatal("shard 0 measured nothing")
+		}
+		rep := sloassert.Evaluate(shard0, sloassert.Q(sloassert.TTFT, 0.5, time.Hour)).String()
+		m := regexp.MustCompile(`shard \d+ of \d+: merge the shards, then judge`).FindString(rep)
+		if m == "" {
+			t.Fatalf("a shard judged alone does not say to merge first:\n%s", rep)
+		}
+		s.judged = regexp.MustCompile(`shard \d+ of \d+`).ReplaceAllString(m, "shard i of n")
+
+		recs, err := filepath.Glob(filepath.Join(root, "shard-0", "**", "records*.jsonl"))
+		if err == nil && len(recs) == 0 {
+			recs, err = filepath.Glob(filepath.Join(root, "shard-0", "records*.jsonl"))
+		}
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("shard 0's records: %v, %v", recs, err)
+		}
+		b, err := os.ReadFile(recs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		end := regexp.MustCompile(`"end_of_records":\d+`).ReplaceAllString(lines[len(lines)-1], `"end_of_records":N`)
+		s.endLine = regexp.MustCompile(`"shard":"\d+/\d+"`).ReplaceAllString(end, `"shard":"i/n"`)
+
+		if err := os.RemoveAll(filepath.Join(root, "shard-2")); err != nil {
+			t.Fatal(err)
+		}
+		levels, err := latencytest.MergeLevels(filepath.Join(root, "**", "records*.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := levels[4]
+		if r == nil || !r.Partial {
+			t.Fatalf("a merge missing shard 2 of 4 is not partial: %+v", r)
+		}
+		s.missing = regexp.MustCompile(`shards? [\d/, ]+ of c\d+ missing`).FindString(r.PartialReason)
+		return s
 	})
 }
