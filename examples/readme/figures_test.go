@@ -122,6 +122,24 @@ var quotes = []quote{
 		return "Too few samples fail and say so (`" + c.p99Note + "`)"
 	}},
 
+	// README.md, "Against a real endpoint" and "How it measures": the
+	// defaults, as the dozen-lines run (a Batch with only Requests and
+	// Concurrency set) discloses them.
+	{"README.md", func(t *testing.T) string {
+		return fmt.Sprintf("`Batch.HardCap` is %.0f s by default", dozenLines(t).hardCap.Seconds())
+	}},
+	{"README.md", func(t *testing.T) string {
+		return fmt.Sprintf("Warm-up requests (%d by default) are discarded", dozenLines(t).warmup)
+	}},
+	{"README.md", func(t *testing.T) string {
+		return "The default prompt mix is " + dozenLines(t).mix + "."
+	}},
+	{"README.md", func(t *testing.T) string {
+		return fmt.Sprintf("Every result carries a disclosure of %d boxes", dozenLines(t).boxes)
+	}},
+	{"README.md", func(t *testing.T) string {
+		return fmt.Sprintf("all %d disclosure boxes are printed", dozenLines(t).boxes)
+	}},
 	// README.md, "Distributed runs", and examples/distributed/README.md,
 	// "Rules": four shards of one run at concurrency 4, merged without one.
 	{"README.md", func(t *testing.T) string {
@@ -506,7 +524,13 @@ func coldstartRun(t *testing.T, b latencytest.Batch) coldstart {
 
 // dozenLinesRun is the README's dozen-lines test's run (slo_test.go): its
 // virtual duration.
-type dozenLinesRun struct{ virtual time.Duration }
+type dozenLinesRun struct {
+	virtual time.Duration
+	hardCap time.Duration // box 11's hard cap per request
+	warmup  int           // requests discarded as warm-up
+	mix     string        // box 10's prompt mix, "70% short, 20% medium, 10% long"
+	boxes   int           // disclosure boxes
+}
 
 func dozenLines(t *testing.T) dozenLinesRun {
 	return once("dozen", func() (d dozenLinesRun) {
@@ -518,6 +542,24 @@ func dozenLines(t *testing.T) dozenLinesRun {
 			p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(fake.Client()), latencytest.WithModel(prof.Model))
 			r := latencytest.Batch{Requests: 200, Concurrency: 4}.Measure(t, p)
 			d.virtual = r.End.Sub(r.Start)
+			d.warmup, d.boxes = r.Counts().Discarded, len(r.Disclosure.Boxes)
+			box11 := r.Disclosure.Box(11).Answer
+			m := regexp.MustCompile(`hard cap (\S+) per request`).FindStringSubmatch(box11)
+			if m == nil {
+				t.Fatalf("box 11 names no hard cap: %q", box11)
+			}
+			var err error
+			if d.hardCap, err = time.ParseDuration(m[1]); err != nil {
+				t.Fatal(err)
+			}
+			var parts []string
+			for _, m := range regexp.MustCompile(`(\d+% \w+) \(`).FindAllStringSubmatch(r.Disclosure.Box(10).Answer, -1) {
+				parts = append(parts, m[1])
+			}
+			if len(parts) < 2 {
+				t.Fatalf("box 10 names no prompt mix: %q", r.Disclosure.Box(10).Answer)
+			}
+			d.mix = strings.Join(parts, ", ")
 		})
 		return d
 	})
