@@ -4,6 +4,9 @@ package regression_test
 
 import (
 	"flag"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -94,6 +97,17 @@ func TestWhatARegressionLooksLike(t *testing.T) {
 			t.Logf("\n%s", rep)
 			if rep.OK() == tc.regression {
 				t.Errorf("regression: %v, want %v (%s)", !rep.OK(), tc.regression, tc.why)
+			}
+			// README.md here says "a doubled slow path failing at p99": the
+			// report's verdict names the quantile, and the README the same.
+			if m := regexp.MustCompile(`\(regression at (p\d+)\)`).FindStringSubmatch(rep.String()); tc.regression {
+				readme, err := os.ReadFile("README.md")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m == nil || !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), "a doubled slow path failing at "+m[1]) {
+					t.Errorf("README.md should say \"a doubled slow path failing at\" the quantile the report names:\n%s", rep)
+				}
 			}
 		})
 	}
