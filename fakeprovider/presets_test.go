@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -1061,6 +1062,12 @@ func skipCalibration(t *testing.T) {
 
 func TestPresets(t *testing.T) {
 	skipCalibration(t)
+	var stats atomic.Int64
+	t.Cleanup(func() { // after the parallel subtests
+		if !t.Failed() {
+			checkREADMEPresetFigures(t, int(stats.Load()))
+		}
+	})
 	for _, tc := range presetCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -1068,8 +1075,24 @@ func TestPresets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkRows(t, p, tc.rows(t, p))
+			rows := tc.rows(t, p)
+			stats.Add(int64(len(rows)))
+			checkRows(t, p, rows)
 		})
+	}
+}
+
+// checkREADMEPresetFigures: README.md says "(`TestPresets`: 2,000
+// requests per preset, 118 published statistics, ...)"; both figures
+// must be this test's.
+func checkREADMEPresetFigures(t *testing.T, stats int) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("(`TestPresets`: %d,%03d requests per preset, %d published statistics,", presetRequests/1000, presetRequests%1000, stats)
+	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), want) {
+		t.Errorf("README.md should say %q", want)
 	}
 }
 
