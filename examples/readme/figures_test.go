@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -57,6 +58,11 @@ var quotes = []quote{
 	{"README.md", func(t *testing.T) string {
 		s := loadStudy(t)
 		return fmt.Sprintf("But %d of its %d chain calls returned no content at all", s.gptChainEmpty, s.gptChainCalls)
+	}},
+	// README.md, after the first command: its curl stream, served by the
+	// same preset in memory.
+	{"README.md", func(t *testing.T) string {
+		return fmt.Sprintf("the stream itself lasts about %.0f s", curlStream(t).Seconds())
 	}},
 	// README.md, the first command's comment and the presets table.
 	{"README.md", func(t *testing.T) string {
@@ -625,5 +631,41 @@ func shardRun(t *testing.T) shards {
 		}
 		s.missing = regexp.MustCompile(`shards? [\d/, ]+ of c\d+ missing`).FindString(r.PartialReason)
 		return s
+	})
+}
+
+// curlStream is how long the README's first command's curl request takes
+// against fakellm serve -preset llama-4-maverick: the same body, sent to
+// the same preset in memory, read to the end of the stream.
+func curlStream(t *testing.T) time.Duration {
+	return once("curl", func() (d time.Duration) {
+		b, err := os.ReadFile("../../README.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`\./fakellm serve -preset (\S+) & curl .* (http://\S+) -d '([^']*)'`).FindStringSubmatch(string(b))
+		if m == nil {
+			t.Fatal("README.md's first command no longer serves a preset to curl")
+		}
+		synctest.Test(t, func(t *testing.T) {
+			prof, err := fakeprovider.Preset(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			fake := fakeprovider.New(prof)
+			t.Cleanup(fake.Close)
+			start := time.Now()
+			resp, err := fake.Client().Post(m[2], "application/json", strings.NewReader(m[3]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil || resp.StatusCode != 200 || !strings.Contains(string(body), "[DONE]") {
+				t.Fatalf("the README's curl request: %v %v\n%s", resp.Status, err, body)
+			}
+			d = time.Since(start)
+		})
+		return d
 	})
 }
