@@ -198,25 +198,79 @@ var quotes = []quote{
 // TestREADMEFigures checks every quote: the README, with its line breaks,
 // indentation and "# " comment marks folded into single spaces, contains
 // the text the run produces. A failure prints the text to put in the
-// README. The runs are on synctest's fake clock: exact, and a few seconds
-// in all, so they run under -short too.
+// README; go test -run TestREADMEFigures -update puts it there (the
+// quote's words unchanged, only its numbers rewritten, line breaks kept).
+// The runs are on synctest's fake clock: exact, and a second or two in
+// all, so they run under -short too.
 func TestREADMEFigures(t *testing.T) {
-	docs := map[string]string{}
+	raw := map[string]string{}
 	for _, q := range quotes {
-		if _, ok := docs[q.file]; !ok {
+		if _, ok := raw[q.file]; !ok {
 			b, err := os.ReadFile("../../" + q.file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			docs[q.file] = fold(string(b))
+			raw[q.file] = string(b)
 		}
 	}
+	changed := map[string]bool{}
 	for i, q := range quotes {
 		want := q.produce(t)
-		if !strings.Contains(docs[q.file], fold(want)) {
-			t.Errorf("%s (quote %d) does not say what the run produces; it should say:\n\t%s", q.file, i, want)
+		if strings.Contains(fold(raw[q.file]), fold(want)) {
+			continue
+		}
+		if *update {
+			if doc, ok := renumber(raw[q.file], want); ok {
+				raw[q.file], changed[q.file] = doc, true
+				t.Logf("%s: now says %s", q.file, want)
+				continue
+			}
+			t.Errorf("%s (quote %d): -update found no single sentence that differs only in its numbers from:\n\t%s", q.file, i, want)
+			continue
+		}
+		t.Errorf("%s (quote %d) does not say what the run produces (-update rewrites its numbers); it should say:\n\t%s", q.file, i, want)
+	}
+	for file := range changed {
+		if err := os.WriteFile("../../"+file, []byte(raw[file]), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
+}
+
+var numRE = regexp.MustCompile(`\d(?:[\d.,]*\d)?`)
+
+// renumber finds the one place in doc that says want with other numbers
+// (and any line wrapping) and puts want's numbers there.
+func renumber(doc, want string) (string, bool) {
+	locs := numRE.FindAllStringIndex(want, -1)
+	var pat strings.Builder
+	prev := 0
+	for _, l := range locs {
+		pat.WriteString(wrapped(want[prev:l[0]]))
+		pat.WriteString(`(\d(?:[\d.,]*\d)?)`)
+		prev = l[1]
+	}
+	pat.WriteString(wrapped(want[prev:]))
+	ms := regexp.MustCompile(pat.String()).FindAllStringSubmatchIndex(doc, -1)
+	if len(ms) != 1 {
+		return doc, false
+	}
+	m := ms[0]
+	for i := len(locs) - 1; i >= 0; i-- {
+		doc = doc[:m[2+2*i]] + want[locs[i][0]:locs[i][1]] + doc[m[3+2*i]:]
+	}
+	return doc, true
+}
+
+// wrapped is a pattern for literal text that the README may have wrapped:
+// each run of spaces may be a line break with indentation and a "# " or
+// "- " mark.
+func wrapped(s string) string {
+	words := regexp.MustCompile(`\s+`).Split(s, -1)
+	for i, w := range words {
+		words[i] = regexp.QuoteMeta(w)
+	}
+	return strings.Join(words, `\s+(?:(?:# |- )\s*)?`)
 }
 
 var foldRE = regexp.MustCompile(`[ \t]*\n[ \t]*(?:# |- )?[ \t]*`)

@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's dozen-lines output block with what the test prints")
+var update = flag.Bool("update", false, "rewrite README.md's dozen-lines output block, and the figures the READMEs quote, with what the tests produce")
 
 // readmeBlocks returns the README's dozen-lines section's Go block and
 // output block, and the README's text with the offsets of the output block.
