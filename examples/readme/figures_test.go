@@ -158,6 +158,23 @@ var quotes = []quote{
 		return `a shard with no records file ("` + shardRun(t).missing + `")`
 	}},
 	{"examples/distributed/README.md", func(t *testing.T) string {
+		_, err := latencytest.ParseShard("4/4")
+		if err == nil || !strings.Contains(err.Error(), "the last of 4 is 3/4") {
+			return fmt.Sprintf("`4/4` is an error: %v", err)
+		}
+		return "`4/4` is an error that names the last shard"
+	}},
+	{"examples/distributed/README.md", func(t *testing.T) string {
+		minutes := func(d time.Duration) string {
+			if d == time.Minute {
+				return "a minute"
+			}
+			return fmt.Sprintf("%.0f minutes", d.Minutes())
+		}
+		return fmt.Sprintf("More than %s ahead, or more than %s past, is an error.", minutes(latencytest.MaxStartWait), minutes(latencytest.MaxStartLate))
+	}},
+
+	{"examples/distributed/README.md", func(t *testing.T) string {
 		return "each file ends with a count, `" + shardRun(t).endLine + "`"
 	}},
 
