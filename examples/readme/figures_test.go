@@ -672,6 +672,9 @@ func shardRun(t *testing.T) shards {
 		if m == "" {
 			t.Fatalf("a shard judged alone does not say to merge first:\n%s", rep)
 		}
+		if first, _, _ := strings.Cut(rep, "\n"); !strings.Contains(first, "shard 0 of 4") {
+			t.Fatalf("the report's first line does not name the shard: %q", first)
+		}
 		s.judged = regexp.MustCompile(`shard \d+ of \d+`).ReplaceAllString(m, "shard i of n")
 
 		recs, err := filepath.Glob(filepath.Join(root, "shard-0", "**", "records*.jsonl"))
