@@ -47,6 +47,16 @@ type Chain struct {
 	// (see Shard). Zero: the TAILGUARD_SHARD environment variable, else
 	// every chain.
 	Shard Shard `yaml:"-"`
+	// Tool, when set, is a tool step run after each call of a chain but
+	// the last, as an agent runs the tool a model asked for before the
+	// next call; chain is the chain's index, call the call just answered.
+	// Its wall time (measured around it, so in a synctest bubble a
+	// time.Sleep inside it is measured exactly) counts in the chain's
+	// Total and ToolTime. An error from it ends the chain, failed with
+	// class ClassToolError (its text in ChainRun.ToolErr); an error once
+	// ctx has ended cuts the chain short as a canceled call does. Nil: no
+	// tool steps.
+	Tool func(ctx context.Context, chain, call int) error `yaml:"-"`
 
 	slots    int       // chains at once in this shard (normalized)
 	shardSrc string    // where Shard came from (normalized)
@@ -230,6 +240,11 @@ func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSourc
 			run.Cut = fmt.Sprintf("the run ended during call %d", k)
 			break
 		}
+		if c.Tool != nil && k < c.Length-1 {
+			if stop := c.runTool(ctx, &run, i, k); stop {
+				break
+			}
+		}
 		answer := rec.Content
 		if answer == "" {
 			answer = "(no answer)"
@@ -239,7 +254,34 @@ func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSourc
 			Message{Role: "assistant", Content: answer}, Message{Role: "user", Content: c.FollowUp})
 	}
 	run.Total = time.Since(start)
+	for j := range run.Calls {
+		run.ModelTime += run.Calls[j].Total
+	}
 	return run
+}
+
+// runTool runs the tool step after call k of chain i, adding its wall
+// time to run.ToolTime; it reports whether the chain stops.
+func (c Chain) runTool(ctx context.Context, run *ChainRun, i, k int) (stop bool) {
+	t0 := time.Now()
+	err := c.Tool(ctx, i, k)
+	run.ToolTime += time.Since(t0)
+	run.ToolSteps++
+	switch {
+	case err == nil:
+		return false
+	case ctx.Err() != nil:
+		run.Cut = fmt.Sprintf("the run ended during the tool step after call %d", k)
+		if run.Err == "" {
+			run.Err = ClassCanceled
+		}
+	default:
+		if run.Err == "" {
+			run.Err = ClassToolError
+		}
+		run.ToolErr = fmt.Sprintf("tool step after call %d: %v", k, err)
+	}
+	return true
 }
 
 // CutShort reports whether the run's end (its deadline or cancellation)

@@ -32,6 +32,10 @@ const (
 	ClassCallError         = "call_error"          // a Func call returned an error that no HTTP attempt explains (its text in Detail)
 )
 
+// ClassToolError is a chain's class (ChainRun.Err), never a call's: a
+// tool step (Chain.Tool) returned an error, its text in ChainRun.ToolErr.
+const ClassToolError = "tool_error"
+
 // Classes lists the error classes besides "http_<status>": every Class
 // constant above (add a new class to both).
 var Classes = []string{
@@ -622,8 +626,17 @@ type ChainResult struct {
 type ChainRun struct {
 	ID    string   `json:"id"`
 	Calls []Record `json:"calls"`
-	// Total is measured around the whole chain.
+	// Total is measured around the whole chain: its calls and its tool
+	// steps (Chain.Tool).
 	Total time.Duration `json:"total_ns"`
+	// ModelTime is the sum of the calls' Total; ToolTime the sum of the
+	// tool steps' wall times (0 without Chain.Tool), over ToolSteps steps.
+	ModelTime time.Duration `json:"model_ns,omitempty"`
+	ToolTime  time.Duration `json:"tool_ns,omitempty"`
+	ToolSteps int           `json:"tool_steps,omitempty"`
+	// ToolErr is the error of the tool step that failed the chain (Err
+	// "tool_error"), "" otherwise.
+	ToolErr string `json:"tool_err,omitempty"`
 	// Err is the class of the first failed call ("" when all succeeded;
 	// "canceled" when the run's deadline cut the chain short).
 	Err string `json:"err,omitempty"`
