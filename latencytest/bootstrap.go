@@ -72,12 +72,18 @@ type PredictionCheck struct {
 	Predicted          ChainPrediction
 	MeasuredOverP95    float64 // measured p95 / predicted p95
 	CorrelationWarning string  // set when the measured p95 is 10% or more above the prediction
+	// ModelOnly says the chains ran tool steps (Chain.Tool): Measured is
+	// then their model time (ChainRun.ModelTime), the part of a chain
+	// that its calls predict.
+	ModelOnly bool
 }
 
 // CheckPrediction compares cr's measured chain totals with
 // BootstrapChains over its own call totals (n = 10,000 chains, seeded).
 // It returns false when there is nothing to compare (no chain, or chains
-// of different lengths).
+// of different lengths). When the chains ran tool steps, it compares
+// their model time (the sum of their calls) instead of their totals, and
+// says so in ModelOnly.
 func (cr *ChainResult) CheckPrediction(seed int64) (PredictionCheck, bool) {
 	if len(cr.Chains) == 0 {
 		return PredictionCheck{}, false
@@ -93,7 +99,18 @@ func (cr *ChainResult) CheckPrediction(seed int64) (PredictionCheck, bool) {
 		return PredictionCheck{}, false
 	}
 	pred := BootstrapChains(calls, length, 10_000, seed)
-	pc := PredictionCheck{Length: length, Measured: cr.Totals().Summarize(),
+	measured, modelOnly := cr.Totals(), false
+	for i := range cr.Chains {
+		modelOnly = modelOnly || cr.Chains[i].ToolSteps > 0
+	}
+	if modelOnly { // tool time is not in the calls: compare the calls' part
+		for i := range cr.Chains {
+			if cr.Chains[i].OK() {
+				measured[i] = cr.Chains[i].ModelTime
+			}
+		}
+	}
+	pc := PredictionCheck{Length: length, Measured: measured.Summarize(), ModelOnly: modelOnly,
 		Predicted: ChainPrediction{Length: length, P50: pred.Quantile(0.5), P95: pred.Quantile(0.95), P99: pred.Quantile(0.99)}}
 	if m, p := pc.Measured.P95, pc.Predicted.P95; m != Failed && p != Failed && p > 0 {
 		pc.MeasuredOverP95 = float64(m) / float64(p)

@@ -376,3 +376,31 @@ func TestAllFailedNeverPassesCacheOrDecodeChecks(t *testing.T) {
 		t.Errorf("a non-positive floor passed")
 	}
 }
+
+// A task's tool time comes out of its budget before the calls share it;
+// tool time that takes the whole budget is refused.
+func TestTaskPerCallTakesOutToolTime(t *testing.T) {
+	task := sloassert.Task{Calls: 10, Budget: 5 * time.Second, TailTasks: 0.05, ToolTime: 2 * time.Second}
+	q, b := task.PerCall()
+	if math.Abs(q-0.99488) > 1e-5 || b != 300*time.Millisecond {
+		t.Errorf("per call q=%v budget=%v, want 0.99488 and (5s-2s)/10 = 300ms", q, b)
+	}
+	if name := task.Objective(sloassert.Total).Name; !strings.Contains(name, "total p99.48838 <= 300.0ms (per call of a 10-call task within 5000.0ms, 2000.0ms of it tool time for 95% of tasks)") {
+		t.Errorf("objective name %q", name)
+	}
+	for _, tool := range []time.Duration{5 * time.Second, 6 * time.Second, -time.Millisecond} {
+		bad := task
+		bad.ToolTime = tool
+		if err := bad.Validate(); err == nil || !strings.HasPrefix(err.Error(), "sloassert: task tool time") {
+			t.Errorf("tool time %v: Validate %v", tool, err)
+		}
+		func() {
+			defer func() {
+				if v := recover(); v == nil || !strings.Contains(fmt.Sprint(v), "the calls would have no time left") {
+					t.Errorf("tool time %v: panic %v", tool, v)
+				}
+			}()
+			bad.PerCall()
+		}()
+	}
+}

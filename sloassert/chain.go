@@ -33,31 +33,43 @@ type Task struct {
 	Calls     int
 	Budget    time.Duration
 	TailTasks float64
+	// ToolTime is the time a task spends in tool steps between its calls
+	// (latencytest.Chain.Tool), expected per task: PerCall shares only
+	// Budget-ToolTime among the calls. Default 0 (no tools). It must be
+	// below Budget: a task whose tools take its whole budget leaves its
+	// calls no time (Validate says so, PerCall panics).
+	ToolTime time.Duration
 }
 
 // PerCall is a planning figure, not a gate: a per-call target that is
 // sufficient for the task target when calls are independent. If each of
-// Calls calls stays within Budget/Calls with probability q =
-// (1-TailTasks)^(1/Calls), a task stays within Budget with probability at
-// least q^Calls = 1-TailTasks (TailTasks 5%, 10 calls: q = 0.99488, 5 s
-// over 10 calls: 500 ms). It is not necessary: a provider can miss it and
+// Calls calls stays within (Budget-ToolTime)/Calls with probability q =
+// (1-TailTasks)^(1/Calls), a task whose tool steps take ToolTime stays
+// within Budget with probability at least q^Calls = 1-TailTasks
+// (TailTasks 5%, 10 calls: q = 0.99488, 5 s over 10 calls: 500 ms; with
+// 2 s of tools, 300 ms). It is not necessary: a provider can miss it and
 // still meet the task target (one slow call and nine fast ones fit in the
-// budget), so a test judges the task on measured chain totals. It panics
-// on a task with no calls, a non-positive budget or a TailTasks outside
-// (0,1).
+// budget), so a test judges the task on measured chain totals, tool time
+// included. It panics as Validate fails: on a task with no calls, a
+// non-positive budget, a TailTasks outside (0,1) or a ToolTime that is
+// negative or not below Budget.
 func (t Task) PerCall() (q float64, budget time.Duration) {
 	if err := t.Validate(); err != nil {
 		panic(err.Error())
 	}
 	q = math.Pow(1-t.TailTasks, 1/float64(t.Calls))
-	return q, t.Budget / time.Duration(t.Calls)
+	return q, (t.Budget - t.ToolTime) / time.Duration(t.Calls)
 }
 
-// Validate returns an error unless the task has calls, a positive budget
-// and a TailTasks in (0,1).
+// Validate returns an error unless the task has calls, a positive budget,
+// a TailTasks in (0,1) and a ToolTime in [0, Budget).
 func (t Task) Validate() error {
 	if t.Calls < 1 || t.Budget <= 0 || !(t.TailTasks > 0 && t.TailTasks < 1) {
 		return fmt.Errorf("sloassert: task %+v needs calls >= 1, a positive budget and tail tasks in (0,1)", t)
+	}
+	if t.ToolTime < 0 || t.ToolTime >= t.Budget {
+		return fmt.Errorf("sloassert: task tool time %v is not in [0, budget %v): the calls would have no time left",
+			t.ToolTime, t.Budget)
 	}
 	return nil
 }
@@ -69,8 +81,12 @@ func (t Task) Validate() error {
 func (t Task) Objective(metric Metric, opts ...Option) Objective {
 	q, budget := t.PerCall()
 	o := Q(metric, q, budget, opts...)
-	o.Name = fmt.Sprintf("%s %s <= %s (per call of a %d-call task within %s for %s of tasks)", metric, QuantileName(q),
-		latencytest.FormatDuration(budget), t.Calls, latencytest.FormatDuration(t.Budget), percent(1-t.TailTasks))
+	tools := ""
+	if t.ToolTime > 0 {
+		tools = fmt.Sprintf(", %s of it tool time", latencytest.FormatDuration(t.ToolTime))
+	}
+	o.Name = fmt.Sprintf("%s %s <= %s (per call of a %d-call task within %s%s for %s of tasks)", metric, QuantileName(q),
+		latencytest.FormatDuration(budget), t.Calls, latencytest.FormatDuration(t.Budget), tools, percent(1-t.TailTasks))
 	return o // Evaluate reports an outcome under its objective's Name
 }
 
@@ -228,8 +244,12 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 		rep.Outcomes = append(rep.Outcomes, finalize(out, o.opts, cr.Partial, rep.Partial))
 	}
 	if pc, ok := cr.CheckPrediction(1); ok {
-		note := fmt.Sprintf("chain total p95: measured %s; predicted from the same calls drawn independently %s (a prediction, not a measurement)",
-			latencytest.FormatDuration(pc.Measured.P95), latencytest.FormatDuration(pc.Predicted.P95))
+		what := "chain total"
+		if pc.ModelOnly {
+			what = "chain model time (tool steps left out)"
+		}
+		note := fmt.Sprintf("%s p95: measured %s; predicted from the same calls drawn independently %s (a prediction, not a measurement)",
+			what, latencytest.FormatDuration(pc.Measured.P95), latencytest.FormatDuration(pc.Predicted.P95))
 		if pc.CorrelationWarning != "" {
 			note += "; " + pc.CorrelationWarning
 		}
@@ -243,8 +263,9 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 			totals = append(totals, v)
 		}
 	}
-	rep.Distributions = []Distribution{{Metric: "chain total", Summary: totals.Summarize()},
-		{Metric: "call total", Summary: calls.Total().Summarize()}}
+	rep.Distributions = []Distribution{{Metric: "chain total", Summary: totals.Summarize()}}
+	rep.Distributions = append(rep.Distributions, toolSplit(cr)...)
+	rep.Distributions = append(rep.Distributions, Distribution{Metric: "call total", Summary: calls.Total().Summarize()})
 	for _, ch := range cr.Chains {
 		if ch.CutShort() {
 			continue
@@ -259,6 +280,31 @@ func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) R
 	rep.Slowest = rep.Slowest[:min(5, len(rep.Slowest))]
 	judgeShard(&rep, cr.Shard, func(i int) options { return objectives[i].opts })
 	return rep
+}
+
+// toolSplit splits the finished chains' totals into model time (the sum
+// of a chain's calls) and tool time (its tool steps, latencytest.Chain.Tool)
+// when any chain ran a tool step; a chain with a failure is Failed in both,
+// as in the chain total.
+func toolSplit(cr *latencytest.ChainResult) []Distribution {
+	tools := false
+	var model, tool latencytest.Sample
+	for i := range cr.Chains {
+		ch := &cr.Chains[i]
+		if ch.CutShort() {
+			continue
+		}
+		tools = tools || ch.ToolSteps > 0
+		if !ch.OK() {
+			model, tool = append(model, latencytest.Failed), append(tool, latencytest.Failed)
+			continue
+		}
+		model, tool = append(model, ch.ModelTime), append(tool, ch.ToolTime)
+	}
+	if !tools {
+		return nil
+	}
+	return []Distribution{{Metric: "chain model", Summary: model.Summarize()}, {Metric: "chain tools", Summary: tool.Summarize()}}
 }
 
 // finishedChains counts the chains that count in error rates (see

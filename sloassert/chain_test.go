@@ -89,3 +89,50 @@ func TestChainsCutAfterAFailureOrOverBudgetCount(t *testing.T) {
 		}
 	})
 }
+
+// With tool steps, the chain report splits each chain's total into model
+// time and tool time; without them it has no such rows.
+func TestChainReportSplitsModelAndToolTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		prof := fakeprovider.Profile{TTFT: fakeprovider.Fixed(time.Second), ITL: fakeprovider.Fixed(time.Duration(0)),
+			OutputTokens: fakeprovider.Fixed(1), SlotsPerReplica: 64}
+		prof.PrefixCache.Disabled = true
+		f := fakeprovider.New(prof)
+		t.Cleanup(f.Close)
+		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()))
+		tool := func(ctx context.Context, chain, call int) error { time.Sleep(500 * time.Millisecond); return nil }
+		cr, err := latencytest.Chain{Chains: 4, Length: 3, Tool: tool}.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 3 calls of 1 s and 2 tool steps of 500 ms: 4 s a chain, 1 s of it tools.
+		rep := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, 4*time.Second))
+		text := rep.String()
+		for _, want := range []string{
+			"  chain total   4000.0ms  4000.0ms",
+			"  chain model   3000.0ms  3000.0ms",
+			"  chain tools   1000.0ms  1000.0ms",
+			"  call total    1000.0ms",
+			// The calls predict the model time, not the tools': no false
+			// correlation warning.
+			"chain model time (tool steps left out) p95: measured 3000.0ms; predicted from the same calls drawn independently 3000.0ms",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("report lacks %q:\n%s", want, text)
+			}
+		}
+		if strings.Contains(text, "correlated") {
+			t.Errorf("tool time read as correlated calls:\n%s", text)
+		}
+		if !rep.OK() {
+			t.Errorf("4 s chains miss a 4 s median:\n%s", text)
+		}
+		noTools, err := latencytest.Chain{Chains: 2, Length: 3}.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := sloassert.EvaluateChains(noTools, sloassert.ChainQ(0.5, 4*time.Second)).String(); strings.Contains(text, "chain tools") {
+			t.Errorf("a report without tool steps has a tool row:\n%s", text)
+		}
+	})
+}
