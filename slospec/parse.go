@@ -4,6 +4,7 @@ package slospec
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -433,6 +434,15 @@ func (p *specParser) spec(data []byte) Spec {
 	}
 	if s.Chains != nil && (s.Chains.Target == nil && s.Target.Records != "" || s.Chains.Target != nil && s.Chains.Target.Records != "") {
 		p.errorf(p.chainsLine, "chains", "chains need a live target (preset, profile or endpoint) under chains.target: records hold each call, not the measured chain totals")
+	}
+	if s.Chains != nil && s.Chains.Protocol != "" {
+		t := s.Target
+		if s.Chains.Target != nil {
+			t = *s.Chains.Target
+		}
+		if ep := t.Endpoint; ep != nil && s.Chains.Protocol != cmp.Or(ep.Protocol, ProtocolChat) {
+			p.errorf(p.chainsLine, "chains.protocol", "%s, but the chains' endpoint target speaks %s (set protocol in the endpoint)", s.Chains.Protocol, cmp.Or(ep.Protocol, ProtocolChat))
+		}
 	}
 	switch {
 	case len(s.Objectives) == 0 && s.Chains == nil:

@@ -97,6 +97,7 @@ type runTarget struct {
 	records  string
 	format   string // the records' format ("" for this package's own)
 	desc     string
+	protocol string // what a fake is spoken to in (SpecChains.Protocol; "" is chat)
 }
 
 // targets resolves the load's and the chains' targets; skip says why the
@@ -246,7 +247,7 @@ func (rt runTarget) measure(t *testing.T, fn func(t *testing.T, p latencytest.Pr
 	synctest.Test(t, func(t *testing.T) {
 		f := fakeprovider.New(prof)
 		defer f.Close()
-		fn(t, latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(f.Profile().Model)))
+		fn(t, fakeClient(rt.protocol, f))
 	})
 }
 
@@ -366,6 +367,18 @@ func (s Spec) runRecords(t *testing.T, title string, rt runTarget) []string {
 	return verdicts
 }
 
+// fakeClient is the provider that speaks protocol to fake f.
+func fakeClient(protocol string, f *fakeprovider.Fake) latencytest.Provider {
+	opts := []latencytest.Option{latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(f.Profile().Model)}
+	switch protocol {
+	case ProtocolResponses:
+		return latencytest.Responses("http://fake/v1", opts...)
+	case ProtocolMessages:
+		return latencytest.Anthropic("http://fake/v1", opts...)
+	}
+	return latencytest.OpenAI("http://fake/v1", opts...)
+}
+
 // runChains runs the chains; it returns their verdict.
 func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 	t.Helper()
@@ -373,6 +386,7 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 	out := "chains did not run"
 	t.Run("chains", func(t *testing.T) {
 		var cr *latencytest.ChainResult
+		rt.protocol = s.Chains.Protocol
 		rt.measure(t, func(t *testing.T, p latencytest.Provider) { cr = c.Measure(t, p) })
 		if cr == nil {
 			t.Fatalf("slospec: spec %s: the chains did not run", title)

@@ -215,3 +215,20 @@ func TestRunFileEndpointReplay(t *testing.T) {
 		t.Errorf("no replay command in the failing endpoint report:\n%s", out)
 	}
 }
+
+// Chains with a tool step and a protocol: the tool time is in every
+// chain total, exactly (2750ms passes, 2749ms fails), the calls speak
+// Anthropic's Messages API to the fake, and the task takes the tool time
+// out of its budget.
+func TestRunFileChainsWithTools(t *testing.T) {
+	slospec.RunFile(t, "testdata/specs/tools.yaml")
+	ok, _, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/tools-failing.yaml") })
+	if want := []string{"inner", "inner/chains", "inner/chains/chain_total_p50"}; ok || !slices.Equal(failedTestNames(out), want) {
+		t.Errorf("tools-failing.yaml: ok %v, failed %v, want %v:\n%s", ok, failedTestNames(out), want, out)
+	}
+	for _, w := range []string{"chain total p50 <= 2749.0ms", "2750.0ms", "-1.0ms", "chain tools", "/v1/messages"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}

@@ -3,12 +3,14 @@
 package slospec
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -299,7 +301,7 @@ func (p *specParser) chains(e specEntry) *SpecChains {
 	p.chainsLine = e.k.Line
 	entries, ok := p.mapping(e.v, e.path, false, []string{"count", "calls", "concurrency", "max_tokens", "prompt", "follow_up",
 		"no_nonce", "temperature", "first_token_timeout", "total_timeout", "hard_cap", "location", "target",
-		"total", "error_rate", "task"}, nil)
+		"total", "error_rate", "task", "protocol", "tool"}, nil)
 	if !ok {
 		return c
 	}
@@ -343,9 +345,18 @@ func (p *specParser) chains(e specEntry) *SpecChains {
 			}
 		case "task":
 			task = &f
+		case "protocol":
+			if name, ok := p.str(f); ok {
+				if name != ProtocolChat && name != ProtocolResponses && name != ProtocolMessages {
+					p.errorf(f.v.Line, f.path, "%q is not a protocol: want chat, responses or messages", name)
+				}
+				c.Protocol = name
+			}
+		case "tool":
+			p.tool(f, c)
 		}
 	}
-	if task != nil { // after calls, wherever it was written
+	if task != nil { // after calls and tool, wherever it was written
 		p.task(*task, c)
 	}
 	if len(c.Objectives) == 0 && len(p.errs) == 0 {
@@ -387,6 +398,34 @@ func (p *specParser) chainTotal(f specEntry, out *[]SpecObjective) {
 	}
 }
 
+// tool parses tool: {latency: 200ms} into a tool step after each call
+// but the last, a wait of that latency.
+func (p *specParser) tool(f specEntry, c *SpecChains) {
+	entries, ok := p.mapping(f.v, f.path, false, []string{"latency"}, nil)
+	if !ok {
+		return
+	}
+	if len(entries) == 0 {
+		p.errorf(f.k.Line, f.path, "missing latency (want {latency: 200ms})")
+		return
+	}
+	d, ok := p.duration(entries[0], true)
+	if !ok {
+		return
+	}
+	c.ToolLatency = d
+	c.Chain.Tool = func(ctx context.Context, chain, call int) error {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // task parses task: {budget, tail_tasks} into the task and per-call
 // objectives.
 func (p *specParser) task(f specEntry, c *SpecChains) {
@@ -416,6 +455,11 @@ func (p *specParser) task(f specEntry, c *SpecChains) {
 			p.errorf(f.k.Line, f.path, "missing %s (want {budget: 5s, tail_tasks: 5%%})", k)
 			return
 		}
+	}
+	t.ToolTime = time.Duration(t.Calls-1) * c.ToolLatency
+	if t.Budget > 0 && t.ToolTime >= t.Budget {
+		p.errorf(f.k.Line, f.path, "budget %v leaves the calls no time: the tool steps take %v (%d of %v)", t.Budget, t.ToolTime, t.Calls-1, c.ToolLatency)
+		return
 	}
 	if t.Validate() != nil {
 		p.errorf(f.k.Line, f.path, "want a positive budget and tail_tasks in (0%%, 100%%)")

@@ -87,6 +87,10 @@ import (
 //	  total: {p50: 30s, p95: 60s}   # quantiles of measured chain totals (+ options as above)
 //	  error_rate: 5%                # chains with a failed call
 //	  task: {budget: 5s, tail_tasks: 5%}   # a task target, see below
+//	  protocol: chat                # chat (default), responses or messages: what the
+//	                                # chains speak to a fake target (an endpoint its own)
+//	  tool: {latency: 200ms}        # a tool step after each call but the last: in the
+//	                                # chain totals, taken out of the task's budget
 //
 // # Units
 //
@@ -240,6 +244,15 @@ type SpecChains struct {
 	Target *SpecTarget
 	// Objectives judge the chains, in the order written.
 	Objectives []SpecObjective
+	// Protocol is the protocol the chains speak to a fake target
+	// (ProtocolChat, ProtocolResponses or ProtocolMessages; "" is chat).
+	// An endpoint target speaks its own protocol: a different one here is
+	// an error.
+	Protocol string
+	// ToolLatency is the wait of the tool step run after each call but the
+	// last (Chain.Tool is set to it), 0 for none. It counts in the chain
+	// totals, and the task's tool time is (calls-1)·ToolLatency.
+	ToolLatency time.Duration
 }
 
 // ObjectiveKind says what a SpecObjective judges.

@@ -300,6 +300,14 @@ func TestParseSpecErrors(t *testing.T) {
 		{"two documents", target + "objectives: {error_rate: 1%}\n---\nname: x\n", []string{"line 3: more than one YAML document"}},
 		{"control character", target + "name: \"a\x01\"\nobjectives: {error_rate: 1%}\n", []string{"line 2: yaml: control character U+0001"}},
 		{"invalid utf-8", target + "objectives: {error_rate: 1%}\nname: \xff\n", []string{"line 3: yaml: invalid UTF-8"}},
+		{"chains protocol", target + "chains:\n  protocol: grpc\n  error_rate: 5%\n", []string{`line 3: chains.protocol: "grpc" is not a protocol: want chat, responses or messages`}},
+		{"chains tool key", target + "chains:\n  tool: {latency: 200ms, name: grep}\n  error_rate: 5%\n", []string{`line 3: chains.tool.name: unknown key "name"`}},
+		{"chains tool without latency", target + "chains:\n  tool: {}\n  error_rate: 5%\n", []string{"line 3: chains.tool: missing latency (want {latency: 200ms})"}},
+		{"chains tool latency bare", target + "chains:\n  tool: {latency: 200}\n  error_rate: 5%\n", []string{"line 3: chains.tool.latency: 200 is not a duration"}},
+		{"tools take the task's budget", target + "chains:\n  calls: 5\n  tool: {latency: 1s}\n  task: {budget: 4s, tail_tasks: 5%}\n",
+			[]string{"line 5: chains.task: budget 4s leaves the calls no time: the tool steps take 4s (4 of 1s)"}},
+		{"chains protocol against an endpoint's", "target: {endpoint: {protocol: responses}}\nchains:\n  protocol: messages\n  error_rate: 5%\n",
+			[]string{"line 2: chains.protocol: messages, but the chains' endpoint target speaks responses (set protocol in the endpoint)"}},
 		{"several errors, each with its line", target + "objectives:\n  ttft: {p99: fast}\n  error_rate: 2\n",
 			[]string{`line 3: objectives.ttft.p99: "fast" is not a duration`, "line 4: objectives.error_rate: 2 is not a percentage"}},
 	} {
@@ -536,5 +544,22 @@ func TestSpecWarmup(t *testing.T) {
 		if b := s.Load.Batch; b.Warmup != tc.warmup || b.NoWarmup != tc.noWarmup {
 			t.Errorf("%s: warmup %d, no warmup %v", tc.load, b.Warmup, b.NoWarmup)
 		}
+	}
+}
+
+// A chain section's tool step sets Chain.Tool and takes the tool steps'
+// time out of the task's budget; protocol is kept.
+func TestParseSpecChainTool(t *testing.T) {
+	s, err := slospec.ParseSpec([]byte("target: {preset: mistral-3-14b}\nchains:\n  calls: 5\n  protocol: responses\n  tool: {latency: 200ms}\n  task: {budget: 5s, tail_tasks: 5%}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Chains
+	if c.Protocol != slospec.ProtocolResponses || c.ToolLatency != 200*time.Millisecond || c.Chain.Tool == nil {
+		t.Fatalf("chains: protocol %q, tool latency %v, tool set %v", c.Protocol, c.ToolLatency, c.Chain.Tool != nil)
+	}
+	task := c.Objectives[0].Task
+	if _, per := task.PerCall(); task.ToolTime != 800*time.Millisecond || per != 840*time.Millisecond {
+		t.Errorf("task %+v: per call %v, want (5s - 4×200ms)/5 = 840ms", task, per)
 	}
 }
