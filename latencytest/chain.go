@@ -54,8 +54,9 @@ type Chain struct {
 	// time.Sleep inside it is measured exactly) counts in the chain's
 	// Total and ToolTime. An error from it ends the chain, failed with
 	// class ClassToolError (its text in ChainRun.ToolErr); an error once
-	// ctx has ended cuts the chain short as a canceled call does. Nil: no
-	// tool steps.
+	// ctx has ended cuts the chain short as a canceled call does. With
+	// Concurrency above 1 it is called from several goroutines at once.
+	// Nil: no tool steps.
 	Tool func(ctx context.Context, chain, call int) error `yaml:"-"`
 
 	slots    int       // chains at once in this shard (normalized)
@@ -338,7 +339,11 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	}
 	d.set(7, fmt.Sprintf("%d chain(s) at once, calls within a chain sequential", c.Concurrency)+shardSlots(c.Shard, c.slots), false)
 	d.set(8, fmt.Sprintf("only %d chain(s) at once tested", c.Concurrency), true)
-	d.set(10, fmt.Sprintf("chains of %d calls; fixed opening prompt (%d characters), follow-up %q; each answer joins the history", c.Length, len(c.Prompt), c.FollowUp), false)
+	tools := ""
+	if c.Tool != nil {
+		tools = "; a tool step (Chain.Tool) after each call but the last, its time in the chain total"
+	}
+	d.set(10, fmt.Sprintf("chains of %d calls; fixed opening prompt (%d characters), follow-up %q; each answer joins the history%s", c.Length, len(c.Prompt), c.FollowUp, tools), false)
 	temp := "provider default (not sent)"
 	if c.Temperature != nil {
 		temp = fmt.Sprint(*c.Temperature)

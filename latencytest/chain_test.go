@@ -78,6 +78,9 @@ func TestChainToolSteps(t *testing.T) {
 					ch.ID, ch.Err, ch.ModelTime, ch.ToolTime, ch.ToolSteps, ch.Total)
 			}
 		}
+		if box := cr.Disclosure.Box(10).Answer; !strings.Contains(box, "a tool step (Chain.Tool) after each call but the last") {
+			t.Errorf("box 10 does not disclose the tool steps: %s", box)
+		}
 		if got := strings.Join(steps, " "); got != "0/0 0/1 0/2 1/0 1/1 1/2" {
 			t.Errorf("tool steps %s", got)
 		}
