@@ -295,6 +295,7 @@ func TestSecretsEveryEncodingEveryPlace(t *testing.T) {
 			srv := encodedEcho(t, enc)
 			stepSummary := filepath.Join(t.TempDir(), "summary.md")
 			t.Setenv("GITHUB_STEP_SUMMARY", stepSummary)
+			t.Setenv(sloassert.EnvSummary, "on") // CI turns the summary off for the project's tests; this test reads it
 			c := &captureT{T: t}
 			p := latencytest.OpenAI(srv.URL+"/v1", latencytest.WithAPIKey(key), latencytest.WithHTTPClient(srv.Client()))
 			r := latencytest.Batch{NoWarmup: true, Requests: 8, NoNonce: true, MaxTokens: 4, KeepContent: true}.Measure(c, p)
