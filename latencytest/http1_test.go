@@ -375,24 +375,32 @@ func TestFastPathConnections(t *testing.T) {
 		{"HTTP/1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Type: text/event-stream\r\nContent-Length: " + strconv.Itoa(len(ev)) + "\r\n\r\n" + ev, true, 1},
 		{"closed while idle", sseHead + "Transfer-Encoding: chunked\r\n\r\n" + chunked(ev), false, 5},
 	} {
+		// In a bubble, synctest.Wait lets the server's close reach the
+		// client (net/http's read loop, the fast path's peek) before the
+		// next request, as an idle close long before reuse does; without
+		// it, net/http may pick the connection first and fail the POST
+		// (which it never resends), a race of the test, not of the client.
 		t.Run(tc.name, func(t *testing.T) {
-			for _, fast := range []bool{true, false} {
-				srv := &pipeServer{respond: func(w io.Writer, _ *http.Request, _ int) bool {
-					writeBytes(w, tc.head, false)
-					return tc.keep
-				}}
-				o := pipeProvider(t, srv, fast)
-				for i := range 5 {
-					if rec := o.Call(context.Background(), Request{ID: fmt.Sprint("r-", i), Messages: []Message{{Role: "user", Content: "hi"}}}); !rec.OK() {
-						t.Fatalf("fast path %v, request %d: %+v", fast, i, rec)
+			synctest.Test(t, func(t *testing.T) {
+				for _, fast := range []bool{true, false} {
+					srv := &pipeServer{respond: func(w io.Writer, _ *http.Request, _ int) bool {
+						writeBytes(w, tc.head, false)
+						return tc.keep
+					}}
+					o := pipeProvider(t, srv, fast)
+					for i := range 5 {
+						if rec := o.Call(context.Background(), Request{ID: fmt.Sprint("r-", i), Messages: []Message{{Role: "user", Content: "hi"}}}); !rec.OK() {
+							t.Fatalf("fast path %v, request %d: %+v", fast, i, rec)
+						}
+						synctest.Wait()
+					}
+					o.CloseIdleConnections()
+					srv.close()
+					if dials, reqs := srv.counts(); dials != tc.dials || reqs != 5 {
+						t.Errorf("fast path %v: %d connections for %d requests, want %d for 5", fast, dials, reqs, tc.dials)
 					}
 				}
-				o.CloseIdleConnections()
-				srv.close()
-				if dials, reqs := srv.counts(); dials != tc.dials || reqs != 5 {
-					t.Errorf("fast path %v: %d connections for %d requests, want %d for 5", fast, dials, reqs, tc.dials)
-				}
-			}
+			})
 		})
 	}
 }
