@@ -2,9 +2,6 @@ package latencytest
 
 import (
 	"encoding/json"
-	"fmt"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -59,24 +56,9 @@ const (
 // variables that are unset. The key must be set but may be empty (for a
 // local server without keys); the others must not be empty.
 func AnthropicFromEnv(opts ...Option) (Provider, error) {
-	base, model := os.Getenv(EnvAnthropicBaseURL), os.Getenv(EnvAnthropicModel)
-	key, hasKey := os.LookupEnv(EnvAnthropicAPIKey)
-	var missing []string
-	if base == "" {
-		missing = append(missing, EnvAnthropicBaseURL)
-	}
-	if !hasKey {
-		missing = append(missing, EnvAnthropicAPIKey+" (set it empty for a server without keys)")
-	}
-	if model == "" {
-		missing = append(missing, EnvAnthropicModel)
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("latencytest: %s not set", strings.Join(missing, ", "))
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("latencytest: %s=%s is not an http(s) URL", EnvAnthropicBaseURL, shownURL(base))
+	_, u, key, model, err := fromEnv(EnvAnthropicBaseURL, EnvAnthropicAPIKey, EnvAnthropicModel)
+	if err != nil {
+		return nil, err
 	}
 	if p := strings.TrimRight(u.Path, "/"); !strings.HasSuffix(p, "/v1") {
 		u.Path, u.RawPath = p+"/v1", ""

@@ -169,27 +169,39 @@ const (
 // unset. The key must be set but may be empty (for a local server without
 // keys); the others must not be empty.
 func OpenAIFromEnv(opts ...Option) (Provider, error) {
-	base, model := os.Getenv(EnvBaseURL), os.Getenv(EnvModel)
-	key, hasKey := os.LookupEnv(EnvAPIKey)
-	var missing []string
-	if base == "" {
-		missing = append(missing, EnvBaseURL)
-	}
-	if !hasKey {
-		missing = append(missing, EnvAPIKey+" (set it empty for a server without keys)")
-	}
-	if model == "" {
-		missing = append(missing, EnvModel)
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("latencytest: %s not set", strings.Join(missing, ", "))
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("latencytest: %s=%s is not an http(s) URL", EnvBaseURL, shownURL(base))
+	base, _, key, model, err := fromEnv(EnvBaseURL, EnvAPIKey, EnvModel)
+	if err != nil {
+		return nil, err
 	}
 	all := append([]Option{WithModel(model), WithAPIKey(key)}, opts...)
 	return OpenAI(base, all...), nil
+}
+
+// fromEnv reads a provider's base URL, key and model variables: the error
+// names the variables that are unset (the key must be set but may be
+// empty, for a local server without keys; the others must not be empty),
+// or a base URL that is not http(s) (shown without its credentials).
+func fromEnv(baseVar, keyVar, modelVar string) (base string, u *url.URL, key, model string, err error) {
+	base, model = os.Getenv(baseVar), os.Getenv(modelVar)
+	key, hasKey := os.LookupEnv(keyVar)
+	var missing []string
+	if base == "" {
+		missing = append(missing, baseVar)
+	}
+	if !hasKey {
+		missing = append(missing, keyVar+" (set it empty for a server without keys)")
+	}
+	if model == "" {
+		missing = append(missing, modelVar)
+	}
+	if len(missing) > 0 {
+		return "", nil, "", "", fmt.Errorf("latencytest: %s not set", strings.Join(missing, ", "))
+	}
+	u, err = url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", nil, "", "", fmt.Errorf("latencytest: %s=%s is not an http(s) URL", baseVar, shownURL(base))
+	}
+	return base, u, key, model, nil
 }
 
 // readBuffers holds the 32 KiB buffers calls read their bodies through.
