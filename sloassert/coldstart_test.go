@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
-	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -15,21 +13,7 @@ import (
 // measureBatch runs b against a fake with this profile, in virtual time.
 func measureBatch(t *testing.T, profile string, b latencytest.Batch) *latencytest.Result {
 	t.Helper()
-	prof, err := fakeprovider.ParseProfile([]byte(profile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r *latencytest.Result
-	synctest.Test(t, func(t *testing.T) {
-		f := fakeprovider.New(prof)
-		defer f.Close()
-		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
-		var err error
-		if r, err = b.Run(t.Context(), p); err != nil {
-			t.Fatal(err)
-		}
-	})
-	return r
+	return runOnFake(t, profile, b.Run)
 }
 
 // TestInjectedColdStartsAreFound: a fake that injects 3 s cold starts into

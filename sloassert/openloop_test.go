@@ -1,6 +1,7 @@
 package sloassert_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -11,7 +12,15 @@ import (
 	"github.com/tailguard/tailguard/sloassert"
 )
 
+// runOpenLoop runs ol against a fake with this profile, in virtual time.
 func runOpenLoop(t *testing.T, profile string, ol latencytest.OpenLoop) *latencytest.Result {
+	t.Helper()
+	return runOnFake(t, profile, ol.Run)
+}
+
+// runOnFake runs a runner's Run against a fake with this profile, inside
+// a synctest bubble (virtual time), and returns its result.
+func runOnFake(t *testing.T, profile string, run func(context.Context, latencytest.Provider) (*latencytest.Result, error)) *latencytest.Result {
 	t.Helper()
 	prof, err := fakeprovider.ParseProfile([]byte(profile))
 	if err != nil {
@@ -23,7 +32,7 @@ func runOpenLoop(t *testing.T, profile string, ol latencytest.OpenLoop) *latency
 		defer f.Close()
 		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
 		var err error
-		if r, err = ol.Run(t.Context(), p); err != nil {
+		if r, err = run(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
 	})
