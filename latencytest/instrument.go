@@ -1,46 +1,598 @@
 package latencytest
 
 import (
-	"math"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// cpuMeter measures the client's CPU seconds per wall second over a run.
-// Above 0.7 the client is busy enough to be part of the tail it measures.
-// It also samples the machine (machine.go): what other processes did to
-// the client's timings.
-type cpuMeter struct {
-	cpu0  time.Duration
-	wall0 time.Time
-	ok    bool
-	probe *machineProbe // nil in virtual time
+// Attempt is one HTTP request made within a Func call through an
+// Instrument transport: the first try, a retry, a tool call.
+type Attempt struct {
+	// ID is the X-Request-ID the request carried (see Instrument).
+	ID string `json:"id,omitempty"`
+	// Start is when the attempt was sent, from the call's start.
+	Start time.Duration `json:"start_ns"`
+	// TTFB is the time to the response headers and TTFT the time to the
+	// first token (of an event stream), both from the attempt's start;
+	// NotObserved when there was none.
+	TTFB time.Duration `json:"ttfb_ns"`
+	TTFT time.Duration `json:"ttft_ns"`
+	// Total is from the attempt's start to the end of its body ([DONE],
+	// EOF, the client's Close, or the end of the call), or to its failure.
+	Total time.Duration `json:"total_ns"`
+	// Status is the HTTP status (0 without a response).
+	Status int `json:"status"`
+	// Err is the attempt's error class ("" when it succeeded): an HTTP
+	// status of 400 or more, a transport error, a timeout, or the verdict
+	// on its event stream, as the OpenAI provider classifies a call.
+	Err string `json:"err,omitempty"`
+	// Detail explains Err.
+	Detail string `json:"detail,omitempty"`
 }
 
-// startCPU starts the meter and the machine probe; call machine once when
-// the run ends, to stop the probe.
-func startCPU() cpuMeter {
-	c, ok := cpuTime()
-	return cpuMeter{cpu0: c, wall0: time.Now(), ok: ok, probe: startMachine()}
-}
+// OK reports whether the attempt succeeded.
+func (a Attempt) OK() bool { return a.Err == "" }
 
-// machine stops the machine probe and returns its figures.
-func (m cpuMeter) machine() *MachineLoad { return m.probe.stop() }
+// callKey is the context key under which Func passes its call to
+// Instrument.
+type callKey struct{}
 
-// perWall returns CPU/wall since start; NaN when unknown, when no wall time
-// passed, or on synctest's fake clock (CPU time is real, the wall clock is
-// not: the ratio would mean nothing).
-func (m cpuMeter) perWall() float64 {
-	c, ok := cpuTime()
-	wall := time.Since(m.wall0)
-	if !m.ok || !ok || wall <= 0 || virtualClock(m.wall0) {
-		return math.NaN()
+// Instrument wraps the transport of your own HTTP client (openai-go's,
+// go-openai's, your application's), so that the requests it makes inside a
+// Func call are measured as the OpenAI provider measures its own: time to
+// the response headers, each SSE event as your client reads it (first
+// token, first answer, every gap, the longest), token counts and usage
+// from OpenAI-style chat-completion chunks when the body is
+// text/event-stream (or, from a non-streamed chat.completion JSON answer,
+// its usage, model, answer, tool calls and verdict), the end of the body,
+// the status and an error class. Event streams are decoded in the
+// protocol the request path names, as the built-in providers decode them:
+// chat completions, OpenAI's Responses API (a path ending in /responses,
+// as Responses times it) and Anthropic's Messages API (/messages, as
+// Anthropic times it); on any other path the stream's first events tell
+// (response.* or message_start and content_block_* types), else it is
+// taken as chat completions. A non-streamed JSON answer to a POST on
+// /responses or /messages (or whose JSON is a response or message object)
+// is read as WithoutStreaming reads one.
+// Each request is an Attempt of the call (see Func); the body is never
+// read ahead of your client, an early Close ends the attempt, and the
+// transport is safe for concurrent requests. A Close after [DONE] reads
+// what is left of the body (for at most 20 ms, untimed), as the OpenAI
+// provider does, so that the connection is kept for the next request.
+//
+// A request whose context holds no Func call (made outside one, or after
+// it returned) passes through untouched. Inside a call, a request without
+// an X-Request-ID header gets one: the call's trace ID on the first
+// attempt and "<trace ID>-a<n>" on the n-th (from 2). The fake provider
+// keys its randomness and its script by that header, so a retry is a new
+// draw (a request scripted to fail by trace ID fails once, and its retry
+// can succeed), while the first attempt meets exactly what the OpenAI
+// provider's request would meet. A header your client sets itself is kept
+// (then every attempt draws the same fate from the fake).
+//
+// The bearer token of the Authorization header, the Api-Key and X-Api-Key
+// headers and the URL's user info and query values (8 bytes or longer)
+// are redacted from everything the record keeps, as WithAPIKey describes.
+// rt nil means http.DefaultTransport.
+func Instrument(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		rt = http.DefaultTransport
 	}
-	return (c - m.cpu0).Seconds() / wall.Seconds()
+	return &instrumented{rt: rt}
 }
 
-// virtualClock reports whether t comes from synctest's fake clock, which
-// starts at midnight UTC 2000-01-01: no real run starts before 2001.
-func virtualClock(t time.Time) bool { return t.Year() < 2001 }
+type instrumented struct{ rt http.RoundTripper }
 
-// BusyClient is the CPU/wall above which the client is part of the tail.
-const BusyClient = 0.7
+// RoundTrip times req when its context holds a Func call.
+func (t *instrumented) RoundTrip(req *http.Request) (*http.Response, error) {
+	c, _ := req.Context().Value(callKey{}).(*funcCall)
+	if c == nil {
+		return t.rt.RoundTrip(req)
+	}
+	a := c.begin(req)
+	if a == nil { // the call already returned
+		return t.rt.RoundTrip(req)
+	}
+	// A RoundTripper must not modify its request: the header and the
+	// trace go on a clone, whose context is the attempt's own, so that
+	// the read to the end after [DONE] can be cut off (see timedBody).
+	ctx, cancel := context.WithCancelCause(req.Context())
+	out := req.Clone(httptrace.WithClientTrace(ctx, c.trace(a)))
+	if a.id == "" {
+		a.id = out.Header.Get("X-Request-ID")
+	} else if out.Header.Get("X-Request-ID") == "" {
+		out.Header.Set("X-Request-ID", a.id)
+	} else {
+		a.id = out.Header.Get("X-Request-ID")
+	}
+	resp, err := t.rt.RoundTrip(out)
+	if err != nil {
+		cancel(nil)
+		c.failed(a, err, req.Context())
+		return nil, err
+	}
+	c.headers(a, resp)
+	resp.Body = &timedBody{rc: resp.Body, c: c, a: a, reqCtx: req.Context(), cancel: cancel}
+	return resp, nil
+}
+
+// maxErrorBody is how much of an error body an attempt keeps for its
+// detail, and maxCompletionBody how much of a 2xx JSON answer it keeps to
+// read (a longer one is cut, fails to decode, and is judged no further).
+const (
+	maxErrorBody      = 64 << 10
+	maxCompletionBody = 4 << 20
+)
+
+// funcCall is the state of one Func call, shared by its attempts (which
+// may run concurrently): mu guards everything below it.
+type funcCall struct {
+	id           string
+	start        time.Time
+	ctx, parent  context.Context
+	firstTimeout *time.Timer // nil without a first-token timeout
+
+	mu       sync.Mutex
+	attempts []*attempt
+	secrets  []string // longest first
+	returned bool     // fn returned: nothing more is recorded
+	token    bool     // a token arrived in some attempt
+	bytes    bool     // time bodies as bytes, never as event streams (HTTP)
+}
+
+// attempt is one request of a call being timed; its rec counts from its
+// own start.
+type attempt struct {
+	n       int
+	id      string
+	start   time.Time
+	offset  time.Duration
+	rec     Record
+	sse     *streamTimer // nil unless the answer is a 2xx event stream
+	errBody []byte       // the start of a body of status 400 or more, or a JSON answer
+	keep    bool         // keep the body in errBody
+	json    bool         // a 2xx JSON answer, kept in errBody (see stream.completion)
+	done    bool
+	path    string // the request's URL path: its protocol (protocol.go)
+	post    bool   // the request is a POST
+
+	dnsStart, connStart, tlsStart time.Time
+}
+
+// newCall starts a call's record keeping.
+func newCall(id string, ctx, parent context.Context) *funcCall {
+	return &funcCall{id: id, start: time.Now(), ctx: ctx, parent: parent}
+}
+
+// begin registers a new attempt for req, or returns nil after the call
+// returned.
+func (c *funcCall) begin(req *http.Request) *attempt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.returned {
+		return nil
+	}
+	a := &attempt{n: len(c.attempts) + 1, start: time.Now(), path: req.URL.Path, post: req.Method == http.MethodPost}
+	a.offset = a.start.Sub(c.start)
+	a.rec = Record{TTFB: NotObserved, TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
+	if c.id != "" {
+		a.id = c.id
+		if a.n > 1 {
+			a.id = fmt.Sprintf("%s-a%d", c.id, a.n)
+		}
+	}
+	c.attempts = append(c.attempts, a)
+	c.addSecrets(req)
+	return a
+}
+
+// addSecrets adds the credentials req carries to the call's secrets.
+func (c *funcCall) addSecrets(req *http.Request) {
+	h := http.Header{}
+	if auth := req.Header.Get("Authorization"); auth != "" {
+		if _, tok, ok := cutFold(auth, "bearer "); ok {
+			h.Add("Authorization", tok)
+		}
+		h.Add("Authorization", auth)
+	}
+	for _, k := range []string{"Api-Key", "X-Api-Key"} {
+		for _, v := range req.Header.Values(k) {
+			h.Add(k, v)
+		}
+	}
+	for _, s := range secretsOf("", h, req.URL) {
+		c.secrets = appendSecret(c.secrets, s)
+	}
+}
+
+// cutFold is strings.CutPrefix ignoring ASCII case.
+func cutFold(s, prefix string) (before, after string, ok bool) {
+	if len(s) >= len(prefix) && equalFoldASCII(s[:len(prefix)], prefix) {
+		return "", s[len(prefix):], true
+	}
+	return s, "", false
+}
+
+func equalFoldASCII(a, b string) bool {
+	for i := range len(a) {
+		x, y := a[i]|0x20, b[i]|0x20
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// appendSecret adds s to a longest-first list, once.
+func appendSecret(list []string, s string) []string {
+	for _, v := range list {
+		if v == s {
+			return list
+		}
+	}
+	i := len(list)
+	for i > 0 && len(list[i-1]) < len(s) {
+		i--
+	}
+	list = append(list, "")
+	copy(list[i+1:], list[i:])
+	list[i] = s
+	return list
+}
+
+// redact scrubs the call's secrets from s; the caller holds mu.
+func (c *funcCall) redact(s string) string { return redactSecrets(c.secrets, s) }
+
+// trace times connection setup into the attempt (the callbacks may run on
+// the transport's goroutines, even after RoundTrip returned).
+func (c *funcCall) trace(a *attempt) *httptrace.ClientTrace {
+	at := func(f func()) {
+		c.mu.Lock()
+		if !a.done {
+			f()
+		}
+		c.mu.Unlock()
+	}
+	return &httptrace.ClientTrace{
+		DNSStart:          func(httptrace.DNSStartInfo) { at(func() { a.dnsStart = time.Now() }) },
+		DNSDone:           func(httptrace.DNSDoneInfo) { at(func() { a.rec.DNS = time.Since(a.dnsStart) }) },
+		ConnectStart:      func(string, string) { at(func() { a.connStart = time.Now() }) },
+		ConnectDone:       func(string, string, error) { at(func() { a.rec.Connect = time.Since(a.connStart) }) },
+		TLSHandshakeStart: func() { at(func() { a.tlsStart = time.Now() }) },
+		TLSHandshakeDone:  func(tls.ConnectionState, error) { at(func() { a.rec.TLS = time.Since(a.tlsStart) }) },
+	}
+}
+
+// headers records the response headers of an attempt.
+func (c *funcCall) headers(a *attempt, resp *http.Response) {
+	now := time.Since(a.start)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a.done {
+		return
+	}
+	a.rec.TTFB, a.rec.Status = now, resp.StatusCode
+	a.rec.Injected = resp.Header.Get("X-Fake-Injected")
+	switch {
+	case resp.StatusCode >= 400:
+		a.keep = true
+	case resp.StatusCode/100 == 2 && isEventStream(resp.Header.Get("Content-Type")) && resp.Header.Get("Content-Type") != "" && !c.bytes:
+		// Only a declared event stream is decoded: a body without a
+		// Content-Type may be anything.
+		a.sse = newStreamTimer(&a.rec, c.redact, c.firstToken)
+		var known bool
+		a.sse.st.proto, known = protocolOfPath(a.path)
+		a.sse.sniff = !known
+	case resp.StatusCode/100 == 2 && isJSON(resp.Header.Get("Content-Type")):
+		a.json = true
+	}
+}
+
+// firstToken stops the first-token timeout; the caller holds mu.
+func (c *funcCall) firstToken() {
+	if !c.token {
+		c.token = true
+		if c.firstTimeout != nil {
+			c.firstTimeout.Stop()
+		}
+	}
+}
+
+// boundByFirstToken reports whether the first-token timeout may end the
+// call: it has sent a request through Instrument and seen no token.
+func (c *funcCall) boundByFirstToken() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.attempts) > 0 && !c.token && !c.returned
+}
+
+// failed ends an attempt that got no response.
+func (c *funcCall) failed(a *attempt, err error, reqCtx context.Context) {
+	now := time.Since(a.start)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !a.done {
+		class, detail := c.classify(err, reqCtx)
+		c.end(a, now, class, detail)
+	}
+}
+
+// classify names what ended an attempt: the call's timeouts, the run's
+// end, the client's own cancel, a connection cut mid-body, or the
+// transport. The caller holds mu.
+func (c *funcCall) classify(err error, reqCtx context.Context) (class, detail string) {
+	switch cause := context.Cause(c.ctx); {
+	case errors.Is(cause, errFirstTokenTimeout):
+		return ClassFirstTokenTimeout, "no token before the first-token timeout"
+	case errors.Is(cause, errTotalTimeout):
+		return ClassTotalTimeout, "not done before the total timeout"
+	case c.parent.Err() != nil:
+		return ClassCanceled, "the run ended: " + context.Cause(c.parent).Error()
+	case reqCtx.Err() != nil:
+		return ClassCanceled, "the client canceled the request: " + context.Cause(reqCtx).Error()
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return ClassTruncated, "the connection closed mid-body"
+	}
+	return ClassTransport, c.redact(err.Error())
+}
+
+// end closes an attempt at now (from its start) with a class ("" for
+// success); the caller holds mu.
+func (c *funcCall) end(a *attempt, now time.Duration, class, detail string) {
+	if a.done {
+		return
+	}
+	a.done = true
+	a.rec.Total = now
+	if a.sse != nil {
+		a.sse.finish()
+	}
+	if class == "" && a.keep {
+		class, detail = HTTPClass(a.rec.Status), errorMessage([]byte(c.redact(string(a.errBody))))
+	}
+	if class == "" && a.json {
+		body := []byte(c.redact(string(a.errBody)))
+		if api := wholeProtocolOf(a.post, a.path, body); api != nil && api != chatAPI {
+			class, detail = decodeWhole(api, body, &a.rec, now) // whole.go
+		} else {
+			st := stream{rec: &a.rec, now: now}
+			if cl, d, ok := st.completion(body); ok {
+				class, detail = cl, d
+			}
+		}
+	}
+	if class != "" {
+		a.rec.Err, a.rec.Detail = class, detail
+		if a.rec.LastToken >= 0 {
+			a.rec.MaxGap = max(a.rec.MaxGap, now-a.rec.LastToken)
+		}
+	}
+}
+
+// endStream closes an attempt whose event stream ended (EOF or [DONE])
+// or was closed by the client before it ended (early): a stream the
+// client closed is judged on what it read, without asking for [DONE].
+func (c *funcCall) endStream(a *attempt, now time.Duration, early bool) {
+	if a.done {
+		return
+	}
+	a.sse.finish()
+	if early && !a.sse.stopped() {
+		a.sse.st.done = true
+		a.sse.st.note("the client closed the stream before %s", a.sse.st.endMark())
+	}
+	class, detail := a.sse.verdict()
+	c.end(a, now, class, detail)
+}
+
+// read times bytes the client read from an attempt's body.
+func (c *funcCall) read(a *attempt, b []byte, err error, reqCtx context.Context) {
+	now := time.Since(a.start)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a.done {
+		return
+	}
+	if a.sse != nil {
+		if perr := a.sse.feed(b, now); perr != nil {
+			c.end(a, now, ClassBadStream, perr.Error())
+			return
+		}
+		switch {
+		case a.sse.stopped():
+			c.endStream(a, now, false)
+		case err == io.EOF:
+			a.sse.end()
+			c.endStream(a, now, false)
+		case err != nil:
+			class, detail := c.classify(err, reqCtx)
+			c.end(a, now, class, detail)
+		}
+		return
+	}
+	if c.bytes && !a.keep && len(b) > 0 {
+		a.byteAt(now)
+	}
+	if a.keep && len(a.errBody) < maxErrorBody {
+		a.errBody = append(a.errBody, b[:min(len(b), maxErrorBody-len(a.errBody))]...)
+	}
+	if a.json && len(a.errBody) < maxCompletionBody {
+		a.errBody = append(a.errBody, b[:min(len(b), maxCompletionBody-len(a.errBody))]...)
+	}
+	switch {
+	case err == io.EOF:
+		c.end(a, now, "", "")
+	case err != nil:
+		class, detail := c.classify(err, reqCtx)
+		c.end(a, now, class, detail)
+	}
+}
+
+// closed ends an attempt whose body the client closed.
+func (c *funcCall) closed(a *attempt) {
+	now := time.Since(a.start)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a.sse != nil {
+		c.endStream(a, now, true)
+	} else {
+		c.end(a, now, "", "")
+	}
+}
+
+// timedBody times a response body as the user's client reads it. When
+// the client closes an event stream after [DONE] (as most SDKs do) before
+// the body's end, Close reads the rest as the OpenAI provider does (see
+// drain: at most doneGrace and doneDrain bytes, untimed), so that the
+// connection returns to the transport's pool instead of being closed and
+// the next request's TTFT paying for a new one.
+type timedBody struct {
+	rc     io.ReadCloser
+	c      *funcCall
+	a      *attempt
+	reqCtx context.Context
+	cancel context.CancelCauseFunc // the attempt's own context
+	ended  atomic.Bool             // a Read returned an error (EOF included)
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil {
+		b.ended.Store(true)
+	}
+	b.c.read(b.a, p[:n], err, b.reqCtx)
+	return n, err
+}
+
+func (b *timedBody) Close() error {
+	rest := !b.ended.Load() && b.c.sawDone(b.a)
+	b.c.closed(b.a)
+	if rest {
+		bp := readBuffers.Get().(*[]byte)
+		drain(b.rc, *bp, b.cancel)
+		readBuffers.Put(bp)
+	}
+	err := b.rc.Close()
+	b.cancel(nil)
+	return err
+}
+
+// sawDone reports whether an attempt's event stream reached [DONE] (not
+// a stream the client closed early, which endStream also marks done).
+func (c *funcCall) sawDone(a *attempt) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return a.sse != nil && a.sse.st.done && a.sse.stopped() && a.sse.st.bad == ""
+}
+
+// finish ends the call at now (from its start), when fn has returned: an
+// attempt still open ends here (an unread body, a stream the client
+// abandoned); nothing is recorded after. It returns the attempts.
+func (c *funcCall) finish() []*attempt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.returned = true
+	for _, a := range c.attempts {
+		if !a.done {
+			now := time.Since(a.start)
+			if a.sse != nil {
+				c.endStream(a, now, true)
+			} else {
+				c.end(a, now, "", "")
+			}
+		}
+	}
+	return c.attempts
+}
+
+// export renders an attempt for the record.
+func (a *attempt) export() Attempt {
+	return Attempt{ID: a.id, Start: a.offset, TTFB: a.rec.TTFB, TTFT: a.rec.TTFT, Total: a.rec.Total,
+		Status: a.rec.Status, Err: a.rec.Err, Detail: a.rec.Detail}
+}
+
+// shift moves an attempt-relative time to the call's clock.
+func shift(d, offset time.Duration) time.Duration {
+	if d < 0 {
+		return d
+	}
+	return d + offset
+}
+
+// figures copies an attempt's measurements into the call's record, timed
+// from the call's start.
+func (a *attempt) figures(rec *Record) {
+	r := &a.rec
+	rec.DNS, rec.Connect, rec.TLS = r.DNS, r.Connect, r.TLS
+	rec.TTFB, rec.TTFT = shift(r.TTFB, a.offset), shift(r.TTFT, a.offset)
+	rec.FirstAnswer, rec.LastToken = shift(r.FirstAnswer, a.offset), shift(r.LastToken, a.offset)
+	rec.MaxGap, rec.Gaps, rec.TokenEvents = r.MaxGap, r.Gaps, r.TokenEvents
+	rec.PromptTokens, rec.CompletionTokens, rec.CachedTokens, rec.ReasoningTokens = r.PromptTokens, r.CompletionTokens, r.CachedTokens, r.ReasoningTokens
+	rec.UsageReported, rec.CachedReported = r.UsageReported, r.CachedReported
+	rec.ToolCalls = r.ToolCalls
+	if r.ToolCalls > 0 {
+		rec.FirstToolCall, rec.ToolArgsDone = shift(r.FirstToolCall, a.offset), shift(r.ToolArgsDone, a.offset)
+	}
+	rec.FinishReason, rec.Model, rec.Content, rec.Notes = r.FinishReason, r.Model, r.Content, r.Notes
+	rec.Status, rec.Injected = r.Status, r.Injected
+	rec.ToolCalls = r.ToolCalls
+	for _, d := range [][2]*time.Duration{{&rec.FirstToolCall, &r.FirstToolCall}, {&rec.ToolArgsDone, &r.ToolArgsDone}} {
+		if *d[1] != 0 { // 0: none
+			*d[0] = *d[1] + a.offset
+		}
+	}
+}
+
+// streamFailed reports an attempt whose 2xx event stream failed its
+// verdict (or was cut): the answer the call got was not a good one.
+func (a *attempt) streamFailed() bool { return (a.sse != nil || a.json) && !a.rec.OK() }
+
+// FirstAttempt is the first attempt's total time of each measured call,
+// Failed when it failed: the latency without retries, to set beside
+// Total (the latency with them). A call with one attempt or none counts
+// as Total does, so that without retries the two samples agree; a call
+// with several counts its first attempt's Total (Attempt.Total), Failed
+// when that attempt failed.
+func (r *Result) FirstAttempt() Sample {
+	return r.sample(func(x *Record) time.Duration {
+		if len(x.Attempts) < 2 {
+			return x.Total
+		}
+		if a := x.Attempts[0]; a.OK() {
+			return a.Total
+		}
+		return Failed
+	})
+}
+
+// Attempts counts the measured calls and the attempts they made in all: a
+// call made through Instrument counts its HTTP requests (retries and tool
+// calls alike), any other call counts one.
+func (r *Result) Attempts() (calls, attempts int) {
+	for i := range r.Records {
+		if rec := &r.Records[i]; !rec.Warmup {
+			calls++
+			attempts += max(1, len(rec.Attempts))
+		}
+	}
+	return calls, attempts
+}
+
+// Retried counts the measured calls that made more than one attempt.
+func (r *Result) Retried() int {
+	n := 0
+	for i := range r.Records {
+		if rec := &r.Records[i]; !rec.Warmup && len(rec.Attempts) > 1 {
+			n++
+		}
+	}
+	return n
+}
