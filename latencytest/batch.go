@@ -9,7 +9,6 @@ import (
 	"hash/fnv"
 	"math"
 	randv2 "math/rand/v2"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -377,13 +376,6 @@ func (b Batch) runStages(ctx context.Context, p Provider, nonce nonceSource, res
 	}
 }
 
-// snapshot is the result so far, for a sequential batch's Until: the
-// records are copied, so Until may keep it.
-func (r *Result) snapshot() *Result {
-	return &Result{Records: slices.Clone(r.Records), Planned: r.Planned, Partial: r.Partial,
-		PartialReason: r.PartialReason, Start: r.Start, End: time.Now(), CPUPerWall: math.NaN()}
-}
-
 // runRange sends requests [from, to) of one run (this shard's share of
 // them), paced from start; stopped is non-empty when it stopped early.
 func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSource, from, to int, start time.Time) ([]Record, string) {
@@ -570,72 +562,63 @@ func repeatGaps(res *Result, runs int) []RepeatGap {
 	return out
 }
 
-// Sweep runs the same batch at several concurrency levels.
-type Sweep struct {
-	Batch
-	// Levels are the concurrency levels, in order. Default 1, 8, 50.
-	Levels []int `yaml:"levels"`
-}
-
-// SweepResult holds one Result per level that ran.
-type SweepResult struct {
-	// Levels are the levels that ran, in order; Results their results.
-	Levels  []int
-	Results []*Result
-	// Planned are the levels the sweep meant to run. A level cut short is
-	// Partial; the levels after it are in Planned but not in Levels.
-	Planned []int
-}
-
-// DefaultLevels are one user, a few, a crowd: the levels of published
-// benchmarks (docs/sources.md).
-var DefaultLevels = []int{1, 8, 50}
-
-func (s Sweep) levels() ([]int, error) {
-	lv := s.Levels
-	if len(lv) == 0 {
-		lv = DefaultLevels
+// disclose fills a batch's disclosure.
+func (b Batch) disclose(p Provider, res *Result) Disclosure {
+	var d Disclosure
+	d.common(describe(p), modelsOf(res.Records), res.Start, res.End, res.CPUPerWall, b.Location)
+	c := res.Counts()
+	partial := ""
+	if res.Partial {
+		partial = "; PARTIAL: " + res.PartialReason
 	}
-	for _, l := range lv {
-		if l < 1 {
-			return nil, fmt.Errorf("latencytest: sweep: level %d < 1", l)
-		}
+	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s%s",
+		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, shardIDs(b.Shard, b.shardSrc, b.Warmup+b.Requests, "request", "trace IDs"), partial), false)
+	d.set(9, d.Box(9).Answer+b.align.note(), false)
+	switch warm := b.Shard.Share(b.Warmup); {
+	case b.Warmup > 0 && b.Shard.sharded() && warm == 0:
+		d.set(4, fmt.Sprintf("no: this shard (%s) sent none of the whole run's %d warm-up requests (more shards than warm-up requests), so its first measured request paid its own connection setup; raise Warmup to at least %d",
+			b.Shard, b.Warmup, b.Shard.Count), true)
+	case b.Warmup > 0 && b.Shard.sharded():
+		d.set(4, fmt.Sprintf("yes: the whole run's first %d requests of each run, by submission order; this shard sent %d of them, its own first requests", b.Warmup, warm), false)
+	case b.Warmup > 0:
+		d.set(4, fmt.Sprintf("yes: the first %d requests of each run, by submission order", b.Warmup), false)
+	default:
+		d.set(4, "no: every request counts", false)
 	}
-	return lv, nil
-}
-
-// level is the batch of one level: its concurrency, and trace IDs "c8-…"
-// (or "<Label>-c8-…").
-func (s Sweep) level(l int) Batch {
-	b := s.Batch
-	b.Concurrency, b.Label = l, fmt.Sprintf("c%d", l)
-	if s.Label != "" {
-		b.Label = fmt.Sprintf("%s-c%d", s.Label, l)
+	if b.Warmup > 0 {
+		d.set(6, fmt.Sprintf("a cold start in the first %d requests is discarded from steady state and judged on its own (Result.ColdStarts, sloassert.MaxColdStart); NoWarmup keeps them measured", b.Warmup), false)
+	} else {
+		d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	}
-	return b
-}
-
-// Run runs the batch at each level in turn (Batch.Concurrency and Label are
-// set per level). It stops at the first level that ends early.
-func (s Sweep) Run(ctx context.Context, p Provider) (*SweepResult, error) {
-	levels, err := s.levels()
-	if err != nil {
-		return nil, err
+	if b.NoNonce {
+		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.CachedTokens()), false)
+	} else {
+		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.CachedTokens()), false)
 	}
-	out := &SweepResult{Planned: slices.Clone(levels)}
-	for _, l := range levels {
-		r, err := s.level(l).Run(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		out.Levels = append(out.Levels, l)
-		out.Results = append(out.Results, r)
-		if r.Partial {
-			break
-		}
+	d.set(7, fmt.Sprintf("%d request(s) in flight (closed loop)", b.Concurrency)+shardSlots(b.Shard, b.slots), false)
+	if b.Interval > 0 {
+		d.set(7, fmt.Sprintf("%d request(s) in flight at most, one started every %v", b.Concurrency, b.Interval)+shardSlots(b.Shard, b.slots), false)
 	}
-	for _, r := range out.Results {
-		r.Disclosure.setLevels(out.Levels)
+	d.set(8, fmt.Sprintf("only concurrency %d tested (run a Sweep for three load levels)", b.Concurrency), true)
+	if b.Prompt != "" {
+		d.set(10, fmt.Sprintf("one fixed prompt of %d characters (no mix)", len(b.Prompt)), false)
+	} else {
+		d.set(10, b.Mix.String(), false)
 	}
-	return out, nil
+	temp := "provider default (not sent)"
+	if b.Temperature != nil {
+		temp = fmt.Sprint(*b.Temperature)
+	}
+	caps := "the mix's caps"
+	if b.MaxTokens > 0 || b.Prompt != "" {
+		caps = fmt.Sprintf("max_tokens %d", b.MaxTokens)
+	}
+	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", temp, caps, b.HardCap), b.Temperature == nil)
+	if b.Repeat > 1 {
+		d.set(15, fmt.Sprintf("all %d runs kept; run-to-run gap: %s", b.Repeat, gapSummary(res.RepeatGaps)), false)
+	} else {
+		d.set(15, "one run, kept whole; no repeat, so no noise floor (set Repeat: 2)", true)
+	}
+	d.noteUsage(res.Records)
+	return d
 }

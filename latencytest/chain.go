@@ -285,24 +285,6 @@ func (c Chain) runTool(ctx context.Context, run *ChainRun, i, k int) (stop bool)
 	return true
 }
 
-// CutShort reports whether the run's end (its deadline or cancellation)
-// cut the chain short (Cut set) before any of its calls failed for
-// another reason: such a chain is partial, not failed, and sloassert's
-// chain objectives leave it out of chain error rates and totals, saying
-// how many (the run is Partial). A chain with a failed call counts as
-// failed, cut short or not.
-func (c *ChainRun) CutShort() bool {
-	if c.Cut == "" {
-		return false
-	}
-	for i := range c.Calls {
-		if !c.Calls[i].OK() && c.Calls[i].Err != ClassCanceled {
-			return false
-		}
-	}
-	return true
-}
-
 // disclose fills a chain run's disclosure.
 func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	var d Disclosure

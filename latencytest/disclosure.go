@@ -2,9 +2,11 @@ package latencytest
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -280,67 +282,6 @@ func modelsOf(recs []Record) []string {
 	return out
 }
 
-// disclose fills a batch's disclosure.
-func (b Batch) disclose(p Provider, res *Result) Disclosure {
-	var d Disclosure
-	d.common(describe(p), modelsOf(res.Records), res.Start, res.End, res.CPUPerWall, b.Location)
-	c := res.Counts()
-	partial := ""
-	if res.Partial {
-		partial = "; PARTIAL: " + res.PartialReason
-	}
-	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s%s",
-		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, shardIDs(b.Shard, b.shardSrc, b.Warmup+b.Requests, "request", "trace IDs"), partial), false)
-	d.set(9, d.Box(9).Answer+b.align.note(), false)
-	switch warm := b.Shard.Share(b.Warmup); {
-	case b.Warmup > 0 && b.Shard.sharded() && warm == 0:
-		d.set(4, fmt.Sprintf("no: this shard (%s) sent none of the whole run's %d warm-up requests (more shards than warm-up requests), so its first measured request paid its own connection setup; raise Warmup to at least %d",
-			b.Shard, b.Warmup, b.Shard.Count), true)
-	case b.Warmup > 0 && b.Shard.sharded():
-		d.set(4, fmt.Sprintf("yes: the whole run's first %d requests of each run, by submission order; this shard sent %d of them, its own first requests", b.Warmup, warm), false)
-	case b.Warmup > 0:
-		d.set(4, fmt.Sprintf("yes: the first %d requests of each run, by submission order", b.Warmup), false)
-	default:
-		d.set(4, "no: every request counts", false)
-	}
-	if b.Warmup > 0 {
-		d.set(6, fmt.Sprintf("a cold start in the first %d requests is discarded from steady state and judged on its own (Result.ColdStarts, sloassert.MaxColdStart); NoWarmup keeps them measured", b.Warmup), false)
-	} else {
-		d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
-	}
-	if b.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.CachedTokens()), false)
-	} else {
-		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.CachedTokens()), false)
-	}
-	d.set(7, fmt.Sprintf("%d request(s) in flight (closed loop)", b.Concurrency)+shardSlots(b.Shard, b.slots), false)
-	if b.Interval > 0 {
-		d.set(7, fmt.Sprintf("%d request(s) in flight at most, one started every %v", b.Concurrency, b.Interval)+shardSlots(b.Shard, b.slots), false)
-	}
-	d.set(8, fmt.Sprintf("only concurrency %d tested (run a Sweep for three load levels)", b.Concurrency), true)
-	if b.Prompt != "" {
-		d.set(10, fmt.Sprintf("one fixed prompt of %d characters (no mix)", len(b.Prompt)), false)
-	} else {
-		d.set(10, b.Mix.String(), false)
-	}
-	temp := "provider default (not sent)"
-	if b.Temperature != nil {
-		temp = fmt.Sprint(*b.Temperature)
-	}
-	caps := "the mix's caps"
-	if b.MaxTokens > 0 || b.Prompt != "" {
-		caps = fmt.Sprintf("max_tokens %d", b.MaxTokens)
-	}
-	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", temp, caps, b.HardCap), b.Temperature == nil)
-	if b.Repeat > 1 {
-		d.set(15, fmt.Sprintf("all %d runs kept; run-to-run gap: %s", b.Repeat, gapSummary(res.RepeatGaps)), false)
-	} else {
-		d.set(15, "one run, kept whole; no repeat, so no noise floor (set Repeat: 2)", true)
-	}
-	d.noteUsage(res.Records)
-	return d
-}
-
 // shardIDs says, for box 2, which part of the whole run a shard sent:
 // "; shard 1/4 (TAILGUARD_SHARD): request 1, 5, 9 … of the whole run's
 // 85 (trace IDs of the whole run)"; "" unsharded.
@@ -375,3 +316,124 @@ func gapSummary(gaps []RepeatGap) string {
 func lookupEnv(k string) string { return os.Getenv(k) }
 
 func lookupEnvOK(k string) (string, bool) { return os.LookupEnv(k) }
+
+// noteMachine adds the machine's figures to box 13 and, when they say the
+// timings may include scheduling delay of the client, a warning there.
+func (d *Disclosure) noteMachine(m *MachineLoad) {
+	if m == nil {
+		return
+	}
+	b := d.Box(13)
+	answer := b.Answer + "; " + m.String()
+	if w := m.Warning(); w != "" {
+		answer += "; WARNING: " + w
+	}
+	d.set(13, answer, b.Missing)
+}
+
+// mergeWindow fills box 9 and warns when the sources of one level did
+// not run at the same time.
+func (d *Disclosure) mergeWindow(srcs []*MergeSource, res *Result) {
+	answer := fmt.Sprintf("%s to %s (%v) over %d source(s)", res.Start.UTC().Format(time.RFC3339Nano), res.End.UTC().Format(time.RFC3339Nano),
+		res.End.Sub(res.Start).Round(time.Millisecond), len(srcs))
+	if virtualClock(res.Start) {
+		answer += ", virtual time"
+	}
+	groups := map[string][]*MergeSource{}
+	for _, src := range srcs {
+		if !src.Start.IsZero() {
+			groups[src.levelKey] = append(groups[src.levelKey], src)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[key]
+		if len(g) < 2 {
+			continue
+		}
+		late, early := g[0], g[0] // the latest start, the earliest end
+		for _, src := range g[1:] {
+			if src.Start.After(late.Start) {
+				late = src
+			}
+			if src.End.Before(early.End) {
+				early = src
+			}
+		}
+		if !late.Start.After(early.End) {
+			continue
+		}
+		level := ""
+		if key != "[0]" {
+			level = " (concurrency " + strings.Trim(key, "[]") + ")"
+		}
+		w := fmt.Sprintf("run windows do not overlap%s: %s ended at %s, %v before %s started at %s; the sources did not load the provider at the same time, so the merged figures describe %d separate smaller runs, not their combined load (align the shards with %s)",
+			level, early.Path, early.End.UTC().Format(time.RFC3339Nano), late.Start.Sub(early.End).Round(time.Millisecond),
+			late.Path, late.Start.UTC().Format(time.RFC3339Nano), len(g), EnvStartAt)
+		d.Warnings = append(d.Warnings, w)
+	}
+	if len(d.Warnings) > 0 {
+		d.set(9, answer+"; WARNING: "+strings.Join(d.Warnings, "; WARNING: "), true)
+		return
+	}
+	if len(srcs) > 1 {
+		answer += "; the sources' windows overlap"
+	}
+	d.set(9, answer, false)
+}
+
+// mergeCPU fills box 13 with each source's client CPU/wall.
+func (d *Disclosure) mergeCPU(srcs []*MergeSource) {
+	if b, _ := agreed(srcs, 13); strings.Contains(b, "virtual time") && !strings.HasPrefix(b, "differs") {
+		d.set(13, b, false)
+		return
+	}
+	parts := make([]string, len(srcs))
+	worst, unknown := math.NaN(), 0
+	for i, src := range srcs {
+		v := "not measured"
+		if math.IsNaN(src.CPUPerWall) {
+			unknown++
+		} else {
+			v = strconv.FormatFloat(src.CPUPerWall, 'f', 2, 64)
+			if math.IsNaN(worst) || src.CPUPerWall > worst {
+				worst = src.CPUPerWall
+			}
+		}
+		parts[i] = src.Path + " " + v
+	}
+	answer := "highest " + FormatFloat(worst, "%.2f")
+	if worst > BusyClient {
+		answer += fmt.Sprintf(": above %.1f, a client is part of the tail", BusyClient)
+	}
+	d.set(13, answer+" ("+strings.Join(parts, "; ")+")", unknown > 0)
+}
+
+// mergeLocation fills box 14 with each source's location.
+func (d *Disclosure) mergeLocation(srcs []*MergeSource) {
+	var locs []string
+	unknown := 0
+	for _, src := range srcs {
+		if src.Location == "" {
+			unknown++
+		} else if !slices.Contains(locs, src.Location) {
+			locs = append(locs, src.Location)
+		}
+	}
+	switch {
+	case unknown == 0 && len(locs) == 1:
+		d.set(14, locs[0]+" (every source)", false)
+		return
+	case unknown == len(srcs):
+		d.set(14, "no location label in any source (set "+EnvLocation+" in each shard)", true)
+		return
+	}
+	parts := make([]string, len(srcs))
+	for i, src := range srcs {
+		loc := src.Location
+		if loc == "" {
+			loc = "no location label"
+		}
+		parts[i] = src.Path + ": " + loc
+	}
+	d.set(14, strings.Join(parts, "; "), unknown > 0)
+}

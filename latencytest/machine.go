@@ -176,20 +176,6 @@ type machineJSON struct {
 	LateMax  time.Duration `json:"late_max_ns"`
 }
 
-// noteMachine adds the machine's figures to box 13 and, when they say the
-// timings may include scheduling delay of the client, a warning there.
-func (d *Disclosure) noteMachine(m *MachineLoad) {
-	if m == nil {
-		return
-	}
-	b := d.Box(13)
-	answer := b.Answer + "; " + m.String()
-	if w := m.Warning(); w != "" {
-		answer += "; WARNING: " + w
-	}
-	d.set(13, answer, b.Missing)
-}
-
 // The files the signals are read from on Linux; elsewhere they are absent
 // and the signals not available.
 const (

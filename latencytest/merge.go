@@ -1,88 +1,15 @@
 package latencytest
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 )
-
-// MergeSource is one records file that MergeRecords joined, as the merged
-// disclosure keeps it (Disclosure.Sources).
-type MergeSource struct {
-	// Path is the records file (records.jsonl as Measure writes it).
-	Path string `json:"path"`
-	// Summary is the summary.json read beside it; "" when there was none
-	// (then CPU/wall, location and the other boxes are not known).
-	Summary string `json:"summary,omitempty"`
-	// Test is the test that measured, from the summary.
-	Test string `json:"test,omitempty"`
-	// Counts are the source's own: Planned from its summary (the records
-	// it holds when it has none), the rest from its records.
-	Counts Counts `json:"counts"`
-	// Start and End bound its records: the first send and the last end
-	// (Record.Start + Total), wall clock.
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	// CPUPerWall is its client's CPU seconds per wall second, from the
-	// summary; NaN (null in JSON) when unknown.
-	CPUPerWall float64 `json:"cpu_per_wall"`
-	// Location is where its client ran (disclosure box 14), "" when not
-	// said.
-	Location string `json:"location,omitempty"`
-	// Partial says why its run stopped early ("" when it did not).
-	Partial string `json:"partial,omitempty"`
-	// Shard is the part of a split run the source measured ("1/4"), from
-	// its summary or its end line; "" for a whole run or when not said.
-	Shard string `json:"shard,omitempty"`
-	// Incomplete says what the source lacks ("" when it is whole, as far
-	// as its end line and summary tell): a file cut short, emptied, or
-	// with fewer records than planned. It makes the merge Partial.
-	Incomplete string `json:"incomplete,omitempty"`
-
-	boxes    map[int]Box // its summary's disclosure, by box
-	records  []Record
-	levelKey string      // its records' concurrency levels, to compare windows within a level
-	end      *recordsEnd // its end line (nil: the file does not end with one)
-	written  int         // the records its summary says were written (counts.sent); -1 unknown
-	label    string      // its run's label, from the summary or the end line
-	shard    Shard       // Shard, parsed
-}
-
-// MarshalJSON writes a NaN CPU/wall as null.
-func (s MergeSource) MarshalJSON() ([]byte, error) {
-	type plain MergeSource
-	return json.Marshal(struct {
-		plain
-		CPUPerWall *float64 `json:"cpu_per_wall"`
-	}{plain(s), finite(s.CPUPerWall)})
-}
-
-// UnmarshalJSON reads a null CPU/wall as NaN.
-func (s *MergeSource) UnmarshalJSON(b []byte) error {
-	type plain MergeSource
-	var v struct {
-		plain
-		CPUPerWall *float64 `json:"cpu_per_wall"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*s = MergeSource(v.plain)
-	s.CPUPerWall = math.NaN()
-	if v.CPUPerWall != nil {
-		s.CPUPerWall = *v.CPUPerWall
-	}
-	return nil
-}
 
 // MergeRecords joins the raw records of several runs (the shards of one
 // run, see Shard) into one Result, so that the figures of the whole run are
@@ -356,71 +283,6 @@ type unprefixed struct{ err error }
 func (e unprefixed) Error() string { return strings.TrimPrefix(e.err.Error(), "latencytest: ") }
 func (e unprefixed) Unwrap() error { return e.err }
 
-// readSummary reads the summary beside the source's records, if any.
-func (src *MergeSource) readSummary() error {
-	path := summaryPath(src.Path)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		src.Counts.Planned = len(src.records)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("latencytest: merge: %w", err)
-	}
-	var s summaryFile
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("latencytest: merge: summary %s: %w", path, err)
-	}
-	test, label := s.Test, s.Label
-	if s.Calls != nil && s.Counts == nil { // a chain run's summary
-		s = *s.Calls
-	}
-	src.Summary, src.Test, src.Partial = path, test, s.Partial
-	src.Shard, src.label = s.Shard, label
-	src.Counts.Planned = len(src.records)
-	if s.Counts != nil {
-		src.Counts.Planned = s.Counts.Planned
-		src.written = s.Counts.Sent
-	}
-	if s.CPUPerWall != nil {
-		src.CPUPerWall = *s.CPUPerWall
-	}
-	if s.Disclosure != nil {
-		src.boxes = map[int]Box{}
-		for _, b := range s.Disclosure.Boxes {
-			src.boxes[b.N] = b
-		}
-		if b, ok := src.boxes[14]; ok && !b.Missing {
-			src.Location = b.Answer
-		}
-	}
-	return nil
-}
-
-// fill computes the source's counts (but Planned) and window from its
-// records.
-func (src *MergeSource) fill() {
-	r := Result{Records: src.records, Planned: src.Counts.Planned}
-	src.Counts = r.Counts()
-	src.Start, src.End = time.Time{}, time.Time{}
-	levels := map[int]bool{}
-	for i := range src.records {
-		rec := &src.records[i]
-		levels[rec.Concurrency] = true
-		if rec.Start.IsZero() {
-			continue
-		}
-		end := rec.Start.Add(max(rec.Total, 0))
-		if src.Start.IsZero() || rec.Start.Before(src.Start) {
-			src.Start = rec.Start
-		}
-		if end.After(src.End) {
-			src.End = end
-		}
-	}
-	src.levelKey = fmt.Sprint(slices.Sorted(maps.Keys(levels)))
-}
-
 // mergeSources builds the merged Result: of every level when level < 0,
 // else of that level (for the missing shards that leave it incomplete).
 func mergeSources(srcs []*MergeSource, gaps []shardGap, level int) *Result {
@@ -588,111 +450,4 @@ func agreed(srcs []*MergeSource, n int) (string, bool) {
 		out += "; not recorded for " + strings.Join(noSummary, ", ") + " (no summary.json)"
 	}
 	return out, missing
-}
-
-// mergeWindow fills box 9 and warns when the sources of one level did
-// not run at the same time.
-func (d *Disclosure) mergeWindow(srcs []*MergeSource, res *Result) {
-	answer := fmt.Sprintf("%s to %s (%v) over %d source(s)", res.Start.UTC().Format(time.RFC3339Nano), res.End.UTC().Format(time.RFC3339Nano),
-		res.End.Sub(res.Start).Round(time.Millisecond), len(srcs))
-	if virtualClock(res.Start) {
-		answer += ", virtual time"
-	}
-	groups := map[string][]*MergeSource{}
-	for _, src := range srcs {
-		if !src.Start.IsZero() {
-			groups[src.levelKey] = append(groups[src.levelKey], src)
-		}
-	}
-	for _, key := range slices.Sorted(maps.Keys(groups)) {
-		g := groups[key]
-		if len(g) < 2 {
-			continue
-		}
-		late, early := g[0], g[0] // the latest start, the earliest end
-		for _, src := range g[1:] {
-			if src.Start.After(late.Start) {
-				late = src
-			}
-			if src.End.Before(early.End) {
-				early = src
-			}
-		}
-		if !late.Start.After(early.End) {
-			continue
-		}
-		level := ""
-		if key != "[0]" {
-			level = " (concurrency " + strings.Trim(key, "[]") + ")"
-		}
-		w := fmt.Sprintf("run windows do not overlap%s: %s ended at %s, %v before %s started at %s; the sources did not load the provider at the same time, so the merged figures describe %d separate smaller runs, not their combined load (align the shards with %s)",
-			level, early.Path, early.End.UTC().Format(time.RFC3339Nano), late.Start.Sub(early.End).Round(time.Millisecond),
-			late.Path, late.Start.UTC().Format(time.RFC3339Nano), len(g), EnvStartAt)
-		d.Warnings = append(d.Warnings, w)
-	}
-	if len(d.Warnings) > 0 {
-		d.set(9, answer+"; WARNING: "+strings.Join(d.Warnings, "; WARNING: "), true)
-		return
-	}
-	if len(srcs) > 1 {
-		answer += "; the sources' windows overlap"
-	}
-	d.set(9, answer, false)
-}
-
-// mergeCPU fills box 13 with each source's client CPU/wall.
-func (d *Disclosure) mergeCPU(srcs []*MergeSource) {
-	if b, _ := agreed(srcs, 13); strings.Contains(b, "virtual time") && !strings.HasPrefix(b, "differs") {
-		d.set(13, b, false)
-		return
-	}
-	parts := make([]string, len(srcs))
-	worst, unknown := math.NaN(), 0
-	for i, src := range srcs {
-		v := "not measured"
-		if math.IsNaN(src.CPUPerWall) {
-			unknown++
-		} else {
-			v = strconv.FormatFloat(src.CPUPerWall, 'f', 2, 64)
-			if math.IsNaN(worst) || src.CPUPerWall > worst {
-				worst = src.CPUPerWall
-			}
-		}
-		parts[i] = src.Path + " " + v
-	}
-	answer := "highest " + FormatFloat(worst, "%.2f")
-	if worst > BusyClient {
-		answer += fmt.Sprintf(": above %.1f, a client is part of the tail", BusyClient)
-	}
-	d.set(13, answer+" ("+strings.Join(parts, "; ")+")", unknown > 0)
-}
-
-// mergeLocation fills box 14 with each source's location.
-func (d *Disclosure) mergeLocation(srcs []*MergeSource) {
-	var locs []string
-	unknown := 0
-	for _, src := range srcs {
-		if src.Location == "" {
-			unknown++
-		} else if !slices.Contains(locs, src.Location) {
-			locs = append(locs, src.Location)
-		}
-	}
-	switch {
-	case unknown == 0 && len(locs) == 1:
-		d.set(14, locs[0]+" (every source)", false)
-		return
-	case unknown == len(srcs):
-		d.set(14, "no location label in any source (set "+EnvLocation+" in each shard)", true)
-		return
-	}
-	parts := make([]string, len(srcs))
-	for i, src := range srcs {
-		loc := src.Location
-		if loc == "" {
-			loc = "no location label"
-		}
-		parts[i] = src.Path + ": " + loc
-	}
-	d.set(14, strings.Join(parts, "; "), unknown > 0)
 }

@@ -27,78 +27,11 @@ func loadRecords(path string) ([]Record, *recordsEnd, error) {
 // summaries had a shard key: "; shard 1/4 (TAILGUARD_SHARD): ...".
 var shardInBox = regexp.MustCompile(`; shard (\d+/\d+) \((?:` + EnvShard + `|Shard)\): `)
 
-// identify finds the source's shard and label: from its summary, an
-// older summary's box 2, or its end line. The problem is an unreadable
-// shard ("" when none).
-func (src *MergeSource) identify() string {
-	if src.Shard == "" {
-		if m := shardInBox.FindStringSubmatch(src.boxes[2].Answer); m != nil {
-			src.Shard = m[1]
-		}
-	}
-	if src.end != nil {
-		if src.Shard == "" {
-			src.Shard = src.end.Shard
-		}
-		if src.label == "" {
-			src.label = src.end.Label
-		}
-	}
-	if src.Shard == "" {
-		return ""
-	}
-	sh, err := parseShard(src.Shard)
-	if err != nil {
-		return fmt.Sprintf("it names shard %q, not one of n (%v): which part of the run it holds is not known", src.Shard, err)
-	}
-	if sh.sharded() {
-		src.shard = sh
-	}
-	return ""
-}
-
-// name names the source in a partial reason: "shard 1/4 of c8 (path)",
-// or its path when it is not a shard.
-func (src *MergeSource) name() string {
-	if !src.shard.sharded() {
-		return src.Path
-	}
-	return "shard " + src.shard.String() + ofLabel(src.label) + " (" + src.Path + ")"
-}
-
 func ofLabel(label string) string {
 	if label == "" {
 		return ""
 	}
 	return " of " + label
-}
-
-// lacks says what the source lacks, as far as its end line and summary
-// tell ("" when it is whole); it runs after identify and readSummary (so
-// Counts.Planned is the summary's, or the records').
-func (src *MergeSource) lacks() string {
-	var why []string
-	if p := src.identify(); p != "" {
-		why = append(why, p)
-	}
-	read := len(src.records)
-	switch {
-	case src.written >= 0 && read < src.written && read == 0:
-		why = append(why, fmt.Sprintf("the records file is empty; its summary says %d records were written", src.written))
-	case src.written >= 0 && read < src.written:
-		why = append(why, fmt.Sprintf("the records file holds %d records; its summary says %d were written: the file was cut, %d records are missing",
-			read, src.written, src.written-read))
-	case src.written >= 0 && read > src.written:
-		why = append(why, fmt.Sprintf("the records file holds %d records; its summary says %d were written: the summary is not this file's", read, src.written))
-	case src.written < 0 && src.end == nil && read == 0:
-		why = append(why, "the records file is empty, with no end line and no summary.json beside it")
-	case src.written < 0 && src.end == nil:
-		why = append(why, fmt.Sprintf("the records file (%d records) has no end line and no summary.json beside it: whether records are missing cannot be told (a file written before records files ended with their count, or one cut at a line boundary)", read))
-	}
-	if planned := src.Counts.Planned; len(why) == 0 && src.Partial == "" && read < planned {
-		why = append(why, fmt.Sprintf("%d sent of %d planned, and its run does not say it was cut short: %d records are missing", read, planned, planned-read))
-	}
-	return strings.Join(why, "; ")
 }
 
 // runLevels are the load levels an incomplete source's records may have

@@ -8,7 +8,6 @@ import (
 	randv2 "math/rand/v2"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -390,74 +389,6 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 	return recs[:sent], st
 }
 
-// fromSchedule collects one value per measured open-loop record; failed
-// records give Failed, and so does a record sent without a schedule (a
-// closed loop cannot vouch for the waits it imposed on itself).
-func (r *Result) fromSchedule(get func(*Record) time.Duration) Sample {
-	return r.sample(func(x *Record) time.Duration {
-		if !x.OpenLoop {
-			return NotObserved
-		}
-		return get(x)
-	})
-}
-
-// FromSchedule is the time from each measured request's scheduled send to
-// the end of its response (Record.FromSchedule: StartDelay + Total), so a
-// request that waited to start (MaxInFlight full, a busy client) counts
-// its wait. Failed for a failed request, and for a request not sent on a
-// schedule (not an OpenLoop's: a closed loop hides its waits, so it cannot
-// give this figure).
-func (r *Result) FromSchedule() Sample {
-	return r.fromSchedule(func(x *Record) time.Duration { return x.StartDelay + x.Total })
-}
-
-// TTFTFromSchedule is the time from each measured request's scheduled
-// send to its first token (StartDelay + TTFT). Failed as in FromSchedule,
-// and for a request that never observed a token (Record.TokensUnobserved).
-func (r *Result) TTFTFromSchedule() Sample {
-	return r.fromSchedule(func(x *Record) time.Duration {
-		if x.TokensUnobserved() || x.TTFT < 0 {
-			return NotObserved
-		}
-		return x.StartDelay + x.TTFT
-	})
-}
-
-// Lag says whether the client fell behind its schedule: late is how many
-// open-loop records (warm-up included: every request was due) started
-// LateStart (1ms) or more after their scheduled send, and max is the
-// largest StartDelay of all. Both are 0 for a closed loop.
-func (r *Result) Lag() (late int, max time.Duration) {
-	for i := range r.Records {
-		rec := &r.Records[i]
-		if !rec.OpenLoop {
-			continue
-		}
-		if rec.StartDelay >= LateStart {
-			late++
-		}
-		if rec.StartDelay > max {
-			max = rec.StartDelay
-		}
-	}
-	return late, max
-}
-
-// lagNote renders Lag for the disclosure's box 13.
-func (r *Result) lagNote(o OpenLoop, st loopStats) string {
-	late, most := r.Lag()
-	if late == 0 {
-		return fmt.Sprintf("kept its schedule: no request started %v or more late (longest start delay %v)", LateStart, most)
-	}
-	why := "the client itself was slow to start them"
-	if st.fullFor > 0 {
-		why = fmt.Sprintf("MaxInFlight %d full for %v in all", o.MaxInFlight, st.fullFor.Round(time.Millisecond))
-	}
-	return fmt.Sprintf("fell behind its schedule: %d of %d requests started late, by up to %v (%s); their waits count in FromSchedule",
-		late, len(r.Records), most.Round(time.Millisecond), why)
-}
-
 // describeArrivals renders the arrivals for the disclosure's box 7.
 func (o OpenLoop) describeArrivals(planned int) string {
 	inFlight := fmt.Sprintf("at most %d in flight", o.MaxInFlight)
@@ -562,43 +493,4 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	d.set(15, "one run, kept whole; no repeat, so no noise floor (run it twice)", true)
 	d.noteUsage(res.Records)
 	return d
-}
-
-// Measure runs the open loop under t, as Batch.Measure does: the deadline
-// comes from t.Deadline() (outside a synctest bubble), the raw records
-// (with their schedule: scheduled_ns, start_delay_ns, from_schedule_ns)
-// and the summary go to t.ArtifactDir(), key figures become t.Attr
-// attributes, and a few lines are logged, plus one for the schedule: p50
-// and p99 from the schedule and whether the client fell behind. An invalid
-// configuration fails the test at once.
-func (o OpenLoop) Measure(t testing.TB, p Provider) *Result {
-	t.Helper()
-	ctx, cancel := runContext(t)
-	defer cancel()
-	r, err := o.Run(ctx, p)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	n, _ := o.normalized()
-	report(t, r, "", n.Label, o.KeepContent)
-	fs, tf := r.FromSchedule(), r.TTFTFromSchedule()
-	late, most := r.Lag()
-	u := UnitFor(fs.Quantile(0.5), fs.Quantile(0.99), tf.Quantile(0.5), tf.Quantile(0.99))
-	t.Attr("tailguard.from_schedule.p50", FormatDuration(fs.Quantile(0.5)))
-	t.Attr("tailguard.from_schedule.p99", FormatDuration(fs.Quantile(0.99)))
-	t.Attr("tailguard.late_starts", fmt.Sprint(late))
-	t.Logf("  from schedule: ttft p50 %s p99 %s; total p50 %s p99 %s; %d of %d started late (max start delay %s)",
-		FormatIn(tf.Quantile(0.5), u), FormatIn(tf.Quantile(0.99), u), FormatIn(fs.Quantile(0.5), u), FormatIn(fs.Quantile(0.99), u),
-		late, len(r.Records), FormatDuration(most))
-	return r
-}
-
-// openLoop reports whether any record was sent on an open loop's schedule.
-func (r *Result) openLoop() bool {
-	for i := range r.Records {
-		if r.Records[i].OpenLoop {
-			return true
-		}
-	}
-	return false
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -308,48 +307,6 @@ type Counts struct {
 	Failed int `json:"failed"`
 }
 
-// Result is what a batch measured: every record, warm-up included, in
-// submission order.
-type Result struct {
-	Records []Record `json:"records"`
-	// Planned is how many requests the run meant to send.
-	Planned int `json:"planned"`
-	// Partial is set when the run stopped before sending everything;
-	// PartialReason says why.
-	Partial       bool   `json:"partial,omitempty"`
-	PartialReason string `json:"partial_reason,omitempty"`
-	// Start and End bound the run (wall clock).
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	// CPUPerWall is the client's CPU seconds per wall second over the run
-	// (NaN when unknown). Above 0.7 the client is part of the tail.
-	CPUPerWall float64 `json:"cpu_per_wall"`
-	// Machine is what other processes did to the client's timings over
-	// the run (PSI, load, timer lateness; see MachineLoad); nil when not
-	// measured (a merge, a baseline read from records).
-	Machine *MachineLoad `json:"machine,omitempty"`
-	// RepeatGaps holds the run-to-run gaps when the batch was repeated.
-	RepeatGaps []RepeatGap `json:"repeat_gaps,omitempty"`
-	// Disclosure says how it was measured.
-	Disclosure Disclosure `json:"disclosure"`
-	// Shard is the part of a split run (see Shard) this result measured:
-	// set by a runner under TAILGUARD_SHARD or a Shard field, zero for a
-	// whole run and for what MergeRecords joins. sloassert fails every
-	// objective on a shard ("merge the shards, then judge") unless it
-	// allows one (sloassert.AllowShard).
-	Shard Shard `json:"shard,omitzero"`
-}
-
-// MarshalJSON writes a non-finite Gap and a Failed run quantile as null.
-func (g RepeatGap) MarshalJSON() ([]byte, error) {
-	type plain RepeatGap
-	return json.Marshal(struct {
-		plain
-		Runs []*int64 `json:"runs_ns"`
-		Gap  *float64 `json:"gap"`
-	}{plain(g), durations(g.Runs), finite(g.Gap)})
-}
-
 // durations renders latencies for JSON: nanoseconds, Failed as null.
 func durations(ds []time.Duration) []*int64 {
 	out := make([]*int64, len(ds))
@@ -367,170 +324,6 @@ func nanos(d time.Duration) *int64 {
 	}
 	n := int64(d)
 	return &n
-}
-
-// RepeatGap is the between-run gap of one quantile: the noise floor. A
-// change smaller than Gap is not a finding.
-type RepeatGap struct {
-	Metric string          `json:"metric"` // "ttft" or "total"
-	Q      float64         `json:"q"`
-	Runs   []time.Duration `json:"runs_ns"`
-	// Gap is (max-min)/min over the runs, a fraction.
-	Gap float64 `json:"gap"`
-}
-
-// Measured returns copies of the non-warm-up records.
-func (r *Result) Measured() []Record {
-	out := make([]Record, 0, len(r.Records))
-	for _, rec := range r.Records {
-		if !rec.Warmup {
-			out = append(out, rec)
-		}
-	}
-	return out
-}
-
-// sample collects one value per measured record; failed records give
-// Failed, and a value that was not observed gives Failed too.
-func (r *Result) sample(get func(*Record) time.Duration) Sample {
-	s := make(Sample, 0, len(r.Records))
-	for i := range r.Records {
-		rec := &r.Records[i]
-		if rec.Warmup {
-			continue
-		}
-		v := get(rec)
-		if !rec.OK() || v < 0 {
-			v = Failed
-		}
-		s = append(s, v)
-	}
-	return s
-}
-
-// TTFT is the time to first token of each measured request (Failed for a
-// failed request, and for one that never observed a token: see
-// Record.TokensUnobserved).
-func (r *Result) TTFT() Sample {
-	return r.sample(func(x *Record) time.Duration {
-		if x.TokensUnobserved() {
-			return NotObserved
-		}
-		return x.TTFT
-	})
-}
-
-// FirstAnswer is the time to the first answer token of each measured
-// request (Failed for a failed request, and for one that never observed a
-// token).
-func (r *Result) FirstAnswer() Sample {
-	return r.sample(func(x *Record) time.Duration {
-		if x.TokensUnobserved() {
-			return NotObserved
-		}
-		return x.FirstAnswer
-	})
-}
-
-// Total is the total time of each measured request (Failed for a failed
-// request).
-func (r *Result) Total() Sample { return r.sample(func(x *Record) time.Duration { return x.Total }) }
-
-// MaxGap is the longest inter-token silence of each measured request
-// (Failed for a failed request, and for one with no token event: a
-// provider that does not observe tokens cannot vouch for its silences).
-func (r *Result) MaxGap() Sample {
-	return r.sample(func(x *Record) time.Duration {
-		if x.TokenEvents == 0 {
-			return NotObserved
-		}
-		return x.MaxGap
-	})
-}
-
-// ITL pools every inter-token gap of the measured requests. A failed
-// request adds its gaps and one Failed value (its last silence never
-// ended), so failures can only make the figure worse.
-func (r *Result) ITL() Sample {
-	var s Sample
-	for i := range r.Records {
-		if rec := &r.Records[i]; !rec.Warmup {
-			s = rec.Gaps.appendTo(s)
-			if !rec.OK() {
-				s = append(s, Failed)
-			}
-		}
-	}
-	return s
-}
-
-// DecodeRates is the decode speed (tokens/s, or events/s for requests
-// without usage: see DecodeRateUnit) of each measured request; a failed
-// request counts as 0, and a success without a rate (a one-token answer:
-// see Record.DecodeRate) is left out, so it neither fails nor helps a
-// decode-rate floor.
-func (r *Result) DecodeRates() Rates {
-	out := make(Rates, 0, len(r.Records))
-	for i := range r.Records {
-		if !r.Records[i].Warmup {
-			if v := r.Records[i].DecodeRate(); !math.IsNaN(v) {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
-}
-
-// DecodeRateUnit is the unit of DecodeRates: UnitEventsPerSecond when any
-// measured success reported no usage (its rate counts token events), else
-// UnitTokensPerSecond; "" when no measured request succeeded.
-func (r *Result) DecodeRateUnit() string {
-	unit := ""
-	for i := range r.Records {
-		if rec := &r.Records[i]; !rec.Warmup && rec.OK() {
-			if unit = rec.DecodeRateUnit(); unit == UnitEventsPerSecond {
-				return unit
-			}
-		}
-	}
-	return unit
-}
-
-// Counts accounts for every request sent.
-func (r *Result) Counts() Counts {
-	c := Counts{Planned: r.Planned, Sent: len(r.Records)}
-	for i := range r.Records {
-		switch rec := &r.Records[i]; {
-		case rec.Warmup:
-			c.Discarded++
-		case rec.OK():
-			c.Kept++
-		default:
-			c.Failed++
-		}
-	}
-	return c
-}
-
-// ErrorRate is the fraction of measured requests that failed; NaN when no
-// request was measured.
-func (r *Result) ErrorRate() float64 {
-	c := r.Counts()
-	if c.Kept+c.Failed == 0 {
-		return math.NaN()
-	}
-	return float64(c.Failed) / float64(c.Kept+c.Failed)
-}
-
-// Errors counts the measured failures by class.
-func (r *Result) Errors() map[string]int {
-	m := map[string]int{}
-	for i := range r.Records {
-		if rec := &r.Records[i]; !rec.Warmup && !rec.OK() {
-			m[rec.Err]++
-		}
-	}
-	return m
 }
 
 // ErrorExample is one error class of a result: how many measured requests
@@ -562,133 +355,22 @@ func cutRunes(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// ErrorExamples lists the measured failures by class, most frequent
-// first (ties by class), each with its first request as an example; nil
-// when nothing failed.
-func (r *Result) ErrorExamples() []ErrorExample {
-	var out []ErrorExample
-	at := map[string]int{}
-	for i := range r.Records {
-		rec := &r.Records[i]
-		if rec.Warmup || rec.OK() {
-			continue
-		}
-		k, ok := at[rec.Err]
-		if !ok {
-			k = len(out)
-			at[rec.Err] = k
-			out = append(out, ErrorExample{Class: rec.Err, ID: rec.ID, Detail: rec.Detail})
-		}
-		out[k].Count++
-	}
-	slices.SortStableFunc(out, func(a, b ErrorExample) int {
-		if a.Count != b.Count {
-			return b.Count - a.Count
-		}
-		return strings.Compare(a.Class, b.Class)
-	})
-	return out
+// MarshalJSON writes a non-finite Gap and a Failed run quantile as null.
+func (g RepeatGap) MarshalJSON() ([]byte, error) {
+	type plain RepeatGap
+	return json.Marshal(struct {
+		plain
+		Runs []*int64 `json:"runs_ns"`
+		Gap  *float64 `json:"gap"`
+	}{plain(g), durations(g.Runs), finite(g.Gap)})
 }
 
-// ErrorClasses returns the classes of Errors, sorted.
-func (r *Result) ErrorClasses() []string { return slices.Sorted(maps.Keys(r.Errors())) }
-
-// CachedTokens sums usage.prompt_tokens_details.cached_tokens over the
-// measured requests: 0 proves the prompts missed the provider's cache.
-func (r *Result) CachedTokens() int {
-	n := 0
-	for i := range r.Records {
-		if !r.Records[i].Warmup {
-			n += r.Records[i].CachedTokens
-		}
-	}
-	return n
-}
-
-// ChainResult is what a chain run measured.
-type ChainResult struct {
-	Chains []ChainRun `json:"chains"`
-	// Planned is how many chains the run meant to complete.
-	Planned       int        `json:"planned"`
-	Partial       bool       `json:"partial,omitempty"`
-	PartialReason string     `json:"partial_reason,omitempty"`
-	Start         time.Time  `json:"start"`
-	End           time.Time  `json:"end"`
-	CPUPerWall    float64    `json:"cpu_per_wall"`
-	Disclosure    Disclosure `json:"disclosure"`
-	// Machine is as Result.Machine.
-	Machine *MachineLoad `json:"machine,omitempty"`
-	// Shard is the part of a split run these chains are, as Result.Shard.
-	Shard Shard `json:"shard,omitzero"`
-}
-
-// ChainRun is one chain: its calls in order and its measured total.
-type ChainRun struct {
-	ID    string   `json:"id"`
-	Calls []Record `json:"calls"`
-	// Total is measured around the whole chain: its calls and its tool
-	// steps (Chain.Tool).
-	Total time.Duration `json:"total_ns"`
-	// ModelTime is the sum of the calls' Total; ToolTime the sum of the
-	// tool steps' wall times (0 without Chain.Tool), over ToolSteps steps.
-	ModelTime time.Duration `json:"model_ns,omitempty"`
-	ToolTime  time.Duration `json:"tool_ns,omitempty"`
-	ToolSteps int           `json:"tool_steps,omitempty"`
-	// ToolErr is the error of the tool step that failed the chain (Err
-	// "tool_error"), "" otherwise.
-	ToolErr string `json:"tool_err,omitempty"`
-	// Err is the class of the first failed call ("" when all succeeded;
-	// "canceled" when the run's deadline cut the chain short).
-	Err string `json:"err,omitempty"`
-	// Cut says why the chain stopped before its last call ("" when it ran
-	// them all).
-	Cut string `json:"cut,omitempty"`
-}
-
-// OK reports whether every call of the chain succeeded.
-func (c *ChainRun) OK() bool { return c.Err == "" }
-
-// Totals is the measured total of each chain; a chain with a failed call
-// (an empty answer included) is Failed: the task did not get done.
-func (cr *ChainResult) Totals() Sample {
-	s := make(Sample, 0, len(cr.Chains))
-	for i := range cr.Chains {
-		if cr.Chains[i].OK() {
-			s = append(s, cr.Chains[i].Total)
-		} else {
-			s = append(s, Failed)
-		}
-	}
-	return s
-}
-
-// Calls returns every call of every chain as one Result, for per-call
-// figures. A chain run cut short gives a Partial result.
-func (cr *ChainResult) Calls() *Result {
-	r := &Result{Start: cr.Start, End: cr.End, CPUPerWall: cr.CPUPerWall, Machine: cr.Machine, Disclosure: cr.Disclosure,
-		Partial: cr.Partial, PartialReason: cr.PartialReason, Shard: cr.Shard}
-	for _, c := range cr.Chains {
-		r.Records = append(r.Records, c.Calls...)
-	}
-	r.Planned = len(r.Records)
-	return r
-}
-
-// ErrorRate is the fraction of chains with a failed call, among those
-// not cut short by the run's end (see ChainRun.CutShort); NaN when there
-// are none.
-func (cr *ChainResult) ErrorRate() float64 {
-	n, finished := 0, 0
-	for i := range cr.Chains {
-		if !cr.Chains[i].CutShort() {
-			finished++
-			if !cr.Chains[i].OK() {
-				n++
-			}
-		}
-	}
-	if finished == 0 {
-		return math.NaN()
-	}
-	return float64(n) / float64(finished)
+// RepeatGap is the between-run gap of one quantile: the noise floor. A
+// change smaller than Gap is not a finding.
+type RepeatGap struct {
+	Metric string          `json:"metric"` // "ttft" or "total"
+	Q      float64         `json:"q"`
+	Runs   []time.Duration `json:"runs_ns"`
+	// Gap is (max-min)/min over the runs, a fraction.
+	Gap float64 `json:"gap"`
 }

@@ -1,0 +1,112 @@
+package latencytest
+
+import (
+	"math"
+	"time"
+)
+
+// ChainResult is what a chain run measured.
+type ChainResult struct {
+	Chains []ChainRun `json:"chains"`
+	// Planned is how many chains the run meant to complete.
+	Planned       int        `json:"planned"`
+	Partial       bool       `json:"partial,omitempty"`
+	PartialReason string     `json:"partial_reason,omitempty"`
+	Start         time.Time  `json:"start"`
+	End           time.Time  `json:"end"`
+	CPUPerWall    float64    `json:"cpu_per_wall"`
+	Disclosure    Disclosure `json:"disclosure"`
+	// Machine is as Result.Machine.
+	Machine *MachineLoad `json:"machine,omitempty"`
+	// Shard is the part of a split run these chains are, as Result.Shard.
+	Shard Shard `json:"shard,omitzero"`
+}
+
+// ChainRun is one chain: its calls in order and its measured total.
+type ChainRun struct {
+	ID    string   `json:"id"`
+	Calls []Record `json:"calls"`
+	// Total is measured around the whole chain: its calls and its tool
+	// steps (Chain.Tool).
+	Total time.Duration `json:"total_ns"`
+	// ModelTime is the sum of the calls' Total; ToolTime the sum of the
+	// tool steps' wall times (0 without Chain.Tool), over ToolSteps steps.
+	ModelTime time.Duration `json:"model_ns,omitempty"`
+	ToolTime  time.Duration `json:"tool_ns,omitempty"`
+	ToolSteps int           `json:"tool_steps,omitempty"`
+	// ToolErr is the error of the tool step that failed the chain (Err
+	// "tool_error"), "" otherwise.
+	ToolErr string `json:"tool_err,omitempty"`
+	// Err is the class of the first failed call ("" when all succeeded;
+	// "canceled" when the run's deadline cut the chain short).
+	Err string `json:"err,omitempty"`
+	// Cut says why the chain stopped before its last call ("" when it ran
+	// them all).
+	Cut string `json:"cut,omitempty"`
+}
+
+// OK reports whether every call of the chain succeeded.
+func (c *ChainRun) OK() bool { return c.Err == "" }
+
+// Totals is the measured total of each chain; a chain with a failed call
+// (an empty answer included) is Failed: the task did not get done.
+func (cr *ChainResult) Totals() Sample {
+	s := make(Sample, 0, len(cr.Chains))
+	for i := range cr.Chains {
+		if cr.Chains[i].OK() {
+			s = append(s, cr.Chains[i].Total)
+		} else {
+			s = append(s, Failed)
+		}
+	}
+	return s
+}
+
+// Calls returns every call of every chain as one Result, for per-call
+// figures. A chain run cut short gives a Partial result.
+func (cr *ChainResult) Calls() *Result {
+	r := &Result{Start: cr.Start, End: cr.End, CPUPerWall: cr.CPUPerWall, Machine: cr.Machine, Disclosure: cr.Disclosure,
+		Partial: cr.Partial, PartialReason: cr.PartialReason, Shard: cr.Shard}
+	for _, c := range cr.Chains {
+		r.Records = append(r.Records, c.Calls...)
+	}
+	r.Planned = len(r.Records)
+	return r
+}
+
+// ErrorRate is the fraction of chains with a failed call, among those
+// not cut short by the run's end (see ChainRun.CutShort); NaN when there
+// are none.
+func (cr *ChainResult) ErrorRate() float64 {
+	n, finished := 0, 0
+	for i := range cr.Chains {
+		if !cr.Chains[i].CutShort() {
+			finished++
+			if !cr.Chains[i].OK() {
+				n++
+			}
+		}
+	}
+	if finished == 0 {
+		return math.NaN()
+	}
+	return float64(n) / float64(finished)
+}
+
+// CutShort reports whether the run's end (its deadline or cancellation)
+// cut the chain short (Cut set) before any of its calls failed for
+// another reason: such a chain is partial, not failed, and sloassert's
+// chain objectives leave it out of chain error rates and totals, saying
+// how many (the run is Partial). A chain with a failed call counts as
+// failed, cut short or not.
+func (c *ChainRun) CutShort() bool {
+	if c.Cut == "" {
+		return false
+	}
+	for i := range c.Calls {
+		if !c.Calls[i].OK() && c.Calls[i].Err != ClassCanceled {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,598 @@
+package latencytest
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Result is what a batch measured: every record, warm-up included, in
+// submission order.
+type Result struct {
+	Records []Record `json:"records"`
+	// Planned is how many requests the run meant to send.
+	Planned int `json:"planned"`
+	// Partial is set when the run stopped before sending everything;
+	// PartialReason says why.
+	Partial       bool   `json:"partial,omitempty"`
+	PartialReason string `json:"partial_reason,omitempty"`
+	// Start and End bound the run (wall clock).
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// CPUPerWall is the client's CPU seconds per wall second over the run
+	// (NaN when unknown). Above 0.7 the client is part of the tail.
+	CPUPerWall float64 `json:"cpu_per_wall"`
+	// Machine is what other processes did to the client's timings over
+	// the run (PSI, load, timer lateness; see MachineLoad); nil when not
+	// measured (a merge, a baseline read from records).
+	Machine *MachineLoad `json:"machine,omitempty"`
+	// RepeatGaps holds the run-to-run gaps when the batch was repeated.
+	RepeatGaps []RepeatGap `json:"repeat_gaps,omitempty"`
+	// Disclosure says how it was measured.
+	Disclosure Disclosure `json:"disclosure"`
+	// Shard is the part of a split run (see Shard) this result measured:
+	// set by a runner under TAILGUARD_SHARD or a Shard field, zero for a
+	// whole run and for what MergeRecords joins. sloassert fails every
+	// objective on a shard ("merge the shards, then judge") unless it
+	// allows one (sloassert.AllowShard).
+	Shard Shard `json:"shard,omitzero"`
+}
+
+// Measured returns copies of the non-warm-up records.
+func (r *Result) Measured() []Record {
+	out := make([]Record, 0, len(r.Records))
+	for _, rec := range r.Records {
+		if !rec.Warmup {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// sample collects one value per measured record; failed records give
+// Failed, and a value that was not observed gives Failed too.
+func (r *Result) sample(get func(*Record) time.Duration) Sample {
+	s := make(Sample, 0, len(r.Records))
+	for i := range r.Records {
+		rec := &r.Records[i]
+		if rec.Warmup {
+			continue
+		}
+		v := get(rec)
+		if !rec.OK() || v < 0 {
+			v = Failed
+		}
+		s = append(s, v)
+	}
+	return s
+}
+
+// TTFT is the time to first token of each measured request (Failed for a
+// failed request, and for one that never observed a token: see
+// Record.TokensUnobserved).
+func (r *Result) TTFT() Sample {
+	return r.sample(func(x *Record) time.Duration {
+		if x.TokensUnobserved() {
+			return NotObserved
+		}
+		return x.TTFT
+	})
+}
+
+// FirstAnswer is the time to the first answer token of each measured
+// request (Failed for a failed request, and for one that never observed a
+// token).
+func (r *Result) FirstAnswer() Sample {
+	return r.sample(func(x *Record) time.Duration {
+		if x.TokensUnobserved() {
+			return NotObserved
+		}
+		return x.FirstAnswer
+	})
+}
+
+// Total is the total time of each measured request (Failed for a failed
+// request).
+func (r *Result) Total() Sample { return r.sample(func(x *Record) time.Duration { return x.Total }) }
+
+// MaxGap is the longest inter-token silence of each measured request
+// (Failed for a failed request, and for one with no token event: a
+// provider that does not observe tokens cannot vouch for its silences).
+func (r *Result) MaxGap() Sample {
+	return r.sample(func(x *Record) time.Duration {
+		if x.TokenEvents == 0 {
+			return NotObserved
+		}
+		return x.MaxGap
+	})
+}
+
+// ITL pools every inter-token gap of the measured requests. A failed
+// request adds its gaps and one Failed value (its last silence never
+// ended), so failures can only make the figure worse.
+func (r *Result) ITL() Sample {
+	var s Sample
+	for i := range r.Records {
+		if rec := &r.Records[i]; !rec.Warmup {
+			s = rec.Gaps.appendTo(s)
+			if !rec.OK() {
+				s = append(s, Failed)
+			}
+		}
+	}
+	return s
+}
+
+// DecodeRates is the decode speed (tokens/s, or events/s for requests
+// without usage: see DecodeRateUnit) of each measured request; a failed
+// request counts as 0, and a success without a rate (a one-token answer:
+// see Record.DecodeRate) is left out, so it neither fails nor helps a
+// decode-rate floor.
+func (r *Result) DecodeRates() Rates {
+	out := make(Rates, 0, len(r.Records))
+	for i := range r.Records {
+		if !r.Records[i].Warmup {
+			if v := r.Records[i].DecodeRate(); !math.IsNaN(v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// DecodeRateUnit is the unit of DecodeRates: UnitEventsPerSecond when any
+// measured success reported no usage (its rate counts token events), else
+// UnitTokensPerSecond; "" when no measured request succeeded.
+func (r *Result) DecodeRateUnit() string {
+	unit := ""
+	for i := range r.Records {
+		if rec := &r.Records[i]; !rec.Warmup && rec.OK() {
+			if unit = rec.DecodeRateUnit(); unit == UnitEventsPerSecond {
+				return unit
+			}
+		}
+	}
+	return unit
+}
+
+// Counts accounts for every request sent.
+func (r *Result) Counts() Counts {
+	c := Counts{Planned: r.Planned, Sent: len(r.Records)}
+	for i := range r.Records {
+		switch rec := &r.Records[i]; {
+		case rec.Warmup:
+			c.Discarded++
+		case rec.OK():
+			c.Kept++
+		default:
+			c.Failed++
+		}
+	}
+	return c
+}
+
+// ErrorRate is the fraction of measured requests that failed; NaN when no
+// request was measured.
+func (r *Result) ErrorRate() float64 {
+	c := r.Counts()
+	if c.Kept+c.Failed == 0 {
+		return math.NaN()
+	}
+	return float64(c.Failed) / float64(c.Kept+c.Failed)
+}
+
+// Errors counts the measured failures by class.
+func (r *Result) Errors() map[string]int {
+	m := map[string]int{}
+	for i := range r.Records {
+		if rec := &r.Records[i]; !rec.Warmup && !rec.OK() {
+			m[rec.Err]++
+		}
+	}
+	return m
+}
+
+// ErrorExamples lists the measured failures by class, most frequent
+// first (ties by class), each with its first request as an example; nil
+// when nothing failed.
+func (r *Result) ErrorExamples() []ErrorExample {
+	var out []ErrorExample
+	at := map[string]int{}
+	for i := range r.Records {
+		rec := &r.Records[i]
+		if rec.Warmup || rec.OK() {
+			continue
+		}
+		k, ok := at[rec.Err]
+		if !ok {
+			k = len(out)
+			at[rec.Err] = k
+			out = append(out, ErrorExample{Class: rec.Err, ID: rec.ID, Detail: rec.Detail})
+		}
+		out[k].Count++
+	}
+	slices.SortStableFunc(out, func(a, b ErrorExample) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return strings.Compare(a.Class, b.Class)
+	})
+	return out
+}
+
+// ErrorClasses returns the classes of Errors, sorted.
+func (r *Result) ErrorClasses() []string { return slices.Sorted(maps.Keys(r.Errors())) }
+
+// CachedTokens sums usage.prompt_tokens_details.cached_tokens over the
+// measured requests: 0 proves the prompts missed the provider's cache.
+func (r *Result) CachedTokens() int {
+	n := 0
+	for i := range r.Records {
+		if !r.Records[i].Warmup {
+			n += r.Records[i].CachedTokens
+		}
+	}
+	return n
+}
+
+// FirstAttempt is the first attempt's total time of each measured call,
+// Failed when it failed: the latency without retries, to set beside
+// Total (the latency with them). A call with one attempt or none counts
+// as Total does, so that without retries the two samples agree; a call
+// with several counts its first attempt's Total (Attempt.Total), Failed
+// when that attempt failed.
+func (r *Result) FirstAttempt() Sample {
+	return r.sample(func(x *Record) time.Duration {
+		if len(x.Attempts) < 2 {
+			return x.Total
+		}
+		if a := x.Attempts[0]; a.OK() {
+			return a.Total
+		}
+		return Failed
+	})
+}
+
+// Attempts counts the measured calls and the attempts they made in all: a
+// call made through Instrument counts its HTTP requests (retries and tool
+// calls alike), any other call counts one.
+func (r *Result) Attempts() (calls, attempts int) {
+	for i := range r.Records {
+		if rec := &r.Records[i]; !rec.Warmup {
+			calls++
+			attempts += max(1, len(rec.Attempts))
+		}
+	}
+	return calls, attempts
+}
+
+// Retried counts the measured calls that made more than one attempt.
+func (r *Result) Retried() int {
+	n := 0
+	for i := range r.Records {
+		if rec := &r.Records[i]; !rec.Warmup && len(rec.Attempts) > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// Windows splits the run into consecutive windows of length d from its
+// Start to its last request's start (a 48-hour soak in 6-hour windows
+// gives 8), for drift over time: each window holds the records that
+// started in it, in submission order. A window with no request is kept,
+// empty, so the indexes stay regular. A Result cut short (Partial) passes
+// that on to its last window. It panics when d is not positive or would
+// make more than MaxWindows windows (WindowCount says how many).
+func (r *Result) Windows(d time.Duration) []Window {
+	if d <= 0 {
+		panic(fmt.Sprintf("latencytest: Windows: window length %v is not positive", d))
+	}
+	if len(r.Records) == 0 {
+		return nil
+	}
+	n := r.WindowCount(d)
+	if n > MaxWindows {
+		panic("latencytest: Windows: " + TooManyWindows(r, d))
+	}
+	out := make([]Window, n)
+	for i := range out {
+		from, to := time.Duration(i)*d, time.Duration(i+1)*d
+		out[i] = Window{Index: i, From: from, To: to, Result: &Result{
+			Start: r.Start.Add(from), End: r.Start.Add(to), CPUPerWall: r.CPUPerWall, Disclosure: r.Disclosure,
+		}}
+	}
+	for _, rec := range r.Records {
+		off := rec.Start.Sub(r.Start)
+		i := min(max(int(off/d), 0), n-1) // a record before Start (clock skew) joins the first window
+		out[i].Records = append(out[i].Records, rec)
+	}
+	for i := range out {
+		out[i].Planned = len(out[i].Records)
+	}
+	if r.Partial {
+		out[n-1].Partial, out[n-1].PartialReason = true, r.PartialReason
+	}
+	return out
+}
+
+// WindowCount is how many windows of length d Windows cuts the run into:
+// 1 + the last request's start offset / d (0 for a run with no record or
+// a d that is not positive). It allocates nothing.
+func (r *Result) WindowCount(d time.Duration) int {
+	if d <= 0 || len(r.Records) == 0 {
+		return 0
+	}
+	last := time.Duration(0)
+	for i := range r.Records {
+		last = max(last, r.Records[i].Start.Sub(r.Start))
+	}
+	n := uint64(last/d) + 1
+	if n > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
+}
+
+// ColdStarts is the TTFT of every request that may have met a cold start,
+// judged on its own (sloassert.MaxColdStart) rather than hidden with the
+// warm-up or averaged into steady state: each warm-up request, the run's
+// first request, each measured request sent after DefaultIdleGap with
+// nothing of this run in flight, and each request the fake provider says
+// it cold-started (Record.Injected holds "cold_start="), whatever the gap.
+// A failed or unobserved TTFT is Failed. The measured ones stay in the
+// steady-state figures too: nothing is hidden.
+func (r *Result) ColdStarts() Sample { return r.ColdStartsAfter(DefaultIdleGap) }
+
+// ColdStartsAfter is ColdStarts with another idle gap.
+func (r *Result) ColdStartsAfter(idle time.Duration) Sample {
+	cs := r.ColdStartCandidates(idle)
+	s := make(Sample, len(cs))
+	for i, c := range cs {
+		s[i] = c.TTFT
+	}
+	return s
+}
+
+// ColdStartIDs returns the trace IDs behind ColdStartsAfter(idle), in the
+// same order.
+func (r *Result) ColdStartIDs(idle time.Duration) []string {
+	var ids []string
+	for _, c := range r.ColdStartCandidates(idle) {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// ColdStartCandidates returns every cold-start candidate with the gap
+// idle (see ColdStarts), in Records order, each with its TTFT compared like
+// with like: warm requests (measured, successful, not candidates) are
+// grouped by prompt class, and a candidate's ClassExcess is its class's
+// median warm TTFT less the fastest class's (see NoWarmClass for a class
+// with no warm request). A fixed prompt (one class) has no excess.
+func (r *Result) ColdStartCandidates(idle time.Duration) []ColdStart {
+	idx, why := r.coldStartCandidates(idle)
+	cand := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		cand[i] = true
+	}
+	warm := map[string]Sample{}
+	tokens := map[string]Sample{} // prompt tokens, as durations for Quantile
+	for i := range r.Records {
+		rec := &r.Records[i]
+		if cand[i] || rec.Warmup || !rec.OK() || rec.TokensUnobserved() || rec.TTFT <= 0 {
+			continue
+		}
+		warm[rec.PromptClass] = append(warm[rec.PromptClass], rec.TTFT)
+		tokens[rec.PromptClass] = append(tokens[rec.PromptClass], time.Duration(rec.PromptTokens))
+	}
+	median := map[string]time.Duration{}
+	medTokens := map[string]float64{}
+	var fastest time.Duration = -1
+	ref := ""
+	for c, s := range warm {
+		median[c], medTokens[c] = s.Quantile(0.5), float64(tokens[c].Quantile(0.5))
+		if fastest < 0 || median[c] < fastest || median[c] == fastest && c < ref {
+			fastest, ref = median[c], c
+		}
+	}
+	// A class with no warm request (a short run whose one long prompt is
+	// its first) is compared through the prefill cost per prompt token the
+	// warm classes show: the slope from the fastest class to the warm class
+	// with the most prompt tokens, when the server reports prompt tokens.
+	slope, far := 0.0, ref // TTFT per prompt token; the class it is measured to
+	for c := range warm {
+		if medTokens[c] > medTokens[far] || medTokens[c] == medTokens[far] && c < far {
+			far = c
+		}
+	}
+	if dt := medTokens[far] - medTokens[ref]; dt > 0 && median[far] > fastest {
+		slope = float64(median[far]-fastest) / dt
+	}
+	out := make([]ColdStart, 0, len(idx))
+	for k, i := range idx {
+		rec := &r.Records[i]
+		c := ColdStart{ID: rec.ID, Index: i, Class: rec.PromptClass, TTFT: rec.TTFT, Why: why[k]}
+		if !rec.OK() || rec.TTFT < 0 || rec.TokensUnobserved() {
+			c.TTFT = Failed
+		}
+		if m, ok := median[c.Class]; ok {
+			c.ClassExcess = m - fastest
+		} else {
+			c.NoWarmClass = true
+			if extra := float64(rec.PromptTokens) - medTokens[ref]; slope > 0 && rec.PromptTokens > 0 && extra > 0 {
+				c.ClassExcess = time.Duration(slope * extra)
+			}
+		}
+		c.Compared = c.TTFT
+		if c.TTFT != Failed {
+			c.Compared = max(c.TTFT-c.ClassExcess, 0)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// coldStartCandidates returns the indexes of the cold-start candidates,
+// in Records order, and why each is one.
+func (r *Result) coldStartCandidates(idle time.Duration) ([]int, []string) {
+	order := make([]int, len(r.Records))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return r.Records[a].Start.Compare(r.Records[b].Start) })
+	why := map[int]string{}
+	var busyUntil time.Time // the latest end of a request sent so far
+	for k, i := range order {
+		rec := &r.Records[i]
+		end := rec.Start.Add(max(rec.Total, 0))
+		var w []string
+		if rec.Warmup {
+			w = append(w, "warm-up")
+		}
+		if k == 0 {
+			w = append(w, "first request")
+		} else if gap := rec.Start.Sub(busyUntil); idle > 0 && gap >= idle {
+			w = append(w, fmt.Sprintf("after %v idle", gap.Round(time.Millisecond)))
+		}
+		if inj := injectedColdStart(rec.Injected); inj != "" {
+			w = append(w, "fake injected "+inj)
+		}
+		if len(w) > 0 {
+			why[i] = strings.Join(w, ", ")
+		}
+		if end.After(busyUntil) {
+			busyUntil = end
+		}
+	}
+	out := slices.Sorted(maps.Keys(why))
+	reasons := make([]string, len(out))
+	for k, i := range out {
+		reasons[k] = why[i]
+	}
+	return out, reasons
+}
+
+// fromSchedule collects one value per measured open-loop record; failed
+// records give Failed, and so does a record sent without a schedule (a
+// closed loop cannot vouch for the waits it imposed on itself).
+func (r *Result) fromSchedule(get func(*Record) time.Duration) Sample {
+	return r.sample(func(x *Record) time.Duration {
+		if !x.OpenLoop {
+			return NotObserved
+		}
+		return get(x)
+	})
+}
+
+// FromSchedule is the time from each measured request's scheduled send to
+// the end of its response (Record.FromSchedule: StartDelay + Total), so a
+// request that waited to start (MaxInFlight full, a busy client) counts
+// its wait. Failed for a failed request, and for a request not sent on a
+// schedule (not an OpenLoop's: a closed loop hides its waits, so it cannot
+// give this figure).
+func (r *Result) FromSchedule() Sample {
+	return r.fromSchedule(func(x *Record) time.Duration { return x.StartDelay + x.Total })
+}
+
+// TTFTFromSchedule is the time from each measured request's scheduled
+// send to its first token (StartDelay + TTFT). Failed as in FromSchedule,
+// and for a request that never observed a token (Record.TokensUnobserved).
+func (r *Result) TTFTFromSchedule() Sample {
+	return r.fromSchedule(func(x *Record) time.Duration {
+		if x.TokensUnobserved() || x.TTFT < 0 {
+			return NotObserved
+		}
+		return x.StartDelay + x.TTFT
+	})
+}
+
+// Lag says whether the client fell behind its schedule: late is how many
+// open-loop records (warm-up included: every request was due) started
+// LateStart (1ms) or more after their scheduled send, and max is the
+// largest StartDelay of all. Both are 0 for a closed loop.
+func (r *Result) Lag() (late int, max time.Duration) {
+	for i := range r.Records {
+		rec := &r.Records[i]
+		if !rec.OpenLoop {
+			continue
+		}
+		if rec.StartDelay >= LateStart {
+			late++
+		}
+		if rec.StartDelay > max {
+			max = rec.StartDelay
+		}
+	}
+	return late, max
+}
+
+// lagNote renders Lag for the disclosure's box 13.
+func (r *Result) lagNote(o OpenLoop, st loopStats) string {
+	late, most := r.Lag()
+	if late == 0 {
+		return fmt.Sprintf("kept its schedule: no request started %v or more late (longest start delay %v)", LateStart, most)
+	}
+	why := "the client itself was slow to start them"
+	if st.fullFor > 0 {
+		why = fmt.Sprintf("MaxInFlight %d full for %v in all", o.MaxInFlight, st.fullFor.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("fell behind its schedule: %d of %d requests started late, by up to %v (%s); their waits count in FromSchedule",
+		late, len(r.Records), most.Round(time.Millisecond), why)
+}
+
+// openLoop reports whether any record was sent on an open loop's schedule.
+func (r *Result) openLoop() bool {
+	for i := range r.Records {
+		if r.Records[i].OpenLoop {
+			return true
+		}
+	}
+	return false
+}
+
+// Summarize computes the ResultSummary (Test and Label are left empty).
+func (r *Result) Summarize() ResultSummary {
+	s := ResultSummary{
+		Counts: r.Counts(), ErrorRate: r.ErrorRate(), Errors: r.Errors(), ErrorExamples: r.ErrorExamples(),
+		TTFT: r.TTFT().Summarize(), FirstAnswer: r.FirstAnswer().Summarize(), Total: r.Total().Summarize(),
+		MaxGap: r.MaxGap().Summarize(), ITL: r.ITL().Summarize(), CPUPerWall: r.CPUPerWall,
+		Partial: r.PartialReason, RepeatGaps: r.RepeatGaps, Disclosure: r.Disclosure,
+		Model: strings.Join(modelsOf(r.Records), ", "), DecodeRateUnit: r.DecodeRateUnit(), Shard: r.Shard.String(),
+	}
+	s.Machine = r.Machine
+	if r.openLoop() {
+		fs, tf := r.FromSchedule().Summarize(), r.TTFTFromSchedule().Summarize()
+		s.FromSchedule, s.TTFTFromSchedule = &fs, &tf
+		s.LateStarts, s.MaxStartDelay = r.Lag()
+	}
+	for i := range r.Records {
+		switch c := r.Records[i].Concurrency; {
+		case i == 0:
+			s.Concurrency = c
+		case c != s.Concurrency:
+			s.Concurrency = 0 // mixed (merged records)
+		}
+	}
+	return s
+}
+
+// MarshalJSON writes a NaN CPU/wall as null.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	return json.Marshal(struct {
+		*plain
+		CPUPerWall *float64 `json:"cpu_per_wall"`
+	}{(*plain)(r), finite(r.CPUPerWall)})
+}
+
+// snapshot is the result so far, for a sequential batch's Until: the
+// records are copied, so Until may keep it.
+func (r *Result) snapshot() *Result {
+	return &Result{Records: slices.Clone(r.Records), Planned: r.Planned, Partial: r.Partial,
+		PartialReason: r.PartialReason, Start: r.Start, End: time.Now(), CPUPerWall: math.NaN()}
+}
