@@ -21,17 +21,29 @@ type TestingT interface {
 // failure points at the test's line, not at sloassert.
 type helper interface{ Helper() }
 
-// Check judges r against every objective, reports the whole failure
-// screen with t.Errorf when any fails (every violated objective, not just
-// the first), and returns whether all passed. No objective never passes.
-func Check(t TestingT, r *latencytest.Result, objectives ...Objective) bool {
+// Check judges s against every objective (Evaluate), reports the whole
+// failure screen with t.Errorf when any fails (every violated objective,
+// not just the first; for a sweep, each failing level's screen), writes
+// the report where people look (WriteReport), and returns whether all
+// passed. No objective never passes. A failing result run in virtual time
+// ends with the command that replays it (ReplayCommand).
+func Check[S Subject](t TestingT, s S, objectives ...Objective) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper() // marks this function: Helper marks its caller
 	}
-	rep := Evaluate(r, objectives...)
-	rep.Replay = ReplayCommand(t, r)
-	WriteReport(t, r, rep) // charts, report.md, the job summary
-	return finish(t, rep)
+	rep := Evaluate(s, objectives...)
+	if r, ok := any(s).(*latencytest.Result); ok {
+		rep.Replay = ReplayCommand(t, r)
+	}
+	WriteReport(t, s, rep) // charts, report.md, the job summary
+	if rep.Levels == nil {
+		return finish(t, rep)
+	}
+	ok := true
+	for _, l := range rep.Levels {
+		ok = finish(t, l) && ok
+	}
+	return ok
 }
 
 // ReplayCommand is the command that replays the test t when r ran in

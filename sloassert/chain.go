@@ -90,33 +90,16 @@ func (t Task) Objective(metric Metric, opts ...Option) Objective {
 	return o // Evaluate reports an outcome under its objective's Name
 }
 
-// ChainObjective is an objective on measured chain totals, the ground
-// truth of a task's latency. A chain with a failed call (an empty answer
-// included) counts as never finished.
-type ChainObjective struct {
-	Name  string
-	opts  options
-	judge func(cr *latencytest.ChainResult, o options) Outcome
-}
-
-// With returns the objective with more options (AllowPartial,
-// AllowSmallSample, Demonstrate, Refute, Confidence).
-func (c ChainObjective) With(opts ...Option) ChainObjective {
-	for _, f := range opts {
-		f(&c.opts)
-	}
-	return c
-}
-
 // ChainQ is the objective "the q-quantile of measured chain totals is
-// within budget". A chain with a failed call counts as Failed (never
+// within budget", on measured chains: their totals are the ground truth of
+// a task's latency. A chain with a failed call counts as Failed (never
 // done); a chain the run's end cut short (see ChainRun.CutShort) is left
 // out, unless it had already run longer than budget: then it counts as
 // Failed too (its total can only grow). The outcome says how many were
 // cut.
-func ChainQ(q float64, budget time.Duration, opts ...Option) ChainObjective {
+func ChainQ(q float64, budget time.Duration, opts ...Option) Objective {
 	name := fmt.Sprintf("chain total %s <= %s", QuantileName(q), latencytest.FormatDuration(budget))
-	return ChainObjective{Name: name, opts: collect(opts), judge: func(cr *latencytest.ChainResult, o options) Outcome {
+	return Objective{Name: name, opts: collect(opts), chains: func(cr *latencytest.ChainResult, o options) Outcome {
 		s := make(latencytest.Sample, 0, len(cr.Chains))
 		cut, over := 0, 0
 		for i := range cr.Chains {
@@ -151,9 +134,9 @@ const chainTotalMetric Metric = "chain_total"
 // max outside [0,1) fails and says so (1, every chain failed, is refused: an
 // all-failed run never passes); it needs n >= ceil(1/max) finished
 // chains.
-func MaxChainErrorRate(max float64) ChainObjective {
+func MaxChainErrorRate(max float64) Objective {
 	name := fmt.Sprintf("chains with a failed call <= %s", percent(max))
-	return ChainObjective{Name: name, judge: func(cr *latencytest.ChainResult, o options) Outcome {
+	return Objective{Name: name, chains: func(cr *latencytest.ChainResult, o options) Outcome {
 		out := Outcome{Objective: name, Budget: percent(max), Observed: "-"}
 		if out.Note = rateLimitProblem(max); out.Note != "" {
 			return out
@@ -193,8 +176,8 @@ func MaxChainErrorRate(max float64) ChainObjective {
 	}}
 }
 
-// EvaluateChains judges measured chains.
-func EvaluateChains(cr *latencytest.ChainResult, objectives ...ChainObjective) Report {
+// evaluateChains judges measured chains (Evaluate).
+func evaluateChains(cr *latencytest.ChainResult, objectives []Objective) Report {
 	rep := Report{Title: "chains", CPUPerWall: math.NaN()}
 	if cr == nil {
 		rep.Problem = "no result to judge"
@@ -331,15 +314,4 @@ func chainInjected(ch latencytest.ChainRun) string {
 		}
 	}
 	return s
-}
-
-// CheckChains judges measured chains against every objective and reports
-// failures with t.Errorf.
-func CheckChains(t TestingT, cr *latencytest.ChainResult, objectives ...ChainObjective) bool {
-	if h, ok := t.(helper); ok {
-		h.Helper() // marks this function: Helper marks its caller
-	}
-	rep := EvaluateChains(cr, objectives...)
-	writeReport(t, rep, ChainCharts(cr, rep)) // charts, report.md, the job summary
-	return finish(t, rep)
 }

@@ -47,15 +47,42 @@ const timelineSpan = 10 * time.Minute
 // every request above the run's p99 are drawn.
 const maxDots = 4000
 
-// Charts draws the charts of a judged result: the CDF of TTFT and of total
-// (and of any other latency metric rep judged with a quantile) with p50,
-// p95 and p99 marked and the budgets of rep's quantile objectives marked
-// (red dashed lines and a dot at each objective's (budget, q): a CDF
-// passing left of the dot meets it); and, for an open-loop run or one
-// longer than 10 minutes, total latency against start time
-// (TimelineChart). rep is Evaluate(r, ...)'s report; a nil r gives no
-// chart.
-func Charts(r *latencytest.Result, rep Report) []Chart {
+// Charts draws the charts of s, judged by Evaluate into rep; a nil s gives
+// no chart.
+//
+// For a result: the CDF of TTFT and of total (and of any other latency
+// metric rep judged with a quantile) with p50, p95 and p99 marked and the
+// budgets of rep's quantile objectives marked (red dashed lines and a dot
+// at each objective's (budget, q): a CDF passing left of the dot meets
+// it); and, for an open-loop run or one longer than 10 minutes, total
+// latency against start time, a dot per request.
+//
+// For chains: the CDF of the chain totals and of the calls' totals, with
+// p50, p95 and p99 marked and the budgets of rep's chain quantile
+// objectives.
+//
+// For a sweep: p50, p95 and p99 against concurrency, one chart per metric
+// of the levels' distributions ("sweep-ttft", "sweep-total"), with the
+// budgets of the quantile objectives as red dashed lines, drawn from
+// rep.Levels. A level that did not run, or whose requests do not share one
+// concurrency, is left out. A quantile that reaches a failed request is a
+// triangle on the top edge; one from fewer requests than MinSamples is
+// left out, and the chart says so. The concurrency axis is logarithmic
+// when the levels spread more than 20x.
+func Charts[S Subject](s S, rep Report) []Chart {
+	switch s := any(s).(type) {
+	case *latencytest.ChainResult:
+		return chainCharts(s, rep)
+	case *latencytest.SweepResult:
+		return sweepCharts(rep.Levels)
+	case *latencytest.Result:
+		return resultCharts(s, rep)
+	}
+	return nil
+}
+
+// resultCharts draws a result's charts (Charts).
+func resultCharts(r *latencytest.Result, rep Report) []Chart {
 	if r == nil {
 		return nil
 	}
@@ -83,11 +110,8 @@ func Charts(r *latencytest.Result, rep Report) []Chart {
 	return out
 }
 
-// ChainCharts draws the CDF of the chain totals and of the calls' totals,
-// with p50, p95 and p99 marked and the budgets of rep's chain quantile
-// objectives. rep is EvaluateChains(cr, ...)'s report; a nil cr gives no
-// chart.
-func ChainCharts(cr *latencytest.ChainResult, rep Report) []Chart {
+// chainCharts draws a chain run's charts (Charts).
+func chainCharts(cr *latencytest.ChainResult, rep Report) []Chart {
 	if cr == nil {
 		return nil
 	}
@@ -363,15 +387,8 @@ func roundWindow(d time.Duration) time.Duration {
 	return 24 * time.Hour * ((d + 24*time.Hour - 1) / (24 * time.Hour))
 }
 
-// SweepCharts draws p50, p95 and p99 against concurrency, one chart per
-// metric of the levels' distributions ("sweep-ttft", "sweep-total"), with
-// the budgets of the quantile objectives as red dashed lines. reps are
-// EvaluateSweep's reports, one per level; a level that did not run, or
-// whose requests do not share one concurrency, is left out. A quantile
-// that reaches a failed request is a triangle on the top edge; one from
-// fewer requests than MinSamples is left out, and the chart says so. The
-// concurrency axis is logarithmic when the levels spread more than 20x.
-func SweepCharts(reps []Report) []Chart {
+// sweepCharts draws a sweep's charts from its level reports (Charts).
+func sweepCharts(reps []Report) []Chart {
 	type level struct {
 		c   int
 		rep Report

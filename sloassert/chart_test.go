@@ -176,8 +176,7 @@ func TestSweepCharts(t *testing.T) {
 		}
 		sr.Levels, sr.Results = append(sr.Levels, c), append(sr.Results, r)
 	}
-	reps := sloassert.EvaluateSweep(sr, chartSpec...)
-	charts := sloassert.SweepCharts(reps)
+	charts := sloassert.Charts(sr, sloassert.Evaluate(sr, chartSpec...))
 	if len(charts) != 2 {
 		t.Fatalf("got %d sweep charts, want ttft and total", len(charts))
 	}
@@ -190,7 +189,8 @@ func TestSweepCharts(t *testing.T) {
 	}
 	chartGolden(t, ttft)
 	chartGolden(t, byName(t, charts, "sweep-total"))
-	if got := sloassert.SweepCharts(sloassert.EvaluateSweep(nil)); got != nil {
+	var none *latencytest.SweepResult
+	if got := sloassert.Charts(none, sloassert.Evaluate(none)); got != nil {
 		t.Errorf("a sweep that did not run gives %d charts", len(got))
 	}
 }
@@ -238,11 +238,11 @@ func synthChains() *latencytest.ChainResult {
 }
 
 // Chain charts: the CDF of chain totals with the chain budget marked (read
-// from ChainQ's name), and of the calls' totals; CheckChains writes them.
+// from ChainQ's name), and of the calls' totals; Check writes them.
 func TestChainCharts(t *testing.T) {
 	cr := synthChains()
-	rep := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, 6*time.Second), sloassert.MaxChainErrorRate(0.1))
-	charts := sloassert.ChainCharts(cr, rep)
+	rep := sloassert.Evaluate(cr, sloassert.ChainQ(0.5, 6*time.Second), sloassert.MaxChainErrorRate(0.1))
+	charts := sloassert.Charts(cr, rep)
 	chain := byName(t, charts, "cdf-chain-total")
 	byName(t, charts, "cdf-call-total")
 	for _, want := range []string{"n = 40 chains, 2 failed", ">p50 budget 6000.0ms: pass<", "p99 not marked"} {
@@ -251,7 +251,7 @@ func TestChainCharts(t *testing.T) {
 		}
 	}
 	t.Setenv(sloassert.EnvStepSummary, "")
-	sloassert.CheckChains(t, cr, sloassert.ChainQ(0.5, 6*time.Second))
+	sloassert.Check(t, cr, sloassert.ChainQ(0.5, 6*time.Second))
 	if got := strings.Join(listDir(t, artifactDirOf(t)), " "); got != "cdf-call-total.svg cdf-chain-total.svg report.md" {
 		t.Errorf("artifacts: %s", got)
 	}

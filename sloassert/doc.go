@@ -10,8 +10,8 @@
 //
 // [Evaluate] is the pure core: it returns a [Report] with one row per
 // [Objective]. [Check] prints the report with t.Errorf and marks the test
-// failed; [CheckChains] and [CheckSweep] do the same for agent chains
-// ([ChainQ], [MaxChainErrorRate]) and load sweeps. Every violated objective
+// failed. Both take any [Subject]: a result, agent chains ([ChainQ],
+// [MaxChainErrorRate]) or a load sweep (a report per level). Every violated objective
 // is reported, not just the first, and the report names the slowest trace
 // IDs, the errors by class and what the disclosure lacks.
 //

@@ -39,7 +39,7 @@ func TestReportWarnsOfABusyMachine(t *testing.T) {
 
 	cr := &latencytest.ChainResult{Planned: 1, CPUPerWall: math.NaN(), Machine: busyMachine(),
 		Chains: []latencytest.ChainRun{{ID: "c-0", Total: time.Second, Calls: []latencytest.Record{{ID: "c-0-0", TTFT: time.Millisecond, Total: time.Second}}}}}
-	if got := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, time.Hour)).Machine; got != want {
+	if got := sloassert.Evaluate(cr, sloassert.ChainQ(0.5, time.Hour)).Machine; got != want {
 		t.Errorf("chain report: %q", got)
 	}
 

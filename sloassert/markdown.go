@@ -21,8 +21,14 @@ import (
 // column), the counts, errors by class with an example each, the slowest
 // requests by trace ID, the disclosure boxes left empty, where the raw
 // records are, and each of charts (a path or URL of an SVG file, relative
-// to where the Markdown is read) as an image.
+// to where the Markdown is read) as an image. A sweep's report renders as
+// an overview, a row per level with its verdict, n, failures and p50, p95
+// and p99 of each metric in one unit; each level's own report is
+// Markdown(rep.Levels[i]).
 func Markdown(rep Report, charts ...string) string {
+	if rep.Levels != nil {
+		return sweepMarkdown(rep.Levels, rep.Title, charts, true)
+	}
 	return markdown(rep, rep.Title, charts, true)
 }
 
@@ -204,14 +210,8 @@ func cut(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// SweepMarkdown renders a sweep's reports (EvaluateSweep) as one Markdown
-// overview: a row per level with its verdict, n, failures and p50, p95 and
-// p99 of each metric in one unit, then charts (SVG paths, shown as
-// images). Each level's own report is Markdown(rep).
-func SweepMarkdown(reps []Report, charts ...string) string {
-	return sweepMarkdown(reps, "sweep", charts, true)
-}
-
+// sweepMarkdown renders a sweep's level reports as one overview under
+// heading (Markdown).
 func sweepMarkdown(reps []Report, heading string, charts []string, embed bool) string {
 	var sb strings.Builder
 	verdict := "PASS"
@@ -289,34 +289,29 @@ func sweepMarkdown(reps []Report, heading string, charts []string, embed bool) s
 	return strings.TrimRight(sb.String(), "\n") + "\n"
 }
 
-// WriteReport writes a judged result's report where people look: the
-// charts (Charts: SVG files) and the Markdown report (report.md; when the
-// test judges several results, report-<title>.md, charts suffixed
-// likewise) to t's artifact directory when t has one (t.ArtifactDir(), Go
-// 1.26: kept with go test -artifacts, else deleted when the test ends),
-// and the report appended to the GitHub Actions job summary (the file
-// named by GITHUB_STEP_SUMMARY) unless TAILGUARD_SUMMARY=off. Check,
-// CheckSweep and CheckChains call it; call it yourself after Evaluate. A
-// file that cannot be written is reported with t.Errorf; a job summary
-// that cannot be written is logged (when t has Logf).
-func WriteReport(t TestingT, r *latencytest.Result, rep Report) {
+// WriteReport writes the report of s where people look: the charts
+// (Charts: SVG files) and the Markdown report (report.md; when the test
+// judges several subjects, report-<title>.md, charts suffixed likewise;
+// for a sweep, each level's report, the sweep charts and an overview) to
+// t's artifact directory when t has one (t.ArtifactDir(), Go 1.26: kept
+// with go test -artifacts, else deleted when the test ends), and the
+// report appended to the GitHub Actions job summary (the file named by
+// GITHUB_STEP_SUMMARY) unless TAILGUARD_SUMMARY=off. Check calls it; call
+// it yourself after Evaluate, with Evaluate's report of s. A file that
+// cannot be written is reported with t.Errorf; a job summary that cannot
+// be written is logged (when t has Logf).
+func WriteReport[S Subject](t TestingT, s S, rep Report) {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	var charts []Chart
-	if r != nil {
-		charts = Charts(r, rep)
+	switch s := any(s).(type) {
+	case *latencytest.SweepResult:
+		writeSweepReport(t, s, rep.Levels)
+	case *latencytest.ChainResult:
+		writeReport(t, rep, chainCharts(s, rep))
+	case *latencytest.Result:
+		writeReport(t, rep, resultCharts(s, rep))
 	}
-	writeReport(t, rep, charts)
-}
-
-// WriteChainReport is WriteReport for a chain run: the charts of chain
-// totals and call totals.
-func WriteChainReport(t TestingT, cr *latencytest.ChainResult, rep Report) {
-	if h, ok := t.(helper); ok {
-		h.Helper()
-	}
-	writeReport(t, rep, ChainCharts(cr, rep))
 }
 
 // writeReport writes rep with charts to the artifact directory and the job
@@ -366,7 +361,7 @@ func writeSweepReport(t TestingT, sr *latencytest.SweepResult, reps []Report) {
 		var charts []Chart
 		if sr != nil && len(rep.Concurrency) == 1 {
 			if j := slices.Index(sr.Levels, rep.Concurrency[0]); j >= 0 && j < len(sr.Results) {
-				charts = Charts(sr.Results[j], rep)
+				charts = resultCharts(sr.Results[j], rep)
 			}
 		}
 		var names []string
@@ -382,7 +377,7 @@ func writeSweepReport(t TestingT, sr *latencytest.SweepResult, reps []Report) {
 	var names []string
 	if dir != "" {
 		suffix := freeSuffix(dir, "\x00sweep")
-		charts := SweepCharts(reps)
+		charts := sweepCharts(reps)
 		for i := range charts {
 			charts[i].Name += strings.TrimPrefix(suffix, "-sweep")
 		}
@@ -390,7 +385,7 @@ func writeSweepReport(t TestingT, sr *latencytest.SweepResult, reps []Report) {
 		if names, err = WriteCharts(dir, charts...); err != nil {
 			t.Errorf("%v", err)
 		}
-		md := SweepMarkdown(reps, names...)
+		md := sweepMarkdown(reps, "sweep", names, true)
 		if len(links) > 0 {
 			md += "\nLevels: " + strings.Join(links, ", ") + "\n"
 		}

@@ -53,7 +53,7 @@ func TestMarkdownGolden(t *testing.T) {
 // A report that could not judge says why, and a pipe in a cell does not
 // split the table.
 func TestMarkdownProblem(t *testing.T) {
-	rep := sloassert.Evaluate(nil)
+	rep := sloassert.Evaluate((*latencytest.Result)(nil))
 	md := sloassert.Markdown(rep)
 	if !strings.Contains(md, "## result: FAIL") || !strings.Contains(md, "> **Problem:** no result to judge") {
 		t.Errorf("report:\n%s", md)
@@ -92,15 +92,15 @@ func TestCheckWritesReport(t *testing.T) {
 	}
 }
 
-// CheckSweep writes a report per level, the sweep charts and an
-// overview; CheckChains the chain totals' CDF.
+// Check of a sweep writes a report per level, the sweep charts and an
+// overview; of chains, the chain totals' CDF.
 func TestCheckSweepWritesReports(t *testing.T) {
 	t.Setenv(sloassert.EnvStepSummary, "")
 	sr := &latencytest.SweepResult{Planned: []int{1, 8}}
 	for _, c := range []int{1, 8} {
 		sr.Levels, sr.Results = append(sr.Levels, c), append(sr.Results, synthRun(120, c, 10*time.Millisecond, 0, 0, false))
 	}
-	sloassert.CheckSweep(t, sr, sloassert.Q(sloassert.TTFT, 0.5, time.Second))
+	sloassert.Check(t, sr, sloassert.Q(sloassert.TTFT, 0.5, time.Second))
 	got := listDir(t, artifactDirOf(t))
 	want := []string{"cdf-total-c1.svg", "cdf-total-c8.svg", "cdf-ttft-c1.svg", "cdf-ttft-c8.svg",
 		"report-c1.md", "report-c8.md", "report-sweep.md", "sweep-ttft.svg"} // total is not judged: no sweep-total

@@ -58,8 +58,7 @@ func (m Metric) Sample(r *latencytest.Result) (latencytest.Sample, error) {
 }
 
 // Option changes how an objective is judged. Q, ChainQ and Task.Objective
-// take options; Objective.With and ChainObjective.With add them to any
-// objective.
+// take options; Objective.With adds them to any objective.
 type Option func(*options)
 
 type options struct {
@@ -173,14 +172,21 @@ func (o options) conf() float64 {
 	return o.confidence
 }
 
-// Objective is one thing a result is judged on. Build it with Q, MaxCV,
-// MaxTailRatio, MaxErrorRate, MinDecodeRate, NoCacheHits or MaxStall; a
-// zero-value Objective judges nothing, so it fails and says so.
+// Objective is one thing a result, a sweep's levels or measured chains
+// are judged on. Build it with Q, MaxCV, MaxTailRatio, MaxErrorRate,
+// MinDecodeRate, NoCacheHits, MaxStall, MaxColdStart or MinGoodput (they
+// judge a result's requests, and each level of a sweep), or with ChainQ or
+// MaxChainErrorRate (they judge measured chains). An objective judged on
+// the other kind of subject fails and says so, as does a zero-value
+// Objective: it judges nothing.
 type Objective struct {
 	// Name says what is judged: "ttft p99 <= 1.5s".
 	Name  string
 	opts  options
 	judge func(r *latencytest.Result, o options) Outcome
+	// chains judges measured chains (ChainQ, MaxChainErrorRate); nil for
+	// an objective on a result's requests.
+	chains func(cr *latencytest.ChainResult, o options) Outcome
 }
 
 // With returns the objective with more options (AllowPartial,
@@ -594,19 +600,14 @@ func MaxStall(budget time.Duration) Objective {
 	}}
 }
 
-// Invalid returns an objective that never passes and says why: for a
-// configuration error found where an objective is built (a spec, say).
+// Invalid returns an objective that never passes and says why, on a
+// result and on chains alike: for a configuration error found where an
+// objective is built (a spec, say).
 func Invalid(name, why string) Objective {
-	return Objective{Name: name, judge: func(*latencytest.Result, options) Outcome {
-		return Outcome{Objective: name, Observed: "-", Note: why}
-	}}
-}
-
-// InvalidChain is Invalid for chains.
-func InvalidChain(name, why string) ChainObjective {
-	return ChainObjective{Name: name, judge: func(*latencytest.ChainResult, options) Outcome {
-		return Outcome{Objective: name, Observed: "-", Note: why}
-	}}
+	out := func() Outcome { return Outcome{Objective: name, Observed: "-", Note: why} }
+	return Objective{Name: name,
+		judge:  func(*latencytest.Result, options) Outcome { return out() },
+		chains: func(*latencytest.ChainResult, options) Outcome { return out() }}
 }
 
 // String renders the outcome as a one-row objectives table with its

@@ -95,7 +95,7 @@ func TestChainReversal(t *testing.T) {
 				t.Fatal(err)
 			}
 			total[preset] = cr.Calls().Total().Finite().Quantile(0.5) * 10
-			reports[preset] = sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, 25*time.Second))
+			reports[preset] = sloassert.Evaluate(cr, sloassert.ChainQ(0.5, 25*time.Second))
 		})
 	}
 	m, g := "llama-4-maverick", "gpt-oss-120b"
@@ -122,7 +122,7 @@ func TestEmptyAnswersLoseTheChain(t *testing.T) {
 			t.Fatal(err)
 		}
 		ft := &fakeT{}
-		if sloassert.CheckChains(ft, cr, sloassert.ChainQ(0.5, time.Hour)) {
+		if sloassert.Check(ft, cr, sloassert.ChainQ(0.5, time.Hour)) {
 			t.Fatalf("chains of empty answers met a 1 h budget")
 		}
 		if !strings.Contains(ft.text(), "empty_answer") {

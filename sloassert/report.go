@@ -11,8 +11,9 @@ import (
 	"github.com/tailguard/tailguard/latencytest"
 )
 
-// Report is the verdict on a result: every objective's outcome and the
-// context a person needs to act on a failure, on one screen.
+// Report is the verdict on a subject: every objective's outcome and the
+// context a person needs to act on a failure, on one screen. A sweep's
+// report holds one report per level in Levels.
 type Report struct {
 	// Title says what was judged ("c8", "chains").
 	Title    string
@@ -61,6 +62,10 @@ type Report struct {
 	// spec's real endpoint it fits a profile to the run's records and
 	// reruns the test against it (slospec sets it).
 	Replay string
+	// Levels, for a sweep, are the reports of its planned levels ("c8"),
+	// in order; the sweep's own report has only Title ("sweep") and
+	// Levels. Nil for a result or chains.
+	Levels []Report
 }
 
 // Distribution is one metric's whole distribution.
@@ -77,9 +82,18 @@ type Slow struct {
 	Injected string
 }
 
-// OK reports whether every objective passed. A report with no objective,
-// or whose Problem is set, never passes.
+// OK reports whether every objective passed (for a sweep: every level
+// passed). A report with no objective, or whose Problem is set, never
+// passes.
 func (r Report) OK() bool {
+	if r.Levels != nil {
+		for _, l := range r.Levels {
+			if !l.OK() {
+				return false
+			}
+		}
+		return r.Problem == "" && len(r.Levels) > 0
+	}
 	if r.Problem != "" || len(r.Outcomes) == 0 {
 		return false
 	}
@@ -91,10 +105,11 @@ func (r Report) OK() bool {
 	return true
 }
 
-// Failed returns the outcomes that did not pass.
+// Failed returns the outcomes that did not pass (for a sweep: of every
+// level, in order).
 func (r Report) Failed() []Outcome {
 	var out []Outcome
-	for _, o := range r.Outcomes {
+	for _, o := range r.outcomes() {
 		if !o.OK {
 			out = append(out, o)
 		}
@@ -102,9 +117,46 @@ func (r Report) Failed() []Outcome {
 	return out
 }
 
-// Evaluate judges r against every objective. It never stops at the first
-// failure. No objective, or no measured request, is a failing report.
-func Evaluate(r *latencytest.Result, objectives ...Objective) Report {
+// outcomes are the report's outcomes, a sweep's of every level in order.
+func (r Report) outcomes() []Outcome {
+	if r.Levels == nil {
+		return r.Outcomes
+	}
+	var out []Outcome
+	for _, l := range r.Levels {
+		out = append(out, l.outcomes()...)
+	}
+	return out
+}
+
+// Subject is what Evaluate, Check, Charts and WriteReport judge: a run's
+// *latencytest.Result, measured chains (*latencytest.ChainResult), or a
+// sweep (*latencytest.SweepResult), each level judged as a result.
+type Subject interface {
+	*latencytest.Result | *latencytest.ChainResult | *latencytest.SweepResult
+}
+
+// Evaluate judges s against every objective and returns the report; it
+// never stops at the first failure. No objective, or no measured request
+// (no chain, no sweep level), is a failing report, as is a nil s. A
+// sweep's report has a report per planned level in Levels: a level that
+// never ran (the sweep stops after a level its deadline cut short) fails
+// and says so, as does a level cut short unless the objectives allow
+// partial results (AllowPartial).
+func Evaluate[S Subject](s S, objectives ...Objective) Report {
+	switch s := any(s).(type) {
+	case *latencytest.ChainResult:
+		return evaluateChains(s, objectives)
+	case *latencytest.SweepResult:
+		return evaluateSweep(s, objectives)
+	case *latencytest.Result:
+		return evaluate(s, objectives)
+	}
+	panic("sloassert: unreachable: Subject is a result, chains or a sweep")
+}
+
+// evaluate judges a result (Evaluate).
+func evaluate(r *latencytest.Result, objectives []Objective) Report {
 	rep := Report{Title: "result", CPUPerWall: math.NaN()}
 	if r == nil {
 		rep.Problem = "no result to judge"
@@ -190,10 +242,10 @@ func finalize(out Outcome, o options, cut bool, partial string) Outcome {
 }
 
 // Inconclusive returns the outcomes whose verdict is inconclusive, whatever
-// their gate said.
+// their gate said (for a sweep: of every level, in order).
 func (r Report) Inconclusive() []Outcome {
 	var out []Outcome
-	for _, o := range r.Outcomes {
+	for _, o := range r.outcomes() {
 		if o.Verdict == Inconclusive {
 			out = append(out, o)
 		}
@@ -265,9 +317,16 @@ func sortSlow(out []Slow) {
 // String renders the report on one screen: the objectives table, the
 // distribution, the counts, errors by class, the slowest requests with what
 // the fake injected, a busy-client warning, the empty disclosure boxes and
-// where the raw records are.
+// where the raw records are. A sweep's report renders each level's, one
+// after another.
 func (r Report) String() string {
 	var sb strings.Builder
+	if r.Levels != nil {
+		for _, l := range r.Levels {
+			sb.WriteString(l.String())
+		}
+		return sb.String()
+	}
 	verdict := "PASS"
 	if !r.OK() {
 		verdict = "FAIL"

@@ -69,10 +69,10 @@ func TestShardFailsUnlessAllowed(t *testing.T) {
 	// Chains alike.
 	cr := &latencytest.ChainResult{Planned: 1, Shard: sh, Chains: []latencytest.ChainRun{{ID: "chain-0001", Total: time.Second,
 		Calls: []latencytest.Record{{ID: "chain-0001-00", TTFT: time.Millisecond, Total: time.Second, TokenEvents: 1}}}}}
-	if rep := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, time.Hour, sloassert.AllowSmallSample())); rep.OK() || !strings.HasPrefix(rep.String(), "chains: FAIL: shard 1 of 4: merge the shards, then judge\n") {
+	if rep := sloassert.Evaluate(cr, sloassert.ChainQ(0.5, time.Hour, sloassert.AllowSmallSample())); rep.OK() || !strings.HasPrefix(rep.String(), "chains: FAIL: shard 1 of 4: merge the shards, then judge\n") {
 		t.Errorf("chains of a shard:\n%s", rep)
 	}
-	if rep := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, time.Hour, sloassert.AllowSmallSample(), sloassert.AllowShard())); !rep.OK() {
+	if rep := sloassert.Evaluate(cr, sloassert.ChainQ(0.5, time.Hour, sloassert.AllowSmallSample(), sloassert.AllowShard())); !rep.OK() {
 		t.Errorf("chains of a shard, allowed:\n%s", rep)
 	}
 }

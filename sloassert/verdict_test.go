@@ -101,10 +101,10 @@ func TestPartialResultFailsUnlessAllowed(t *testing.T) {
 	for i := range 2 {
 		cr.Chains = append(cr.Chains, latencytest.ChainRun{ID: fmt.Sprintf("chain%02d", i), Total: time.Second})
 	}
-	if rep := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, time.Hour)); rep.OK() || !strings.Contains(rep.String(), "2 of 4 planned chains") {
+	if rep := sloassert.Evaluate(cr, sloassert.ChainQ(0.5, time.Hour)); rep.OK() || !strings.Contains(rep.String(), "2 of 4 planned chains") {
 		t.Errorf("a partial chain run passed:\n%s", rep)
 	}
-	if rep := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, time.Hour).With(sloassert.AllowPartial())); !rep.OK() {
+	if rep := sloassert.Evaluate(cr, sloassert.ChainQ(0.5, time.Hour).With(sloassert.AllowPartial())); !rep.OK() {
 		t.Errorf("AllowPartial did not judge the chains that ran:\n%s", rep)
 	}
 }
@@ -126,7 +126,7 @@ func TestErrorRateLimitIsAFraction(t *testing.T) {
 			if out.OK || !strings.Contains(out.Note, tc.want) {
 				t.Errorf("%+v", out)
 			}
-			cout := sloassert.EvaluateChains(&latencytest.ChainResult{Chains: make([]latencytest.ChainRun, 100), Planned: 100},
+			cout := sloassert.Evaluate(&latencytest.ChainResult{Chains: make([]latencytest.ChainRun, 100), Planned: 100},
 				sloassert.MaxChainErrorRate(tc.max)).Outcomes[0]
 			if cout.OK || !strings.Contains(cout.Note, tc.want) {
 				t.Errorf("chains: %+v", cout)
@@ -163,7 +163,7 @@ func TestAllFailedNeverPassesAnErrorRate(t *testing.T) {
 	for i := range 100 {
 		cr.Chains = append(cr.Chains, latencytest.ChainRun{ID: fmt.Sprintf("chain%02d", i), Err: "http_529"})
 	}
-	if out := sloassert.EvaluateChains(cr, sloassert.MaxChainErrorRate(1)).Outcomes[0]; out.OK || !strings.Contains(out.Note, "max 1 (100%)") {
+	if out := sloassert.Evaluate(cr, sloassert.MaxChainErrorRate(1)).Outcomes[0]; out.OK || !strings.Contains(out.Note, "max 1 (100%)") {
 		t.Errorf("chains, max 1: %+v", out)
 	}
 	// A run with one success and a limit just under 1 is judged as usual.
@@ -467,11 +467,11 @@ func TestNothingPassesVacuously(t *testing.T) {
 		}
 	}
 	// A chain objective on nothing.
-	for _, co := range []sloassert.ChainObjective{sloassert.ChainQ(0.5, time.Hour), sloassert.MaxChainErrorRate(0.5)} {
-		if rep := sloassert.EvaluateChains(&latencytest.ChainResult{}, co); rep.OK() {
+	for _, co := range []sloassert.Objective{sloassert.ChainQ(0.5, time.Hour), sloassert.MaxChainErrorRate(0.5)} {
+		if rep := sloassert.Evaluate(&latencytest.ChainResult{}, co); rep.OK() {
 			t.Errorf("%s passed on no chains", co.Name)
 		}
-		if rep := sloassert.EvaluateChains(nil, co); rep.OK() {
+		if rep := sloassert.Evaluate((*latencytest.ChainResult)(nil), co); rep.OK() {
 			t.Errorf("%s passed on nil", co.Name)
 		}
 	}
@@ -592,22 +592,22 @@ func TestSweepLevelNeverRunFails(t *testing.T) {
 	c1, c8 := streamed(300), partial(streamed(300))
 	sr := &latencytest.SweepResult{Levels: []int{1, 8}, Results: []*latencytest.Result{c1, c8}, Planned: []int{1, 8, 50}}
 	o := sloassert.Q(sloassert.TTFT, 0.5, time.Hour)
-	reps := sloassert.EvaluateSweep(sr, o)
+	reps := sloassert.Evaluate(sr, o).Levels
 	if len(reps) != 3 || !reps[0].OK() || reps[1].OK() || reps[2].OK() ||
 		!strings.Contains(reps[2].String(), "level c50 never ran (the sweep stopped after c8 was cut short: the test's deadline is near)") {
 		t.Fatalf("%v", reps)
 	}
 	// Even allowing partial results, the level that never ran fails.
-	reps = sloassert.EvaluateSweep(sr, o.With(sloassert.AllowPartial()))
+	reps = sloassert.Evaluate(sr, o.With(sloassert.AllowPartial())).Levels
 	if !reps[1].OK() || reps[2].OK() {
 		t.Errorf("%v", reps)
 	}
 	ft := &fakeT{}
-	if sloassert.CheckSweep(ft, sr, o.With(sloassert.AllowPartial())) || len(ft.errs) != 1 || !strings.Contains(ft.text(), "c50: FAIL") {
-		t.Errorf("CheckSweep: %v", ft.errs)
+	if sloassert.Check(ft, sr, o.With(sloassert.AllowPartial())) || len(ft.errs) != 1 || !strings.Contains(ft.text(), "c50: FAIL") {
+		t.Errorf("Check of a sweep: %v", ft.errs)
 	}
 	for _, bad := range []*latencytest.SweepResult{nil, {}} {
-		if reps := sloassert.EvaluateSweep(bad, o); len(reps) != 1 || reps[0].OK() {
+		if reps := sloassert.Evaluate(bad, o).Levels; len(reps) != 1 || reps[0].OK() {
 			t.Errorf("empty sweep passed: %v", reps)
 		}
 	}

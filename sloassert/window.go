@@ -10,8 +10,11 @@ import (
 
 // judgeOn judges r, window by window when the objective asks (PerWindow).
 func (o Objective) judgeOn(r *latencytest.Result) Outcome {
+	if o.judge == nil && o.chains != nil {
+		return Outcome{Objective: o.Name, Observed: "-", Note: "judges measured chains, not a result's requests: judge it with the chain result"}
+	}
 	if o.judge == nil {
-		return zeroObjective(o.Name, "Objective", "Q, MaxCV, MaxTailRatio, MaxErrorRate, MinDecodeRate, NoCacheHits, MaxStall, MaxColdStart or MinGoodput")
+		return zeroObjective(o.Name, "Q, MaxCV, MaxTailRatio, MaxErrorRate, MinDecodeRate, NoCacheHits, MaxStall, MaxColdStart or MinGoodput")
 	}
 	if o.opts.window == 0 {
 		return o.judge(r, o.opts)
@@ -75,22 +78,26 @@ func (o Objective) judgeOn(r *latencytest.Result) Outcome {
 	return out
 }
 
-// judgeChains judges cr; a zero-value ChainObjective fails and says so.
-func (c ChainObjective) judgeChains(cr *latencytest.ChainResult) Outcome {
-	if c.judge == nil {
-		return zeroObjective(c.Name, "ChainObjective", "ChainQ, MaxChainErrorRate or Task.Objective")
+// judgeChains judges cr; an objective on a result's requests, or a
+// zero-value Objective, fails and says so.
+func (o Objective) judgeChains(cr *latencytest.ChainResult) Outcome {
+	if o.chains == nil && o.judge != nil {
+		return Outcome{Objective: o.Name, Observed: "-", Note: "judges a result's requests, not chains: judge the chain calls (ChainResult.Calls) with it"}
 	}
-	return c.judge(cr, c.opts)
+	if o.chains == nil {
+		return zeroObjective(o.Name, "ChainQ or MaxChainErrorRate")
+	}
+	return o.chains(cr, o.opts)
 }
 
 // zeroObjective is the outcome of an objective built as a zero value (a
 // struct literal, or a variable never assigned): it judges nothing, so it
 // fails.
-func zeroObjective(name, kind, build string) Outcome {
+func zeroObjective(name, build string) Outcome {
 	if name == "" {
-		name = "(unnamed " + kind + ")"
+		name = "(unnamed Objective)"
 	}
-	return Outcome{Objective: name, Observed: "-", Note: fmt.Sprintf("a zero-value %s judges nothing: build it with %s", kind, build)}
+	return Outcome{Objective: name, Observed: "-", Note: "a zero-value Objective judges nothing: build it with " + build}
 }
 
 // worse orders two outcomes of one objective: a failed one before a

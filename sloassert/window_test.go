@@ -179,7 +179,7 @@ func TestChainReportShowsPrediction(t *testing.T) {
 		}
 		cr.Chains = append(cr.Chains, ch)
 	}
-	text := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, time.Minute)).String()
+	text := sloassert.Evaluate(cr, sloassert.ChainQ(0.5, time.Minute)).String()
 	if !strings.Contains(text, "chain total p95: measured 25.000s; predicted from the same calls drawn independently") ||
 		!strings.Contains(text, "the calls of a chain are correlated") {
 		t.Errorf("report:\n%s", text)
@@ -280,9 +280,9 @@ func TestPerWindowRefusesATypo(t *testing.T) {
 	}
 }
 
-// TestZeroValueObjectivesFail: a zero-value Objective or ChainObjective
-// (a struct literal) judges nothing: it fails with a message, never a
-// nil-pointer panic, in Evaluate, Check, EvaluateChains and CheckChains.
+// TestZeroValueObjectivesFail: a zero-value Objective (a struct literal)
+// judges nothing: it fails with a message, never a nil-pointer panic, in
+// Evaluate and Check, on a result and on chains.
 func TestZeroValueObjectivesFail(t *testing.T) {
 	r := spread(300)
 	for _, o := range []sloassert.Objective{{}, {Name: "mine"}, sloassert.Objective{}.With(sloassert.PerWindow(time.Minute))} {
@@ -297,14 +297,14 @@ func TestZeroValueObjectivesFail(t *testing.T) {
 	}
 	cr := &latencytest.ChainResult{Planned: 1, Chains: []latencytest.ChainRun{{ID: "chain00", Total: time.Second,
 		Calls: []latencytest.Record{{ID: "chain00-call00", TTFT: time.Millisecond, Total: time.Second, TokenEvents: 1}}}}}
-	rep := sloassert.EvaluateChains(cr, sloassert.ChainObjective{})
-	if rep.OK() || !strings.Contains(rep.Outcomes[0].Note, "a zero-value ChainObjective judges nothing: build it with ChainQ") ||
-		rep.Outcomes[0].Objective != "(unnamed ChainObjective)" {
+	rep := sloassert.Evaluate(cr, sloassert.Objective{})
+	if rep.OK() || !strings.Contains(rep.Outcomes[0].Note, "a zero-value Objective judges nothing: build it with ChainQ") ||
+		rep.Outcomes[0].Objective != "(unnamed Objective)" {
 		t.Errorf("%+v", rep.Outcomes)
 	}
 	ft := &fakeT{}
-	if sloassert.CheckChains(ft, cr, sloassert.ChainObjective{}) || !strings.Contains(ft.text(), "zero-value ChainObjective") {
-		t.Errorf("CheckChains: %v", ft.errs)
+	if sloassert.Check(ft, cr, sloassert.Objective{}) || !strings.Contains(ft.text(), "zero-value Objective") {
+		t.Errorf("Check of chains: %v", ft.errs)
 	}
 }
 

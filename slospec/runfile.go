@@ -40,7 +40,7 @@ func RunFile(t *testing.T, path string) {
 //     the combined report is logged;
 //   - the chains, when set: a "chains" subtest, measured with
 //     Chain.Measure, then a subtest per chain objective, judged with
-//     CheckChains (task_per_call with Check, on the chains' calls).
+//     Check (task_per_call with Check, on the chains' calls).
 //
 // A fake target (preset or profile) runs in virtual time: each batch, and
 // the chains, inside its own synctest bubble with a fresh fake (so every
@@ -395,7 +395,7 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 			t.Errorf("slospec: spec %s: the chains ended early (%s)", title, cr.PartialReason)
 		}
 		calls := cr.Calls()
-		var chainObjs []sloassert.ChainObjective
+		var chainObjs []sloassert.Objective
 		var callObjs []sloassert.Objective
 		for _, o := range s.Chains.Objectives {
 			if o.IsChain() {
@@ -404,7 +404,7 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 				callObjs = append(callObjs, o.Objective())
 			}
 		}
-		chainRep := sloassert.EvaluateChains(cr, chainObjs...)
+		chainRep := sloassert.Evaluate(cr, chainObjs...)
 		chainRep.Title = title + " chains"
 		callRep := sloassert.Evaluate(calls, callObjs...)
 		callRep.Title = title + " chain calls"
@@ -422,7 +422,7 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 		}
 		ok := true
 		if len(chainObjs) > 0 {
-			sloassert.WriteChainReport(t, cr, chainRep)
+			sloassert.WriteReport(t, cr, chainRep)
 			ok = finishLevel(t, chainRep) && ok
 		}
 		if len(callObjs) > 0 {

@@ -370,7 +370,7 @@ func (o SpecObjective) Objective() sloassert.Objective {
 // ChainObjective returns the objective that judges a ChainResult. For a
 // kind that judges a Result it returns an objective that never passes and
 // says why.
-func (o SpecObjective) ChainObjective() sloassert.ChainObjective {
+func (o SpecObjective) ChainObjective() sloassert.Objective {
 	switch o.Kind {
 	case KindChainTotal:
 		return sloassert.ChainQ(o.Q, o.Budget, o.options()...)
@@ -378,7 +378,7 @@ func (o SpecObjective) ChainObjective() sloassert.ChainObjective {
 		return sloassert.MaxChainErrorRate(o.Limit)
 	case KindTask:
 		if err := o.Task.Validate(); err != nil {
-			return sloassert.InvalidChain(o.Key, err.Error())
+			return sloassert.Invalid(o.Key, err.Error())
 		}
 		q, per := o.Task.PerCall()
 		plan := fmt.Sprintf("planning figure, not a gate: per call %s <= %s suffices", sloassert.QuantileName(q), latencytest.FormatDuration(per))
@@ -386,7 +386,7 @@ func (o SpecObjective) ChainObjective() sloassert.ChainObjective {
 		obj.Name = fmt.Sprintf("%s (task of %d calls, %s of tasks)", obj.Name, o.Task.Calls, percent(1-o.Task.TailTasks))
 		return obj
 	}
-	return sloassert.InvalidChain(o.Key, fmt.Sprintf("kind %q does not judge chains", o.Kind))
+	return sloassert.Invalid(o.Key, fmt.Sprintf("kind %q does not judge chains", o.Kind))
 }
 
 // ParseSpec decodes a YAML spec strictly (see Spec for the keys and

@@ -492,7 +492,7 @@ func TestSpecObjectiveKinds(t *testing.T) {
 		t.Errorf("a chain objective passed on a result:\n%s", rep)
 	}
 	o = slospec.SpecObjective{Key: "ttft_p50", Kind: slospec.KindQuantile, Metric: sloassert.TTFT, Q: 0.5, Budget: time.Hour}
-	if rep := sloassert.EvaluateChains(&latencytest.ChainResult{Chains: []latencytest.ChainRun{{ID: "c", Total: time.Second}}}, o.ChainObjective()); rep.OK() {
+	if rep := sloassert.Evaluate(&latencytest.ChainResult{Chains: []latencytest.ChainRun{{ID: "c", Total: time.Second}}}, o.ChainObjective()); rep.OK() {
 		t.Errorf("a result objective passed on chains:\n%s", rep)
 	}
 	if rep := sloassert.Evaluate(r, o.Objective()); !rep.OK() {
@@ -503,7 +503,7 @@ func TestSpecObjectiveKinds(t *testing.T) {
 		t.Errorf("ttft p50 1s within 1s-1ns passed:\n%s", rep)
 	}
 	bad := slospec.SpecObjective{Key: "task", Kind: slospec.KindTask}
-	if rep := sloassert.EvaluateChains(&latencytest.ChainResult{Chains: []latencytest.ChainRun{{ID: "c", Total: time.Second}}}, bad.ChainObjective()); rep.OK() {
+	if rep := sloassert.Evaluate(&latencytest.ChainResult{Chains: []latencytest.ChainRun{{ID: "c", Total: time.Second}}}, bad.ChainObjective()); rep.OK() {
 		t.Errorf("a task with no calls passed:\n%s", rep)
 	}
 	bad.Kind = slospec.KindTaskPerCall

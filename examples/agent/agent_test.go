@@ -113,20 +113,20 @@ func TestAgentTaskWithTools(t *testing.T) {
 	// The task target, worked back with the tools' p95 taken out: the
 	// calls share what the tools leave.
 	task := sloassert.Task{Calls: calls, Budget: budget, TailTasks: tailTasks, ToolTime: tools.Quantile(0.95)}
-	objectives := []sloassert.ChainObjective{sloassert.ChainQ(1-tailTasks, budget), sloassert.MaxChainErrorRate(tailTasks)}
-	sloassert.CheckChains(t, cr, objectives...)
+	objectives := []sloassert.Objective{sloassert.ChainQ(1-tailTasks, budget), sloassert.MaxChainErrorRate(tailTasks)}
+	sloassert.Check(t, cr, objectives...)
 
 	// A slower tool (the same draws, 4x longer: a cold search index)
 	// breaks the same task with the same model calls.
 	slow := run(t, 1, 4)
-	slowRep := sloassert.EvaluateChains(slow, objectives...)
+	slowRep := sloassert.Evaluate(slow, objectives...)
 	if slowRep.OK() {
 		t.Errorf("4x slower tools should break the task:\n%s", slowRep)
 	}
 	if f := slow.Calls().ErrorRate(); f != 0 {
 		t.Errorf("the slow-tool run failed %v of its calls: the task should fail on time alone", f)
 	}
-	got := output(task, sloassert.EvaluateChains(cr, objectives...)) + "\n4x slower tools, same calls:\n" + reportHead(slowRep)
+	got := output(task, sloassert.Evaluate(cr, objectives...)) + "\n4x slower tools, same calls:\n" + reportHead(slowRep)
 	if got != readmeOutput(t, got) {
 		t.Errorf("README.md's output block is not what the test produces (go test -run TestAgentTaskWithTools -update rewrites it):\n%s", got)
 	}

@@ -61,8 +61,8 @@ func TestFasterModelLosesTheTask(t *testing.T) {
 	// decode (~44 ms a token against ~28 ms) costs it on every call, and
 	// the faster start saves little.
 	const median = 25 * time.Second
-	sloassert.CheckChains(t, gptOSS.chains, sloassert.ChainQ(0.5, median))
-	if rep := sloassert.EvaluateChains(maverick.chains, sloassert.ChainQ(0.5, median)); rep.OK() {
+	sloassert.Check(t, gptOSS.chains, sloassert.ChainQ(0.5, median))
+	if rep := sloassert.Evaluate(maverick.chains, sloassert.ChainQ(0.5, median)); rep.OK() {
 		t.Errorf("maverick's median chain should miss %v:\n%s", median, rep)
 	}
 
@@ -77,7 +77,7 @@ func TestFasterModelLosesTheTask(t *testing.T) {
 	// as the study measured them, reach 8.4 s: a 50 s task budget, 5 s a
 	// call, would fail them.)
 	sloassert.Check(t, maverick.single, task.Objective(sloassert.Total))
-	sloassert.CheckChains(t, maverick.chains, sloassert.ChainQ(1-task.TailTasks, task.Budget))
+	sloassert.Check(t, maverick.chains, sloassert.ChainQ(1-task.TailTasks, task.Budget))
 
 	// gpt-oss does not: about 2-4% of its calls spend the whole 64-token
 	// cap on reasoning and answer nothing, and a task with an empty answer
@@ -86,7 +86,7 @@ func TestFasterModelLosesTheTask(t *testing.T) {
 	if rep := sloassert.Evaluate(gptOSS.single, task.Objective(sloassert.Total)); rep.OK() {
 		t.Errorf("gpt-oss's empty answers should break the per-call target:\n%s", rep)
 	}
-	if rep := sloassert.EvaluateChains(gptOSS.chains, sloassert.ChainQ(1-task.TailTasks, task.Budget)); rep.OK() {
+	if rep := sloassert.Evaluate(gptOSS.chains, sloassert.ChainQ(1-task.TailTasks, task.Budget)); rep.OK() {
 		t.Errorf("gpt-oss's unfinished chains should break the task target:\n%s", rep)
 	}
 

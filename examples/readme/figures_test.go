@@ -495,7 +495,7 @@ func ossChainPreset(t *testing.T) ossChain {
 			calls := cr.Calls()
 			c.empty, c.calls = calls.Errors()["empty_answer"], len(calls.Records)
 			c.failedChains, c.chains = int(math.Round(cr.ErrorRate()*30)), 30
-			rep := sloassert.EvaluateChains(cr, sloassert.ChainQ(0.5, time.Hour)).String()
+			rep := sloassert.Evaluate(cr, sloassert.ChainQ(0.5, time.Hour)).String()
 			m := regexp.MustCompile(`chain total p50 .*failed.*FAIL\s+(\(p50 is a failed request: [^)]*\([^)]*\)[^)]*\))`).FindStringSubmatch(rep)
 			if m == nil {
 				t.Fatalf("the 1 h chain verdict does not fail on its failed p50:\n%s", rep)
