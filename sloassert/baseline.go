@@ -209,15 +209,6 @@ type Compare struct {
 	Resamples int
 	// Seed seeds the bootstrap. Default 1.
 	Seed uint64
-	// AllowPartial compares a run its deadline cut short (Result.Partial)
-	// on what ran. By default a partial run, on either side, cannot judge a
-	// change: the report says how much ran and fails.
-	AllowPartial bool
-	// AllowShard compares results measured as one shard of a split run
-	// (Result.Shard) as if each were the whole run. By default a shard, on
-	// either side, cannot judge a change: merge the shards first (see
-	// AllowShard, the objective option).
-	AllowShard bool
 }
 
 // DefaultCompareQuantiles are the quantiles Compare judges by default.
@@ -484,8 +475,19 @@ func MannWhitneyU(base, cur latencytest.Sample) MannWhitney {
 // file). Both are judged on their measured records, repeated runs pooled.
 // No data, bad settings, a baseline whose every value failed, or too few
 // samples for a quantile is a failing report.
-func (c Compare) Evaluate(base, cur *latencytest.Result) BaselineReport {
+//
+// A run its deadline cut short (Result.Partial) or one shard of a split
+// run (Result.Shard), on either side, cannot judge a change: the report
+// says so and fails, unless opts hold AllowPartial (compare what ran) or
+// AllowShard (compare the shards as if each were the whole run), the
+// options objectives take. Any other option does not apply to a
+// comparison: the report names it and fails.
+func (c Compare) Evaluate(base, cur *latencytest.Result, opts ...Option) BaselineReport {
+	o := collect(opts)
 	nc, err := c.normalized()
+	if err == nil {
+		err = o.compareProblem()
+	}
 	rep := BaselineReport{Compare: nc, MannWhitney: MannWhitney{U: math.NaN(), Z: math.NaN(), P: math.NaN()}, Failures: FailureChange{P: math.NaN()}}
 	if err != nil {
 		rep.Problem = err.Error()
@@ -499,17 +501,17 @@ func (c Compare) Evaluate(base, cur *latencytest.Result) BaselineReport {
 	case cur == nil || len(cur.Measured()) == 0:
 		rep.Problem = "the current run has no measured request"
 		return rep
-	case cur.Partial && !c.AllowPartial:
-		rep.Problem = "the current run was cut short: " + partialText(cur.Counts().Sent, cur.Planned, "requests", cur.PartialReason) + "; Compare.AllowPartial compares what ran"
+	case cur.Partial && !o.allowPartial:
+		rep.Problem = "the current run was cut short: " + partialText(cur.Counts().Sent, cur.Planned, "requests", cur.PartialReason) + "; AllowPartial() compares what ran"
 		return rep
-	case base.Partial && !c.AllowPartial:
-		rep.Problem = "the baseline run was cut short: " + partialText(base.Counts().Sent, base.Planned, "requests", base.PartialReason) + "; re-record it, or Compare.AllowPartial"
+	case base.Partial && !o.allowPartial:
+		rep.Problem = "the baseline run was cut short: " + partialText(base.Counts().Sent, base.Planned, "requests", base.PartialReason) + "; re-record it, or AllowPartial()"
 		return rep
-	case cur.Shard.Split() && !c.AllowShard:
-		rep.Problem = "the current run is " + shardText(cur.Shard) + ": merge the shards, then compare (or Compare.AllowShard)"
+	case cur.Shard.Split() && !o.allowShard:
+		rep.Problem = "the current run is " + shardText(cur.Shard) + ": merge the shards, then compare (or AllowShard())"
 		return rep
-	case base.Shard.Split() && !c.AllowShard:
-		rep.Problem = "the baseline is " + shardText(base.Shard) + ": merge the shards, then save the baseline (or Compare.AllowShard)"
+	case base.Shard.Split() && !o.allowShard:
+		rep.Problem = "the baseline is " + shardText(base.Shard) + ": merge the shards, then save the baseline (or AllowShard())"
 		return rep
 	}
 	bs, _ := c.Metric.Sample(base) // the metric was checked by normalized
@@ -726,7 +728,8 @@ func updateRequested() (bool, error) {
 	return false, nil
 }
 
-// Regression compares cur with the baseline at path (Compare.Evaluate),
+// Regression compares cur with the baseline at path (Compare.Evaluate,
+// with opts: AllowPartial, AllowShard),
 // reports the whole comparison with t.Errorf when a quantile regressed or
 // could not be judged, logs it when t has Logf and it passed, and returns
 // whether it passed.
@@ -736,7 +739,7 @@ func updateRequested() (bool, error) {
 // (SaveBaseline) and passes, with a note when t has Logf. A missing
 // baseline fails and says how to record it: it is never created silently,
 // so a CI run without a baseline cannot pass by writing one.
-func Regression(t TestingT, path string, cur *latencytest.Result, c Compare) bool {
+func Regression(t TestingT, path string, cur *latencytest.Result, c Compare, opts ...Option) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper() // marks this function: Helper marks its caller
 	}
@@ -767,7 +770,7 @@ func Regression(t TestingT, path string, cur *latencytest.Result, c Compare) boo
 		t.Errorf("%v", err)
 		return false
 	}
-	rep := c.Evaluate(base, cur)
+	rep := c.Evaluate(base, cur, opts...)
 	rep.Baseline = path
 	if !rep.OK() {
 		t.Errorf("%s", rep)

@@ -93,7 +93,8 @@ func AllowSmallSample() Option { return func(o *options) { o.allowSmall = true }
 // AllowPartial judges a result that its run cut short (Result.Partial: a
 // deadline stopped it before it sent every request) on what did run. By
 // default a partial result fails every objective, and the report says how
-// much ran and why it stopped.
+// much ran and why it stopped. It is also how Compare.Evaluate and
+// Regression accept a partial run on either side.
 func AllowPartial() Option { return func(o *options) { o.allowPartial = true } }
 
 // Demonstrate passes only when the distribution-free upper bound on the
@@ -139,6 +140,28 @@ func Confidence(c float64) Option {
 			o.confidence = c
 		}
 	}
+}
+
+// compareProblem names an option a baseline comparison does not take
+// (all but AllowPartial and AllowShard), or is nil.
+func (o options) compareProblem() error {
+	var names []string
+	for _, x := range []struct {
+		set  bool
+		name string
+	}{
+		{o.allowSmall, "AllowSmallSample"}, {o.mode == modeDemonstrate, "Demonstrate"}, {o.mode == modeRefute, "Refute"},
+		{o.mode == modePoint && o.confidence != 0, "Confidence"}, {o.window != 0, "PerWindow"},
+		{len(o.notes) > 0, "Note"}, {o.idleSet, "AfterIdle"},
+	} {
+		if x.set {
+			names = append(names, x.name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("sloassert: compare: %s does not apply to a baseline comparison (AllowPartial and AllowShard do)", strings.Join(names, ", "))
 }
 
 func collect(opts []Option) options {

@@ -16,7 +16,8 @@ import (
 // latencytest.MergeRecords (or a spec's records target) and judge the
 // merged result; allow a shard only for a check meant to hold per shard
 // (a smoke test that each machine reaches the endpoint). The report's
-// first line names the shard either way.
+// first line names the shard either way. It is also how Compare.Evaluate
+// and Regression accept a shard on either side.
 func AllowShard() Option { return func(o *options) { o.allowShard = true } }
 
 // shardText is "shard i of n" for a split run's shard, "" otherwise.

@@ -225,7 +225,7 @@ func TestIncompleteMergeFailsUnlessAllowPartial(t *testing.T) {
 }
 
 // A baseline comparison refuses a shard on either side unless
-// Compare.AllowShard, and a shard is never saved as a baseline.
+// AllowShard(), and a shard is never saved as a baseline.
 func TestCompareRefusesAShard(t *testing.T) {
 	sh := latencytest.Shard{Index: 0, Count: 2}
 	whole, part := streamed(300), sharded(300, sh)
@@ -244,7 +244,7 @@ func TestCompareRefusesAShard(t *testing.T) {
 		if rep.OK() || !strings.Contains(rep.Problem, tc.want) {
 			t.Errorf("%s: OK %v, problem %q; want a failure saying %q", tc.name, rep.OK(), rep.Problem, tc.want)
 		}
-		if rep := (sloassert.Compare{AllowShard: true}).Evaluate(tc.base, tc.cur); rep.Problem != "" {
+		if rep := (sloassert.Compare{}).Evaluate(tc.base, tc.cur, sloassert.AllowShard()); rep.Problem != "" {
 			t.Errorf("%s with AllowShard: %s", tc.name, rep.Problem)
 		}
 	}

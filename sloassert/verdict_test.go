@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -639,11 +640,43 @@ func TestBaselinePartialRunFails(t *testing.T) {
 	if rep.OK() || !strings.Contains(rep.Problem, "the current run was cut short: 300 of 600 planned requests sent") {
 		t.Errorf("partial current run: %s", rep)
 	}
-	if rep := (sloassert.Compare{AllowPartial: true}).Evaluate(base, cur); !rep.OK() {
+	if rep := (sloassert.Compare{}).Evaluate(base, cur, sloassert.AllowPartial()); !rep.OK() {
 		t.Errorf("AllowPartial: %s", rep)
 	}
 	if rep := (sloassert.Compare{}).Evaluate(partial(streamed(300)), streamed(300)); rep.OK() || !strings.Contains(rep.Problem, "the baseline run was cut short") {
 		t.Errorf("partial baseline: %s", rep)
+	}
+}
+
+// A comparison takes AllowPartial and AllowShard, the options objectives
+// take; any other option does not apply to it, and the comparison fails
+// naming it rather than ignoring it.
+func TestCompareRefusesOptionsThatDoNotApply(t *testing.T) {
+	base, cur := streamed(300), streamed(300)
+	if rep := (sloassert.Compare{}).Evaluate(base, cur, sloassert.AllowPartial(), sloassert.AllowShard()); !rep.OK() {
+		t.Fatalf("AllowPartial and AllowShard on whole runs: %s", rep)
+	}
+	for _, tc := range []struct {
+		opt  sloassert.Option
+		name string
+	}{
+		{sloassert.AllowSmallSample(), "AllowSmallSample"}, {sloassert.Demonstrate(0.95), "Demonstrate"},
+		{sloassert.Refute(0.95), "Refute"}, {sloassert.Confidence(0.9), "Confidence"},
+		{sloassert.PerWindow(time.Minute), "PerWindow"}, {sloassert.Note("x"), "Note"},
+		{sloassert.AfterIdle(time.Second), "AfterIdle"},
+	} {
+		rep := sloassert.Compare{}.Evaluate(base, cur, tc.opt)
+		if want := "sloassert: compare: " + tc.name + " does not apply to a baseline comparison"; rep.OK() || !strings.HasPrefix(rep.Problem, want) {
+			t.Errorf("%s: problem %q, want %q", tc.name, rep.Problem, want)
+		}
+	}
+	ft := &fakeT{}
+	path := filepath.Join(t.TempDir(), "base.jsonl")
+	if err := sloassert.SaveBaseline(path, base); err != nil {
+		t.Fatal(err)
+	}
+	if sloassert.Regression(ft, path, cur, sloassert.Compare{}, sloassert.Refute(0.95)) || !strings.Contains(ft.text(), "Refute does not apply") {
+		t.Errorf("Regression with Refute: %q", ft.errs)
 	}
 }
 
