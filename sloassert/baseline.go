@@ -17,19 +17,21 @@ import (
 	"time"
 )
 
-// EnvUpdateBaselines names the environment variable that makes Regression
-// rewrite its baseline from the current run when set to a true value
-// ("1", "true"; see strconv.ParseBool). Any other non-empty value is an
-// error.
-const EnvUpdateBaselines = "TAILGUARD_UPDATE_BASELINES"
-
-// UpdateFlag is the name of the test binary flag (-update) that makes
-// Regression rewrite its baseline, as golden files are rewritten. sloassert
-// registers no flag itself (a library that did would clash with the
-// packages that do): it looks the flag up by name when Regression runs and
-// obeys it when some package of the test binary defines it as a boolean.
-// Without such a flag, use EnvUpdateBaselines.
-const UpdateFlag = "update"
+// The two switches that make Regression rewrite its baseline from the
+// current run instead of comparing.
+const (
+	// EnvUpdateBaselines names the environment variable that rewrites
+	// baselines when set to a true value ("1", "true"; see
+	// strconv.ParseBool). Any other non-empty value is an error.
+	EnvUpdateBaselines = "TAILGUARD_UPDATE_BASELINES"
+	// UpdateFlag is the name of the test binary flag (-update) that
+	// rewrites baselines, as golden files are rewritten. sloassert
+	// registers no flag itself (a library that did would clash with the
+	// packages that do): it looks the flag up by name when Regression runs
+	// and obeys it when some package of the test binary defines it as a
+	// boolean. Without such a flag, use EnvUpdateBaselines.
+	UpdateFlag = "update"
+)
 
 // SaveBaseline writes r's records to path as JSONL (latencytest.WriteRecords),
 // creating the directories it needs and replacing the file atomically. Every
@@ -211,8 +213,8 @@ type Compare struct {
 	Seed uint64
 }
 
-// DefaultCompareQuantiles are the quantiles Compare judges by default.
-var DefaultCompareQuantiles = []float64{0.5, 0.95, 0.99}
+// defaultCompareQuantiles are the quantiles Compare judges by default.
+var defaultCompareQuantiles = []float64{0.5, 0.95, 0.99}
 
 // normalized fills the defaults and checks the settings.
 func (c Compare) normalized() (Compare, error) {
@@ -220,7 +222,7 @@ func (c Compare) normalized() (Compare, error) {
 		c.Metric = TTFT
 	}
 	if len(c.Quantiles) == 0 {
-		c.Quantiles = DefaultCompareQuantiles
+		c.Quantiles = defaultCompareQuantiles
 	}
 	c.Quantiles = slices.Clone(c.Quantiles)
 	if c.MaxIncrease == 0 {
@@ -414,10 +416,10 @@ type MannWhitney struct {
 	NBase, NCur int
 }
 
-// MannWhitneyU tests whether cur is stochastically larger than base.
+// mannWhitneyU tests whether cur is stochastically larger than base.
 // Failed values take part as the largest values (ties among themselves).
 // The samples are not modified.
-func MannWhitneyU(base, cur latencytest.Sample) MannWhitney {
+func mannWhitneyU(base, cur latencytest.Sample) MannWhitney {
 	mw := MannWhitney{NBase: len(base), NCur: len(cur), U: math.NaN(), Z: math.NaN(), P: math.NaN()}
 	if len(base) == 0 || len(cur) == 0 {
 		return mw
@@ -530,7 +532,7 @@ func (c Compare) Evaluate(base, cur *latencytest.Result, opts ...Option) Baselin
 		rep.Problem = fmt.Sprintf("every baseline %s value is a failed request (%d of %d): a baseline of failures cannot judge a change (re-record the baseline)", c.Metric, rep.FailedBase, len(bs))
 		return rep
 	}
-	rep.MannWhitney = MannWhitneyU(bs, cs)
+	rep.MannWhitney = mannWhitneyU(bs, cs)
 	rep.Notes = compareNotes(base, cur)
 	lo, hi := c.bootstrap(bs, cs)
 	fb := slices.Sorted(slices.Values(bs.Finite()))

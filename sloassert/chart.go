@@ -87,7 +87,7 @@ func resultCharts(r *latencytest.Result, rep Report) []Chart {
 		return nil
 	}
 	metrics := []Metric{TTFT, Total}
-	for _, m := range Metrics {
+	for _, m := range allMetrics {
 		if !slices.Contains(metrics, m) && slices.ContainsFunc(rep.Outcomes, func(o Outcome) bool { return o.metric == m }) {
 			metrics = append(metrics, m)
 		}
@@ -105,7 +105,7 @@ func resultCharts(r *latencytest.Result, rep Report) []Chart {
 		out = append(out, cdfChart("cdf-"+string(m), string(m), rep.Title, unit, s, budgetsOf(rep.Outcomes, m)))
 	}
 	if span, open := runSpan(r); open || span >= timelineSpan {
-		out = append(out, TimelineChart(r, Total, 0))
+		out = append(out, timelineChart(r, Total, 0))
 	}
 	return out
 }
@@ -272,7 +272,7 @@ func unitName2(u time.Duration) string {
 	return "ms"
 }
 
-// TimelineChart draws latency against time: each measured request's
+// timelineChart draws latency against time: each measured request's
 // metric (TTFT, FirstAnswer, Total or MaxGap) at its start offset from the
 // run's Start, a failed request as a red triangle on the top edge, and
 // each window's median (and p99, in windows of at least 100 requests) as
@@ -281,7 +281,7 @@ func unitName2(u time.Duration) string {
 // are drawn (the chart says so). It panics for ITL, which pools gaps
 // rather than giving one value per request, and for a window that would
 // make more than latencytest.MaxWindows windows.
-func TimelineChart(r *latencytest.Result, m Metric, window time.Duration) Chart {
+func timelineChart(r *latencytest.Result, m Metric, window time.Duration) Chart {
 	if m == ITL {
 		panic("sloassert: TimelineChart: itl pools inter-token gaps; it has no one value per request")
 	}
@@ -492,9 +492,9 @@ func levelList[T any](xs []T, f func(T) int) string {
 	return strings.Join(parts, ", ")
 }
 
-// WriteCharts writes each chart to dir as Name.svg and returns the file
+// writeCharts writes each chart to dir as Name.svg and returns the file
 // names written, in order. The first error stops it.
-func WriteCharts(dir string, charts ...Chart) ([]string, error) {
+func writeCharts(dir string, charts ...Chart) ([]string, error) {
 	var names []string
 	for _, c := range charts {
 		name := c.Name + ".svg"

@@ -334,7 +334,7 @@ func writeArtifacts(t TestingT, dir string, rep Report, charts []Chart, suffix s
 	for i := range charts {
 		charts[i].Name += suffix
 	}
-	names, err := WriteCharts(dir, charts...)
+	names, err := writeCharts(dir, charts...)
 	if err != nil {
 		t.Errorf("%v", err)
 	}
@@ -382,7 +382,7 @@ func writeSweepReport(t TestingT, sr *latencytest.SweepResult, reps []Report) {
 			charts[i].Name += strings.TrimPrefix(suffix, "-sweep")
 		}
 		var err error
-		if names, err = WriteCharts(dir, charts...); err != nil {
+		if names, err = writeCharts(dir, charts...); err != nil {
 			t.Errorf("%v", err)
 		}
 		md := sweepMarkdown(reps, "sweep", names, true)

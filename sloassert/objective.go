@@ -28,8 +28,8 @@ const (
 	TTFTFromSchedule Metric = "ttft_from_schedule"
 )
 
-// Metrics lists the latency metrics.
-var Metrics = []Metric{TTFT, FirstAnswer, Total, ITL, MaxGap, FromSchedule, TTFTFromSchedule}
+// allMetrics lists the latency metrics.
+var allMetrics = []Metric{TTFT, FirstAnswer, Total, ITL, MaxGap, FromSchedule, TTFTFromSchedule}
 
 // Sample returns the metric's sample from r: one value per measured
 // request (ITL: every gap, pooled), a failed request as
@@ -82,9 +82,9 @@ const (
 	modeRefute                  // fails only when the lower bound is over budget
 )
 
-// DefaultConfidence is the confidence of the interval every quantile row
+// defaultConfidence is the confidence of the interval every quantile row
 // shows, and of the point policy's inconclusive verdict: 95%.
-const DefaultConfidence = 0.95
+const defaultConfidence = 0.95
 
 // AllowSmallSample judges a quantile on fewer samples than the rule
 // n >= ceil(1/min(q, 1-q)) asks (p99: 100; p1: 100). The report says so.
@@ -132,7 +132,7 @@ func PerWindow(d time.Duration) Option { return func(o *options) { o.window = d 
 func Note(s string) Option { return func(o *options) { o.notes = append(o.notes, s) } }
 
 // Confidence sets the confidence of the interval shown for a quantile
-// under the point policy (default DefaultConfidence), without changing
+// under the point policy (default 0.95), without changing
 // what gates.
 func Confidence(c float64) Option {
 	return func(o *options) {
@@ -190,7 +190,7 @@ func (o options) confidenceProblem() string {
 
 func (o options) conf() float64 {
 	if o.confidence == 0 {
-		return DefaultConfidence
+		return defaultConfidence
 	}
 	return o.confidence
 }

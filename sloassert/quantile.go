@@ -40,21 +40,21 @@ func ceilInverse(p float64) int {
 // q-quantile at this confidence, from the sorted sample X(1..n): hi = X(k)
 // for the smallest k with P(Binomial(n,q) <= k-1) >= confidence; lo = X(j)
 // for the largest j with P(Binomial(n,q) >= j) >= confidence. ok is false
-// when either does not exist (p99 at 0.95: hi needs n >= 299, lo n >= 1);
-// LowerBound and UpperBound give each on its own.
+// when either does not exist (p99 at 0.95: hi needs n >= 299, lo n >= 1;
+// MinBoundSamples says how many each needs).
 func ConfidenceBounds(s latencytest.Sample, q, confidence float64) (lo, hi time.Duration, ok bool) {
-	lo, okLo := LowerBound(s, q, confidence)
-	hi, okHi := UpperBound(s, q, confidence)
+	lo, okLo := lowerBound(s, q, confidence)
+	hi, okHi := upperBound(s, q, confidence)
 	if !okLo || !okHi {
 		return 0, 0, false
 	}
 	return lo, hi, true
 }
 
-// LowerBound is ConfidenceBounds' lo on its own: X(j) for the largest j
+// lowerBound is ConfidenceBounds' lo on its own: X(j) for the largest j
 // with P(Binomial(n,q) >= j) >= confidence. It exists when
 // 1-(1-q)^n >= confidence. The caller's sample is not reordered.
-func LowerBound(s latencytest.Sample, q, confidence float64) (time.Duration, bool) {
+func lowerBound(s latencytest.Sample, q, confidence float64) (time.Duration, bool) {
 	j, ok := lowerRank(len(s), q, confidence)
 	if !ok {
 		return 0, false
@@ -62,10 +62,10 @@ func LowerBound(s latencytest.Sample, q, confidence float64) (time.Duration, boo
 	return sortedCopy(s)[j-1], true
 }
 
-// UpperBound is ConfidenceBounds' hi on its own: X(k) for the smallest k
+// upperBound is ConfidenceBounds' hi on its own: X(k) for the smallest k
 // with P(Binomial(n,q) <= k-1) >= confidence. It exists when
 // 1-q^n >= confidence. The caller's sample is not reordered.
-func UpperBound(s latencytest.Sample, q, confidence float64) (time.Duration, bool) {
+func upperBound(s latencytest.Sample, q, confidence float64) (time.Duration, bool) {
 	k, ok := upperRank(len(s), q, confidence)
 	if !ok {
 		return 0, false
@@ -83,7 +83,7 @@ func validBoundArgs(n int, q, confidence float64) bool {
 	return n > 0 && q > 0 && q < 1 && confidence > 0 && confidence < 1
 }
 
-// upperRank is the 1-based rank k of UpperBound. With F = n-B ~
+// upperRank is the 1-based rank k of upperBound. With F = n-B ~
 // Binomial(n, 1-q), P(B <= k-1) = P(F >= m) for m = n-k+1, so the
 // smallest k is n+1-m for the largest m >= 1 with P(F <= m-1) <= 1-c.
 // Summing F's lower tail from 0 keeps a small tail's precision and costs
@@ -99,7 +99,7 @@ func upperRank(n int, q, confidence float64) (k int, ok bool) {
 	return n + 1 - m, true
 }
 
-// lowerRank is the 1-based rank j of LowerBound: P(B >= j) = P(F <= n-j),
+// lowerRank is the 1-based rank j of lowerBound: P(B >= j) = P(F <= n-j),
 // so the largest j is n-t for the smallest t with P(F <= t) >= c.
 func lowerRank(n int, q, confidence float64) (j int, ok bool) {
 	if !validBoundArgs(n, q, confidence) {
@@ -541,19 +541,19 @@ const (
 
 // CVBand limits in percent.
 const (
-	CVSolidMax     = 40.0
-	CVTolerableMax = 100.0
-	CVColdMax      = 300.0
+	cvSolidMax     = 40.0
+	cvTolerableMax = 100.0
+	cvColdMax      = 300.0
 )
 
 // CVBandOf names the band of a CV in percent.
 func CVBandOf(cvPercent float64) CVBand {
 	switch {
-	case cvPercent < CVSolidMax:
+	case cvPercent < cvSolidMax:
 		return CVSolid
-	case cvPercent <= CVTolerableMax:
+	case cvPercent <= cvTolerableMax:
 		return CVTolerable
-	case cvPercent <= CVColdMax:
+	case cvPercent <= cvColdMax:
 		return CVColdStarts
 	}
 	return CVNotFit
@@ -564,11 +564,11 @@ func CVBandOf(cvPercent float64) CVBand {
 func (b CVBand) MaxPercent() float64 {
 	switch b {
 	case CVSolid:
-		return CVSolidMax
+		return cvSolidMax
 	case CVTolerable:
-		return CVTolerableMax
+		return cvTolerableMax
 	case CVColdStarts:
-		return CVColdMax
+		return cvColdMax
 	}
 	return math.Inf(1)
 }

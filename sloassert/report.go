@@ -266,7 +266,7 @@ func setup(d latencytest.Disclosure) string {
 
 // metricOf reads the metric an objective name starts with.
 func metricOf(name string) Metric {
-	for _, m := range Metrics {
+	for _, m := range allMetrics {
 		if strings.HasPrefix(name, string(m)+" ") {
 			return m
 		}

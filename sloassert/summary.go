@@ -5,13 +5,13 @@ import (
 	"strings"
 )
 
-// EnvStepSummary names the environment variable GitHub Actions sets to
+// envStepSummary names the environment variable GitHub Actions sets to
 // the file of a step's job summary: Markdown appended to it is shown on
 // the run's summary page.
-const EnvStepSummary = "GITHUB_STEP_SUMMARY"
+const envStepSummary = "GITHUB_STEP_SUMMARY"
 
 // EnvSummary names the environment variable that turns the job summary
-// off: TAILGUARD_SUMMARY=off keeps reports out of EnvStepSummary's file;
+// off: TAILGUARD_SUMMARY=off keeps reports out of the job summary (GITHUB_STEP_SUMMARY);
 // unset, empty or "on" appends them. Any other value is an error
 // (reported with t.Errorf), so a typo does not pass unnoticed.
 const EnvSummary = "TAILGUARD_SUMMARY"
@@ -31,7 +31,7 @@ func appendSummary(t TestingT, section string) {
 		t.Errorf("sloassert: %s=%q is neither on nor off", EnvSummary, v)
 		return
 	}
-	path := os.Getenv(EnvStepSummary)
+	path := os.Getenv(envStepSummary)
 	if path == "" {
 		return
 	}
@@ -46,7 +46,7 @@ func appendSummary(t TestingT, section string) {
 	}
 	if err != nil {
 		if l, ok := t.(interface{ Logf(string, ...any) }); ok {
-			l.Logf("sloassert: job summary not written (%s): %v", EnvStepSummary, err)
+			l.Logf("sloassert: job summary not written (%s): %v", envStepSummary, err)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -153,7 +154,7 @@ const EnvReplayProfile = "TAILGUARD_REPLAY_PROFILE"
 // records were not written.
 func endpointReplay(t *testing.T, res *latencytest.Result) string {
 	records := strings.TrimSpace(strings.SplitN(res.Disclosure.Box(3).Answer, " (", 2)[0])
-	rerun := sloassert.RerunCommand(t)
+	rerun := rerun.Command(t)
 	if !strings.HasSuffix(records, ".jsonl") || rerun == "" {
 		return ""
 	}
@@ -295,7 +296,7 @@ func (s Spec) judgeLevel(t *testing.T, title string, rt runTarget, name string, 
 	discloseLevels(&res.Disclosure, levels)
 	rep := sloassert.Evaluate(res, objs...)
 	rep.Title = title + " " + name
-	rep.Replay = sloassert.ReplayCommand(t, res)
+	rep.Replay = rerun.Replay(t, res.Start)
 	if rep.Replay == "" && rt.provider != nil { // a real endpoint: replay against a profile fitted to its records
 		rep.Replay = endpointReplay(t, res)
 	}

@@ -18,7 +18,7 @@ import (
 // 50 requests to judge.
 var slo = []sloassert.Objective{
 	sloassert.Q(sloassert.TTFT, 0.95, time.Second),
-	sloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerableMax),
+	sloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerable.MaxPercent()),
 	sloassert.MaxErrorRate(0.02),
 }
 

@@ -35,7 +35,7 @@ func TestLiveChatLatencySLO(t *testing.T) {
 		sloassert.Q(sloassert.TTFT, 0.50, 300*time.Millisecond),
 		sloassert.Q(sloassert.TTFT, 0.99, time.Second),
 		sloassert.Q(sloassert.Total, 0.95, 1500*time.Millisecond),
-		sloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerableMax),
+		sloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerable.MaxPercent()),
 		sloassert.MaxErrorRate(0.01),
 		sloassert.NoCacheHits(),
 	)

@@ -48,7 +48,7 @@ func TestChatLatencySLO(t *testing.T) {
 			sloassert.Q(sloassert.TTFT, 0.50, 300*time.Millisecond),
 			sloassert.Q(sloassert.TTFT, 0.99, time.Second), // p99 needs n >= 100
 			sloassert.Q(sloassert.Total, 0.95, 1500*time.Millisecond),
-			sloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerableMax), // CV <= 100%: no cold starts
+			sloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerable.MaxPercent()), // CV <= 100%: no cold starts
 			sloassert.MaxErrorRate(0.01),
 			sloassert.NoCacheHits(), // proof the nonce defeated the prefix cache
 		)

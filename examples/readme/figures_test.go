@@ -568,7 +568,7 @@ type coldstart struct {
 func coldstartRun(t *testing.T, b latencytest.Batch) coldstart {
 	return once(fmt.Sprintf("coldstart %+v", b), func() (c coldstart) {
 		mirrors(t, "../coldstart/coldstart_test.go",
-			"sloassert.Q(sloassert.TTFT, 0.95, time.Second),\n\tsloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerableMax),\n\tsloassert.MaxErrorRate(0.02),",
+			"sloassert.Q(sloassert.TTFT, 0.95, time.Second),\n\tsloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerable.MaxPercent()),\n\tsloassert.MaxErrorRate(0.02),",
 			fmt.Sprintf("latencytest.Batch{Warmup: %d, Requests: %d}", 3, 20),
 			fmt.Sprintf("latencytest.Batch{NoWarmup: true, Requests: %d}", 20),
 			fmt.Sprintf("latencytest.Batch{NoWarmup: true, Requests: %d}", 75))
@@ -590,7 +590,7 @@ func coldstartRun(t *testing.T, b latencytest.Batch) coldstart {
 			c.n, c.ttft95, c.cv = len(r.Measured()), r.TTFT().Quantile(0.95), r.TTFT().CV()
 			c.report = sloassert.Evaluate(r,
 				sloassert.Q(sloassert.TTFT, 0.95, time.Second),
-				sloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerableMax),
+				sloassert.MaxCV(sloassert.TTFT, sloassert.CVTolerable.MaxPercent()),
 				sloassert.MaxErrorRate(0.02)).String()
 			p99 := sloassert.Evaluate(r, sloassert.Q(sloassert.TTFT, 0.99, time.Minute))
 			c.p99Note = p99.Outcomes[0].Note

@@ -1,0 +1,19 @@
+package sloassert
+
+import "github.com/tailguard/tailguard/latencytest"
+
+// The package's tests reach these unexported parts under their former
+// names.
+var (
+	LowerBound    = lowerBound
+	UpperBound    = upperBound
+	MannWhitneyU  = mannWhitneyU
+	TimelineChart = timelineChart
+	WriteCharts   = writeCharts
+)
+
+const EnvStepSummary = envStepSummary
+
+// ReplayCommand is the replay command Check puts at the end of a failing
+// report of r.
+func ReplayCommand(t TestingT, r *latencytest.Result) string { return replayCommand(t, r) }
