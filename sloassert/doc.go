@@ -1,49 +1,57 @@
 // Package sloassert judges latencytest results against latency SLOs with
 // honest statistics, and reports a failure a person can act on.
 //
-// State the objectives and check them:
-//
 //	r := latencytest.Batch{Requests: 300, Concurrency: 8}.Measure(t, p)
 //	sloassert.Check(t, r,
 //		sloassert.Q(sloassert.TTFT, 0.99, 2*time.Second),
 //		sloassert.MaxErrorRate(0.01))
 //
-// [Evaluate] is the pure core: it returns a [Report] with one row per
-// [Objective]. [Check] prints the report with t.Errorf and marks the test
-// failed. Both take any [Subject]: a result, agent chains ([ChainQ],
-// [MaxChainErrorRate]) or a load sweep (a report per level). Every violated objective
-// is reported, not just the first, and the report names the slowest trace
-// IDs, the errors by class and what the disclosure lacks.
+// # Judging
+//
+// [Evaluate] is the pure core: it judges a [Subject] (a result, agent
+// chains or a load sweep) against [Objective] values and returns a
+// [Report], one row per objective (a sweep: a report per level in
+// Report.Levels). [Check] prints the failing report with t.Errorf, marks
+// the test failed and returns whether all passed; every violated objective
+// is reported, with the distribution, counts, errors by class and the
+// slowest trace IDs. Objectives on a result's requests: [Q], [MaxCV],
+// [MaxTailRatio], [MaxErrorRate], [MinDecodeRate], [MinGoodput],
+// [MaxColdStart], [MaxStall], [NoCacheHits]; on chains: [ChainQ],
+// [MaxChainErrorRate].
+//
+// # Quantiles and verdicts
 //
 // Quantiles are fractions (0.99 for p99) computed exactly from the raw
-// values; a failed request counts as infinitely slow. An objective on
-// quantile q needs at least [MinSamples](q) requests (p99: 100) unless it
-// opts in with [AllowSmallSample]. Each quantile row carries a
-// distribution-free confidence interval ([ConfidenceBounds], default 95%)
-// and a [Verdict]: pass, fail, or inconclusive. By default the point
-// estimate gates and an inconclusive row says how many requests would
-// decide it ([SampleSize]); [Demonstrate] gates on the upper bound (pass
-// only when shown within budget), [Refute] on the lower bound (fail only
-// when shown over it). [Sequential] adds requests in stages only while a
-// verdict is open.
+// values; a failed request counts as infinitely slow. A q-quantile needs
+// at least [MinSamples](q) requests (p99: 100) unless [AllowSmallSample].
+// Each quantile row carries a distribution-free interval
+// ([ConfidenceBounds], 95% by default) and a [Verdict]: pass, fail or
+// inconclusive. The point estimate gates by default and an inconclusive
+// row says how many requests would decide it ([SampleSize]); [Demonstrate]
+// gates on the upper bound, [Refute] on the lower. [PerWindow] judges
+// every window of a long run; [Sequential] adds requests while a verdict
+// is open.
 //
-// Nothing passes by accident: empty input, all requests failed, NaN or
-// out-of-range limits, unknown error classes, too few samples, no
-// objectives, a run cut short by its deadline ([AllowPartial] to accept
-// it) and one shard of a split run ([AllowShard]) never pass.
+// # Never a pass by accident
 //
-// [SaveBaseline] keeps a run's raw records; [Regression] compares a new run
-// with them (a quantile's bootstrap ratio, the tail's exceedances, the
-// failure rate by Fisher's exact test) and fails on a regression. Rewrite
-// baselines with TAILGUARD_UPDATE_BASELINES=1 or the flag named
-// [UpdateFlag] once the test package defines it.
+// Empty input, all requests failed, NaN or out-of-range limits, unknown
+// error classes, too few samples, no objectives, a run cut short by its
+// deadline and one shard of a split run never pass; [AllowPartial] and
+// [AllowShard] accept the last two, for objectives and baselines alike.
 //
-// When the test has an artifact directory (go test -artifacts), Check also
-// writes SVG charts and a Markdown report, and appends the report to
-// $GITHUB_STEP_SUMMARY when it is set (TAILGUARD_SUMMARY=off turns that
-// off).
+// # Baselines
 //
-// The statistics behind each verdict (the sample-size rule, the bounds and
-// policies, pooled inter-token gaps, chains, the baseline tests and their
-// measured error rates) are in docs/verdicts.md in the repository.
+// [SaveBaseline] keeps a run's raw records; [Regression] compares a new
+// run with them under a [Compare] (a quantile's bootstrap ratio, the
+// tail's exceedances, the failure rate by Fisher's exact test) and fails
+// on a regression. [EnvUpdateBaselines] or the flag named [UpdateFlag]
+// rewrites the baseline.
+//
+// # Reports
+//
+// Check also writes [Charts] (SVG) and the [Markdown] report to the test's
+// artifact directory (go test -artifacts) and appends the report to
+// $GITHUB_STEP_SUMMARY ([EnvSummary]=off turns that off); [WriteReport]
+// does so after Evaluate. The statistics behind each verdict and their
+// measured error rates are in docs/verdicts.md in the repository.
 package sloassert
