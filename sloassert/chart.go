@@ -283,7 +283,7 @@ func unitName2(u time.Duration) string {
 // make more than latencytest.MaxWindows windows.
 func timelineChart(r *latencytest.Result, m Metric, window time.Duration) Chart {
 	if m == ITL {
-		panic("sloassert: TimelineChart: itl pools inter-token gaps; it has no one value per request")
+		panic("sloassert: timeline chart: itl pools inter-token gaps; it has no one value per request")
 	}
 	c := svgchart.Chart{Title: fmt.Sprintf("%s over time", m)}
 	ch := Chart{Name: "timeline-" + string(m), Title: c.Title}
@@ -293,7 +293,7 @@ func timelineChart(r *latencytest.Result, m Metric, window time.Duration) Chart 
 	}
 	s, err := m.Sample(r)
 	if err != nil {
-		panic("sloassert: TimelineChart: " + err.Error())
+		panic("sloassert: timeline chart: " + err.Error())
 	}
 	recs := r.Measured()
 	span, open := runSpan(r)
@@ -301,7 +301,7 @@ func timelineChart(r *latencytest.Result, m Metric, window time.Duration) Chart 
 		window = roundWindow(span / 20)
 	}
 	if r.WindowCount(window) > latencytest.MaxWindows {
-		panic("sloassert: TimelineChart: " + latencytest.TooManyWindows(r, window))
+		panic("sloassert: timeline chart: " + latencytest.TooManyWindows(r, window))
 	}
 	xu := time.Second
 	switch {

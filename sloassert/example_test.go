@@ -45,3 +45,28 @@ func ExampleTask_PerCall() {
 	// 0.99488 500ms
 	// 9.6% of 10-call tasks meet a 1% tail
 }
+
+// One Evaluate judges a result, chains or a sweep: a sweep's report holds
+// a report per level, each judged as a result, and passes only when every
+// level does.
+func ExampleEvaluate_sweep() {
+	level := func(c int, ttft time.Duration) *latencytest.Result {
+		r := &latencytest.Result{Planned: 100}
+		for i := range 100 {
+			d := ttft + time.Duration(i)*time.Millisecond
+			r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c%d-%04d", c, i), Concurrency: c, TTFT: d, Total: 2 * d})
+		}
+		return r
+	}
+	sr := &latencytest.SweepResult{Levels: []int{1, 8},
+		Results: []*latencytest.Result{level(1, 100*time.Millisecond), level(8, 1100*time.Millisecond)}}
+	rep := sloassert.Evaluate(sr, sloassert.Q(sloassert.TTFT, 0.5, time.Second))
+	for _, l := range rep.Levels {
+		fmt.Println(l.Title, l.Outcomes[0].Observed, l.Outcomes[0].Verdict)
+	}
+	fmt.Println(rep.Title, "passes:", rep.OK())
+	// Output:
+	// c1 149.5ms pass
+	// c8 1149.5ms fail
+	// sweep passes: false
+}
