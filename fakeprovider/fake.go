@@ -83,8 +83,8 @@ type Served struct {
 	// "tool_calls"; a Responses answer cut by max_output_tokens is
 	// "length").
 	FinishReason string `json:"finish_reason,omitempty"`
-	// ToolCalls counts the tool calls begun (Profile.ToolCalls): 1 once
-	// the call's first event was sent, else 0.
+	// ToolCalls counts the tool calls begun (Profile.ToolCalls): those
+	// whose first event was sent (the whole answer's when not streamed).
 	ToolCalls int `json:"tool_calls,omitempty"`
 	// Protocol is the API the request spoke: "chat", "responses" or
 	// "messages" (see the Protocol* constants).
@@ -336,6 +336,9 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 		plan:   newPlan(&f.p, key),
 		blocks: prefixBlocks(req.prompt),
 		reply:  make(chan admission, 2),
+	}
+	if req.noTools {
+		a.plan.withoutTools()
 	}
 	sv := Served{ID: key, Index: -1, Arrival: a.at, Protocol: proto.String()}
 	if !f.send(ctx, event{at: a.at, arr: a}) {

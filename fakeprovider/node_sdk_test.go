@@ -158,9 +158,10 @@ type aiSDKCall struct {
 // TestVercelAISDK runs testdata/node/ai-sdk-check.mjs: the Vercel AI SDK's
 // default openai(model) (the Responses API) through streamText and
 // generateText against fakeprovider servers on loopback, text and tool
-// calls. The text, reasoning and usage the SDK hands its caller must be
-// what the fake answers a plain Responses request with, and the calls and
-// tokens what the fake served. It skips as nodeScript says.
+// calls (two parallel calls an answer). The text, reasoning and usage the
+// SDK hands its caller must be what the fake answers a plain Responses
+// request with, and the calls and tokens what the fake served. It skips
+// as nodeScript says.
 func TestVercelAISDK(t *testing.T) {
 	node, script := nodeScript(t, "ai-sdk-check.mjs")
 	fast := func(p fakeprovider.Profile) *fakeprovider.Fake {
@@ -169,7 +170,9 @@ func TestVercelAISDK(t *testing.T) {
 		t.Cleanup(f.Close)
 		return f
 	}
-	f, ft := fast(protoProfile(false)), fast(protoProfile(true))
+	pt := protoProfile(true)
+	pt.ToolCalls.Parallel = fakeprovider.Fixed(2)
+	f, ft := fast(protoProfile(false)), fast(pt)
 	srv, srvTools := fakeprovider.NewServer(f), fakeprovider.NewServer(ft)
 	t.Cleanup(srv.Close)
 	t.Cleanup(srvTools.Close)
@@ -233,7 +236,7 @@ func TestVercelAISDK(t *testing.T) {
 				want.Usage.InputTokens, sv.Tokens, sv.ReasoningTokens)
 		}
 		if strings.HasSuffix(c.Call, "-tools") {
-			if sv.ToolCalls == 0 || c.Calls != sv.ToolCalls || c.IDs != c.Calls {
+			if sv.ToolCalls != 2 || c.Calls != sv.ToolCalls || c.IDs != c.Calls {
 				t.Errorf("%s: %d tool calls (%d ids), the fake made %d", c.Call, c.Calls, c.IDs, sv.ToolCalls)
 			}
 			continue

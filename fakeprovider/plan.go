@@ -32,6 +32,9 @@ type plan struct {
 	output    int  // answer tokens before the cap (a tool call's arguments when toolCall)
 	toolCall  bool // the answer is a tool call (Profile.ToolCalls)
 
+	toolArgs   []int // each tool call's arguments tokens, summing to output (see tools.go)
+	textOutput int   // the answer's length had it been text (tool_choice none)
+
 	stallAfter int
 	stall      time.Duration // 0: no stall
 
@@ -226,11 +229,7 @@ func newPlan(p *Profile, key string) *plan {
 		pl.ttft, pl.itl = coupled(p.TTFTITLCorrelation, planRand(p, key, streamCopula), p.TTFT, p.ITL)
 	}
 	if tc := p.ToolCalls; tc.Probability > 0 {
-		r := rng(streamToolCall)
-		if r.Float64() < tc.Probability {
-			pl.toolCall = true
-			pl.output = max(1, tc.ArgumentsTokens.or(Fixed(defaultArgumentsTokens)).Sample(r))
-		}
+		pl.drawToolCalls(tc, rng(streamToolCall))
 	}
 	pl.speed = chainSpeed(p, key)
 	if pl.speed != 1 && pl.itl >= 0 {
@@ -503,6 +502,9 @@ func (pl *plan) chunk(p *Profile, sent, reasoning, total int) int {
 	k := max(1, p.TokensPerChunk.Sample(pl.stream))
 	if sent < reasoning {
 		return min(k, reasoning-sent)
+	}
+	if len(pl.toolArgs) > 1 {
+		k = min(k, pl.toolLeft(sent-reasoning))
 	}
 	return min(k, total-sent)
 }

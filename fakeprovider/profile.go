@@ -132,21 +132,31 @@ type Conversation struct {
 
 // ToolCalls makes a share of answers tool calls instead of text: with
 // Probability, drawn from (Profile.Seed, trace ID) on a random stream of
-// its own (so no other draw moves), the answer after any reasoning is one
-// function call whose JSON arguments are ArgumentsTokens tokens long,
-// streamed in the protocol's shape at the same ITLs as text (chat:
-// delta.tool_calls and finish_reason "tool_calls"; Responses: a
-// function_call output item and response.function_call_arguments.delta
-// events; Messages: a tool_use content block with input_json_delta and
-// stop_reason "tool_use"). The function is the request's first tool
-// ("fake_tool" when it lists none). max_tokens caps the arguments as it
-// caps text (the JSON is then cut short, as a provider's would be).
+// its own (so no other draw moves), the answer after any reasoning is
+// Parallel function calls, one after the other, each with JSON arguments
+// ArgumentsTokens tokens long (drawn per call), streamed in the protocol's
+// shape at the same ITLs as text, no event spanning two calls (chat:
+// delta.tool_calls with one index per call and finish_reason
+// "tool_calls"; Responses: a function_call output item per call and
+// response.function_call_arguments.delta events; Messages: a tool_use
+// content block per call with input_json_delta and stop_reason
+// "tool_use"). Every call calls the request's first tool ("fake_tool"
+// when it lists none). max_tokens caps the arguments as it caps text
+// (the JSON is then cut short, as a provider's would be, and later calls
+// do not begin). A request whose tool_choice forbids tools ("none" for
+// chat and Responses, {"type":"none"} for Messages) gets the text answer
+// it would have had without this key.
+//
+// In YAML: tool_calls: {probability: 30%, arguments_tokens: 40, parallel: 2}.
 type ToolCalls struct {
 	// Probability is a fraction or a percentage (30%). Default 0.
 	Probability float64 `yaml:"probability"`
 	// ArgumentsTokens is the arguments' length in tokens (at least 1).
 	// Default 16.
 	ArgumentsTokens Dist[int] `yaml:"arguments_tokens"`
+	// Parallel is the number of calls in a tool-call answer, drawn per
+	// answer (a draw below 1 counts as 1). Default 1.
+	Parallel Dist[int] `yaml:"parallel"`
 }
 
 // defaultArgumentsTokens is ToolCalls.ArgumentsTokens' default.
@@ -373,6 +383,7 @@ func (p Profile) Validate() error {
 		{"cold_start.duration", p.ColdStart.Duration.validate("cold_start.duration")},
 		{"stall.duration", p.Stall.Duration.validate("stall.duration")},
 		{"tool_calls.arguments_tokens", p.ToolCalls.ArgumentsTokens.validate("tool_calls.arguments_tokens")},
+		{"tool_calls.parallel", p.ToolCalls.Parallel.validate("tool_calls.parallel")},
 	} {
 		if d.err != nil {
 			return &fieldError{path: d.name, err: d.err}

@@ -114,6 +114,7 @@ type responsesRequest struct {
 	Stream          bool            `json:"stream"`
 	MaxOutputTokens *int            `json:"max_output_tokens"`
 	Tools           json.RawMessage `json:"tools"`
+	ToolChoice      json.RawMessage `json:"tool_choice"`
 }
 
 // parseResponses reads and validates a POST /v1/responses body.
@@ -155,6 +156,7 @@ func parseResponses(r *http.Request, model string) (parsed, *apiError) {
 	p.stream = req.Stream
 	p.includeUsage = true
 	p.toolName = firstToolName(req.Tools, false)
+	p.noTools = toolChoiceNone(req.ToolChoice, p.proto)
 	return p, nil
 }
 
@@ -167,9 +169,10 @@ type messagesRequest struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
-	System json.RawMessage `json:"system"`
-	Stream bool            `json:"stream"`
-	Tools  json.RawMessage `json:"tools"`
+	System     json.RawMessage `json:"system"`
+	Stream     bool            `json:"stream"`
+	Tools      json.RawMessage `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
 }
 
 // parseMessages reads and validates a POST /v1/messages body. Errors are
@@ -224,6 +227,7 @@ func parseMessages(r *http.Request, model string) (parsed, *apiError) {
 	p.stream = req.Stream
 	p.includeUsage = true
 	p.toolName = firstToolName(req.Tools, false)
+	p.noTools = toolChoiceNone(req.ToolChoice, p.proto)
 	return p, nil
 }
 
@@ -372,10 +376,11 @@ func appendEscaped(b, s []byte) []byte {
 	return b
 }
 
-// answerParts is the text of an answer: reasoning tokens, then text or a
-// tool call's arguments (content tokens).
+// answerParts is the text of an answer: reasoning tokens, then text or
+// tool calls' arguments (content tokens), one string per call begun.
 type answerParts struct {
-	reasoning, text, args string
+	reasoning, text string
+	args            []string
 }
 
 // parts renders the first reasoning and content tokens of the plan.
@@ -383,7 +388,7 @@ func (s *session) parts(reasoning, content int) answerParts {
 	var a answerParts
 	a.reasoning = string(appendText(nil, 0, reasoning, true))
 	if s.pl.toolCall {
-		a.args = string(appendArgs(nil, 0, content, s.pl.output))
+		a.args = s.pl.toolTexts(content)
 	} else {
 		a.text = string(appendText(nil, reasoning, content, false))
 	}
@@ -420,11 +425,13 @@ type responsesEncoder struct {
 	opened int // tokens sent before the open item
 	sent   int // tokens sent
 	index  int // the open item's output_index
+	call   int // the open (or last) tool call, from 0
+	tools  int // the answer token the tool calls start at; -1 before them
 	output []any
 }
 
 func newResponsesEncoder(s *session) *responsesEncoder {
-	return &responsesEncoder{s: s, id: "resp_fake_" + strconv.Itoa(s.sv.Index), index: -1}
+	return &responsesEncoder{s: s, id: "resp_fake_" + strconv.Itoa(s.sv.Index), index: -1, tools: -1}
 }
 
 func (e *responsesEncoder) event(b []byte, typ string, fields ...any) []byte {
@@ -438,7 +445,17 @@ func (e *responsesEncoder) itemID(kind tokenKind, index int) string {
 	return prefix + "_fake_" + strconv.Itoa(e.s.sv.Index) + "_" + strconv.Itoa(index)
 }
 
-func (e *responsesEncoder) callID() string { return "call_fake_" + strconv.Itoa(e.s.sv.Index) }
+func (e *responsesEncoder) callID() string { return toolID("call", e.s.sv.Index, e.call) }
+
+// toolCallAt is the tool call that stream token i (reasoning included)
+// belongs to, and its place in it; tool tokens follow every reasoning
+// token, so the first one seen marks where the calls start.
+func toolCallAt(pl *plan, start *int, i int) (call, within, n int) {
+	if *start < 0 {
+		*start = i
+	}
+	return pl.toolAt(i - *start)
+}
 
 // response is the response object with status, output and usage (nil
 // while in progress).
@@ -504,7 +521,7 @@ func (e *responsesEncoder) text() string {
 	case kindReasoning:
 		return string(appendText(nil, e.opened, n, true))
 	case kindTool:
-		return string(appendArgs(nil, 0, n, e.s.pl.output))
+		return string(appendArgs(nil, 0, n, e.s.pl.toolArgs[e.call]))
 	}
 	return string(appendText(nil, e.opened, n, false))
 }
@@ -534,8 +551,13 @@ func (e *responsesEncoder) closeItem(b []byte) []byte {
 }
 
 func (e *responsesEncoder) tokens(b []byte, from, k int, kind tokenKind) []byte {
-	if kind != e.open {
+	call, within, n := 0, 0, 0
+	if kind == kindTool {
+		call, within, n = toolCallAt(e.s.pl, &e.tools, from)
+	}
+	if kind != e.open || kind == kindTool && call != e.call {
 		b = e.closeItem(b)
+		e.call = call
 		e.open, e.opened, e.index = kind, from, e.index+1
 		id, oi := e.itemID(kind, e.index), e.index
 		b = e.event(b, "response.output_item.added", "output_index", oi, "item", e.item(kind, oi, "in_progress", ""))
@@ -555,7 +577,7 @@ func (e *responsesEncoder) tokens(b []byte, from, k int, kind tokenKind) []byte 
 			"delta", string(appendText(nil, from, k, true)))
 	case kindTool:
 		return e.event(b, "response.function_call_arguments.delta", "item_id", id, "output_index", oi,
-			"delta", string(appendArgs(nil, from-e.opened, k, e.s.pl.output)))
+			"delta", string(appendArgs(nil, within, k, n)))
 	}
 	return e.event(b, "response.output_text.delta", "item_id", id, "output_index", oi, "content_index", 0,
 		"delta", string(appendText(nil, from, k, false)), "logprobs", []any{})
@@ -590,12 +612,14 @@ func (e *responsesEncoder) answer(reasoning, content int, finish string) any {
 		output = append(output, e.item(kindReasoning, index, "completed", a.reasoning))
 		index++
 	}
-	if content > 0 {
-		kind, text := kindText, a.text
-		if e.s.pl.toolCall {
-			kind, text = kindTool, a.args
+	switch {
+	case content > 0 && e.s.pl.toolCall:
+		for call, args := range a.args {
+			e.call = call
+			output = append(output, e.item(kindTool, index+call, "completed", args))
 		}
-		output = append(output, e.item(kind, index, "completed", text))
+	case content > 0:
+		output = append(output, e.item(kindText, index, "completed", a.text))
 	}
 	if finish == "length" {
 		return e.response("incomplete", output, e.usage(reasoning, content), nil, obj{"reason", "max_output_tokens"})
@@ -609,16 +633,20 @@ type messagesEncoder struct {
 	open   tokenKind
 	opened int
 	index  int // the open content block's index
+	call   int // the open (or last) tool call, from 0
+	tools  int // the answer token the tool calls start at; -1 before them
 }
 
-func newMessagesEncoder(s *session) *messagesEncoder { return &messagesEncoder{s: s, index: -1} }
+func newMessagesEncoder(s *session) *messagesEncoder {
+	return &messagesEncoder{s: s, index: -1, tools: -1}
+}
 
 // fakeSignature is the signature of every thinking block.
 const fakeSignature = "ZmFrZXByb3ZpZGVyIHRoaW5raW5nIHNpZ25hdHVyZQ=="
 
 func (e *messagesEncoder) id() string { return "msg_fake_" + strconv.Itoa(e.s.sv.Index) }
 
-func (e *messagesEncoder) toolID() string { return "toolu_fake_" + strconv.Itoa(e.s.sv.Index) }
+func (e *messagesEncoder) toolID() string { return toolID("toolu", e.s.sv.Index, e.call) }
 
 // usage is the message's usage: Anthropic counts the cached prompt tokens
 // apart from input_tokens.
@@ -664,8 +692,13 @@ func (e *messagesEncoder) closeBlock(b []byte) []byte {
 }
 
 func (e *messagesEncoder) tokens(b []byte, from, k int, kind tokenKind) []byte {
-	if kind != e.open {
+	call, within, n := 0, 0, 0
+	if kind == kindTool {
+		call, within, n = toolCallAt(e.s.pl, &e.tools, from)
+	}
+	if kind != e.open || kind == kindTool && call != e.call {
 		b = e.closeBlock(b)
+		e.call = call
 		e.open, e.opened, e.index = kind, from, e.index+1
 		var block obj
 		switch kind {
@@ -683,7 +716,7 @@ func (e *messagesEncoder) tokens(b []byte, from, k int, kind tokenKind) []byte {
 	case kindReasoning:
 		delta = obj{"type", "thinking_delta", "thinking", string(appendText(nil, from, k, true))}
 	case kindTool:
-		delta = obj{"type", "input_json_delta", "partial_json", string(appendArgs(nil, from-e.opened, k, e.s.pl.output))}
+		delta = obj{"type", "input_json_delta", "partial_json", string(appendArgs(nil, within, k, n))}
 	default:
 		delta = obj{"type", "text_delta", "text", string(appendText(nil, from, k, false))}
 	}
@@ -713,16 +746,18 @@ func (e *messagesEncoder) answer(reasoning, content int, finish string) any {
 	if reasoning > 0 {
 		blocks = append(blocks, obj{"type", "thinking", "thinking", a.reasoning, "signature", fakeSignature})
 	}
-	if content > 0 {
-		if e.s.pl.toolCall {
-			input := json.RawMessage(a.args)
+	switch {
+	case content > 0 && e.s.pl.toolCall:
+		for call, args := range a.args {
+			input := json.RawMessage(args)
 			if !json.Valid(input) { // cut short by max_tokens
 				input = json.RawMessage("{}")
 			}
+			e.call = call
 			blocks = append(blocks, obj{"type", "tool_use", "id", e.toolID(), "name", e.s.req.toolName, "input", input})
-		} else {
-			blocks = append(blocks, obj{"type", "text", "text", a.text})
 		}
+	case content > 0:
+		blocks = append(blocks, obj{"type", "text", "text", a.text})
 	}
 	return e.message(blocks, stopReason(finish), e.usage(reasoning+content))
 }

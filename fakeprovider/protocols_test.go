@@ -26,12 +26,22 @@ func TestParseProfileToolCallsAndAttempts(t *testing.T) {
 	p, err = ParseProfile([]byte("tool_calls: {probability: 0.25, arguments_tokens: {dist: uniform, min: 10, max: 50}}\n"))
 	require.NoError(t, err)
 	assert.Equal(t, 0.25, p.ToolCalls.Probability, "a plain number is a fraction")
+	assert.False(t, p.ToolCalls.Parallel.IsSet(), "parallel defaults to one call")
+
+	p, err = ParseProfile([]byte("tool_calls: {probability: 30%, arguments_tokens: 40, parallel: 2}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, Fixed(2), p.ToolCalls.Parallel)
+	p, err = ParseProfile([]byte("tool_calls: {probability: 1, parallel: {dist: uniform, min: 1, max: 4}}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, Uniform(1, 4), p.ToolCalls.Parallel)
 
 	for _, tc := range []struct{ name, yaml, msg string }{
 		{"unknown key", "model: m\ntool_calls: {probability: 0.3, args: 4}\n", `line 2: tool_calls.args: unknown key "args" in tool_calls`},
 		{"probability above 1", "model: m\nseed: 1\ntool_calls: {probability: 30}\n", "line 3: tool_calls.probability: probability 30 is above 1: a plain number is a fraction; write 30% or 0.3"},
 		{"probability not a number", "tool_calls:\n  probability: often\n", `line 2: tool_calls.probability: "often" is not a probability`},
 		{"negative arguments", "model: m\ntool_calls:\n  probability: 0.1\n  arguments_tokens: -3\n", "line 4"},
+		{"negative parallel", "model: m\ntool_calls:\n  probability: 0.1\n  parallel: -2\n", "line 4"},
+		{"parallel not a count", "tool_calls: {probability: 0.1, parallel: two}\n", "line 1"},
 		{"fractional attempts", "script:\n  - {id: a, status: 529, attempts: 1.5}\n", "line 2: script[0].attempts: 1.5 is not a whole number"},
 		{"negative attempts", "script:\n  - id: a\n    status: 529\n    attempts: -1\n", "line 4: script[0].attempts: negative (-1)"},
 		{"attempts without id", "script:\n  - request: 3\n    status: 529\n    attempts: 1\n", "script[0].attempts: needs id"},

@@ -35,6 +35,8 @@ type chatRequest struct {
 	TopLogprobs *int  `json:"top_logprobs"`
 	// Tools names the function a tool-call answer calls (the first).
 	Tools json.RawMessage `json:"tools"`
+	// ToolChoice "none" forbids tool calls.
+	ToolChoice json.RawMessage `json:"tool_choice"`
 }
 
 type chatMessage struct {
@@ -105,6 +107,7 @@ func faultError(status int) *apiError {
 type parsed struct {
 	proto        protocol
 	toolName     string // the function a tool-call answer calls
+	noTools      bool   // tool_choice forbids tool calls
 	stream       bool
 	includeUsage bool
 	maxTokens    int // 0: no cap
@@ -183,6 +186,7 @@ func parseRequest(r *http.Request, model string) (parsed, *apiError) {
 	p.stream = req.Stream
 	p.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	p.toolName = firstToolName(req.Tools, true)
+	p.noTools = toolChoiceNone(req.ToolChoice, protoChat)
 	return p, nil
 }
 

@@ -31,7 +31,7 @@ type session struct {
 	tick   chan struct{} // the clock's wake-ups
 
 	enc      encoder // Responses or Messages; nil for chat
-	toolOpen bool    // a chat tool call's first chunk is written
+	toolOpen int     // chat tool calls whose first chunk is written
 }
 
 // outBuffers holds streams' output buffers between requests.
@@ -182,7 +182,8 @@ func (s *session) run(ctx context.Context) {
 			kind = kindReasoning
 		case pl.toolCall:
 			kind = kindTool
-			sv.ToolCalls = 1
+			sv.ToolCalls, _, _ = pl.toolAt(sent - reasoning)
+			sv.ToolCalls++
 		}
 		if req.stream {
 			switch {
@@ -428,9 +429,11 @@ func (s *session) appendTokens(b []byte, from, k int, reasoning bool) []byte {
 // (with the role when it is the stream's first chunk), as OpenAI streams
 // it.
 func (s *session) appendToolCall(b []byte, from, k int, first bool) []byte {
-	if !s.toolOpen {
-		s.toolOpen = true
-		head := `"tool_calls":[{"index":0,"id":"call_fake_` + strconv.Itoa(s.sv.Index) +
+	call, within, n := s.pl.toolAt(from)
+	index := strconv.Itoa(call)
+	if s.toolOpen <= call {
+		s.toolOpen = call + 1
+		head := `"tool_calls":[{"index":` + index + `,"id":"` + toolID("call", s.sv.Index, call) +
 			`","type":"function","function":{"name":` + jsonString(s.req.toolName) + `,"arguments":""}}]`
 		if first {
 			head = `"role":"assistant","content":null,` + head
@@ -438,8 +441,8 @@ func (s *session) appendToolCall(b []byte, from, k int, first bool) []byte {
 		b = s.appendDelta(b, head, "")
 	}
 	b = append(b, s.prefix...)
-	b = append(b, `{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"`...)
-	b = appendEscaped(b, appendArgs(nil, from, k, s.pl.output))
+	b = append(b, `{"index":0,"delta":{"tool_calls":[{"index":`+index+`,"function":{"arguments":"`...)
+	b = appendEscaped(b, appendArgs(nil, within, k, n))
 	b = append(b, `"}}]},"logprobs":null,"finish_reason":null}]`...)
 	return append(b, s.suffix...)
 }
@@ -497,8 +500,12 @@ func (s *session) answer(total, reasoning int, finish string, cached int) {
 	msg := map[string]any{"role": "assistant", "content": string(content)}
 	if s.pl.toolCall && total > reasoning {
 		msg["content"] = nil
-		msg["tool_calls"] = []map[string]any{{"id": "call_fake_" + strconv.Itoa(s.sv.Index), "type": "function",
-			"function": map[string]any{"name": s.req.toolName, "arguments": string(appendArgs(nil, 0, total-reasoning, s.pl.output))}}}
+		var calls []map[string]any
+		for i, args := range s.pl.toolTexts(total - reasoning) {
+			calls = append(calls, map[string]any{"id": toolID("call", s.sv.Index, i), "type": "function",
+				"function": map[string]any{"name": s.req.toolName, "arguments": args}})
+		}
+		msg["tool_calls"] = calls
 	}
 	if reasoning > 0 {
 		msg["reasoning_content"] = string(thought)
