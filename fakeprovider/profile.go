@@ -78,6 +78,10 @@ type Profile struct {
 	// ToolCalls makes a share of answers tool calls (see ToolCalls).
 	// Default: none.
 	ToolCalls ToolCalls `yaml:"tool_calls"`
+	// ToolLatency is the time an agent's tool step takes between two calls
+	// of a chain run against this fake with Fake.Tool as its tool step
+	// (see ToolSteps). Default: unset, no wait.
+	ToolLatency Dist[time.Duration] `yaml:"tool_latency"`
 	// Script forces events on chosen requests, for deterministic tests.
 	Script []ScriptEntry `yaml:"script"`
 
@@ -384,6 +388,7 @@ func (p Profile) Validate() error {
 		{"stall.duration", p.Stall.Duration.validate("stall.duration")},
 		{"tool_calls.arguments_tokens", p.ToolCalls.ArgumentsTokens.validate("tool_calls.arguments_tokens")},
 		{"tool_calls.parallel", p.ToolCalls.Parallel.validate("tool_calls.parallel")},
+		{"tool_latency", p.ToolLatency.validate("tool_latency")},
 	} {
 		if d.err != nil {
 			return &fieldError{path: d.name, err: d.err}
