@@ -3,7 +3,6 @@
 package slospec
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -398,32 +397,62 @@ func (p *specParser) chainTotal(f specEntry, out *[]SpecObjective) {
 	}
 }
 
-// tool parses tool: {latency: 200ms} into a tool step after each call
-// but the last, a wait of that latency.
+// tool parses tool: {latency: 200ms} (or a distribution of fakeprovider's,
+// {dist: lognormal, median: 200ms, p99: 2s}, with an optional seed) into
+// a tool step after each call but the last, a wait of that latency.
 func (p *specParser) tool(f specEntry, c *SpecChains) {
-	entries, ok := p.mapping(f.v, f.path, false, []string{"latency"}, nil)
+	entries, ok := p.mapping(f.v, f.path, false, []string{"latency", "seed"}, nil)
 	if !ok {
 		return
 	}
-	if len(entries) == 0 {
+	var steps fakeprovider.ToolSteps
+	have := false
+	for _, g := range entries {
+		switch g.key {
+		case "seed":
+			seed, ok := p.integer(g, 0, math.MaxInt64)
+			if !ok {
+				return
+			}
+			steps.Seed = uint64(seed)
+		case "latency":
+			have = true
+			if g.v.Kind == yaml.MappingNode {
+				if err := g.v.Decode(&steps.Latency); err != nil {
+					p.errorf(g.v.Line, g.path, "%s", lineless(err))
+					return
+				}
+				if err := steps.Validate(); err != nil {
+					p.errorf(g.v.Line, g.path, "%s", strings.TrimPrefix(err.Error(), "fakeprovider: tool steps: latency: "))
+					return
+				}
+				break
+			}
+			d, ok := p.duration(g, true)
+			if !ok {
+				return
+			}
+			steps.Latency = fakeprovider.Fixed(d)
+		}
+	}
+	if !have {
 		p.errorf(f.k.Line, f.path, "missing latency (want {latency: 200ms})")
 		return
 	}
-	d, ok := p.duration(entries[0], true)
-	if !ok {
-		return
-	}
-	c.ToolLatency = d
-	c.Chain.Tool = func(ctx context.Context, chain, call int) error {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+	c.Tool, c.ToolLatency = steps, steps.Expected()
+	c.Chain.Tool = steps.Wait
+}
+
+// lineless is a YAML decoding error without its "line N: " prefix (the
+// spec's own error says the line).
+func lineless(err error) string {
+	s := err.Error()
+	if rest, ok := strings.CutPrefix(s, "line "); ok {
+		if i := strings.Index(rest, ": "); i > 0 {
+			return rest[i+2:]
 		}
 	}
+	return s
 }
 
 // task parses task: {budget, tail_tasks} into the task and per-call

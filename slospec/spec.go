@@ -90,7 +90,10 @@ import (
 //	  protocol: chat                # chat (default), responses or messages: what the
 //	                                # chains speak to a fake target (an endpoint its own)
 //	  tool: {latency: 200ms}        # a tool step after each call but the last: in the
-//	                                # chain totals, taken out of the task's budget
+//	                                # chain totals, its mean taken out of the task's budget;
+//	                                # or {latency: {dist: lognormal, median: 200ms, p99: 2s},
+//	                                # seed: 7}: any fakeprovider distribution, drawn per
+//	                                # chain and call from the seed (default 0)
 //
 // # Units
 //
@@ -249,10 +252,13 @@ type SpecChains struct {
 	// An endpoint target speaks its own protocol: a different one here is
 	// an error.
 	Protocol string
-	// ToolLatency is the wait of the tool step run after each call but the
-	// last (Chain.Tool is set to it), 0 for none. It counts in the chain
-	// totals, and the task's tool time is (calls-1)·ToolLatency.
+	// ToolLatency is the mean wait of the tool step run after each call but
+	// the last (Chain.Tool waits as Tool says), 0 for none. It counts in
+	// the chain totals, and the task's tool time is (calls-1)·ToolLatency.
 	ToolLatency time.Duration
+	// Tool is the tool step's wait, a distribution drawn per (seed, chain,
+	// call); its Latency is unset without a tool step.
+	Tool fakeprovider.ToolSteps
 }
 
 // ObjectiveKind says what a SpecObjective judges.

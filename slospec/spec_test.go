@@ -1,6 +1,7 @@
 package slospec_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,8 +10,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 	"github.com/tailguard/tailguard/slospec"
@@ -561,5 +564,43 @@ func TestParseSpecChainTool(t *testing.T) {
 	task := c.Objectives[0].Task
 	if _, per := task.PerCall(); task.ToolTime != 800*time.Millisecond || per != 840*time.Millisecond {
 		t.Errorf("task %+v: per call %v, want (5s - 4×200ms)/5 = 840ms", task, per)
+	}
+}
+
+// A chain section's tool latency may be any fakeprovider distribution,
+// drawn per (seed, chain, call): the task sets aside its mean per step,
+// and a bad distribution is an error on its line.
+func TestParseSpecChainToolDistribution(t *testing.T) {
+	spec := "target: {preset: mistral-3-14b}\nchains:\n  calls: 5\n  tool:\n    latency: {dist: lognormal, median: 200ms, p99: 2s}\n    seed: 7\n  task: {budget: 5s, tail_tasks: 5%}\n"
+	s, err := slospec.ParseSpec([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Chains
+	want := fakeprovider.ToolSteps{Latency: fakeprovider.LogNormal(200*time.Millisecond, 2*time.Second), Seed: 7}
+	if c.Tool.Seed != 7 || c.Tool.Latency.String() != want.Latency.String() || c.ToolLatency != want.Expected() || c.Chain.Tool == nil {
+		t.Fatalf("chains: tool %+v, tool latency %v (want the mean %v)", c.Tool, c.ToolLatency, want.Expected())
+	}
+	if task := c.Objectives[0].Task; task.ToolTime != 4*want.Expected() {
+		t.Errorf("task tool time %v, want 4 × %v", task.ToolTime, want.Expected())
+	}
+	synctest.Test(t, func(t *testing.T) {
+		for chain := range 3 {
+			t0 := time.Now()
+			if err := c.Chain.Tool(context.Background(), chain, 1); err != nil || time.Since(t0) != want.Draw(chain, 1) {
+				t.Errorf("chain %d: waited %v (%v), want the draw %v", chain, time.Since(t0), err, want.Draw(chain, 1))
+			}
+		}
+	})
+	for _, tc := range []struct{ yaml, msg string }{
+		{"  tool: {latency: {dist: lognormal, median: 2s, p99: 1s}}\n", "line 3: chains.tool.latency: lognormal p99 1s is below the median 2s"},
+		{"  tool: {latency: {dist: cauchy}}\n", "line 3: chains.tool.latency:"},
+		{"  tool: {latency: {dist: lognormal, median: 2s, p99: 3s}, seed: -1}\n", "line 3: chains.tool.seed: -1 is outside"},
+		{"  tool: {seed: 3}\n", "line 3: chains.tool: missing latency"},
+	} {
+		_, err := slospec.ParseSpec([]byte("target: {preset: mistral-3-14b}\nchains:\n" + tc.yaml + "  error_rate: 5%\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.msg)
+		}
 	}
 }
