@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -108,4 +109,37 @@ func mean[T Quantity](d Dist[T]) float64 {
 		return m
 	}
 	return 0
+}
+
+// QueueTime is how long the fake kept the request with trace ID id waiting
+// for a free slot (Served.Queued, beyond any cold start), summed over its
+// attempts: the requests served with that ID, and with "<id>-a<n>" (the
+// IDs latencytest.Instrument gives retries). 0 for an ID not served, or no
+// longer held (Profile.ServedLimit). Set as latencytest.Chain.Queueing,
+// it splits a chain's model time into queueing and the rest.
+func (f *Fake) QueueTime(id string) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var sum time.Duration
+	for i := range f.served {
+		sv := &f.served[i]
+		if sv.ID == id || isAttempt(sv.ID, id) {
+			sum += sv.Queued
+		}
+	}
+	return sum
+}
+
+// isAttempt reports whether got is "<id>-a<n>" for a whole number n.
+func isAttempt(got, id string) bool {
+	n, ok := strings.CutPrefix(got, id+"-a")
+	if !ok || n == "" {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

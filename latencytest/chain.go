@@ -58,6 +58,10 @@ type Chain struct {
 	// Concurrency above 1 it is called from several goroutines at once.
 	// Nil: no tool steps.
 	Tool func(ctx context.Context, chain, call int) error `yaml:"-"`
+	// Queueing, when set, tells how long the server queued the call with
+	// trace ID id (fakeprovider.Fake.QueueTime knows it for a fake); the
+	// chain's sum is ChainRun.QueueTime. Nil: unknown, 0 in every run.
+	Queueing func(id string) time.Duration `yaml:"-"`
 
 	slots    int       // chains at once in this shard (normalized)
 	shardSrc string    // where Shard came from (normalized)
@@ -236,6 +240,9 @@ func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSourc
 			run.Err = rec.Err
 		}
 		run.Calls = append(run.Calls, rec)
+		if c.Queueing != nil {
+			run.QueueTime += c.Queueing(id)
+		}
 		if rec.Err == ClassCanceled {
 			// The run is over; the next call would be canceled too.
 			run.Cut = fmt.Sprintf("the run ended during call %d", k)

@@ -34,6 +34,9 @@ type ChainRun struct {
 	ModelTime time.Duration `json:"model_ns,omitempty"`
 	ToolTime  time.Duration `json:"tool_ns,omitempty"`
 	ToolSteps int           `json:"tool_steps,omitempty"`
+	// QueueTime is the part of ModelTime the server kept the calls queued,
+	// as Chain.Queueing tells it (0 without).
+	QueueTime time.Duration `json:"queue_ns,omitempty"`
 	// ToolErr is the error of the tool step that failed the chain (Err
 	// "tool_error"), "" otherwise.
 	ToolErr string `json:"tool_err,omitempty"`

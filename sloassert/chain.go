@@ -267,27 +267,36 @@ func evaluateChains(cr *latencytest.ChainResult, objectives []Objective) Report 
 
 // toolSplit splits the finished chains' totals into model time (the sum
 // of a chain's calls) and tool time (its tool steps, latencytest.Chain.Tool)
-// when any chain ran a tool step; a chain with a failure is Failed in both,
-// as in the chain total.
+// when any chain ran a tool step, and shows the part of model time spent
+// queued ("chain queued") when any chain knows one
+// (latencytest.Chain.Queueing); a chain
+// with a failure is Failed in each, as in the chain total.
 func toolSplit(cr *latencytest.ChainResult) []Distribution {
-	tools := false
-	var model, tool latencytest.Sample
+	tools, queued := false, false
+	var model, tool, queue latencytest.Sample
 	for i := range cr.Chains {
 		ch := &cr.Chains[i]
 		if ch.CutShort() {
 			continue
 		}
-		tools = tools || ch.ToolSteps > 0
+		tools, queued = tools || ch.ToolSteps > 0, queued || ch.QueueTime > 0
 		if !ch.OK() {
-			model, tool = append(model, latencytest.Failed), append(tool, latencytest.Failed)
+			model, tool, queue = append(model, latencytest.Failed), append(tool, latencytest.Failed), append(queue, latencytest.Failed)
 			continue
 		}
-		model, tool = append(model, ch.ModelTime), append(tool, ch.ToolTime)
+		model, tool, queue = append(model, ch.ModelTime), append(tool, ch.ToolTime), append(queue, ch.QueueTime)
 	}
-	if !tools {
-		return nil
+	var out []Distribution
+	if tools || queued {
+		out = append(out, Distribution{Metric: "chain model", Summary: model.Summarize()})
 	}
-	return []Distribution{{Metric: "chain model", Summary: model.Summarize()}, {Metric: "chain tools", Summary: tool.Summarize()}}
+	if tools {
+		out = append(out, Distribution{Metric: "chain tools", Summary: tool.Summarize()})
+	}
+	if queued {
+		out = append(out, Distribution{Metric: "chain queued", Summary: queue.Summarize()})
+	}
+	return out
 }
 
 // finishedChains counts the chains that count in error rates (see

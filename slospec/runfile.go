@@ -99,6 +99,8 @@ type runTarget struct {
 	format   string // the records' format ("" for this package's own)
 	desc     string
 	protocol string // what a fake is spoken to in (SpecChains.Protocol; "" is chat)
+	// onFake, when set, is called by measure with each new fake.
+	onFake func(f *fakeprovider.Fake)
 }
 
 // targets resolves the load's and the chains' targets; skip says why the
@@ -248,6 +250,9 @@ func (rt runTarget) measure(t *testing.T, fn func(t *testing.T, p latencytest.Pr
 	synctest.Test(t, func(t *testing.T) {
 		f := fakeprovider.New(prof)
 		defer f.Close()
+		if rt.onFake != nil {
+			rt.onFake(f)
+		}
 		fn(t, fakeClient(rt.protocol, f))
 	})
 }
@@ -388,6 +393,7 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 	t.Run("chains", func(t *testing.T) {
 		var cr *latencytest.ChainResult
 		rt.protocol = s.Chains.Protocol
+		rt.onFake = func(f *fakeprovider.Fake) { c.Queueing = f.QueueTime } // the report's queueing split
 		rt.measure(t, func(t *testing.T, p latencytest.Provider) { cr = c.Measure(t, p) })
 		if cr == nil {
 			t.Fatalf("slospec: spec %s: the chains did not run", title)

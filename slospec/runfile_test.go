@@ -232,3 +232,19 @@ func TestRunFileChainsWithTools(t *testing.T) {
 		}
 	}
 }
+
+// Chains against a fake: the report splits the time the fake queued the
+// calls out of the model time (Chain.Queueing is the fake's QueueTime).
+// One slot, two chains of two 350ms calls at once: one chain's calls
+// wait 350ms and 350ms, the other's 350ms once.
+func TestRunFileChainsQueueing(t *testing.T) {
+	ok, _, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/queued-failing.yaml") })
+	if ok {
+		t.Fatalf("queued-failing.yaml passed:\n%s", out)
+	}
+	for _, w := range []string{"  chain queued ", "350.0ms", "700.0ms"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
