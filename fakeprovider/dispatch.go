@@ -191,6 +191,9 @@ func (d *dispatcher) arrive(a *arrival) {
 	}
 	index := d.next
 	d.next++
+	if len(d.p.Load) > 0 { // faults by load level, at arrival (LoadLevel.Faults)
+		a.plan.faultsAt(d.p, min(slices.Min(d.busy)+len(d.queue)+1, d.p.SlotsPerReplica))
+	}
 	if s := d.byID[a.plan.key]; s != nil {
 		d.attempts[a.plan.key]++
 		if s.Attempts == 0 || d.attempts[a.plan.key] <= s.Attempts {

@@ -32,6 +32,7 @@ type Quantity interface{ time.Duration | int }
 //	{dist: lognormal, median: 300ms, p99: 1.5s}
 //	{dist: empirical, values: [1s, 2s, 37s]}
 //	{dist: empirical, values: [1s, 2s, 37s], interpolate: true}
+//	{dist: empirical, values: [1s, 2s, 37s], interpolate: true, tail: {share: 0.1, threshold: 30s, shape: 0.3, scale: 5s, points: 8}}
 //	{dist: mixture, parts: [{weight: 0.9, dist: fixed, value: 1s}, {weight: 0.1, value: 30s}]}
 //
 // Draws are never negative: a normal is truncated at zero. Counts are rounded
@@ -57,8 +58,89 @@ type Dist[T Quantity] struct {
 	// plain empirical draw's p99 of 75 values is their maximum). Values
 	// need not be sorted.
 	Interpolate bool
+	// Tail, when set, replaces the top Tail.Share of an interpolated
+	// empirical distribution with a generalised Pareto tail over
+	// Tail.Threshold, so that draws go past the largest value (see Tail).
+	// Only an empirical distribution with Interpolate takes one. Default
+	// nil: no draw exceeds the largest value.
+	Tail *Tail[T]
 	// Parts are the weighted components of a mixture; weights sum to 1.
 	Parts []Part[T]
+}
+
+// Tail is a generalised Pareto (GPD) tail spliced onto an interpolated
+// empirical distribution (peaks over threshold): a draw at uniform u below
+// 1-Share is the empirical quantile at u, as without a tail; a draw at u
+// of 1-Share or more is Threshold plus the GPD quantile at
+// p = (u-(1-Share))/Share:
+//
+//	Scale/Shape × ((1-p)^(-Shape) - 1)    (Shape != 0)
+//	-Scale × ln(1-p)                       (Shape == 0)
+//
+// So P(draw > Threshold + y) = Share × (1 + Shape·y/Scale)^(-1/Shape) for
+// y >= 0. Threshold should be the values' (1-Share)-quantile, so the two
+// parts join; the fit package sets it so (WithTail). In YAML:
+// tail: {share: 0.1, threshold: 1.2s, shape: 0.3, scale: 400ms, points: 20}.
+type Tail[T Quantity] struct {
+	// Share is the fraction of draws from the tail, in (0, 1): the share
+	// of the sample above Threshold.
+	Share float64
+	// Threshold is where the tail starts (not negative).
+	Threshold T
+	// Shape is the GPD shape ξ, in (-1, 1): above 0 a heavy (Pareto-like)
+	// tail, 0 exponential, below 0 bounded at Threshold + Scale/-Shape.
+	Shape float64
+	// Scale is the GPD scale σ, above 0.
+	Scale T
+	// Points is how many sample values the tail was fitted from (at least
+	// 1): it says how much to trust it; draws do not use it.
+	Points int
+}
+
+// quantile is the tail's GPD quantile at p in [0,1), over Threshold.
+func (t *Tail[T]) quantile(p float64) float64 {
+	var y float64
+	if t.Shape == 0 {
+		y = -float64(t.Scale) * math.Log1p(-p)
+	} else {
+		y = float64(t.Scale) / t.Shape * math.Expm1(-t.Shape*math.Log1p(-p))
+	}
+	return float64(t.Threshold) + y
+}
+
+// Exceeds is the probability that a draw of a distribution with this tail
+// is above x: Share × the GPD's survival at x - Threshold; for x below
+// Threshold it returns NaN (the body is empirical, not the tail's).
+func (t Tail[T]) Exceeds(x T) float64 {
+	y := float64(x) - float64(t.Threshold)
+	if y < 0 {
+		return math.NaN()
+	}
+	if t.Shape == 0 {
+		return t.Share * math.Exp(-y/float64(t.Scale))
+	}
+	z := 1 + t.Shape*y/float64(t.Scale)
+	if z <= 0 {
+		return 0
+	}
+	return t.Share * math.Pow(z, -1/t.Shape)
+}
+
+// validate checks a tail's parameters; pre prefixes the message.
+func (t *Tail[T]) validate(pre string) error {
+	switch {
+	case !(t.Share > 0 && t.Share < 1):
+		return fmt.Errorf("%stail.share %v is outside (0, 1)", pre, t.Share)
+	case t.Threshold < 0:
+		return fmt.Errorf("%stail.threshold is negative (%v)", pre, t.Threshold)
+	case !(t.Shape > -1 && t.Shape < 1):
+		return fmt.Errorf("%stail.shape %v is outside (-1, 1)", pre, t.Shape)
+	case t.Scale <= 0:
+		return fmt.Errorf("%stail.scale must be positive (have %v)", pre, t.Scale)
+	case t.Points < 1:
+		return fmt.Errorf("%stail.points %d is below 1 (the sample values the tail was fitted from)", pre, t.Points)
+	}
+	return nil
 }
 
 // Part is one weighted component of a mixture.
@@ -133,6 +215,14 @@ func (d Dist[T]) validate(field string) error {
 	}
 	if d.Interpolate && d.Kind != "empirical" {
 		return fmt.Errorf("%sinterpolate is only allowed in an empirical distribution (have %q)", pre, d.Kind)
+	}
+	if d.Tail != nil {
+		if d.Kind != "empirical" || !d.Interpolate {
+			return fmt.Errorf("%stail is only allowed in an empirical distribution with interpolate: true (have %q)", pre, d.Kind)
+		}
+		if err := d.Tail.validate(pre); err != nil {
+			return err
+		}
 	}
 	switch d.Kind {
 	case "":
@@ -215,7 +305,7 @@ func (d Dist[T]) sample(r *rand.Rand) float64 {
 		return float64(d.Median) * math.Exp(sigma*r.NormFloat64())
 	case "empirical":
 		if d.Interpolate {
-			return interpolatedQuantile(d.Values, r.Float64())
+			return d.interpolated(r.Float64())
 		}
 		return float64(d.Values[r.IntN(len(d.Values))])
 	case "mixture":
@@ -248,7 +338,7 @@ func (d Dist[T]) quantile(u float64) float64 {
 		return float64(d.Median) * math.Exp(sigma*normalQuantile(u))
 	case "empirical":
 		if d.Interpolate {
-			return interpolatedQuantile(d.Values, u)
+			return d.interpolated(u)
 		}
 		values := d.Values
 		if !slices.IsSorted(values) {
@@ -260,6 +350,15 @@ func (d Dist[T]) quantile(u float64) float64 {
 		return d.Parts[0].Dist.quantile(u)
 	}
 	return 0
+}
+
+// interpolated is an interpolated empirical distribution's u-quantile,
+// from its tail when it has one and u is in it.
+func (d Dist[T]) interpolated(u float64) float64 {
+	if t := d.Tail; t != nil && u >= 1-t.Share {
+		return t.quantile(min((u-(1-t.Share))/t.Share, 1-1e-15))
+	}
+	return interpolatedQuantile(d.Values, u)
 }
 
 // normalQuantile is the standard normal's inverse CDF.
@@ -301,6 +400,9 @@ func (d Dist[T]) String() string {
 		return fmt.Sprintf("lognormal(median %v, p99 %v)", d.Median, d.P99)
 	case "empirical":
 		if d.Interpolate {
+			if t := d.Tail; t != nil {
+				return fmt.Sprintf("interpolated%v+gpd(share %g, threshold %v, shape %g, scale %v, points %d)", d.Values, t.Share, t.Threshold, t.Shape, t.Scale, t.Points)
+			}
 			return fmt.Sprintf("interpolated%v", d.Values)
 		}
 		return fmt.Sprintf("empirical%v", d.Values)
@@ -381,6 +483,8 @@ func (d *Dist[T]) UnmarshalYAML(n *yaml.Node) error {
 			if err := v.Decode(&out.Interpolate); err != nil || v.ShortTag() != "!!bool" {
 				return nodeErr(v, fmt.Sprintf("interpolate: %q is not true or false", v.Value))
 			}
+		case "tail":
+			out.Tail, err = parseTail[T](v)
 		case "weight":
 			weightSeen = true // handled by Part
 		default:
@@ -447,6 +551,51 @@ func (p *Part[T]) UnmarshalYAML(n *yaml.Node) error {
 		return nodeErr(n, fmt.Sprintf("mixture part weight %v is outside (0,1]", p.Weight))
 	}
 	return nil
+}
+
+// parseTail reads {share, threshold, shape, scale, points}, every key
+// required, strictly.
+func parseTail[T Quantity](n *yaml.Node) (*Tail[T], error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, nodeErr(n, "tail: want a map {share, threshold, shape, scale, points}")
+	}
+	t := &Tail[T]{}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if seen[k.Value] {
+			return nil, nodeErr(k, fmt.Sprintf("tail: key %q given twice", k.Value))
+		}
+		seen[k.Value] = true
+		var err error
+		switch k.Value {
+		case "share":
+			t.Share, err = parseProbability(v, "share")
+		case "threshold":
+			t.Threshold, err = parseQuantity[T](v)
+		case "scale":
+			t.Scale, err = parseQuantity[T](v)
+		case "shape":
+			if v.Kind != yaml.ScalarNode || (v.ShortTag() != "!!float" && v.ShortTag() != "!!int") || v.Decode(&t.Shape) != nil {
+				return nil, nodeErr(v, fmt.Sprintf("tail.shape: %q is not a number", v.Value))
+			}
+		case "points":
+			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&t.Points) != nil {
+				return nil, nodeErr(v, fmt.Sprintf("tail.points: %q is not a whole number", v.Value))
+			}
+		default:
+			return nil, nodeErr(k, fmt.Sprintf("unknown key %q in tail (want share, threshold, shape, scale, points)", k.Value))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range []string{"share", "threshold", "shape", "scale", "points"} {
+		if !seen[k] {
+			return nil, nodeErr(n, fmt.Sprintf("tail: %s is missing (want share, threshold, shape, scale, points)", k))
+		}
+	}
+	return t, nil
 }
 
 // parseQuantity reads a duration ("250ms") or a count (64) from a scalar.

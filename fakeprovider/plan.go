@@ -35,8 +35,9 @@ type plan struct {
 	toolArgs   []int // each tool call's arguments tokens, summing to output (see tools.go)
 	textOutput int   // the answer's length had it been text (tool_choice none)
 
-	stallAfter int
-	stall      time.Duration // 0: no stall
+	stallAfter    int
+	stall         time.Duration // 0: no stall
+	scriptedStall bool          // the script forced the stall: load levels keep it
 
 	coldStart time.Duration // script: force a cold start of this length
 	coldDraw  time.Duration // the load time if this request triggers a cold start
@@ -184,24 +185,7 @@ func newPlan(p *Profile, key string) *plan {
 	rng := func(purpose uint64) *rand.Rand { return planRand(p, key, purpose) }
 	pl := &plan{key: key}
 
-	u := rng(streamFault).Float64()
-	f := p.Faults
-	for _, c := range []struct {
-		prob   float64
-		fault  string
-		status int
-	}{
-		{f.HTTP529, FaultHTTP529, 529}, {f.HTTP429, FaultHTTP429, 429}, {f.HTTP500, FaultHTTP500, 500},
-		{f.HTTP503, FaultHTTP503, 503}, {f.Empty, FaultEmpty, 0}, {f.Disconnect, FaultDisconnect, 0},
-		{f.Malformed, FaultMalformed, 0}, {f.ErrorEvent, FaultErrorEvent, 0},
-	} {
-		if u < c.prob {
-			pl.fault, pl.status = c.fault, c.status
-			break
-		}
-		u -= c.prob
-	}
-	pl.faultAfter = f.AfterToken
+	pl.drawFault(p, &p.Faults)
 
 	r := rng(streamTTFT)
 	pl.ttft = p.TTFT.Sample(r)
@@ -211,11 +195,7 @@ func newPlan(p *Profile, key string) *plan {
 	pl.output = p.OutputTokens.Sample(r)
 	pl.reasoning = p.ReasoningTokens.Sample(r)
 
-	r = rng(streamStall)
-	if p.Stall.Probability > 0 && r.Float64() < p.Stall.Probability {
-		pl.stallAfter = p.Stall.AfterToken
-		pl.stall = p.Stall.Duration.Sample(r)
-	}
+	pl.drawStall(p, &p.Stall)
 
 	if p.ColdStart.Duration.IsSet() {
 		pl.coldDraw = p.ColdStart.Duration.Sample(rng(streamCold))
@@ -238,6 +218,53 @@ func newPlan(p *Profile, key string) *plan {
 	return pl
 }
 
+// drawFault draws the request's fault from f (the profile's faults or a
+// load level's) on the fault stream: the same uniform for every f, so a
+// level with the profile's rates draws the profile's outcome.
+func (pl *plan) drawFault(p *Profile, f *Faults) {
+	u := planRand(p, pl.key, streamFault).Float64()
+	pl.fault, pl.status = FaultNone, 0
+	for _, c := range []struct {
+		prob   float64
+		fault  string
+		status int
+	}{
+		{f.HTTP529, FaultHTTP529, 529}, {f.HTTP429, FaultHTTP429, 429}, {f.HTTP500, FaultHTTP500, 500},
+		{f.HTTP503, FaultHTTP503, 503}, {f.Empty, FaultEmpty, 0}, {f.Disconnect, FaultDisconnect, 0},
+		{f.Malformed, FaultMalformed, 0}, {f.ErrorEvent, FaultErrorEvent, 0},
+	} {
+		if u < c.prob {
+			pl.fault, pl.status = c.fault, c.status
+			break
+		}
+		u -= c.prob
+	}
+	pl.faultAfter = f.AfterToken
+}
+
+// drawStall draws the request's stall from s (the profile's or a load
+// level's) on the stall stream, unless the script forced one.
+func (pl *plan) drawStall(p *Profile, s *Stall) {
+	if pl.scriptedStall {
+		return
+	}
+	pl.stallAfter, pl.stall = 0, 0
+	r := planRand(p, pl.key, streamStall)
+	if s.Probability > 0 && r.Float64() < s.Probability {
+		pl.stallAfter = s.AfterToken
+		pl.stall = s.Duration.Sample(r)
+	}
+}
+
+// faultsAt redraws the fault from the load level for k requests in
+// flight (Profile.Load's Faults), at arrival: an HTTP error answers
+// before admission. At level 1 the plan keeps the profile's draw.
+func (pl *plan) faultsAt(p *Profile, k int) {
+	if lv := p.levelAt(pl.key, k); lv != nil && lv.Faults != nil {
+		pl.drawFault(p, lv.Faults)
+	}
+}
+
 // scaled is d×f, saturating.
 func scaled(d time.Duration, f float64) time.Duration {
 	x := math.Round(float64(d) * f)
@@ -247,8 +274,8 @@ func scaled(d time.Duration, f float64) time.Duration {
 	return time.Duration(max(x, 0))
 }
 
-// underLoad redraws the TTFT, ITL and reasoning length from the load
-// level for k requests in flight at admission (Profile.Load), from their
+// underLoad redraws the TTFT, ITL, reasoning length and stall (unless
+// scripted) from the load level for k requests in flight at admission (Profile.Load), from their
 // own random streams so that no other draw moves; at level 1 the plan is
 // unchanged.
 func (pl *plan) underLoad(p *Profile, k int) {
@@ -257,6 +284,9 @@ func (pl *plan) underLoad(p *Profile, k int) {
 		return
 	}
 	pl.level = lv
+	if lv.Stall != nil {
+		pl.drawStall(p, lv.Stall)
+	}
 	r := planRand(p, pl.key, streamLoad)
 	r.Float64() // the level choice's draw (levelAt)
 	pl.reasoning = lv.ReasoningTokens.Sample(planRand(p, pl.key, streamLoadLength))
@@ -308,6 +338,7 @@ func (pl *plan) apply(s *ScriptEntry) {
 	}
 	if s.Stall != nil {
 		pl.stallAfter, pl.stall = s.Stall.AfterToken, s.Stall.Duration
+		pl.scriptedStall = true
 	}
 	if s.Tokens > 0 {
 		pl.output = s.Tokens
@@ -383,9 +414,23 @@ func (pr *Predictor) Predict(id string, promptTokens, maxTokens int) Prediction 
 // level (Profile.Load) and SlowdownPerInflight at that load apply, as the
 // served fake applies them; still no queue, cold start or cache hit.
 func (pr *Predictor) PredictAt(id string, promptTokens, maxTokens, inFlight int) Prediction {
+	return pr.predict(id, promptTokens, maxTokens, inFlight, nil)
+}
+
+// PredictGaps is PredictAt with the gaps between consecutive token events
+// (chunks), as a client records them (latencytest's Record.Gaps): one per
+// event after the first; nil when no second event is sent.
+func (pr *Predictor) PredictGaps(id string, promptTokens, maxTokens, inFlight int) (Prediction, []time.Duration) {
+	var gaps []time.Duration
+	pd := pr.predict(id, promptTokens, maxTokens, inFlight, &gaps)
+	return pd, gaps
+}
+
+func (pr *Predictor) predict(id string, promptTokens, maxTokens, inFlight int, gaps *[]time.Duration) Prediction {
 	p := &pr.p
 	inFlight = max(inFlight, 1)
 	pl := newPlan(p, id)
+	pl.faultsAt(p, inFlight)
 	pl.underLoad(p, inFlight)
 	slow := 1 + p.SlowdownPerInflight*float64(inFlight-1)
 	out := Prediction{Status: 200, TTFT: -1, FirstAnswer: -1, Stall: pl.stall}
@@ -431,6 +476,7 @@ func (pr *Predictor) PredictAt(id string, promptTokens, maxTokens, inFlight int)
 		return nil
 	}
 	sent, first := 0, true
+	var prev time.Duration
 	for sent < total {
 		k := pl.chunk(p, sent, reasoning, total)
 		if !first {
@@ -444,7 +490,10 @@ func (pr *Predictor) PredictAt(id string, promptTokens, maxTokens, inFlight int)
 		}
 		if first {
 			out.TTFT = t
+		} else if gaps != nil {
+			*gaps = append(*gaps, t-prev)
 		}
+		prev = t
 		if sent >= reasoning && out.FirstAnswer < 0 {
 			out.FirstAnswer = t
 		}

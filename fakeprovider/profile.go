@@ -196,6 +196,18 @@ type LoadLevel struct {
 	// TTFTITLCorrelation is the level's Profile.TTFTITLCorrelation; nil
 	// is the level below's.
 	TTFTITLCorrelation *float64 `yaml:"ttft_itl_correlation"`
+	// Stall is the level's stall (probability, after_token, duration),
+	// drawn at admission for the requests in flight then, as TTFT is; nil
+	// is the level below's (the profile's own at level 1). Stalls that a
+	// run saw only at concurrency 4 belong here, not in Profile.Stall.
+	Stall *Stall `yaml:"stall"`
+	// Faults are the level's fault probabilities and after_token; nil is
+	// the level below's. They are drawn at arrival, at the level of the
+	// requests then in flight on the least busy replica (those queued
+	// ahead and the request itself included), since an HTTP error answers
+	// at arrival. retry_after is the profile's (Profile.Faults) and may
+	// not be set here.
+	Faults *Faults `yaml:"faults"`
 }
 
 // levelCorrelations lists the levels' TTFTITLCorrelation pointers.
@@ -458,6 +470,19 @@ func (p Profile) Validate() error {
 		if err := l.ReasoningTokens.validate(path + ".reasoning_tokens"); err != nil {
 			return &fieldError{path: path + ".reasoning_tokens", err: err}
 		}
+		if l.Stall != nil {
+			if err := validateStall(path+".stall", *l.Stall); err != nil {
+				return err
+			}
+		}
+		if l.Faults != nil {
+			if err := validateFaults(path+".faults", *l.Faults); err != nil {
+				return err
+			}
+			if l.Faults.RetryAfter != 0 {
+				return ferr(path+".faults.retry_after", "set retry_after in the profile's faults (a level sets probabilities and after_token only)")
+			}
+		}
 	}
 	if p.ColdStart.AfterIdle < 0 {
 		return ferr("cold_start.after_idle", "negative duration %v", p.ColdStart.AfterIdle)
@@ -465,7 +490,7 @@ func (p Profile) Validate() error {
 	if (p.ColdStart.AfterIdle > 0 || p.ColdStart.Initial) && !p.ColdStart.Duration.IsSet() {
 		return ferr("cold_start.duration", "required when cold_start.after_idle or cold_start.initial is set")
 	}
-	if err := probability("stall.probability", p.Stall.Probability); err != nil {
+	if err := validateStall("stall", p.Stall); err != nil {
 		return err
 	}
 	if err := probability("tool_calls.probability", p.ToolCalls.Probability); err != nil {
@@ -489,12 +514,6 @@ func (p Profile) Validate() error {
 			}
 		}
 	}
-	if p.Stall.AfterToken < 0 {
-		return ferr("stall.after_token", "negative (%d)", p.Stall.AfterToken)
-	}
-	if p.Stall.Probability > 0 && !p.Stall.Duration.IsSet() {
-		return ferr("stall.duration", "required when stall.probability is set")
-	}
 	switch p.PrefixCache.Scope {
 	case "", CacheScopeTTFT, CacheScopePrefill:
 	default:
@@ -503,29 +522,8 @@ func (p Profile) Validate() error {
 	if !(p.PrefixCache.TTFTFactor >= 0 && p.PrefixCache.TTFTFactor <= 1) {
 		return ferr("prefix_cache.ttft_factor", "%v is outside [0, 1] (a cache hit is never slower)", p.PrefixCache.TTFTFactor)
 	}
-	f := p.Faults
-	sum := 0.0
-	for _, x := range []struct {
-		path string
-		v    float64
-	}{
-		{"faults.http_529", f.HTTP529}, {"faults.http_429", f.HTTP429}, {"faults.http_500", f.HTTP500},
-		{"faults.http_503", f.HTTP503}, {"faults.empty", f.Empty}, {"faults.disconnect", f.Disconnect},
-		{"faults.malformed", f.Malformed}, {"faults.error_event", f.ErrorEvent},
-	} {
-		if err := probability(x.path, x.v); err != nil {
-			return err
-		}
-		sum += x.v
-	}
-	if sum > 1+1e-9 {
-		return ferr("faults", "probabilities sum to %v, above 1", sum)
-	}
-	if f.AfterToken < 0 {
-		return ferr("faults.after_token", "negative (%d)", f.AfterToken)
-	}
-	if f.RetryAfter < 0 {
-		return ferr("faults.retry_after", "negative duration %v", f.RetryAfter)
+	if err := validateFaults("faults", p.Faults); err != nil {
+		return err
 	}
 	for i, s := range p.Script {
 		path := fmt.Sprintf("script[%d]", i)
@@ -556,6 +554,54 @@ func (p Profile) Validate() error {
 		default:
 			return ferr(path+".fault", "unknown fault %q (want empty, disconnect, malformed, error_event or none)", s.Fault)
 		}
+	}
+	return nil
+}
+
+// validateStall checks a stall written at path ("stall", "load[1].stall").
+func validateStall(path string, s Stall) error {
+	if err := s.Duration.validate(path + ".duration"); err != nil {
+		return &fieldError{path: path + ".duration", err: err}
+	}
+	if err := probability(path+".probability", s.Probability); err != nil {
+		return err
+	}
+	if s.AfterToken < 0 {
+		return &fieldError{path: path + ".after_token", err: fmt.Errorf("%s.after_token: negative (%d)", path, s.AfterToken)}
+	}
+	if s.Probability > 0 && !s.Duration.IsSet() {
+		return &fieldError{path: path + ".duration", err: fmt.Errorf("%s.duration: required when %s.probability is set", path, path)}
+	}
+	return nil
+}
+
+// validateFaults checks faults written at path ("faults", "load[1].faults").
+func validateFaults(path string, f Faults) error {
+	ferr := func(sub, format string, args ...any) error {
+		return &fieldError{path: path + sub, err: fmt.Errorf("%s: "+format, append([]any{path + sub}, args...)...)}
+	}
+	sum := 0.0
+	for _, x := range []struct {
+		key string
+		v   float64
+	}{
+		{"http_529", f.HTTP529}, {"http_429", f.HTTP429}, {"http_500", f.HTTP500},
+		{"http_503", f.HTTP503}, {"empty", f.Empty}, {"disconnect", f.Disconnect},
+		{"malformed", f.Malformed}, {"error_event", f.ErrorEvent},
+	} {
+		if err := probability(path+"."+x.key, x.v); err != nil {
+			return err
+		}
+		sum += x.v
+	}
+	if sum > 1+1e-9 {
+		return ferr("", "probabilities sum to %v, above 1", sum)
+	}
+	if f.AfterToken < 0 {
+		return ferr(".after_token", "negative (%d)", f.AfterToken)
+	}
+	if f.RetryAfter < 0 {
+		return ferr(".retry_after", "negative duration %v", f.RetryAfter)
 	}
 	return nil
 }
@@ -609,7 +655,18 @@ func (p Profile) withDefaults() Profile {
 	if len(p.Load) > 0 {
 		levels := slices.Clone(p.Load)
 		ttft, itl, reasoning, rho := p.TTFT, p.ITL, p.ReasoningTokens, p.TTFTITLCorrelation
+		stall, faults := p.Stall, p.Faults
 		for i := range levels {
+			s, f := stall, faults // copies: the caller's levels stay as given
+			if levels[i].Stall != nil {
+				s = *levels[i].Stall
+			}
+			if levels[i].Faults != nil {
+				f = *levels[i].Faults
+			}
+			f.RetryAfter = p.Faults.RetryAfter
+			levels[i].Stall, levels[i].Faults = &s, &f
+			stall, faults = *levels[i].Stall, *levels[i].Faults
 			levels[i].TTFT = levels[i].TTFT.or(ttft)
 			levels[i].ITL = levels[i].ITL.or(itl)
 			levels[i].ReasoningTokens = levels[i].ReasoningTokens.or(reasoning)

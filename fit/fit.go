@@ -22,6 +22,7 @@ type options struct {
 	seed  uint64
 	draws int
 	model string
+	tail  bool
 }
 
 // WithSeed sets the fitted profile's seed (default 1), which also seeds
@@ -36,6 +37,18 @@ func WithDraws(n int) Option { return func(o *options) { o.draws = n } }
 // WithModel names the fitted profile's model (default: the model most
 // records name, else "fitted-model").
 func WithModel(name string) Option { return func(o *options) { o.model = name } }
+
+// WithTail fits a generalised Pareto tail (fakeprovider.Tail) to the top
+// of each fitted TTFT and ITL distribution (the profile's and each load
+// level's) that has 30 or more values, so the fake draws past the
+// largest measured value at the rate the tail says. The threshold is the
+// values' (1-k/n)-quantile with k = max(10, n/10) exceedances; the shape
+// and scale are fitted to the k exceedances by probability-weighted
+// moments (Hosking and Wallis 1987, plotting positions (j-0.35)/k), the
+// shape clamped to [-0.5, 0.9]. The profile's comments give the
+// parameters and k. Default off: published presets never have one (a
+// tail is an extrapolation, not a measurement).
+func WithTail(on bool) Option { return func(o *options) { o.tail = on } }
 
 func collect(opts []Option) options {
 	o := options{seed: 1, draws: 20_000}
@@ -281,13 +294,15 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 		return d
 	}
 
-	// Prefill from the spread of prompt sizes.
-	slope := prefillSlope(withTTFT)
-	if slope > 0 {
+	// Prefill: the slope of TTFT on prompt size, kept when significant.
+	pf := prefillSlope(withTTFT)
+	slope := time.Duration(0)
+	if pf.keep() {
+		slope = pf.slope
 		p.PrefillPer1kTokens = fakeprovider.Fixed(slope)
-		rep.Sources["prefill_per_1k_tokens"] = "least-squares slope of the median TTFT over prompt-size quartiles (usage prompt_tokens; the fake counts characters/4)"
+		rep.Sources["prefill_per_1k_tokens"] = pf.String() + "; the fake counts prompt tokens as characters/4"
 	} else {
-		rep.Sources["prefill_per_1k_tokens"] = "0: prompt sizes too alike, or TTFT did not grow with them"
+		rep.Notes = append(rep.Notes, "prefill: not modelled: "+pf.String())
 	}
 	var stalls []time.Duration
 	ttftAt, itlAt := map[int][]time.Duration{}, map[int][]time.Duration{} // by concurrency
@@ -295,8 +310,10 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 	var outputs, reasoning, stallAt []int
 	reasoningAt := map[int][]int{}
 	stalled := 0
+	stalledAt, streamedAt := map[int]int{}, map[int]int{} // by concurrency
 	for _, t := range ts {
 		c := max(t.rec.Concurrency, 1)
+		streamedAt[c]++
 		if t.ttft >= 0 {
 			base := t.ttft - time.Duration(float64(slope)*float64(t.rec.PromptTokens)/1000)
 			ttftAt[c] = append(ttftAt[c], max(base, 0))
@@ -309,6 +326,7 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 		}
 		if t.stall > 0 {
 			stalled++
+			stalledAt[c]++
 			stalls = append(stalls, t.stall)
 			stallAt = append(stallAt, t.stallAt)
 		}
@@ -339,7 +357,11 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 		at = fmt.Sprintf(" at concurrency %d (the lowest; the others are load levels)", levels[0])
 	}
 	p.TTFT = fakeprovider.Interpolated(roundAll(ttfts)...)
-	rep.Sources["ttft"] = fmt.Sprintf("interpolated empirical distribution of %d TTFTs%s (first token of any kind; the first answer where no first token was recorded), prefill removed", len(ttfts), at)
+	prefillPart := "each less the fitted prefill (prefill_per_1k_tokens × its prompt tokens / 1,000), which the fake adds back per request"
+	if slope == 0 {
+		prefillPart = "as measured: prefill is not modelled (see the note below), so the prompt-size effect stays in this spread"
+	}
+	rep.Sources["ttft"] = fmt.Sprintf("interpolated empirical distribution of %d TTFTs%s (first token of any kind; the first answer where no first token was recorded), %s", len(ttfts), at, prefillPart)
 	if len(itls) > 0 {
 		p.ITL = fakeprovider.Interpolated(roundAll(itls)...)
 		rep.Sources["itl"] = fmt.Sprintf("per request: (last token - first token) / (tokens - 1) of %d requests%s, stalls removed", len(itls), at)
@@ -397,15 +419,38 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 		rep.Sources["reasoning_tokens"] = fmt.Sprintf("reasoning tokens of %d streamed requests%s (usage; an empty answer counts all its tokens as reasoning)", len(reasoning), at)
 	}
 	if stalled > 0 {
-		p.Stall = fakeprovider.Stall{Probability: float64(stalled) / float64(len(ts)), AfterToken: mode(stallAt)}
+		st := fakeprovider.Stall{Probability: float64(stalled) / float64(len(ts)), AfterToken: mode(stallAt)}
 		if len(stalls) == 1 {
-			p.Stall.Duration = fakeprovider.Fixed(stalls[0].Round(time.Microsecond))
+			st.Duration = fakeprovider.Fixed(stalls[0].Round(time.Microsecond))
 		} else {
-			p.Stall.Duration = fakeprovider.Interpolated(roundAll(stalls)...)
+			st.Duration = fakeprovider.Interpolated(roundAll(stalls)...)
 		}
-		rep.Sources["stall"] = fmt.Sprintf("%d of %d streamed requests had one silence over 1 s and 20x their median gap (with no gaps recorded: a decode over 1 s longer and 10x slower than the median ITL gives); length is the excess over the median pace", stalled, len(ts))
+		how := "one silence over 1 s and 20x their median gap (with no gaps recorded: a decode over 1 s longer and 10x slower than the median ITL gives); length is the excess over the median pace"
+		if len(levels) == 0 {
+			p.Stall = st
+			rep.Sources["stall"] = fmt.Sprintf("%d of %d streamed requests had %s", stalled, len(ts), how)
+		} else {
+			// By load level: stalls seen at one concurrency only are
+			// served at that load only. Lengths and position are pooled.
+			var desc []string
+			rate := func(c int) float64 { return float64(stalledAt[c]) / float64(streamedAt[c]) }
+			for _, c := range levels {
+				desc = append(desc, fmt.Sprintf("%d of %d at concurrency %d", stalledAt[c], streamedAt[c], c))
+			}
+			if r := rate(levels[0]); r > 0 {
+				p.Stall = st
+				p.Stall.Probability = r
+			}
+			for i := range p.Load {
+				ls := st
+				ls.Probability = rate(p.Load[i].InFlight)
+				p.Load[i].Stall = &ls
+			}
+			rep.Sources["stall"] = fmt.Sprintf("by load level (the load levels carry their own): %s streamed requests had %s; %d lengths pooled over the levels", strings.Join(desc, ", "), how, len(stalls))
+			rep.Sources["load"] += "; stall probability per level from that concurrency's streamed requests (" + strings.Join(desc, ", ") + ")"
+		}
 	}
-	fitFaults(&p, recs, &rep, n)
+	fitFaults(&p, recs, &rep, n, levels)
 	if maxConc := slices.MaxFunc(recs, func(a, b latencytest.Record) int { return cmp.Compare(a.Concurrency, b.Concurrency) }).Concurrency; maxConc > 0 {
 		p.SlotsPerReplica = max(32, maxConc)
 	} else {
@@ -415,6 +460,9 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 	rep.Notes = append(rep.Notes, "cold starts are not fitted as cold_start (that needs idle times); slow first tokens stay in the TTFT distribution")
 	if len(levels) == 0 && len(ttftAt) > 1 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("no load levels: fewer than %d first tokens at some concurrency; TTFT and ITL are pooled over every concurrency in the records", minLevelValues))
+	}
+	if o.tail {
+		addTails(&p, &rep)
 	}
 	p, err := fitInSize(p, &rep)
 	if err != nil {
@@ -429,6 +477,107 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 	}
 	rep.Stats, rep.Tests = cmpRep.Stats, cmpRep.Tests
 	return p, rep, nil
+}
+
+// addTails fits a generalised Pareto tail (WithTail) to each interpolated
+// TTFT and ITL distribution of p with enough values, and says so in rep.
+func addTails(p *fakeprovider.Profile, rep *FitReport) {
+	type target struct {
+		key string
+		d   *fakeprovider.Dist[time.Duration]
+	}
+	ts := []target{{"ttft", &p.TTFT}, {"itl", &p.ITL}}
+	for i := range p.Load {
+		ts = append(ts, target{fmt.Sprintf("load[%d].ttft", i), &p.Load[i].TTFT}, target{fmt.Sprintf("load[%d].itl", i), &p.Load[i].ITL})
+	}
+	var levels []string
+	for _, t := range ts {
+		if t.d.Kind != "empirical" || !t.d.Interpolate {
+			continue
+		}
+		tail, why := FitTail(t.d.Values)
+		if tail == nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s tail: not fitted: %s", t.key, why))
+			continue
+		}
+		t.d.Tail = tail
+		desc := fmt.Sprintf("tail: generalised Pareto over the top %d of %d values (share %g, above %v), fitted by probability-weighted moments (Hosking-Wallis, plotting positions (j-0.35)/k): shape %g, scale %v; draws past the largest value (%v) with probability %.2g",
+			tail.Points, len(t.d.Values), tail.Share, tail.Threshold, tail.Shape, tail.Scale, slices.Max(t.d.Values), tail.Exceeds(slices.Max(t.d.Values)))
+		if _, ok := rep.Sources[t.key]; ok {
+			rep.Sources[t.key] += "; " + desc
+		} else {
+			levels = append(levels, t.key+" "+desc)
+		}
+	}
+	if len(levels) > 0 {
+		rep.Sources["load"] += "; " + strings.Join(levels, "; ")
+	}
+}
+
+// Tail fitting (WithTail).
+const (
+	minTailValues = 30  // fewest values a distribution needs for a tail
+	minTailPoints = 10  // fewest exceedances a tail is fitted from
+	maxTailShape  = 0.9 // shape clamp: the tail keeps a finite mean
+	minTailShape  = -0.5
+)
+
+// FitTail fits a generalised Pareto tail to the top of values (see
+// WithTail): k = max(10, n/10) exceedances over the values' (1-k/n)
+// linear-interpolation quantile, shape and scale by probability-weighted
+// moments (Hosking and Wallis 1987), the shape clamped to [-0.5, 0.9].
+// Latencies are rounded to the microsecond. It returns nil and the reason
+// when values has fewer than 30 values or the exceedances do not spread.
+func FitTail(values []time.Duration) (*fakeprovider.Tail[time.Duration], string) {
+	n := len(values)
+	if n < minTailValues {
+		return nil, fmt.Sprintf("%d values, fewer than %d", n, minTailValues)
+	}
+	s := durFloats(values)
+	slices.Sort(s)
+	k := max(minTailPoints, n/10)
+	share := float64(k) / float64(n)
+	u := stats.Quantile(s, 1-share)
+	y := make([]float64, k)
+	for j := range k {
+		y[j] = s[n-k+j] - u
+	}
+	if !(mean(y) > 0) {
+		return nil, fmt.Sprintf("the top %d values do not rise above %v", k, time.Duration(u))
+	}
+	xi, sigma := gpdPWM(y)
+	if math.IsNaN(xi) || xi > maxTailShape || xi < minTailShape {
+		// Clamped (NaN: heavier than PWM can tell, shape 1 or more);
+		// the scale keeps the exceedances' mean, sigma / (1 - xi).
+		if math.IsNaN(xi) {
+			xi = maxTailShape
+		}
+		xi = min(max(xi, minTailShape), maxTailShape)
+		sigma = mean(y) * (1 - xi)
+	}
+	t := &fakeprovider.Tail[time.Duration]{Share: share, Threshold: time.Duration(u).Round(time.Microsecond),
+		Shape: math.Round(xi*1e4) / 1e4, Scale: max(time.Duration(sigma).Round(time.Microsecond), time.Microsecond), Points: k}
+	return t, ""
+}
+
+// gpdPWM is the probability-weighted-moments estimate of a generalised
+// Pareto's shape and scale from exceedances y (sorted ascending):
+// a0 = mean(y), a1 = mean((1-p_j) y_j) with p_j = (j-0.35)/k; shape
+// 2 - a0/(a0-2 a1), scale 2 a0 a1/(a0-2 a1) (Hosking and Wallis 1987,
+// with their k = -shape).
+func gpdPWM(y []float64) (shape, scale float64) {
+	k := float64(len(y))
+	var a0, a1 float64
+	for j, v := range y {
+		p := (float64(j+1) - 0.35) / k
+		a0 += v / k
+		a1 += (1 - p) * v / k
+	}
+	d := a0 - 2*a1
+	if d <= 0 {
+		return math.NaN(), math.NaN()
+	}
+	return 2 - a0/d, 2 * a0 * a1 / d
 }
 
 // withinChains pairs each chain call's log TTFT (prefill removed) and log
@@ -506,28 +655,67 @@ func loadLevels(ttftAt map[int][]time.Duration) []int {
 }
 
 // fitFaults sets the fault rates from the error classes.
-func fitFaults(p *fakeprovider.Profile, recs []latencytest.Record, rep *FitReport, n int) {
+// With load levels, the profile's rates are the lowest concurrency's and
+// each level gets its own (LoadLevel.Faults), from the requests at its
+// concurrency.
+func fitFaults(p *fakeprovider.Profile, recs []latencytest.Record, rep *FitReport, n int, levels []int) {
 	counts := map[string]int{}
+	countsAt := map[int]map[string]int{}
+	nAt := map[int]int{}
 	for _, r := range recs {
+		c := max(r.Concurrency, 1)
+		nAt[c]++
+		if countsAt[c] == nil {
+			countsAt[c] = map[string]int{}
+		}
 		if !r.OK() {
 			counts[r.Err]++
+			countsAt[c][r.Err]++
 		}
 	}
-	rate := func(class string) float64 { return float64(counts[class]) / float64(n) }
-	set := func(key, class string, v *float64) {
-		if counts[class] > 0 {
-			*v = rate(class)
-			rep.Sources["faults."+key] = fmt.Sprintf("%d of %d requests failed with %s", counts[class], n, class)
+	modelled := []struct{ key, class string }{
+		{"http_529", "http_529"}, {"http_429", "http_429"}, {"http_500", "http_500"}, {"http_503", "http_503"},
+		{"empty", latencytest.ClassEmptyStream}, {"disconnect", latencytest.ClassTruncated}, {"error_event", latencytest.ClassBadStream},
+	}
+	fill := func(f *fakeprovider.Faults, counts map[string]int, n int) {
+		v := map[string]*float64{"http_529": &f.HTTP529, "http_429": &f.HTTP429, "http_500": &f.HTTP500, "http_503": &f.HTTP503,
+			"empty": &f.Empty, "disconnect": &f.Disconnect, "error_event": &f.ErrorEvent}
+		for _, m := range modelled {
+			if counts[m.class] > 0 {
+				*v[m.key] = float64(counts[m.class]) / float64(n)
+			}
 		}
 	}
-	f := &p.Faults
-	set("http_529", "http_529", &f.HTTP529)
-	set("http_429", "http_429", &f.HTTP429)
-	set("http_500", "http_500", &f.HTTP500)
-	set("http_503", "http_503", &f.HTTP503)
-	set("empty", latencytest.ClassEmptyStream, &f.Empty)
-	set("disconnect", latencytest.ClassTruncated, &f.Disconnect)
-	set("error_event", latencytest.ClassBadStream, &f.ErrorEvent)
+	seen := false
+	for _, m := range modelled {
+		seen = seen || counts[m.class] > 0
+	}
+	if len(levels) == 0 || !seen {
+		fill(&p.Faults, counts, n)
+	} else {
+		fill(&p.Faults, countsAt[levels[0]], nAt[levels[0]])
+		for i := range p.Load {
+			c := p.Load[i].InFlight
+			lf := fakeprovider.Faults{}
+			fill(&lf, countsAt[c], nAt[c])
+			p.Load[i].Faults = &lf
+		}
+		rep.Sources["load"] += "; fault rates per level from that concurrency's requests"
+	}
+	for _, m := range modelled {
+		if counts[m.class] == 0 {
+			continue
+		}
+		src := fmt.Sprintf("%d of %d requests failed with %s", counts[m.class], n, m.class)
+		if len(levels) > 0 {
+			var by []string
+			for _, c := range levels {
+				by = append(by, fmt.Sprintf("%d of %d at concurrency %d", countsAt[c][m.class], nAt[c], c))
+			}
+			src += " (by load level, each level its own rate: " + strings.Join(by, ", ") + ")"
+		}
+		rep.Sources["faults."+m.key] = src
+	}
 	for _, c := range slices.Sorted(maps.Keys(counts)) {
 		switch c {
 		case "http_529", "http_429", "http_500", "http_503", latencytest.ClassEmptyStream,
@@ -595,40 +783,103 @@ func chainICC(ts []timing) (f iccFit, chains, calls int) {
 	return f, a, N
 }
 
-// prefillSlope is the least-squares slope of the median TTFT over the
-// prompt-size quartiles, per 1k prompt tokens, when prompts spread (the
-// largest at least twice the smallest and 500 tokens more, over 20 or more
-// records); 0 otherwise or when negative.
-func prefillSlope(ts []timing) time.Duration {
-	if len(ts) < 20 {
-		return 0
+// prefillFit is the slope of TTFT on prompt tokens and its uncertainty.
+type prefillFit struct {
+	slope, se time.Duration // per 1k prompt tokens; se 0 when not computed
+	t         float64       // slope / se
+	n         int           // first tokens used
+	lo, hi    int           // smallest and largest prompt
+	why       string        // when no slope was computed
+}
+
+// minPrefillT is the t statistic a prefill slope needs to be kept: t > 2,
+// about a 5% two-sided test (one-sided 2.3%) on the slope being 0.
+const minPrefillT = 2
+
+func (f prefillFit) keep() bool { return f.why == "" && f.slope > 0 && f.t > minPrefillT }
+
+func (f prefillFit) String() string {
+	if f.why != "" {
+		return f.why
 	}
-	s := slices.Clone(ts)
-	slices.SortFunc(s, func(a, b timing) int { return cmp.Compare(a.rec.PromptTokens, b.rec.PromptTokens) })
-	lo, hi := s[0].rec.PromptTokens, s[len(s)-1].rec.PromptTokens
-	if hi < 2*lo || hi-lo < 500 {
-		return 0
+	verdict := fmt.Sprintf("t = %.1f > %d: kept", f.t, minPrefillT)
+	switch {
+	case f.slope <= 0:
+		verdict = fmt.Sprintf("t = %.1f: TTFT did not grow with the prompt", f.t)
+	case !(f.t > minPrefillT):
+		verdict = fmt.Sprintf("t = %.1f, not above %d: not significant", f.t, minPrefillT)
 	}
-	var xs, ys []float64
-	for q := range 4 {
-		part := s[q*len(s)/4 : (q+1)*len(s)/4]
-		var x, y []float64
-		for _, t := range part {
-			x = append(x, float64(t.rec.PromptTokens)/1000)
-			y = append(y, float64(t.ttft))
+	return fmt.Sprintf("least-squares slope of TTFT on usage prompt_tokens within each concurrency, %d requests with prompts of %d-%d tokens: %v ± %v per 1k prompt tokens (heteroscedasticity-robust standard error, HC1), %s",
+		f.n, f.lo, f.hi, f.slope, f.se, verdict)
+}
+
+// prefillSlope fits TTFT = a_c + slope × prompt tokens / 1000 by least
+// squares, one intercept per concurrency (prompts and TTFT are centred
+// within each concurrency, so load does not pass for prefill), with the
+// slope's heteroscedasticity-robust (HC1) standard error: TTFT spreads
+// more at long prompts. It needs 10 or more first tokens and prompts that
+// differ within a concurrency; whatever their absolute spread, the slope
+// is kept when t > minPrefillT (prefillFit.keep).
+func prefillSlope(ts []timing) prefillFit {
+	f := prefillFit{n: len(ts)}
+	if len(ts) < 10 {
+		f.why = fmt.Sprintf("%d first tokens, fewer than 10 to fit a slope on", len(ts))
+		return f
+	}
+	byC := map[int][]timing{}
+	f.lo, f.hi = math.MaxInt, 0
+	for _, t := range ts {
+		c := max(t.rec.Concurrency, 1)
+		byC[c] = append(byC[c], t)
+		f.lo, f.hi = min(f.lo, t.rec.PromptTokens), max(f.hi, t.rec.PromptTokens)
+	}
+	var xs, ys []float64 // centred within each concurrency
+	for _, c := range slices.Sorted(maps.Keys(byC)) {
+		g := byC[c]
+		var mx, my float64
+		for _, t := range g {
+			mx += float64(t.rec.PromptTokens) / 1000 / float64(len(g))
+			my += float64(t.ttft) / float64(len(g))
 		}
-		xs, ys = append(xs, mean(x)), append(ys, quantile(y, 0.5))
+		for _, t := range g {
+			xs = append(xs, float64(t.rec.PromptTokens)/1000-mx)
+			ys = append(ys, float64(t.ttft)-my)
+		}
 	}
-	mx, my := mean(xs), mean(ys)
-	var sxy, sxx float64
+	var sxx, sxy float64
 	for i := range xs {
-		sxy += (xs[i] - mx) * (ys[i] - my)
-		sxx += (xs[i] - mx) * (xs[i] - mx)
+		sxx += xs[i] * xs[i]
+		sxy += xs[i] * ys[i]
 	}
-	if sxx == 0 || sxy <= 0 {
-		return 0
+	switch {
+	case f.hi == 0:
+		f.why = "no prompt sizes recorded (usage prompt_tokens): no slope to fit"
+		return f
+	case f.lo == f.hi:
+		f.why = fmt.Sprintf("every prompt has %d tokens: no slope to fit", f.lo)
+		return f
+	case sxx < 1e-12:
+		f.why = fmt.Sprintf("prompts (%d-%d tokens) differ only between concurrencies: no slope within one", f.lo, f.hi)
+		return f
 	}
-	return time.Duration(sxy / sxx).Round(time.Microsecond)
+	b := sxy / sxx
+	var meat float64
+	for i := range xs {
+		e := ys[i] - b*xs[i]
+		meat += xs[i] * xs[i] * e * e
+	}
+	dof := len(xs) - len(byC) - 1
+	if dof < 1 {
+		f.why = fmt.Sprintf("%d first tokens over %d concurrencies: no degrees of freedom left for the slope's error", len(xs), len(byC))
+		return f
+	}
+	se := math.Sqrt(meat*float64(len(xs))/float64(dof)) / sxx
+	f.slope, f.se = time.Duration(b).Round(time.Microsecond), time.Duration(se).Round(time.Microsecond)
+	f.t = b / se
+	if se == 0 {
+		f.t = math.Copysign(math.Inf(1), b)
+	}
+	return f
 }
 
 func measured(recs []latencytest.Record) []latencytest.Record {

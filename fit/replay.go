@@ -23,7 +23,9 @@ import (
 // start from idle time or cache hit; a single request is predicted at its
 // record's concurrency in flight (fakeprovider.Predictor.PredictAt), so
 // load levels apply as a closed loop at that concurrency meets them.
-// Warm-up records are left out.
+// When the records hold inter-token gaps, so do the replayed records
+// (fakeprovider.Predictor.PredictGaps), and stalls are found in both the
+// same way. Warm-up records are left out.
 func Replay(p fakeprovider.Profile, recs []latencytest.Record, draws int) ([]latencytest.Record, error) {
 	pr, err := fakeprovider.NewPredictor(p)
 	if err != nil {
@@ -42,12 +44,24 @@ func Replay(p fakeprovider.Profile, recs []latencytest.Record, draws int) ([]lat
 			single = append(single, r)
 		}
 	}
+	// Gaps are replayed when the records have them, so that stalls are
+	// found in the replay as they are in the records (timings).
+	withGaps := slices.ContainsFunc(recs, func(r latencytest.Record) bool { return r.Gaps.Len() > 0 })
+	predict := func(id string, prompt, maxTokens, inFlight int) latencytest.Record {
+		pd, gaps := pr.PredictGaps(id, prompt, maxTokens, inFlight)
+		r := toRecord(id, pd, inFlight)
+		if withGaps && pd.Status == 200 {
+			for _, g := range gaps {
+				r.Gaps.Add(g)
+			}
+		}
+		return r
+	}
 	var out []latencytest.Record
 	nSingle := draws * len(single) / len(recs)
 	for i := range nSingle {
 		src := single[i%len(single)]
-		id := fmt.Sprintf("replay-%06d", i)
-		out = append(out, toRecord(id, pr.PredictAt(id, src.PromptTokens, src.MaxTokens, src.Concurrency), src.Concurrency))
+		out = append(out, predict(fmt.Sprintf("replay-%06d", i), src.PromptTokens, src.MaxTokens, src.Concurrency))
 	}
 	if len(byChain) == 0 {
 		return out, nil
@@ -68,7 +82,7 @@ func Replay(p fakeprovider.Profile, recs []latencytest.Record, draws int) ([]lat
 	for j := range max(1, nCalls/L) {
 		for k := range L {
 			id := fmt.Sprintf("replay%05d-call%02d", j, k)
-			r := toRecord(id, pr.Predict(id, int(quantile(prompts[k], 0.5)), int(quantile(maxTokens[k], 0.5))), 1)
+			r := predict(id, int(quantile(prompts[k], 0.5)), int(quantile(maxTokens[k], 0.5)), 1)
 			r.Chain, r.Call = j, k
 			out = append(out, r)
 		}

@@ -113,7 +113,9 @@ func thin(d fakeprovider.Dist[time.Duration], points int) fakeprovider.Dist[time
 	for k, x := range thinFloats(v, points) {
 		out[k] = time.Duration(x).Round(time.Microsecond)
 	}
-	return fakeprovider.Interpolated(out...)
+	th := fakeprovider.Interpolated(out...)
+	th.Tail = d.Tail // fitted on every value; the thinned body meets it at its threshold
+	return th
 }
 
 // thinFloats returns points linear-interpolation quantiles of xs, at

@@ -74,24 +74,23 @@ func WriteProfile(w io.Writer, p fakeprovider.Profile, rep FitReport) error {
 			if l.ReasoningTokens.IsSet() {
 				b.WriteString("    reasoning_tokens: " + intDist(l.ReasoningTokens) + "\n")
 			}
+			if l.Stall != nil {
+				b.WriteString("    stall: " + stallMap(*l.Stall) + "\n")
+			}
+			if l.Faults != nil {
+				b.WriteString("    faults: {" + strings.Join(faultList(*l.Faults), ", ") + "}\n")
+			}
 		}
 	}
 	if p.Stall.Probability > 0 {
-		key("stall", fmt.Sprintf("{probability: %s, after_token: %d, duration: %s}",
-			strconv.FormatFloat(p.Stall.Probability, 'g', -1, 64), p.Stall.AfterToken, durDist(p.Stall.Duration)))
+		key("stall", stallMap(p.Stall))
+	} else if src, ok := rep.Sources["stall"]; ok {
+		b.WriteString("# stall: " + src + "\n")
 	}
-	f := p.Faults
-	var faults []string
-	for _, x := range []struct {
-		name string
-		v    float64
-	}{{"http_529", f.HTTP529}, {"http_429", f.HTTP429}, {"http_500", f.HTTP500}, {"http_503", f.HTTP503},
-		{"empty", f.Empty}, {"disconnect", f.Disconnect}, {"malformed", f.Malformed}, {"error_event", f.ErrorEvent}} {
-		if x.v > 0 {
-			if src, ok := rep.Sources["faults."+x.name]; ok {
-				b.WriteString("# faults." + x.name + ": " + src + "\n")
-			}
-			faults = append(faults, x.name+": "+strconv.FormatFloat(x.v, 'g', -1, 64))
+	faults := faultList(p.Faults)
+	for _, name := range faultNames {
+		if src, ok := rep.Sources["faults."+name]; ok {
+			b.WriteString("# faults." + name + ": " + src + "\n")
 		}
 	}
 	if len(faults) > 0 {
@@ -118,6 +117,32 @@ func WriteProfile(w io.Writer, p fakeprovider.Profile, rep FitReport) error {
 	return err
 }
 
+// faultNames are the fault keys in the order they are written.
+var faultNames = []string{"http_529", "http_429", "http_500", "http_503", "empty", "disconnect", "malformed", "error_event"}
+
+// faultList is the non-zero fault probabilities (and after_token) as
+// YAML "key: value" pairs.
+func faultList(f fakeprovider.Faults) []string {
+	var out []string
+	for i, v := range []float64{f.HTTP529, f.HTTP429, f.HTTP500, f.HTTP503, f.Empty, f.Disconnect, f.Malformed, f.ErrorEvent} {
+		if v > 0 {
+			out = append(out, faultNames[i]+": "+strconv.FormatFloat(v, 'g', -1, 64))
+		}
+	}
+	if f.AfterToken > 0 {
+		out = append(out, "after_token: "+strconv.Itoa(f.AfterToken))
+	}
+	return out
+}
+
+func stallMap(s fakeprovider.Stall) string {
+	d := ""
+	if s.Duration.IsSet() {
+		d = ", duration: " + durDist(s.Duration)
+	}
+	return fmt.Sprintf("{probability: %s, after_token: %d%s}", strconv.FormatFloat(s.Probability, 'g', -1, 64), s.AfterToken, d)
+}
+
 func dur(d time.Duration) string {
 	if d == 0 {
 		return "0s"
@@ -138,7 +163,12 @@ func durDist(d fakeprovider.Dist[time.Duration]) string {
 		if d.Interpolate {
 			interp = ", interpolate: true"
 		}
-		return "{dist: empirical" + interp + ", values: [" + strings.Join(vals, ", ") + "]}"
+		tail := ""
+		if t := d.Tail; t != nil {
+			tail = fmt.Sprintf(", tail: {share: %s, threshold: %s, shape: %s, scale: %s, points: %d}",
+				strconv.FormatFloat(t.Share, 'g', -1, 64), dur(t.Threshold), strconv.FormatFloat(t.Shape, 'g', -1, 64), dur(t.Scale), t.Points)
+		}
+		return "{dist: empirical" + interp + ", values: [" + strings.Join(vals, ", ") + "]" + tail + "}"
 	case "lognormal":
 		return "{dist: lognormal, median: " + dur(d.Median) + ", p99: " + dur(d.P99) + "}"
 	case "uniform":
