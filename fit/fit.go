@@ -952,3 +952,4 @@ func modeString(xs []string) string {
 	}
 	return best
 }
+
