@@ -2,8 +2,8 @@ package fakeprovider_test
 
 import (
 	"context"
-	"math"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"testing/synctest"

@@ -952,4 +952,3 @@ func modeString(xs []string) string {
 	}
 	return best
 }
-
