@@ -72,6 +72,13 @@ func TestFitSubcommand(t *testing.T) {
 	if sub.Len() == 0 || sub.String() != flagged.String() {
 		t.Errorf("fit FILE and -fit FILE differ (%d and %d bytes)", sub.Len(), flagged.Len())
 	}
+	var tailed bytes.Buffer
+	if err := run([]string{"fit", "-tail", "-seed", "4", path}, &tailed, io.Discard, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(sub.String(), "tail: {") || !strings.Contains(tailed.String(), "tail: {share: ") || !strings.Contains(tailed.String(), "probability-weighted moments") {
+		t.Errorf("fit -tail: want a tail (and none without -tail); got:\n%s", tailed.String())
+	}
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -4,7 +4,7 @@
 //
 //	go run ./cmd/fakellm serve -preset llama-4-maverick
 //	go run ./cmd/fakellm serve -profile my.yaml -addr 127.0.0.1:9000 -seed 3
-//	go run ./cmd/fakellm fit [-seed N] records.jsonl > fitted.yaml
+//	go run ./cmd/fakellm fit [-seed N] [-tail] records.jsonl > fitted.yaml
 //
 // serve is the default: flags without a subcommand serve (fakellm -preset
 // NAME), and -fit FILE is the same as fit FILE.
@@ -12,7 +12,8 @@
 // fit serves nothing: it fits a profile to latencytest records (JSONL, as
 // Measure writes them; see package fit), writes it to stdout as YAML with
 // comments saying where each number came from, and exits; serve it with
-// -profile.
+// -profile. -tail adds a generalised Pareto tail past the largest TTFT
+// and ITL (fit.WithTail).
 //
 // It prints the base URL (OpenAI clients take URL+"/v1") and stops cleanly on
 // SIGINT or SIGTERM. It binds to loopback unless -addr says otherwise; an
@@ -74,25 +75,26 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fakellm fit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seed := fs.Int64("seed", -1, "random seed of the fitted profile, >= 0 (-1: the fit's default)")
+	tail := fs.Bool("tail", false, "fit a generalised Pareto tail past the largest TTFT and ITL (fit.WithTail)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("fit: give one records file (JSONL): fakellm fit [-seed N] records.jsonl")
+		return errors.New("fit: give one records file (JSONL): fakellm fit [-seed N] [-tail] records.jsonl")
 	}
 	if *seed < -1 {
 		return fmt.Errorf("-seed %d: want a seed >= 0, or -1 for the fit's default", *seed)
 	}
-	return fitRecords(fs.Arg(0), *seed, stdout)
+	return fitRecords(fs.Arg(0), *seed, stdout, fit.WithTail(*tail))
 }
 
 // fitRecords fits a profile to the records at path and writes it as YAML.
-func fitRecords(path string, seed int64, stdout io.Writer) error {
+func fitRecords(path string, seed int64, stdout io.Writer, extra ...fit.Option) error {
 	recs, err := latencytest.LoadRecords(path)
 	if err != nil {
 		return err
 	}
-	var opts []fit.Option
+	opts := extra
 	if seed >= 0 {
 		opts = append(opts, fit.WithSeed(uint64(seed)))
 	}

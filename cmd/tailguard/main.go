@@ -5,7 +5,7 @@
 //	tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
 //	tailguard compare [-format F] [-metric ttft] base.jsonl new.jsonl
 //	tailguard report [-format F] [-svg DIR] records.jsonl
-//	tailguard fit [-format F] [-seed N] records.jsonl > profile.yaml
+//	tailguard fit [-format F] [-seed N] [-tail] records.jsonl > profile.yaml
 //
 // judge judges the records (the spec's target.records when none are
 // given) with the spec's objectives, level by level, and prints the
@@ -15,7 +15,8 @@
 // with bootstrap intervals, the tail and failure tests). report prints a
 // distribution: n, p50 p90 p95 p99 max, CV, errors by class (-svg writes
 // its CDF charts). fit writes a
-// fakeprovider profile fitted to the records (package fit).
+// fakeprovider profile fitted to the records (package fit); -tail adds a
+// generalised Pareto tail past the largest TTFT and ITL (fit.WithTail).
 //
 // -format names the records' format (tailguard, aiperf, vllm, guidellm,
 // llmperf, k6, vegeta); by default each file's is detected, and a file
@@ -59,7 +60,7 @@ const usage = `usage:
   tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
   tailguard compare [-format F] [-metric M] base new
   tailguard report [-format F] [-svg DIR] records
-  tailguard fit [-format F] [-seed N] records
+  tailguard fit [-format F] [-seed N] [-tail] records
 formats: `
 
 // run runs one subcommand and returns the exit status.
@@ -310,6 +311,7 @@ func fitCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.SetOutput(stderr)
 	format := formatFlag(fs)
 	seed := fs.Int64("seed", -1, "random seed of the fitted profile, >= 0 (-1: the fit's default)")
+	tail := fs.Bool("tail", false, "fit a generalised Pareto tail past the largest TTFT and ITL (fit.WithTail)")
 	if err := fs.Parse(args); err != nil {
 		return exitBad, err
 	}
@@ -323,7 +325,7 @@ func fitCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitBad, err
 	}
-	var opts []fit.Option
+	opts := []fit.Option{fit.WithTail(*tail)}
 	if *seed >= 0 {
 		opts = append(opts, fit.WithSeed(uint64(*seed)))
 	}

@@ -147,7 +147,15 @@ func TestReportCompareFit(t *testing.T) {
 	if code, _, errs := runCmd("report", filepath.Join(dir, "junk.json")); code != 2 || !strings.Contains(errs, "name the format") {
 		t.Errorf("report of an unknown file: exit %d\n%s", code, errs)
 	}
-	code, out, errs = runCmd("fit", filepath.Join(fixtures, "aiperf.jsonl"))
+	writeSpread(t, filepath.Join(dir, "spread.json"), 300)
+	for _, args := range [][]string{{"fit", filepath.Join(dir, "spread.json")}, {"fit", "-tail", filepath.Join(dir, "spread.json")}} {
+		code, out, errs := runCmd(args...)
+		tailed := strings.Contains(out, "tail: {share: ")
+		if code != 0 || tailed != (args[1] == "-tail") {
+			t.Errorf("%q: exit %d, tail written %v\n%s%s", args, code, tailed, out, errs)
+		}
+	}
+		code, out, errs = runCmd("fit", filepath.Join(fixtures, "aiperf.jsonl"))
 	if code != 0 && code != 2 {
 		t.Errorf("fit: exit %d\n%s%s", code, out, errs)
 	}
