@@ -155,7 +155,7 @@ func TestReportCompareFit(t *testing.T) {
 			t.Errorf("%q: exit %d, tail written %v\n%s%s", args, code, tailed, out, errs)
 		}
 	}
-		code, out, errs = runCmd("fit", filepath.Join(fixtures, "aiperf.jsonl"))
+	code, out, errs = runCmd("fit", filepath.Join(fixtures, "aiperf.jsonl"))
 	if code != 0 && code != 2 {
 		t.Errorf("fit: exit %d\n%s%s", code, out, errs)
 	}
