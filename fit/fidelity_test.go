@@ -266,3 +266,48 @@ func quantileOf(sorted []float64, q float64) float64 {
 	}
 	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }
+
+// TestPrefillNotSignificant: prompts of 50-330 tokens on an engine whose
+// TTFT does not depend on them: no prefill is modelled, the note says
+// why (the slope and its t), and the ttft comment says prefill was not
+// taken out.
+func TestPrefillNotSignificant(t *testing.T) {
+	flat := engine()
+	flat.PrefillPer1kTokens = fakeprovider.Dist[time.Duration]{}
+	flat.Load = nil
+	recs, _ := serve(t, flat, "flat-c", map[int]int{1: 150})
+	prof, rep, err := fit.Fit(recs, fit.WithDraws(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := ""
+	for _, n := range rep.Notes {
+		if strings.HasPrefix(n, "prefill: not modelled") {
+			note = n
+		}
+	}
+	t.Logf("%s", note)
+	if prof.PrefillPer1kTokens.IsSet() || !strings.Contains(note, "t = ") || !strings.Contains(rep.Sources["ttft"], "prefill is not modelled") {
+		t.Errorf("prefill %v, note %q, ttft source %q: want none, a note with the slope's t, and a ttft comment saying so", prof.PrefillPer1kTokens, note, rep.Sources["ttft"])
+	}
+}
+
+// TestPresetsHaveNoTail: the published presets are measurements; none
+// has a parametric tail (WithTail is off by default).
+func TestPresetsHaveNoTail(t *testing.T) {
+	for _, pf := range presetFits {
+		p, err := fakeprovider.Preset(pf.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds := []fakeprovider.Dist[time.Duration]{p.TTFT, p.ITL, p.Stall.Duration}
+		for _, l := range p.Load {
+			ds = append(ds, l.TTFT, l.ITL)
+		}
+		for _, d := range ds {
+			if d.Tail != nil {
+				t.Errorf("preset %s has a tail: %v", pf.name, d)
+			}
+		}
+	}
+}
