@@ -45,7 +45,7 @@ func WithModel(name string) Option { return func(o *options) { o.model = name } 
 // values' (1-k/n)-quantile with k = max(10, n/10) exceedances; the shape
 // and scale are fitted to the k exceedances by probability-weighted
 // moments (Hosking and Wallis 1987, plotting positions (j-0.35)/k), the
-// shape clamped to [-0.5, 0.9]. The profile's comments give the
+// shape clamped to [0, 0.9] (unbounded: the tail passes the largest value). The profile's comments give the
 // parameters and k. Default off: published presets never have one (a
 // tail is an extrapolation, not a measurement).
 func WithTail(on bool) Option { return func(o *options) { o.tail = on } }
@@ -519,13 +519,15 @@ const (
 	minTailValues = 30  // fewest values a distribution needs for a tail
 	minTailPoints = 10  // fewest exceedances a tail is fitted from
 	maxTailShape  = 0.9 // shape clamp: the tail keeps a finite mean
-	minTailShape  = -0.5
+	minTailShape  = 0   // a latency tail is taken as unbounded: it passes the sample max
 )
 
 // FitTail fits a generalised Pareto tail to the top of values (see
 // WithTail): k = max(10, n/10) exceedances over the values' (1-k/n)
 // linear-interpolation quantile, shape and scale by probability-weighted
-// moments (Hosking and Wallis 1987), the shape clamped to [-0.5, 0.9].
+// moments (Hosking and Wallis 1987), the shape clamped to [0, 0.9] (a
+// negative shape would bound the tail, possibly below the sample's
+// maximum; at 0 it is exponential).
 // Latencies are rounded to the microsecond. It returns nil and the reason
 // when values has fewer than 30 values or the exceedances do not spread.
 func FitTail(values []time.Duration) (*fakeprovider.Tail[time.Duration], string) {
