@@ -27,8 +27,10 @@
 // load and measured load levels ([LoadLevel]) shape the TTFT; [Stall]s add
 // long silences; [Faults] inject at most one failure per request (HTTP 529,
 // 429, 500 or 503, an empty stream, a disconnect, a malformed chunk or an
-// in-band error event), each in the shape of the protocol asked for. A
-// [ScriptEntry] forces a fault or a stall on chosen requests. Inside
+// in-band error event), each in the shape of the protocol asked for; a
+// load level may carry its own stall and fault rates. An interpolated
+// [Dist] may end in a generalised Pareto [Tail] that draws past its
+// largest value. A [ScriptEntry] forces a fault or a stall on chosen requests. Inside
 // synctest.Test a 30 s cold start or a 20 min stall costs no real time and
 // is measured exactly.
 //

@@ -264,6 +264,8 @@ type ColdStart struct {
 
 // Stall pauses a stream: with Probability, after AfterToken tokens have been
 // sent (0: before the first), the stream goes silent for Duration.
+// A load level's Stall (LoadLevel.Stall) replaces the profile's for the
+// requests admitted at that level.
 type Stall struct {
 	Probability float64             `yaml:"probability"`
 	AfterToken  int                 `yaml:"after_token"`
