@@ -2,13 +2,17 @@ package latencytest
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -340,4 +344,198 @@ func FormatFloat(f float64, format string) string {
 		return "inf"
 	}
 	return fmt.Sprintf(format, f)
+}
+
+// recordSink takes a run's records as they complete, in slots numbered
+// in submission order: kept whole (Records) or compact in the result, and
+// written to the result's stream when it has one.
+type recordSink struct {
+	res   *Result
+	first int      // the first slot's index in the compact store
+	full  []Record // full records
+}
+
+// sink reserves n slots of r's records (r may be nil: full records,
+// nowhere else).
+func (r *Result) sink(n int) *recordSink {
+	s := &recordSink{res: r}
+	if r != nil && r.compact != nil {
+		s.first = r.compact.reserve(n)
+	} else {
+		s.full = make([]Record, n)
+	}
+	return s
+}
+
+// put stores the record of slot k (safe for concurrent use).
+func (s *recordSink) put(k int, rec Record) {
+	if s.res != nil && s.res.stream != nil {
+		s.res.stream.write(&rec)
+	}
+	if s.full != nil {
+		s.full[k] = rec
+		return
+	}
+	s.res.compact.put(s.first+k, &rec)
+}
+
+// done ends the sink after sent requests: the full records to append to
+// Records (nil for compact ones, which are in the store already).
+func (s *recordSink) done(sent int) []Record {
+	if s.full != nil {
+		return s.full[:sent]
+	}
+	s.res.compact.truncate(s.first + sent)
+	return nil
+}
+
+// keep sets how r keeps the records of a run of planned requests: compact
+// per mode (see RecordMode), and then streamed to the records file that
+// Measure put in ctx. The error names an unknown mode.
+func (r *Result) keep(ctx context.Context, mode RecordMode) error {
+	compact, err := mode.compactFor(r.Planned)
+	if err != nil {
+		return fmt.Errorf("latencytest: %w", err)
+	}
+	if compact {
+		r.compact = newCompactStore(r.Start)
+		if st, ok := ctx.Value(streamKey{}).(*recordStream); ok {
+			r.stream = st
+		}
+	}
+	return nil
+}
+
+// streamKey is the context key of Measure's recordStream.
+type streamKey struct{}
+
+// recordStream writes a compact run's records to its records file as they
+// complete, one JSON line each, so that a crash loses none already
+// measured: a file without its end line ({"end_of_records":N}, written by
+// finish) is a partial one, as ReadRecords and MergeRecords tell. The file
+// is created at the first record.
+type recordStream struct {
+	mu          sync.Mutex
+	dir, label  string
+	keepContent bool
+	path        string
+	f           *os.File
+	buf         []byte
+	n           int
+	err         error
+}
+
+// withRecordStream returns ctx carrying a stream to a records file in
+// dir (none when dir is ""), for Measure.
+func withRecordStream(ctx context.Context, dir, label string, keepContent bool) (context.Context, *recordStream) {
+	if dir == "" {
+		return ctx, nil
+	}
+	st := &recordStream{dir: dir, label: label, keepContent: keepContent}
+	return context.WithValue(ctx, streamKey{}, st), st
+}
+
+// write appends rec as one line, straight to the file (no buffer left
+// unwritten). The first error sticks and stops the writing.
+func (s *recordStream) write(rec *Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return
+	}
+	if s.f == nil {
+		s.path = recordsPath(s.dir, s.label)
+		if s.f, s.err = os.Create(s.path); s.err != nil {
+			s.err = fmt.Errorf("latencytest: %w", s.err)
+			return
+		}
+	}
+	r := rec
+	if !s.keepContent && rec.Content != "" {
+		c := *rec
+		c.Content = ""
+		r = &c
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		s.err = fmt.Errorf("latencytest: writing record %s: %w", rec.ID, err)
+		return
+	}
+	s.buf = append(append(s.buf[:0], b...), '\n')
+	if _, err := s.f.Write(s.buf); err != nil {
+		s.err = fmt.Errorf("latencytest: writing record %s: %w", rec.ID, err)
+		return
+	}
+	s.n++
+}
+
+// finish writes the end line and closes the file; path is "" when no
+// record was streamed (the run kept full records: Measure writes them).
+func (s *recordStream) finish(sh Shard) (path string, err error) {
+	if s == nil {
+		return "", nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return "", s.err
+	}
+	defer func() {
+		if cerr := s.f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("latencytest: %w", cerr)
+		}
+	}()
+	if s.err != nil {
+		return s.path, s.err
+	}
+	n := s.n
+	b, err := json.Marshal(recordsEnd{Records: &n, Shard: sh.String(), Label: s.label})
+	if err != nil {
+		return s.path, fmt.Errorf("latencytest: writing the end of records: %w", err)
+	}
+	if _, err := s.f.Write(append(b, '\n')); err != nil {
+		return s.path, fmt.Errorf("latencytest: writing the end of records: %w", err)
+	}
+	return s.path, nil
+}
+
+// recordsPath is where a run's records go in dir: records.jsonl, or
+// records-<label>.jsonl (-2, -3… if need be) when a test measures more
+// than once.
+func recordsPath(dir, label string) string {
+	path := filepath.Join(dir, "records.jsonl")
+	for i := 1; exists(path); i++ {
+		name := "records-" + label
+		if i > 1 {
+			name += "-" + strconv.Itoa(i)
+		}
+		path = filepath.Join(dir, name+".jsonl")
+	}
+	return path
+}
+
+// WriteRecords writes r's records, full or compact, as WriteRecords does
+// (JSONL, then the end line), the answer text left out unless
+// keepContent. Compact records are written as they are kept: no gaps, no
+// answer (see Result.Compact).
+func (r *Result) WriteRecords(w io.Writer, keepContent bool) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	n := 0
+	for _, rec := range r.All() {
+		out := rec
+		if !keepContent && rec.Content != "" {
+			c := *rec
+			c.Content = ""
+			out = &c
+		}
+		if err := enc.Encode(out); err != nil {
+			return fmt.Errorf("latencytest: writing record %s: %w", rec.ID, err)
+		}
+		n++
+	}
+	if err := enc.Encode(recordsEnd{Records: &n}); err != nil {
+		return fmt.Errorf("latencytest: writing the end of records: %w", err)
+	}
+	return bw.Flush()
 }

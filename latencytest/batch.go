@@ -83,7 +83,11 @@ type Batch struct {
 	// Concurrency/Count in flight (see Shard). Zero: the TAILGUARD_SHARD
 	// environment variable, else the whole run.
 	Shard Shard `yaml:"-"`
+	// RecordMode chooses full or compact records (see RecordMode).
+	// Default RecordsAuto: compact above CompactAbove planned requests.
+	RecordMode RecordMode `yaml:"record_mode"`
 
+	into     *Result   // where runRange puts its records (Run sets it)
 	slots    int       // requests in flight in this shard (normalized)
 	shardSrc string    // where Shard came from: "Shard" or EnvShard (normalized)
 	align    alignment // what Run did about TAILGUARD_START_AT
@@ -269,6 +273,10 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 	}
 	b.align = al
 	res := &Result{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.mark()}
+	if err := res.keep(ctx, b.RecordMode); err != nil {
+		return nil, fmt.Errorf("latencytest: batch: %w", err)
+	}
+	b.into = res
 	meter := startCPU()
 	// The provider's connection pool for this concurrency (openai.go),
 	// its idle connections closed when the run ends (each sweep level's).
@@ -385,7 +393,7 @@ func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSou
 			idx = append(idx, i)
 		}
 	}
-	recs := make([]Record, len(idx))
+	recs := b.into.sink(len(idx))
 	sem := make(chan struct{}, max(b.slots, 1))
 	var wg sync.WaitGroup
 	sent, stopped := 0, ""
@@ -406,11 +414,11 @@ func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSou
 			if rec.MaxTokens == 0 {
 				rec.MaxTokens = req.MaxTokens
 			}
-			recs[k] = rec
+			recs.put(k, rec)
 		}()
 	}
 	wg.Wait()
-	return recs[:sent], stopped
+	return recs.done(sent), stopped
 }
 
 // shardNote is " (shard i/n)" for a sharded batch, else "".
@@ -526,8 +534,7 @@ func repeatGaps(res *Result, runs int) []RepeatGap {
 	var out []RepeatGap
 	for _, metric := range []string{"ttft", "total"} {
 		per := make([]Sample, runs)
-		for i := range res.Records {
-			rec := &res.Records[i]
+		for _, rec := range res.All() {
 			if rec.Warmup || rec.Run >= runs {
 				continue
 			}
@@ -565,7 +572,7 @@ func repeatGaps(res *Result, runs int) []RepeatGap {
 // disclose fills a batch's disclosure.
 func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	var d Disclosure
-	d.common(describe(p), modelsOf(res.Records), res.Start, res.End, res.CPUPerWall, b.Location)
+	d.common(describe(p), res.models(), res.Start, res.End, res.CPUPerWall, b.Location)
 	c := res.Counts()
 	partial := ""
 	if res.Partial {

@@ -110,8 +110,7 @@ func perUseful(total float64, useful int) float64 {
 func (r *Result) Cost(p Prices) CostReport {
 	p.validate()
 	c := CostReport{Unit: "calls"}
-	for i := range r.Records {
-		rec := &r.Records[i]
+	for _, rec := range r.All() {
 		if rec.Warmup {
 			continue
 		}

@@ -109,14 +109,7 @@ func writeRecords(t testing.TB, recs []Record, keepContent bool, label string, s
 			recs[i].Content = ""
 		}
 	}
-	path := filepath.Join(dir, "records.jsonl")
-	for i := 1; exists(path); i++ {
-		name := "records-" + label
-		if i > 1 {
-			name += "-" + strconv.Itoa(i)
-		}
-		path = filepath.Join(dir, name+".jsonl")
-	}
+	path := recordsPath(dir, label)
 	f, err := os.Create(path)
 	if err != nil {
 		t.Errorf("latencytest: %v", err)
@@ -185,13 +178,14 @@ func (b Batch) Measure(t testing.TB, p Provider) *Result {
 	t.Helper()
 	ctx, cancel := runContext(t)
 	defer cancel()
-	r, err := b.Run(ctx, p)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
 	label := b.Label
 	if n, err := b.normalized(); err == nil {
 		label = n.Label
+	}
+	ctx, _ = withRecordStream(ctx, artifactDir(t), label, b.KeepContent) // compact records stream to the file
+	r, err := b.Run(ctx, p)
+	if err != nil {
+		t.Fatalf("%v", err)
 	}
 	report(t, r, "", label, b.KeepContent)
 	return r
@@ -199,7 +193,13 @@ func (b Batch) Measure(t testing.TB, p Provider) *Result {
 
 func report(t testing.TB, r *Result, prefix, label string, keepContent bool) {
 	t.Helper()
-	path := writeRecords(t, r.Records, keepContent, label, r.Shard)
+	path, err := r.stream.finish(r.Shard) // a compact run's streamed records
+	if err != nil {
+		t.Errorf("%v", err)
+	}
+	if path == "" {
+		path = writeRecords(t, r.Records, keepContent, label, r.Shard)
+	}
 	where := whereNote(path)
 	if path != "" {
 		r.Disclosure.SetRawRecords(where)
@@ -329,11 +329,12 @@ func (o OpenLoop) Measure(t testing.TB, p Provider) *Result {
 	t.Helper()
 	ctx, cancel := runContext(t)
 	defer cancel()
+	n, _ := o.normalized()
+	ctx, _ = withRecordStream(ctx, artifactDir(t), n.Label, o.KeepContent) // compact records stream to the file
 	r, err := o.Run(ctx, p)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	n, _ := o.normalized()
 	report(t, r, "", n.Label, o.KeepContent)
 	fs, tf := r.FromSchedule(), r.TTFTFromSchedule()
 	late, most := r.Lag()
@@ -343,6 +344,6 @@ func (o OpenLoop) Measure(t testing.TB, p Provider) *Result {
 	t.Attr("tailguard.late_starts", fmt.Sprint(late))
 	t.Logf("  from schedule: ttft p50 %s p99 %s; total p50 %s p99 %s; %d of %d started late (max start delay %s)",
 		FormatIn(tf.Quantile(0.5), u), FormatIn(tf.Quantile(0.99), u), FormatIn(fs.Quantile(0.5), u), FormatIn(fs.Quantile(0.99), u),
-		late, len(r.Records), FormatDuration(most))
+		late, r.Len(), FormatDuration(most))
 	return r
 }

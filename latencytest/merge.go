@@ -325,6 +325,9 @@ func mergeSources(srcs []*MergeSource, gaps []shardGap, level int) *Result {
 		res.Partial, res.PartialReason = true, strings.Join(partial, "; ")
 	}
 	res.Disclosure = discloseMerge(srcs, res)
+	if len(res.Records) > CompactAbove { // as a run of that size keeps them
+		res.Compact()
+	}
 	return res
 }
 

@@ -91,7 +91,11 @@ type OpenLoop struct {
 	// whole run; MaxInFlight bounds each shard. Zero: the TAILGUARD_SHARD
 	// environment variable, else the whole run.
 	Shard Shard `yaml:"-"`
+	// RecordMode chooses full or compact records (see RecordMode).
+	// Default RecordsAuto: compact above CompactAbove planned requests.
+	RecordMode RecordMode `yaml:"record_mode"`
 
+	into     *Result   // where send puts its records (Run sets it)
 	shardSrc string    // where Shard came from (normalized)
 	align    alignment // what Run did about TAILGUARD_START_AT
 }
@@ -272,6 +276,10 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	res := &Result{Planned: o.Shard.Share(whole), Shard: o.Shard.mark()}
 	meter := startCPU()
 	res.Start = time.Now()
+	if err := res.keep(ctx, o.RecordMode); err != nil {
+		return nil, fmt.Errorf("latencytest: open loop: %w", err)
+	}
+	o.into = res
 	var st loopStats
 	if stopped != "" {
 		st.stopped = fmt.Sprintf("sent 0 of %d planned requests: %s", res.Planned, stopped)
@@ -293,7 +301,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 // free slot, then starts it on its own goroutine.
 func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned int) ([]Record, loopStats) {
 	var st loopStats
-	recs := make([]Record, planned)
+	recs := o.into.sink(planned)
 	b := o.batch()
 	nonce := newNonceSource(o.NoNonce)
 	longest := 0 // the replay's longest prompt, in tokens
@@ -382,11 +390,11 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 			if rec.MaxTokens == 0 {
 				rec.MaxTokens = req.MaxTokens
 			}
-			recs[slot] = rec
+			recs.put(slot, rec)
 		}()
 	}
 	wg.Wait()
-	return recs[:sent], st
+	return recs.done(sent), st
 }
 
 // describeArrivals renders the arrivals for the disclosure's box 7.
@@ -431,7 +439,7 @@ func (o OpenLoop) describeArrivals(planned int) string {
 // disclose fills an open loop's disclosure.
 func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	var d Disclosure
-	d.common(describe(p), modelsOf(res.Records), res.Start, res.End, res.CPUPerWall, o.Location)
+	d.common(describe(p), res.models(), res.Start, res.End, res.CPUPerWall, o.Location)
 	c := res.Counts()
 	partial := ""
 	if res.Partial {

@@ -40,14 +40,17 @@ type Result struct {
 	// objective on a shard ("merge the shards, then judge") unless it
 	// allows one (sloassert.AllowShard).
 	Shard Shard `json:"shard,omitzero"`
+
+	compact *compactStore // compact records (Records nil): see Compact
+	stream  *recordStream // where a compact run streams its records
 }
 
 // Measured returns copies of the non-warm-up records.
 func (r *Result) Measured() []Record {
-	out := make([]Record, 0, len(r.Records))
-	for _, rec := range r.Records {
+	out := make([]Record, 0, r.Len())
+	for _, rec := range r.All() {
 		if !rec.Warmup {
-			out = append(out, rec)
+			out = append(out, *rec)
 		}
 	}
 	return out
@@ -56,9 +59,8 @@ func (r *Result) Measured() []Record {
 // sample collects one value per measured record; failed records give
 // Failed, and a value that was not observed gives Failed too.
 func (r *Result) sample(get func(*Record) time.Duration) Sample {
-	s := make(Sample, 0, len(r.Records))
-	for i := range r.Records {
-		rec := &r.Records[i]
+	s := make(Sample, 0, r.Len())
+	for _, rec := range r.All() {
 		if rec.Warmup {
 			continue
 		}
@@ -113,11 +115,16 @@ func (r *Result) MaxGap() Sample {
 
 // ITL pools every inter-token gap of the measured requests. A failed
 // request adds its gaps and one Failed value (its last silence never
-// ended), so failures can only make the figure worse.
+// ended), so failures can only make the figure worse. For compact records
+// (see Compact) it is the ITLSketch expanded (each value within
+// SketchAlpha, 8 bytes a gap: for very large runs use ITLSketch).
 func (r *Result) ITL() Sample {
+	if r.compact != nil {
+		return r.compact.itl.Sample()
+	}
 	var s Sample
-	for i := range r.Records {
-		if rec := &r.Records[i]; !rec.Warmup {
+	for _, rec := range r.All() {
+		if !rec.Warmup {
 			s = rec.Gaps.appendTo(s)
 			if !rec.OK() {
 				s = append(s, Failed)
@@ -127,16 +134,24 @@ func (r *Result) ITL() Sample {
 	return s
 }
 
+// itlSummary is ITL().Summarize(), from the sketch for compact records.
+func (r *Result) itlSummary() Summary {
+	if r.compact != nil {
+		return r.compact.itl.Summarize()
+	}
+	return r.ITL().Summarize()
+}
+
 // DecodeRates is the decode speed (tokens/s, or events/s for requests
 // without usage: see DecodeRateUnit) of each measured request; a failed
 // request counts as 0, and a success without a rate (a one-token answer:
 // see Record.DecodeRate) is left out, so it neither fails nor helps a
 // decode-rate floor.
 func (r *Result) DecodeRates() Rates {
-	out := make(Rates, 0, len(r.Records))
-	for i := range r.Records {
-		if !r.Records[i].Warmup {
-			if v := r.Records[i].DecodeRate(); !math.IsNaN(v) {
+	out := make(Rates, 0, r.Len())
+	for _, rec := range r.All() {
+		if !rec.Warmup {
+			if v := rec.DecodeRate(); !math.IsNaN(v) {
 				out = append(out, v)
 			}
 		}
@@ -149,8 +164,8 @@ func (r *Result) DecodeRates() Rates {
 // UnitTokensPerSecond; "" when no measured request succeeded.
 func (r *Result) DecodeRateUnit() string {
 	unit := ""
-	for i := range r.Records {
-		if rec := &r.Records[i]; !rec.Warmup && rec.OK() {
+	for _, rec := range r.All() {
+		if !rec.Warmup && rec.OK() {
 			if unit = rec.DecodeRateUnit(); unit == UnitEventsPerSecond {
 				return unit
 			}
@@ -161,9 +176,9 @@ func (r *Result) DecodeRateUnit() string {
 
 // Counts accounts for every request sent.
 func (r *Result) Counts() Counts {
-	c := Counts{Planned: r.Planned, Sent: len(r.Records)}
-	for i := range r.Records {
-		switch rec := &r.Records[i]; {
+	c := Counts{Planned: r.Planned, Sent: r.Len()}
+	for _, rec := range r.All() {
+		switch {
 		case rec.Warmup:
 			c.Discarded++
 		case rec.OK():
@@ -188,8 +203,8 @@ func (r *Result) ErrorRate() float64 {
 // Errors counts the measured failures by class.
 func (r *Result) Errors() map[string]int {
 	m := map[string]int{}
-	for i := range r.Records {
-		if rec := &r.Records[i]; !rec.Warmup && !rec.OK() {
+	for _, rec := range r.All() {
+		if !rec.Warmup && !rec.OK() {
 			m[rec.Err]++
 		}
 	}
@@ -202,8 +217,7 @@ func (r *Result) Errors() map[string]int {
 func (r *Result) ErrorExamples() []ErrorExample {
 	var out []ErrorExample
 	at := map[string]int{}
-	for i := range r.Records {
-		rec := &r.Records[i]
+	for _, rec := range r.All() {
 		if rec.Warmup || rec.OK() {
 			continue
 		}
@@ -231,9 +245,9 @@ func (r *Result) ErrorClasses() []string { return slices.Sorted(maps.Keys(r.Erro
 // measured requests: 0 proves the prompts missed the provider's cache.
 func (r *Result) CachedTokens() int {
 	n := 0
-	for i := range r.Records {
-		if !r.Records[i].Warmup {
-			n += r.Records[i].CachedTokens
+	for _, rec := range r.All() {
+		if !rec.Warmup {
+			n += rec.CachedTokens
 		}
 	}
 	return n
@@ -261,8 +275,8 @@ func (r *Result) FirstAttempt() Sample {
 // call made through Instrument counts its HTTP requests (retries and tool
 // calls alike), any other call counts one.
 func (r *Result) Attempts() (calls, attempts int) {
-	for i := range r.Records {
-		if rec := &r.Records[i]; !rec.Warmup {
+	for _, rec := range r.All() {
+		if !rec.Warmup {
 			calls++
 			attempts += max(1, len(rec.Attempts))
 		}
@@ -273,8 +287,8 @@ func (r *Result) Attempts() (calls, attempts int) {
 // Retried counts the measured calls that made more than one attempt.
 func (r *Result) Retried() int {
 	n := 0
-	for i := range r.Records {
-		if rec := &r.Records[i]; !rec.Warmup && len(rec.Attempts) > 1 {
+	for _, rec := range r.All() {
+		if !rec.Warmup && len(rec.Attempts) > 1 {
 			n++
 		}
 	}
@@ -292,7 +306,7 @@ func (r *Result) Windows(d time.Duration) []Window {
 	if d <= 0 {
 		panic(fmt.Sprintf("latencytest: Windows: window length %v is not positive", d))
 	}
-	if len(r.Records) == 0 {
+	if r.Len() == 0 {
 		return nil
 	}
 	n := r.WindowCount(d)
@@ -306,13 +320,22 @@ func (r *Result) Windows(d time.Duration) []Window {
 			Start: r.Start.Add(from), End: r.Start.Add(to), CPUPerWall: r.CPUPerWall, Disclosure: r.Disclosure,
 		}}
 	}
-	for _, rec := range r.Records {
+	if r.compact != nil {
+		for i := range out {
+			out[i].compact = newCompactStore(out[i].Start)
+		}
+	}
+	for _, rec := range r.All() {
 		off := rec.Start.Sub(r.Start)
 		i := min(max(int(off/d), 0), n-1) // a record before Start (clock skew) joins the first window
-		out[i].Records = append(out[i].Records, rec)
+		if r.compact != nil {
+			out[i].compact.append(rec)
+		} else {
+			out[i].Records = append(out[i].Records, *rec)
+		}
 	}
 	for i := range out {
-		out[i].Planned = len(out[i].Records)
+		out[i].Planned = out[i].Len()
 	}
 	if r.Partial {
 		out[n-1].Partial, out[n-1].PartialReason = true, r.PartialReason
@@ -324,12 +347,12 @@ func (r *Result) Windows(d time.Duration) []Window {
 // 1 + the last request's start offset / d (0 for a run with no record or
 // a d that is not positive). It allocates nothing.
 func (r *Result) WindowCount(d time.Duration) int {
-	if d <= 0 || len(r.Records) == 0 {
+	if d <= 0 || r.Len() == 0 {
 		return 0
 	}
 	last := time.Duration(0)
-	for i := range r.Records {
-		last = max(last, r.Records[i].Start.Sub(r.Start))
+	for _, rec := range r.All() {
+		last = max(last, rec.Start.Sub(r.Start))
 	}
 	n := uint64(last/d) + 1
 	if n > math.MaxInt {
@@ -382,8 +405,7 @@ func (r *Result) ColdStartCandidates(idle time.Duration) []ColdStart {
 	}
 	warm := map[string]Sample{}
 	tokens := map[string]Sample{} // prompt tokens, as durations for Quantile
-	for i := range r.Records {
-		rec := &r.Records[i]
+	for i, rec := range r.All() {
 		if cand[i] || rec.Warmup || !rec.OK() || rec.TokensUnobserved() || rec.TTFT <= 0 {
 			continue
 		}
@@ -415,7 +437,7 @@ func (r *Result) ColdStartCandidates(idle time.Duration) []ColdStart {
 	}
 	out := make([]ColdStart, 0, len(idx))
 	for k, i := range idx {
-		rec := &r.Records[i]
+		rec := new(r.Record(i))
 		c := ColdStart{ID: rec.ID, Index: i, Class: rec.PromptClass, TTFT: rec.TTFT, Why: why[k]}
 		if !rec.OK() || rec.TTFT < 0 || rec.TokensUnobserved() {
 			c.TTFT = Failed
@@ -440,26 +462,38 @@ func (r *Result) ColdStartCandidates(idle time.Duration) []ColdStart {
 // coldStartCandidates returns the indexes of the cold-start candidates,
 // in Records order, and why each is one.
 func (r *Result) coldStartCandidates(idle time.Duration) ([]int, []string) {
-	order := make([]int, len(r.Records))
-	for i := range order {
-		order[i] = i
+	type start struct {
+		at  time.Time
+		end time.Time
+		i   int
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return r.Records[a].Start.Compare(r.Records[b].Start) })
+	order := make([]start, 0, r.Len())
+	warm := map[int]bool{}
+	injected := map[int]string{}
+	for i, rec := range r.All() {
+		order = append(order, start{rec.Start, rec.Start.Add(max(rec.Total, 0)), i})
+		if rec.Warmup {
+			warm[i] = true
+		}
+		if inj := injectedColdStart(rec.Injected); inj != "" {
+			injected[i] = inj
+		}
+	}
+	slices.SortStableFunc(order, func(a, b start) int { return a.at.Compare(b.at) })
 	why := map[int]string{}
 	var busyUntil time.Time // the latest end of a request sent so far
-	for k, i := range order {
-		rec := &r.Records[i]
-		end := rec.Start.Add(max(rec.Total, 0))
+	for k, o := range order {
+		i, end := o.i, o.end
 		var w []string
-		if rec.Warmup {
+		if warm[i] {
 			w = append(w, "warm-up")
 		}
 		if k == 0 {
 			w = append(w, "first request")
-		} else if gap := rec.Start.Sub(busyUntil); idle > 0 && gap >= idle {
+		} else if gap := o.at.Sub(busyUntil); idle > 0 && gap >= idle {
 			w = append(w, fmt.Sprintf("after %v idle", gap.Round(time.Millisecond)))
 		}
-		if inj := injectedColdStart(rec.Injected); inj != "" {
+		if inj := injected[i]; inj != "" {
 			w = append(w, "fake injected "+inj)
 		}
 		if len(w) > 0 {
@@ -516,8 +550,7 @@ func (r *Result) TTFTFromSchedule() Sample {
 // LateStart (1ms) or more after their scheduled send, and max is the
 // largest StartDelay of all. Both are 0 for a closed loop.
 func (r *Result) Lag() (late int, max time.Duration) {
-	for i := range r.Records {
-		rec := &r.Records[i]
+	for _, rec := range r.All() {
 		if !rec.OpenLoop {
 			continue
 		}
@@ -542,13 +575,13 @@ func (r *Result) lagNote(o OpenLoop, st loopStats) string {
 		why = fmt.Sprintf("MaxInFlight %d full for %v in all", o.MaxInFlight, st.fullFor.Round(time.Millisecond))
 	}
 	return fmt.Sprintf("fell behind its schedule: %d of %d requests started late, by up to %v (%s); their waits count in FromSchedule",
-		late, len(r.Records), most.Round(time.Millisecond), why)
+		late, r.Len(), most.Round(time.Millisecond), why)
 }
 
 // openLoop reports whether any record was sent on an open loop's schedule.
 func (r *Result) openLoop() bool {
-	for i := range r.Records {
-		if r.Records[i].OpenLoop {
+	for _, rec := range r.All() {
+		if rec.OpenLoop {
 			return true
 		}
 	}
@@ -560,9 +593,9 @@ func (r *Result) Summarize() ResultSummary {
 	s := ResultSummary{
 		Counts: r.Counts(), ErrorRate: r.ErrorRate(), Errors: r.Errors(), ErrorExamples: r.ErrorExamples(),
 		TTFT: r.TTFT().Summarize(), FirstAnswer: r.FirstAnswer().Summarize(), Total: r.Total().Summarize(),
-		MaxGap: r.MaxGap().Summarize(), ITL: r.ITL().Summarize(), CPUPerWall: r.CPUPerWall,
+		MaxGap: r.MaxGap().Summarize(), ITL: r.itlSummary(), CPUPerWall: r.CPUPerWall,
 		Partial: r.PartialReason, RepeatGaps: r.RepeatGaps, Disclosure: r.Disclosure,
-		Model: strings.Join(modelsOf(r.Records), ", "), DecodeRateUnit: r.DecodeRateUnit(), Shard: r.Shard.String(),
+		Model: strings.Join(r.models(), ", "), DecodeRateUnit: r.DecodeRateUnit(), Shard: r.Shard.String(),
 	}
 	s.Machine = r.Machine
 	if r.openLoop() {
@@ -570,8 +603,8 @@ func (r *Result) Summarize() ResultSummary {
 		s.FromSchedule, s.TTFTFromSchedule = &fs, &tf
 		s.LateStarts, s.MaxStartDelay = r.Lag()
 	}
-	for i := range r.Records {
-		switch c := r.Records[i].Concurrency; {
+	for i, rec := range r.All() {
+		switch c := rec.Concurrency; {
 		case i == 0:
 			s.Concurrency = c
 		case c != s.Concurrency:
@@ -581,18 +614,45 @@ func (r *Result) Summarize() ResultSummary {
 	return s
 }
 
-// MarshalJSON writes a NaN CPU/wall as null.
+// MarshalJSON writes a NaN CPU/wall as null, and compact records as
+// records (without gaps or answers: see Compact).
 func (r *Result) MarshalJSON() ([]byte, error) {
 	type plain Result
 	return json.Marshal(struct {
 		*plain
-		CPUPerWall *float64 `json:"cpu_per_wall"`
-	}{(*plain)(r), finite(r.CPUPerWall)})
+		Records    recordsJSON `json:"records"`
+		CPUPerWall *float64    `json:"cpu_per_wall"`
+	}{(*plain)(r), recordsJSON{r}, finite(r.CPUPerWall)})
+}
+
+// recordsJSON writes a result's records, full or compact, as an array.
+type recordsJSON struct{ r *Result }
+
+func (j recordsJSON) MarshalJSON() ([]byte, error) {
+	if j.r.compact == nil && j.r.Records == nil {
+		return []byte("null"), nil
+	}
+	b := []byte{'['}
+	for i, rec := range j.r.All() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		e, err := json.Marshal(rec)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, e...)
+	}
+	return append(b, ']'), nil
 }
 
 // snapshot is the result so far, for a sequential batch's Until: the
 // records are copied, so Until may keep it.
 func (r *Result) snapshot() *Result {
-	return &Result{Records: slices.Clone(r.Records), Planned: r.Planned, Partial: r.Partial,
+	var c *compactStore
+	if r.compact != nil {
+		c = r.compact.clone()
+	}
+	return &Result{Records: slices.Clone(r.Records), compact: c, Planned: r.Planned, Partial: r.Partial,
 		PartialReason: r.PartialReason, Start: r.Start, End: time.Now(), CPUPerWall: math.NaN()}
 }

@@ -32,8 +32,8 @@ const MaxWindows = 100_000
 // names a bare count of nanoseconds as the likely typo.
 func TooManyWindows(r *Result, d time.Duration) string {
 	last := time.Duration(0)
-	for i := range r.Records {
-		last = max(last, r.Records[i].Start.Sub(r.Start))
+	for _, rec := range r.All() {
+		last = max(last, rec.Start.Sub(r.Start))
 	}
 	s := fmt.Sprintf("a %v run in windows of %v makes %d windows (more than %d)", last, d, uint64(last/d)+1, MaxWindows)
 	if d < time.Microsecond {

@@ -58,10 +58,6 @@ func SaveBaseline(path string, r *latencytest.Result) error {
 		}
 		return fmt.Errorf("sloassert: baseline %s: every measured request failed (%s): a baseline of failures cannot judge a change", path, strings.Join(classes, ", "))
 	}
-	recs := slices.Clone(r.Records)
-	for i := range recs {
-		recs[i].Content = ""
-	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("sloassert: baseline: %w", err)
@@ -71,7 +67,7 @@ func SaveBaseline(path string, r *latencytest.Result) error {
 		return fmt.Errorf("sloassert: baseline: %w", err)
 	}
 	defer os.Remove(f.Name()) // after a successful rename, there is nothing left to remove
-	if err := latencytest.WriteRecords(f, recs); err != nil {
+	if err := r.WriteRecords(f, false); err != nil {
 		f.Close()
 		return fmt.Errorf("sloassert: baseline %s: %w", path, err)
 	}

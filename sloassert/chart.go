@@ -158,8 +158,7 @@ func budgetsOf(outs []Outcome, m Metric) []budget {
 // runSpan is the time from a run's Start to its last measured request's
 // start, and whether any request was sent open-loop.
 func runSpan(r *latencytest.Result) (span time.Duration, open bool) {
-	for i := range r.Records {
-		rec := &r.Records[i]
+	for _, rec := range r.All() {
 		open = open || rec.OpenLoop
 		if !rec.Warmup {
 			span = max(span, rec.Start.Sub(r.Start))

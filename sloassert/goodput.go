@@ -43,8 +43,7 @@ func MinGoodput(share float64, ttft, tpot time.Duration, opts ...Option) Objecti
 			return out
 		}
 		n, good := 0, 0
-		for i := range r.Records {
-			rec := &r.Records[i]
+		for _, rec := range r.All() {
 			if rec.Warmup {
 				continue
 			}

@@ -335,8 +335,8 @@ func measuredRequests(r *latencytest.Result) int {
 
 func countUnobserved(r *latencytest.Result) int {
 	k := 0
-	for i := range r.Records {
-		if rec := &r.Records[i]; !rec.Warmup && rec.TokensUnobserved() {
+	for _, rec := range r.All() {
+		if !rec.Warmup && rec.TokensUnobserved() {
 			k++
 		}
 	}
@@ -450,8 +450,8 @@ func MinDecodeRate(q, floor float64) Objective {
 // from SSE events (no completion tokens in usage).
 func eventRated(r *latencytest.Result) int {
 	k := 0
-	for i := range r.Records {
-		if rec := &r.Records[i]; !rec.Warmup && rec.OK() && rec.CompletionTokens == 0 && rec.TokenEvents > 0 {
+	for _, rec := range r.All() {
+		if !rec.Warmup && rec.OK() && rec.CompletionTokens == 0 && rec.TokenEvents > 0 {
 			k++
 		}
 	}
@@ -475,8 +475,8 @@ func NoCacheHits() Objective {
 		out := Outcome{Objective: name, Observed: fmt.Sprintf("%d cached tokens", n), Budget: "0", Margin: fmt.Sprint(-n), OK: n == 0}
 		c := r.Counts()
 		unproven := 0
-		for i := range r.Records {
-			if rec := &r.Records[i]; !rec.Warmup && rec.OK() && !rec.CachedReported {
+		for _, rec := range r.All() {
+			if !rec.Warmup && rec.OK() && !rec.CachedReported {
 				unproven++
 			}
 		}

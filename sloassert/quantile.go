@@ -135,6 +135,7 @@ func lastAtMost(n int, p, limit float64) int {
 // bounds that count what the groups are worth rather than every value.
 type clusters struct {
 	groups [][]time.Duration // each group's values (a failed request adds one Failed)
+	sizes  []int             // each group's size, where only sizes are known (compact records)
 	n      int               // groups with at least one value
 	values int               // values pooled
 	deff   float64           // design effect (see effective)
@@ -145,8 +146,21 @@ type clusters struct {
 // adding one Failed value to its gaps.
 func itlClusters(r *latencytest.Result) *clusters {
 	c := &clusters{}
-	for i := range r.Records {
-		rec := &r.Records[i]
+	if r.Compacted() { // gaps pooled in a sketch: the group sizes, so the largest design effect
+		for _, rec := range r.All() {
+			m := max(rec.TokenEvents-1, 0)
+			if !rec.OK() {
+				m++
+			}
+			if !rec.Warmup && m > 0 {
+				c.sizes = append(c.sizes, m)
+				c.values += m
+			}
+		}
+		c.n = len(c.sizes)
+		return c
+	}
+	for _, rec := range r.All() {
 		if rec.Warmup {
 			continue
 		}
@@ -221,6 +235,9 @@ func (c *clusters) effective(budget time.Duration, x latencytest.Sample) {
 	whole := 0.0
 	for _, g := range c.groups {
 		whole += float64(len(g)) * float64(len(g))
+	}
+	for _, m := range c.sizes {
+		whole += float64(m) * float64(m)
 	}
 	whole /= float64(c.values)
 	if !found {

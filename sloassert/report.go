@@ -170,7 +170,7 @@ func evaluate(r *latencytest.Result, objectives []Objective) Report {
 	rep.Missing = r.Disclosure.Missing()
 	rep.RawRecords = r.Disclosure.Box(3).Answer
 	rep.Setup = setup(r.Disclosure)
-	for _, rec := range r.Records {
+	for _, rec := range r.All() {
 		if !rec.Warmup && rec.Concurrency > 0 && !slices.Contains(rep.Concurrency, rec.Concurrency) {
 			rep.Concurrency = append(rep.Concurrency, rec.Concurrency)
 		}
