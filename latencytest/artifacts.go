@@ -444,7 +444,9 @@ func (s *recordStream) write(rec *Record) {
 		return
 	}
 	if s.f == nil {
-		s.path = recordsPath(s.dir, s.label)
+		if s.path == "" {
+			s.path = recordsPath(s.dir, s.label)
+		}
 		if s.f, s.err = os.Create(s.path); s.err != nil {
 			s.err = fmt.Errorf("latencytest: %w", s.err)
 			return

@@ -80,7 +80,7 @@ func benchOpenLoop(b *testing.B, n int) {
 		allocs = float64(after.Mallocs-before.Mallocs) / float64(n)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		records = float64(len(r.Records))
+		records = float64(r.Len())
 		retained = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / records
 		runtime.KeepAlive(r)
 	}

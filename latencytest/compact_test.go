@@ -1,0 +1,367 @@
+package latencytest_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
+)
+
+// varied is a profile whose every request differs (lognormal TTFT, ITL
+// and length, stalls, 529s and disconnects mid-stream), seeded.
+func varied() fakeprovider.Profile {
+	return fakeprovider.Profile{
+		Seed:            11,
+		TTFT:            fakeprovider.LogNormal(150*time.Millisecond, 900*time.Millisecond),
+		ITL:             fakeprovider.LogNormal(12*time.Millisecond, 60*time.Millisecond),
+		OutputTokens:    fakeprovider.Uniform(2, 40),
+		SlotsPerReplica: 64,
+		Stall:           fakeprovider.Stall{Probability: 0.05, AfterToken: 3, Duration: fakeprovider.Fixed(2 * time.Second)},
+		Faults:          fakeprovider.Faults{HTTP529: 0.03, Disconnect: 0.03, AfterToken: 2},
+	}
+}
+
+// sameExceptGaps checks that compact record i equals the full one, but
+// for its gaps and answer (which compact records do not keep).
+func sameExceptGaps(t *testing.T, full, compact *latencytest.Result) {
+	t.Helper()
+	if full.Len() != compact.Len() || compact.Records != nil || !compact.Compacted() {
+		t.Fatalf("full %d records, compact %d (Records %d, compacted %v)", full.Len(), compact.Len(), len(compact.Records), compact.Compacted())
+	}
+	for i := range full.Records {
+		want := full.Records[i]
+		want.Gaps, want.Content = latencytest.Gaps{}, ""
+		got := compact.Record(i)
+		if !got.Start.Equal(want.Start) {
+			t.Fatalf("record %d: start %v, want %v", i, got.Start, want.Start)
+		}
+		got.Start = want.Start
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("record %d differs:\n got %+v\nwant %+v", i, got, want)
+		}
+	}
+}
+
+// sameFigures checks that every exact figure of the two results is
+// equal, and ITL's quantiles are within the sketch's bound.
+func sameFigures(t *testing.T, full, compact *latencytest.Result) {
+	t.Helper()
+	for name, get := range map[string]func(*latencytest.Result) latencytest.Sample{
+		"ttft": (*latencytest.Result).TTFT, "first answer": (*latencytest.Result).FirstAnswer,
+		"total": (*latencytest.Result).Total, "max gap": (*latencytest.Result).MaxGap,
+		"from schedule": (*latencytest.Result).FromSchedule, "cold starts": (*latencytest.Result).ColdStarts,
+	} {
+		if a, b := get(full), get(compact); !slices.Equal(a, b) {
+			t.Errorf("%s differs: full %v, compact %v", name, a.Summarize(), b.Summarize())
+		}
+	}
+	if !reflect.DeepEqual(full.Counts(), compact.Counts()) || !reflect.DeepEqual(full.Errors(), compact.Errors()) ||
+		!reflect.DeepEqual(full.ErrorExamples(), compact.ErrorExamples()) || !slices.Equal(full.DecodeRates(), compact.DecodeRates()) {
+		t.Errorf("counts or errors differ: %+v %v / %+v %v", full.Counts(), full.Errors(), compact.Counts(), compact.Errors())
+	}
+	fi, ci := full.ITL(), compact.ITL()
+	if len(fi) != len(ci) || fi.Failures() != ci.Failures() || len(fi) == 0 {
+		t.Fatalf("ITL: full %d gaps (%d failed), compact %d (%d failed)", len(fi), fi.Failures(), len(ci), ci.Failures())
+	}
+	for _, q := range []float64{0.01, 0.1, 0.5, 0.9, 0.95, 0.97} {
+		checkWithin(t, "ITL", q, fi.Quantile(q), ci.Quantile(q))
+		checkWithin(t, "ITL sketch", q, fi.Quantile(q), compact.ITLSketch().Quantile(q))
+	}
+	fs, cs := full.Summarize(), compact.Summarize()
+	if !reflect.DeepEqual(fs.TTFT, cs.TTFT) || !reflect.DeepEqual(fs.Total, cs.Total) || fs.Model != cs.Model || fs.Counts != cs.Counts {
+		t.Errorf("summaries differ:\n%v\n%v", fs, cs)
+	}
+	if fs.ITL.N != cs.ITL.N || fs.ITL.Min != cs.ITL.Min || fs.ITL.Max != cs.ITL.Max || fs.ITL.Mean != cs.ITL.Mean {
+		t.Errorf("ITL summaries: full %+v, compact %+v", fs.ITL, cs.ITL)
+	}
+}
+
+func checkWithin(t *testing.T, what string, q float64, exact, got time.Duration) {
+	t.Helper()
+	if exact == latencytest.Failed || got == latencytest.Failed {
+		if exact != got {
+			t.Errorf("%s p%g: exact %v, sketch %v", what, q*100, exact, got)
+		}
+		return
+	}
+	if math.Abs(float64(got-exact)) > latencytest.SketchAlpha*float64(exact)+0.5 {
+		t.Errorf("%s p%g: exact %v, sketch %v: off by more than %g", what, q*100, exact, got, latencytest.SketchAlpha)
+	}
+}
+
+func verdicts(r *latencytest.Result) []string {
+	rep := sloassert.Evaluate(r,
+		sloassert.Q(sloassert.TTFT, 0.5, 200*time.Millisecond), sloassert.Q(sloassert.TTFT, 0.95, time.Second, sloassert.Demonstrate(0.9)),
+		sloassert.Q(sloassert.Total, 0.9, 2*time.Second), sloassert.Q(sloassert.FirstAnswer, 0.5, 150*time.Millisecond, sloassert.Refute(0.9)),
+		sloassert.Q(sloassert.MaxGap, 0.9, 100*time.Millisecond), sloassert.MaxErrorRate(0.05),
+		sloassert.Q(sloassert.FromSchedule, 0.5, time.Second))
+	var out []string
+	for _, o := range rep.Outcomes {
+		out = append(out, o.String())
+	}
+	return out
+}
+
+// TestCompactSameVerdicts runs one batch and one open loop on a varied
+// fake twice, full and compact: the records are the same but for gaps,
+// every exact figure is equal, ITL is within SketchAlpha, and
+// sloassert's verdicts on TTFT, first answer, total, max gap, error rate
+// and from-schedule are the same, word for word.
+func TestCompactSameVerdicts(t *testing.T) {
+	runs := map[string]func(latencytest.RecordMode, latencytest.Provider) (*latencytest.Result, error){
+		"batch": func(m latencytest.RecordMode, p latencytest.Provider) (*latencytest.Result, error) {
+			return latencytest.Batch{Requests: 400, Concurrency: 8, RecordMode: m}.Run(context.Background(), p)
+		},
+		"open loop": func(m latencytest.RecordMode, p latencytest.Provider) (*latencytest.Result, error) {
+			return latencytest.OpenLoop{Rate: 40, Requests: 400, Seed: 3, RecordMode: m}.Run(context.Background(), p)
+		},
+	}
+	for name, run := range runs {
+		t.Run(name, func(t *testing.T) {
+			var res [2]*latencytest.Result
+			for i, m := range []latencytest.RecordMode{latencytest.RecordsFull, latencytest.RecordsCompact} {
+				synctest.Test(t, func(t *testing.T) { // each run from the same virtual instant
+					_, p := fake(t, varied())
+					r, err := run(m, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					res[i] = r
+				})
+			}
+			{
+				full, compact := res[0], res[1]
+				if full.Compacted() || len(full.Records) != 400+10*boolInt(name == "batch") {
+					t.Fatalf("full run: %d records, compacted %v", len(full.Records), full.Compacted())
+				}
+				if full.Counts().Failed == 0 || len(full.ITL()) < 1000 {
+					t.Fatalf("the profile should fail some requests and stream many gaps: %+v, %d gaps", full.Counts(), len(full.ITL()))
+				}
+				sameExceptGaps(t, full, compact)
+				sameFigures(t, full, compact)
+				if a, b := verdicts(full), verdicts(compact); !slices.Equal(a, b) {
+					t.Errorf("verdicts differ:\nfull    %q\ncompact %q", a, b)
+				}
+				// Compact converts a full result into the same.
+				full.Compact()
+				sameFigures(t, compact, full)
+				if !slices.Equal(full.ITL(), compact.ITL()) {
+					t.Error("Compact's sketch differs from the compact run's")
+				}
+			}
+		})
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestRecordModeDefault: RecordsAuto keeps full records up to
+// CompactAbove planned requests and compact ones above; an unknown mode is
+// an error naming it.
+func TestRecordModeDefault(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, p := fake(t, fixed(time.Millisecond, time.Millisecond, 2))
+		r, err := latencytest.OpenLoop{Rate: 1e6, Arrivals: "constant", Requests: latencytest.CompactAbove + 1, MaxTokens: 2, Prompt: "hi", MaxInFlight: 64}.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Compacted() || r.Len() != latencytest.CompactAbove+1 || r.Counts().Kept != latencytest.CompactAbove+1 {
+			t.Fatalf("compacted %v, %d records, %+v", r.Compacted(), r.Len(), r.Counts())
+		}
+		if b := float64(r.RetainedBytes()) / float64(r.Len()); b > 100 {
+			t.Errorf("compact records retain %.0f bytes each, more than 100", b)
+		}
+		r, err = latencytest.Batch{Requests: 20, RecordMode: latencytest.RecordsAuto}.Run(context.Background(), p)
+		if err != nil || r.Compacted() {
+			t.Fatalf("a small batch: err %v, compacted %v", err, r.Compacted())
+		}
+		if _, err := (latencytest.Batch{RecordMode: "tiny"}).Run(context.Background(), p); err == nil || !strings.Contains(err.Error(), `record_mode "tiny"`) {
+			t.Errorf("an unknown mode: %v", err)
+		}
+	})
+}
+
+// TestSketchBound: on seeded samples of many shapes (lognormal, two
+// modes, with zeros and Failed values), every quantile the sketch gives
+// is within SketchAlpha of the exact quantile, and the sketch of two
+// halves merged equals the sketch of the whole.
+func TestSketchBound(t *testing.T) {
+	worst := 0.0
+	for seed := range uint64(5) {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		var s latencytest.Sample
+		var a, b, whole latencytest.Sketch
+		n := 20_000
+		for i := range n {
+			var v time.Duration
+			switch k := rng.IntN(100); {
+			case k < 2:
+				v = 0
+			case k < 3 && seed%2 == 0:
+				v = latencytest.Failed
+			case k < 30:
+				v = time.Duration(math.Exp(rng.NormFloat64()*2 + 18)) // ~65 ms, wide
+			default:
+				v = time.Duration(1 + rng.Int64N(int64(50*time.Millisecond)))
+			}
+			s = append(s, v)
+			whole.Add(v)
+			if i%2 == 0 {
+				a.Add(v)
+			} else {
+				b.Add(v)
+			}
+		}
+		slices.Sort(s) // Quantile sorts a copy: sorted, that is quick
+		for q := 0.0; q <= 1; q += 0.002 {
+			exact, got := s.Quantile(q), whole.Quantile(q)
+			checkWithin(t, "sketch", q, exact, got)
+			if exact != latencytest.Failed && exact > 0 {
+				worst = max(worst, math.Abs(float64(got-exact))/float64(exact))
+			}
+		}
+		a.Merge(&b)
+		as, ws := a.Summarize(), whole.Summarize()
+		as.Stddev, as.CV, ws.Stddev, ws.CV = 0, 0, 0, 0 // a float sum of squares depends on the order of addition
+		if !slices.Equal(a.Sample(), whole.Sample()) || as != ws {
+			t.Fatalf("seed %d: merged halves differ from the whole", seed)
+		}
+		ws, ss := whole.Summarize(), s.Summarize()
+		if ws.N != ss.N || ws.Failed != ss.Failed || ws.Min != ss.Min || ws.Max != ss.Max || ws.Mean != ss.Mean {
+			t.Fatalf("seed %d: summary %+v, exact %+v", seed, ws, ss)
+		}
+	}
+	if worst == 0 {
+		t.Fatal("no error measured: the test compared nothing")
+	}
+	t.Logf("largest relative error over 5 seeds × 501 quantiles: %.4f%% (bound %g%%)", worst*100, latencytest.SketchAlpha*100)
+}
+
+// TestMergeCompactShards: two shards of a compact batch stream their
+// records to files; MergeRecords of the files, compacted, equals the
+// compact of the merge of the same shards' full records, and the shards'
+// sketches merged equal the merged result's sketch bucket for bucket.
+func TestMergeCompactShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		var compactFiles, fullFiles []string
+		var sketches []*latencytest.Sketch
+		for i := range 2 {
+			for _, m := range []latencytest.RecordMode{latencytest.RecordsCompact, latencytest.RecordsFull} {
+				_, p := fake(t, varied())
+				b := latencytest.Batch{Requests: 200, Concurrency: 8, Shard: latencytest.Shard{Index: i, Count: 2}, RecordMode: m}
+				path := filepath.Join(dir, string(m)+"-"+string(rune('0'+i))+".jsonl")
+				r, err := latencytest.RunStreamed(b, p, path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m == latencytest.RecordsCompact {
+					compactFiles = append(compactFiles, path)
+					sketches = append(sketches, r.ITLSketch())
+				} else {
+					fullFiles = append(fullFiles, path)
+				}
+			}
+		}
+		a, err := latencytest.MergeRecords(compactFiles...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := latencytest.MergeRecords(fullFiles...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Partial || b.Partial {
+			t.Fatalf("partial merge: %q / %q", a.PartialReason, b.PartialReason)
+		}
+		full := b
+		a.Compact()
+		bc := *b
+		bc.Records = slices.Clone(b.Records)
+		bc.Compact()
+		sameFigures(t, full, a)
+		if !slices.Equal(a.ITL(), bc.ITL()) {
+			t.Error("the merged compact shards' ITL differs from the compact of the merged run")
+		}
+		for i := range a.Len() {
+			if x, y := a.Record(i), bc.Record(i); !reflect.DeepEqual(x.ID, y.ID) || x.TTFT != y.TTFT || x.Total != y.Total {
+				t.Fatalf("record %d: %s/%s", i, x.ID, y.ID)
+			}
+		}
+		var s latencytest.Sketch
+		for _, sk := range sketches {
+			s.Merge(sk)
+		}
+		if !slices.Equal(s.Sample(), a.ITLSketch().Sample()) {
+			t.Error("the shards' sketches merged differ from the merged result's")
+		}
+	})
+}
+
+// TestStreamedRecordsSurviveACrash runs a compact batch in a child
+// process that dies (os.Exit) in its 50th request: the records file it
+// streamed holds the 49 requests that completed, readable, and without
+// its end line, so MergeRecords calls the run partial.
+func TestStreamedRecordsSurviveACrash(t *testing.T) {
+	if path := os.Getenv("TAILGUARD_CRASH_FILE"); path != "" {
+		n := 0
+		p := latencytest.Func(func(ctx context.Context, req latencytest.Request) error {
+			if n++; n == 50 {
+				os.Exit(3)
+			}
+			return nil
+		})
+		latencytest.RunStreamed(latencytest.Batch{Requests: 100, NoWarmup: true, RecordMode: latencytest.RecordsCompact}, p, path)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	cmd := crashChild(t, path)
+	if err := cmd.Run(); err == nil {
+		t.Fatal("the child should have crashed")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := latencytest.ReadRecords(f)
+	if err != nil || len(recs) != 49 {
+		t.Fatalf("read %d records from the crashed run (%v), want 49", len(recs), err)
+	}
+	for i, rec := range recs {
+		if want := "c1-" + pad4(i); rec.ID != want {
+			t.Fatalf("record %d is %s, want %s", i, rec.ID, want)
+		}
+	}
+	m, err := latencytest.MergeRecords(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Partial || m.Len() != 49 {
+		t.Fatalf("merge of the crashed run: partial %v (%q), %d records", m.Partial, m.PartialReason, m.Len())
+	}
+}
+
+// crashChild is this test binary rerun as the crashing child.
+func crashChild(t *testing.T, path string) *osexec.Cmd {
+	cmd := osexec.Command(os.Args[0], "-test.run=^TestStreamedRecordsSurviveACrash$")
+	cmd.Env = append(os.Environ(), "TAILGUARD_CRASH_FILE="+path)
+	return cmd
+}
