@@ -2,6 +2,7 @@ package latencytest_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -364,4 +365,43 @@ func crashChild(t *testing.T, path string) *osexec.Cmd {
 	cmd := osexec.Command(os.Args[0], "-test.run=^TestStreamedRecordsSurviveACrash$")
 	cmd.Env = append(os.Environ(), "TAILGUARD_CRASH_FILE="+path)
 	return cmd
+}
+
+// TestCompactBaselines: a compact result saves as a baseline (its records
+// written from the compact store) and compares with the full run of the
+// same fake exactly as the full result does, both ways round.
+func TestCompactBaselines(t *testing.T) {
+	var res [2]*latencytest.Result
+	for i, m := range []latencytest.RecordMode{latencytest.RecordsFull, latencytest.RecordsCompact} {
+		synctest.Test(t, func(t *testing.T) {
+			_, p := fake(t, varied())
+			r, err := latencytest.Batch{Requests: 300, Concurrency: 8, RecordMode: m}.Run(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res[i] = r
+		})
+	}
+	full, compact := res[0], res[1]
+	dir := t.TempDir()
+	var loaded [2]*latencytest.Result
+	for i, r := range res {
+		path := filepath.Join(dir, fmt.Sprintf("base%d.jsonl", i))
+		if err := sloassert.SaveBaseline(path, r); err != nil {
+			t.Fatal(err)
+		}
+		b, err := sloassert.LoadBaseline(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loaded[i] = b
+	}
+	if !slices.Equal(loaded[0].TTFT(), loaded[1].TTFT()) || !slices.Equal(loaded[0].Total(), loaded[1].Total()) || loaded[1].Len() != full.Len() {
+		t.Fatal("the compact baseline's figures differ from the full one's")
+	}
+	c := sloassert.Compare{}
+	a, b := c.Evaluate(loaded[0], full).String(), c.Evaluate(loaded[0], compact).String()
+	if a != b || a == "" {
+		t.Errorf("compare against a full and a compact run differ:\n%s\n---\n%s", a, b)
+	}
 }

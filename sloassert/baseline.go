@@ -41,7 +41,7 @@ const (
 // measured request, or whose measured requests all failed, is an error: it
 // is no baseline.
 func SaveBaseline(path string, r *latencytest.Result) error {
-	if r == nil || len(r.Measured()) == 0 {
+	if r == nil || measuredRequests(r) == 0 {
 		return fmt.Errorf("sloassert: baseline %s: no measured request: an empty run is no baseline", path)
 	}
 	if r.Shard.Split() {
@@ -493,10 +493,10 @@ func (c Compare) Evaluate(base, cur *latencytest.Result, opts ...Option) Baselin
 	}
 	c = nc
 	switch {
-	case base == nil || len(base.Measured()) == 0:
+	case base == nil || measuredRequests(base) == 0:
 		rep.Problem = "the baseline has no measured request"
 		return rep
-	case cur == nil || len(cur.Measured()) == 0:
+	case cur == nil || measuredRequests(cur) == 0:
 		rep.Problem = "the current run has no measured request"
 		return rep
 	case cur.Partial && !o.allowPartial:
@@ -751,7 +751,7 @@ func Regression(t TestingT, path string, cur *latencytest.Result, c Compare, opt
 			t.Errorf("%v", err)
 			return false
 		}
-		baselineLogf(t, "sloassert: baseline %s rewritten from this run (%d measured requests): review it and commit it", path, len(cur.Measured()))
+		baselineLogf(t, "sloassert: baseline %s rewritten from this run (%d measured requests): review it and commit it", path, measuredRequests(cur))
 		return true
 	}
 	base, err := LoadBaseline(path)
