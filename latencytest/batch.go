@@ -626,6 +626,6 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	} else {
 		d.set(15, "one run, kept whole; no repeat, so no noise floor (set Repeat: 2)", true)
 	}
-	d.noteUsage(res.Records)
+	d.noteUsage(res)
 	return d
 }

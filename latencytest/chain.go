@@ -339,6 +339,6 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	}
 	d.set(11, fmt.Sprintf("temperature %s; max_tokens %d per call; hard cap %v per call", temp, c.MaxTokens, c.HardCap), c.Temperature == nil)
 	d.set(15, "one run, kept whole; no repeat, so no noise floor", true)
-	d.noteUsage(calls.Records)
+	d.noteUsage(calls)
 	return d
 }

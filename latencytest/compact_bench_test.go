@@ -57,7 +57,9 @@ func gate(b *testing.B, word, size, env string) {
 	}
 }
 
-func benchCompact(b *testing.B, kind string, n int) { benchMode(b, kind, n, latencytest.RecordsCompact) }
+func benchCompact(b *testing.B, kind string, n int) {
+	benchMode(b, kind, n, latencytest.RecordsCompact)
+}
 
 func benchMode(b *testing.B, kind string, n int, mode latencytest.RecordMode) {
 	var retained, cpu, held float64

@@ -152,6 +152,11 @@ func TestCompactSameVerdicts(t *testing.T) {
 				}
 				sameExceptGaps(t, full, compact)
 				sameFigures(t, full, compact)
+				for _, box := range []int{1, 2, 5, 7, 12} { // what the records tell the disclosure
+					if a, b := full.Disclosure.Box(box), compact.Disclosure.Box(box); a != b || a.Answer == "" {
+						t.Errorf("box %d: full %q, compact %q", box, a.Answer, b.Answer)
+					}
+				}
 				if a, b := verdicts(full), verdicts(compact); !slices.Equal(a, b) {
 					t.Errorf("verdicts differ:\nfull    %q\ncompact %q", a, b)
 				}

@@ -132,12 +132,11 @@ func (d *Disclosure) setLevels(levels []int) {
 // server refused it (see OpenAI), and the successes left out of decode
 // rates (see Record.DecodeRate). It also notes retries in box 2 (see
 // noteRetries).
-func (d *Disclosure) noteUsage(recs []Record) {
-	d.noteRetries(recs)
-	d.noteConnections(recs)
+func (d *Disclosure) noteUsage(r *Result) {
+	d.noteRetries(r)
+	d.noteConnections(r)
 	n, noUsage, cached, resent, noRate := 0, 0, 0, 0, 0
-	for i := range recs {
-		rec := &recs[i]
+	for _, rec := range r.All() {
 		if len(rec.Notes) > 0 && strings.HasPrefix(rec.Notes[0], streamOptionsNote) {
 			resent++
 		}
@@ -186,10 +185,10 @@ func (d *Disclosure) noteUsage(recs []Record) {
 // (DNS, connect or TLS time recorded), when any did: "; 50 new
 // connection(s), 0 of them during measured requests". A measured request
 // on a new connection has the setup inside its TTFB and TTFT.
-func (d *Disclosure) noteConnections(recs []Record) {
+func (d *Disclosure) noteConnections(res *Result) {
 	opened, measured := 0, 0
-	for i := range recs {
-		if r := &recs[i]; r.DNS > 0 || r.Connect > 0 || r.TLS > 0 {
+	for _, r := range res.All() {
+		if r.DNS > 0 || r.Connect > 0 || r.TLS > 0 {
 			opened++
 			if !r.Warmup {
 				measured++
@@ -206,11 +205,10 @@ func (d *Disclosure) noteConnections(recs []Record) {
 // through Instrument, how many calls retried and the first-attempt and
 // with-retry p99 side by side: "retries: 3 of 100 calls retried, 104
 // attempts in all; first-attempt p99 failed vs with-retry p99 1210.0ms".
-func (d *Disclosure) noteRetries(recs []Record) {
-	r := &Result{Records: recs}
+func (d *Disclosure) noteRetries(r *Result) {
 	instrumented := false
-	for i := range recs {
-		if !recs[i].Warmup && len(recs[i].Attempts) > 0 {
+	for _, rec := range r.All() {
+		if !rec.Warmup && len(rec.Attempts) > 0 {
 			instrumented = true
 		}
 	}

@@ -499,6 +499,6 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	b13 := d.Box(13)
 	d.set(13, b13.Answer+"; "+res.lagNote(o, st), b13.Missing)
 	d.set(15, "one run, kept whole; no repeat, so no noise floor (run it twice)", true)
-	d.noteUsage(res.Records)
+	d.noteUsage(res)
 	return d
 }
