@@ -182,26 +182,26 @@ func boolInt(b bool) int {
 // CompactAbove planned requests and compact ones above; an unknown mode is
 // an error naming it.
 func TestRecordModeDefault(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		_, p := fake(t, fixed(time.Millisecond, time.Millisecond, 2))
-		r, err := latencytest.OpenLoop{Rate: 1e6, Arrivals: "constant", Requests: latencytest.CompactAbove + 1, MaxTokens: 2, Prompt: "hi", MaxInFlight: 64}.Run(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
+	p := latencytest.Func(func(ctx context.Context, req latencytest.Request) error { return nil })
+	r, err := latencytest.Batch{Requests: latencytest.CompactAbove + 1, NoWarmup: true, Concurrency: 16, Prompt: "hi"}.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Compacted() || r.Len() != latencytest.CompactAbove+1 || r.Counts().Kept != latencytest.CompactAbove+1 {
+		t.Fatalf("compacted %v, %d records, %+v", r.Compacted(), r.Len(), r.Counts())
+	}
+	if b := float64(r.RetainedBytes()) / float64(r.Len()); b > 100 {
+		t.Errorf("compact records retain %.0f bytes each, more than 100", b)
+	}
+	for _, m := range []latencytest.RecordMode{latencytest.RecordsAuto, latencytest.RecordsFull} {
+		r, err := latencytest.Batch{Requests: 20, RecordMode: m}.Run(context.Background(), p)
+		if err != nil || r.Compacted() || len(r.Records) != 30 {
+			t.Fatalf("a small batch, mode %q: err %v, compacted %v", m, err, r.Compacted())
 		}
-		if !r.Compacted() || r.Len() != latencytest.CompactAbove+1 || r.Counts().Kept != latencytest.CompactAbove+1 {
-			t.Fatalf("compacted %v, %d records, %+v", r.Compacted(), r.Len(), r.Counts())
-		}
-		if b := float64(r.RetainedBytes()) / float64(r.Len()); b > 100 {
-			t.Errorf("compact records retain %.0f bytes each, more than 100", b)
-		}
-		r, err = latencytest.Batch{Requests: 20, RecordMode: latencytest.RecordsAuto}.Run(context.Background(), p)
-		if err != nil || r.Compacted() {
-			t.Fatalf("a small batch: err %v, compacted %v", err, r.Compacted())
-		}
-		if _, err := (latencytest.Batch{RecordMode: "tiny"}).Run(context.Background(), p); err == nil || !strings.Contains(err.Error(), `record_mode "tiny"`) {
-			t.Errorf("an unknown mode: %v", err)
-		}
-	})
+	}
+	if _, err := (latencytest.Batch{RecordMode: "tiny"}).Run(context.Background(), p); err == nil || !strings.Contains(err.Error(), `record_mode "tiny"`) {
+		t.Errorf("an unknown mode: %v", err)
+	}
 }
 
 // TestSketchBound: on seeded samples of many shapes (lognormal, two

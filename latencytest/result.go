@@ -11,8 +11,12 @@ import (
 )
 
 // Result is what a batch measured: every record, warm-up included, in
-// submission order.
+// submission order. A run of more than CompactAbove planned requests (or
+// RecordMode RecordsCompact) keeps compact records instead (see Compact):
+// Records is then nil, and All, Len and Record read them; every method
+// gives the same figures either way, ITL within SketchAlpha.
 type Result struct {
+	// Records holds full records (nil for compact ones: use All).
 	Records []Record `json:"records"`
 	// Planned is how many requests the run meant to send.
 	Planned int `json:"planned"`
