@@ -26,9 +26,10 @@ import (
 // present, gives the source's planned count, client CPU/wall, location,
 // partial reason and disclosure.
 //
-// The Result holds every record, ordered by send time (trace ID for
-// ties); Planned sums the sources'; Start and End span them all;
-// CPUPerWall is the highest of the sources' (the busiest client); Partial
+// The Result holds every record in full (the files of a compact run hold
+// full records, gaps included: Result.Compact shrinks the merged result),
+// ordered by send time (trace ID for ties); Planned sums the sources';
+// Start and End span them all; CPUPerWall is the highest of the sources' (the busiest client); Partial
 // when any source was. Its Disclosure lists each source (Sources: path,
 // counts, run window, CPU/wall, location), fills the boxes the sources
 // agree on with their common answer (and lists differing ones per
@@ -325,9 +326,6 @@ func mergeSources(srcs []*MergeSource, gaps []shardGap, level int) *Result {
 		res.Partial, res.PartialReason = true, strings.Join(partial, "; ")
 	}
 	res.Disclosure = discloseMerge(srcs, res)
-	if len(res.Records) > CompactAbove { // as a run of that size keeps them
-		res.Compact()
-	}
 	return res
 }
 
