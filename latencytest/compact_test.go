@@ -410,3 +410,35 @@ func TestCompactBaselines(t *testing.T) {
 		t.Errorf("compare against a full and a compact run differ:\n%s\n---\n%s", a, b)
 	}
 }
+
+// TestMeasureStreamsCompactRecords: Measure of a compact batch streams
+// every record, gaps included, to its records file, ended by the end
+// line, and the file's gaps give exactly the ITL the sketch summarises.
+func TestMeasureStreamsCompactRecords(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, p := fake(t, varied())
+		r := latencytest.Batch{Requests: 60, Concurrency: 4, RecordMode: latencytest.RecordsCompact}.Measure(t, p)
+		if !r.Compacted() {
+			t.Fatal("not compact")
+		}
+		recs, err := latencytest.LoadRecords(filepath.Join(t.ArtifactDir(), "records.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != r.Len() {
+			t.Fatalf("the file holds %d records, the result %d", len(recs), r.Len())
+		}
+		file := &latencytest.Result{Records: recs}
+		if fi, ci := file.ITL(), r.ITL(); len(fi) != len(ci) || len(fi) == 0 {
+			t.Fatalf("the file holds %d gaps, the sketch %d", len(fi), len(ci))
+		}
+		file.Compact()
+		if !slices.Equal(file.ITL(), r.ITL()) {
+			t.Error("the sketch of the file's gaps differs from the run's")
+		}
+		b, err := os.ReadFile(filepath.Join(t.ArtifactDir(), "records.jsonl"))
+		if err != nil || !strings.Contains(string(b), fmt.Sprintf(`{"end_of_records":%d,"label":"c4"}`, r.Len())) {
+			t.Errorf("no end line counting %d records (%v)", r.Len(), err)
+		}
+	})
+}
