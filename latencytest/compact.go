@@ -239,7 +239,7 @@ func (c *compactStore) encode(b []byte, slot int, rec *Record) []byte {
 		u(c.intern(rec.Injected, false))
 		notes := uint64(0)
 		if len(rec.Notes) > 0 {
-			notes = c.intern("\x00"+strings.Join(rec.Notes, "\x00"), true)
+			notes = c.intern("\x00"+strings.Join(rec.Notes, "\x00"), false)
 		}
 		u(notes)
 	}

@@ -1,0 +1,76 @@
+package latencytest
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestCompactRoundTrip: every field a compact record keeps comes back
+// exact, the rare ones too (connection setup, tool calls, chains, notes,
+// an ID that does not end in digits, negative clocks); a record with
+// attempts is kept whole; gaps go to the sketch and the answer is dropped.
+func TestCompactRoundTrip(t *testing.T) {
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var g Gaps
+	g.Add(3 * time.Millisecond)
+	g.Add(0)
+	recs := []Record{
+		{ID: "c8-r2-00017", Run: 2, Concurrency: 8, PromptClass: "long", MaxTokens: 600, Start: start.Add(time.Second),
+			DNS: 1, Connect: 2, TLS: 3, TTFB: 4, TTFT: 5, FirstAnswer: 7, LastToken: 9, Total: 11, MaxGap: 3, Gaps: g,
+			TokenEvents: 3, PromptTokens: 6000, CompletionTokens: 3, CachedTokens: 1024, ReasoningTokens: 1,
+			UsageReported: true, CachedReported: true, ToolCalls: 2, FirstToolCall: 6, ToolArgsDone: 8,
+			FinishReason: "stop", Model: "m", Status: 200, Notes: []string{"a", "", "b"}, Content: "dropped"},
+		{ID: "chain03-call04", Chain: 3, Call: 4, Start: start.Add(-time.Second), TTFB: NotObserved, TTFT: NotObserved,
+			FirstAnswer: NotObserved, LastToken: NotObserved, Total: 2 * time.Second, Err: "http_529", Status: 529,
+			Detail: "overloaded", Injected: "stall", Warmup: true},
+		{ID: "no-digits-x", OpenLoop: true, Scheduled: time.Hour, StartDelay: 5, FromSchedule: 5 + 77 + 1, Total: 77, Start: start},
+		{ID: "f-0001", Start: start, Total: 9, Attempts: []Attempt{{ID: "f-0001", Start: 0, TTFB: 1}}, Gaps: g},
+		{ID: "0000000000000000000000123", Start: start},
+	}
+	c := newCompactStore(start)
+	for i := range recs {
+		c.append(&recs[i])
+	}
+	for i, want := range recs {
+		var got Record
+		c.decode(i, &got)
+		want.Content = ""
+		if len(want.Attempts) == 0 {
+			want.Gaps = Gaps{}
+		}
+		if !got.Start.Equal(want.Start) {
+			t.Fatalf("record %d: start %v, want %v", i, got.Start, want.Start)
+		}
+		got.Start = want.Start
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("record %d:\n got %+v\nwant %+v", i, got, want)
+		}
+	}
+	// Gaps of the measured records (0 and 3: record 1 is warm-up, and
+	// failed), each record with attempts included.
+	if s := c.itl.Sample(); len(s) != 4 || c.itl.Failures() != 0 {
+		t.Errorf("sketch %v", s)
+	}
+}
+
+// TestCompactDetailsCapped: past maxInterned distinct texts a detail is
+// replaced by droppedDetail, and the earlier ones stay exact.
+func TestCompactDetailsCapped(t *testing.T) {
+	start := time.Unix(0, 0)
+	c := newCompactStore(start)
+	n := maxInterned + 10
+	for i := range n {
+		c.append(&Record{ID: fmt.Sprintf("c1-%d", i), Start: start, Err: ClassTransport, Detail: fmt.Sprintf("dial %d refused", i)})
+	}
+	var r Record
+	c.decode(0, &r)
+	if r.Detail != "dial 0 refused" {
+		t.Errorf("first detail %q", r.Detail)
+	}
+	c.decode(n-1, &r)
+	if r.Detail != droppedDetail || c.dropped == 0 || r.ID != fmt.Sprintf("c1-%d", n-1) {
+		t.Errorf("last detail %q, dropped %d, id %s", r.Detail, c.dropped, r.ID)
+	}
+}
