@@ -33,6 +33,7 @@ type Fake struct {
 
 	clock      *preciseClock // times streams served over real sockets (see preciseClock): started by the first, stopped by Close
 	clockTried bool
+	late       latenessHist // events streamed over real sockets (see Lateness)
 
 	mu      sync.Mutex // guards served, dropped, closed and clock; never held while waiting
 	served  []Served   // a ring of at most p.ServedLimit entries once full
@@ -400,6 +401,7 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 	s := &session{f: f, w: w, req: req, pl: pl, ad: ad, sv: &sv, release: release}
 	if ctx.Value(inMemoryKey{}) == nil {
 		s.clock = f.preciseClock()
+		s.late = &f.late
 	}
 	s.run(ctx)
 }

@@ -30,6 +30,10 @@ type session struct {
 	clock  *preciseClock // a Server's (see preciseClock); nil in memory
 	tick   chan struct{} // the clock's wake-ups
 
+	late    *latenessHist // the fake's, over real sockets; nil in memory
+	dues    []time.Time   // due instants of the events in out (when late is set)
+	duesBuf [4]time.Time
+
 	enc      encoder // Responses or Messages; nil for chat
 	toolOpen int     // chat tool calls whose first chunk is written
 }
@@ -198,6 +202,12 @@ func (s *session) run(ctx context.Context) {
 				s.out = s.appendTokens(s.out, sent, k, inReasoning)
 			}
 		}
+		if req.stream && s.late != nil {
+			if s.dues == nil {
+				s.dues = s.duesBuf[:0]
+			}
+			s.dues = append(s.dues, t)
+		}
 		first = false
 		sent += k
 		sv.Tokens = sent
@@ -219,6 +229,7 @@ func (s *session) run(ctx context.Context) {
 	}
 	if s.enc != nil {
 		s.out = s.enc.end(s.out, reasoning, total-reasoning, finish)
+		s.noteWrite()
 		if _, err := s.w.Write(s.out); err != nil {
 			s.sv.Canceled = true
 		}
@@ -239,6 +250,7 @@ func (s *session) run(ctx context.Context) {
 	// end of the chunked body in the same write, so that a client that
 	// reads to the end after [DONE] finds it there and keeps its
 	// connection.
+	s.noteWrite()
 	if _, err := s.w.Write(s.out); err != nil {
 		s.sv.Canceled = true
 	}
@@ -348,6 +360,7 @@ func (s *session) flushOut() bool {
 	}
 	s.header = false
 	if len(s.out) > 0 {
+		s.noteWrite()
 		_, err := s.w.Write(s.out)
 		s.out = s.out[:0]
 		if err != nil {
@@ -357,6 +370,18 @@ func (s *session) flushOut() bool {
 	}
 	s.flush()
 	return true
+}
+
+// noteWrite counts the lateness of the events about to be written.
+func (s *session) noteWrite() {
+	if len(s.dues) == 0 {
+		return
+	}
+	now := time.Now()
+	for _, t := range s.dues {
+		s.late.add(now.Sub(t))
+	}
+	s.dues = s.dues[:0]
 }
 
 func (s *session) flush() {

@@ -1,0 +1,241 @@
+//go:build unix
+
+package fakeprovider
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The fake at scale: a fake serving many concurrent 10 ms streams over
+// loopback, in a process of its own (so that the CPU measured is the
+// fake's alone, not the client's), driven by raw-socket clients in the
+// benchmark's process. The child is this test binary, run as
+// TestScaleChild with scaleChildEnv set.
+
+const scaleChildEnv = "TAILGUARD_FAKE_SCALE_CHILD"
+
+// scaleProfile: 64-token streams at 10 ms ITL after a 10 ms TTFT, one
+// token per event, with slots for every stream (nothing queues).
+func scaleProfile() Profile {
+	return Profile{
+		TTFT:            Fixed(10 * time.Millisecond),
+		ITL:             Fixed(10 * time.Millisecond),
+		OutputTokens:    Fixed(64),
+		SlotsPerReplica: 8192,
+		PrefixCache:     PrefixCache{Disabled: true},
+		ServedLimit:     1000,
+	}
+}
+
+// scaleReport is what the child reports for a window: its CPU (user and
+// system) and the lateness of the events it wrote.
+type scaleReport struct {
+	CPU      time.Duration
+	Lateness Lateness
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestScaleChild is BenchmarkFakeScale's server process: it serves
+// scaleProfile, prints its URL, then answers commands on stdin: "start"
+// opens a measurement window, "stop" prints the window's scaleReport as
+// JSON; end of input stops it. Skipped unless scaleChildEnv is set.
+func TestScaleChild(t *testing.T) {
+	if os.Getenv(scaleChildEnv) == "" {
+		t.Skip("BenchmarkFakeScale's server process; runs only as its child")
+	}
+	f := mustNew(t, scaleProfile())
+	srv := NewServer(f)
+	defer srv.Close()
+	fmt.Println(srv.URL)
+	in := bufio.NewScanner(os.Stdin)
+	var cpu0 time.Duration
+	for in.Scan() {
+		switch in.Text() {
+		case "start":
+			f.late.reset()
+			cpu0 = processCPU()
+		case "stop":
+			b, _ := json.Marshal(scaleReport{CPU: processCPU() - cpu0, Lateness: f.Lateness()})
+			fmt.Println(string(b))
+		}
+	}
+}
+
+// scaleChild is a running child: its URL, its stdin and its stdout.
+type scaleChild struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	addr string
+}
+
+func startScaleChild(b *testing.B) *scaleChild {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestScaleChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), scaleChildEnv+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	c := &scaleChild{cmd: cmd, in: in, out: bufio.NewReader(outPipe)}
+	line, err := c.out.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "http://") {
+		c.close()
+		b.Fatalf("fake scale child: first line %q: %v", line, err)
+	}
+	c.addr = strings.TrimPrefix(strings.TrimSpace(line), "http://")
+	return c
+}
+
+func (c *scaleChild) command(b *testing.B, cmd string) {
+	if _, err := io.WriteString(c.in, cmd+"\n"); err != nil {
+		b.Fatalf("fake scale child: %s: %v", cmd, err)
+	}
+}
+
+func (c *scaleChild) report(b *testing.B) scaleReport {
+	c.command(b, "stop")
+	line, err := c.out.ReadString('\n')
+	var r scaleReport
+	if err == nil {
+		err = json.Unmarshal([]byte(line), &r)
+	}
+	if err != nil {
+		b.Fatalf("fake scale child: report %q: %v", line, err)
+	}
+	return r
+}
+
+func (c *scaleChild) close() {
+	_ = c.in.Close()
+	_ = c.cmd.Wait()
+}
+
+// rawStreams keeps n keep-alive connections to addr streaming one request
+// after another, each starting at a random offset within the first stream
+// (so events spread over the ITL, as independent clients' would), until
+// stop is closed; each request is read to the end of its chunked body,
+// which must end with [DONE]. It returns when every connection has
+// finished its last request, with the number of requests completed.
+func rawStreams(b *testing.B, addr string, n int, stop <-chan struct{}, spread time.Duration) int64 {
+	req := []byte("POST /v1/chat/completions HTTP/1.1\r\nHost: fake\r\nContent-Type: application/json\r\n" +
+		"Content-Length: " + strconv.Itoa(len(benchBody)) + "\r\n\r\n" + string(benchBody))
+	const end = "data: [DONE]\n\n\r\n0\r\n\r\n"
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		delay := time.Duration(r.Int64N(int64(spread)))
+		wg.Go(func() {
+			select {
+			case <-time.After(delay):
+			case <-stop:
+				return
+			}
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				b.Errorf("connection %d: %v", i, err)
+				return
+			}
+			defer conn.Close()
+			buf := make([]byte, 16<<10)
+			var tail []byte
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := conn.Write(req); err != nil {
+					b.Errorf("connection %d: %v", i, err)
+					return
+				}
+				tail = tail[:0]
+				for !bytes.HasSuffix(tail, []byte(end)) {
+					k, err := conn.Read(buf)
+					if err != nil {
+						b.Errorf("connection %d: reading a stream: %v", i, err)
+						return
+					}
+					tail = append(tail, buf[:k]...)
+					if len(tail) > 64 {
+						tail = append(tail[:0], tail[len(tail)-64:]...)
+					}
+				}
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return done.Load()
+}
+
+// BenchmarkFakeScale reports the fake server's CPU per streamed event
+// (its own process's user+system time over a window, divided by the
+// events it wrote in it) and its event lateness p50/p99/max (write time
+// minus due time, as the fake measures it), at 100, 1,000 and 2,000
+// concurrent 64-token streams at 10 ms ITL over loopback: 10k, 100k and
+// 200k events/s when the fake keeps up. Each level runs a 2 s window
+// after every stream has started.
+func BenchmarkFakeScale(b *testing.B) {
+	for _, streams := range []int{100, 1000, 2000} {
+		b.Run(strconv.Itoa(streams)+"-streams", func(b *testing.B) {
+			var rep scaleReport
+			var wall time.Duration
+			for b.Loop() {
+				c := startScaleChild(b)
+				stop := make(chan struct{})
+				var requests int64
+				var wg sync.WaitGroup
+				spread := 660 * time.Millisecond // one stream: TTFT and 64 ITLs
+				wg.Go(func() { requests = rawStreams(b, c.addr, streams, stop, spread) })
+				time.Sleep(spread + 200*time.Millisecond)
+				c.command(b, "start")
+				start := time.Now()
+				time.Sleep(2 * time.Second)
+				rep = c.report(b)
+				wall = time.Since(start)
+				close(stop)
+				wg.Wait()
+				c.close()
+				if requests == 0 || rep.Lateness.Events == 0 {
+					b.Fatalf("%d requests completed, %d events measured", requests, rep.Lateness.Events)
+				}
+			}
+			ev := float64(rep.Lateness.Events)
+			b.ReportMetric(float64(rep.CPU.Nanoseconds())/ev/1e3, "cpu-us/event")
+			b.ReportMetric(ev/wall.Seconds(), "events/s")
+			b.ReportMetric(float64(rep.Lateness.P50.Nanoseconds())/1e3, "late-p50-us")
+			b.ReportMetric(float64(rep.Lateness.P99.Nanoseconds())/1e3, "late-p99-us")
+			b.ReportMetric(float64(rep.Lateness.Max.Nanoseconds())/1e3, "late-max-us")
+			b.ReportMetric(rep.CPU.Seconds()/wall.Seconds(), "cpu-cores")
+		})
+	}
+}
