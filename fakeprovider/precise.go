@@ -27,14 +27,67 @@ import (
 // transport (see Fake.respond).
 type inMemoryKey struct{}
 
-// preciseClock wakes waiters at their deadlines.
+// preciseClock wakes waiters at their deadlines, never before.
 type preciseClock struct {
 	hw *kernelTimer
 
-	mu      sync.Mutex // guards waiters and the timer's setting
+	mu     sync.Mutex // guards sched and the timer's setting
+	sched  schedule
+	closed bool
+	batch  []chan struct{} // run's wake-ups, reused
+	done   chan struct{}
+}
+
+// clockWindow is the shortest time between two of the clock's wake-ups:
+// waits that end within it of a wake-up are served by the next one,
+// together. It bounds the wake-ups to 4,000 a second however many streams
+// there are, and adds nothing to a wait that ends later than that after
+// the last wake-up (a fake serving a few streams times each event to the
+// microsecond).
+const clockWindow = 250 * time.Microsecond
+
+// schedule is the clock's bookkeeping, apart from the kernel timer and
+// the wall clock, so that it can be tested with made-up instants.
+type schedule struct {
+	window  time.Duration
 	waiters waiterHeap
-	closed  bool
-	done    chan struct{}
+	last    time.Time // the last wake-up
+	armed   time.Time // the instant the timer is set for; zero when it is not
+}
+
+// add registers a wait until t and reports the instant the timer must be
+// set for, if that changed: the deadline, or one window after the last
+// wake-up if that is later.
+func (s *schedule) add(t time.Time, ch chan struct{}) (arm time.Time, ok bool) {
+	heap.Push(&s.waiters, waiter{t: t, ch: ch})
+	when := t
+	if w := s.last.Add(s.window); when.Before(w) {
+		when = w
+	}
+	if s.armed.IsZero() || when.Before(s.armed) {
+		s.armed = when
+		return when, true
+	}
+	return time.Time{}, false
+}
+
+// wake is a wake-up at now: it appends the channels of every wait due by
+// now to batch, earliest deadline first, and reports when the timer must
+// be set for next (ok false: no wait left).
+func (s *schedule) wake(now time.Time, batch []chan struct{}) (_ []chan struct{}, arm time.Time, ok bool) {
+	s.last = now
+	s.armed = time.Time{}
+	for len(s.waiters) > 0 && !s.waiters[0].t.After(now) {
+		batch = append(batch, heap.Pop(&s.waiters).(waiter).ch)
+	}
+	if len(s.waiters) == 0 {
+		return batch, time.Time{}, false
+	}
+	s.armed = s.waiters[0].t
+	if w := now.Add(s.window); s.armed.Before(w) {
+		s.armed = w
+	}
+	return batch, s.armed, true
 }
 
 // waiter is one session's wait: ch (buffered, 1) gets a value at t.
@@ -52,6 +105,7 @@ func (h *waiterHeap) Push(x any)        { *h = append(*h, x.(waiter)) }
 func (h *waiterHeap) Pop() any {
 	old := *h
 	w := old[len(old)-1]
+	old[len(old)-1] = waiter{}
 	*h = old[:len(old)-1]
 	return w
 }
@@ -63,7 +117,7 @@ func newPreciseClock() *preciseClock {
 	if err != nil {
 		return nil
 	}
-	c := &preciseClock{hw: hw, done: make(chan struct{})}
+	c := &preciseClock{hw: hw, sched: schedule{window: clockWindow}, done: make(chan struct{})}
 	go c.run()
 	return c
 }
@@ -78,34 +132,37 @@ func (c *preciseClock) close() {
 	<-c.done
 }
 
-// at arranges for ch to receive a value at t.
+// at arranges for ch to receive a value at t or at most one window
+// later (see clockWindow).
 func (c *preciseClock) at(t time.Time, ch chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	heap.Push(&c.waiters, waiter{t: t, ch: ch})
-	if c.waiters[0].t.Equal(t) && !c.closed {
-		c.hw.arm(time.Until(t))
+	if arm, ok := c.sched.add(t, ch); ok && !c.closed {
+		c.hw.arm(time.Until(arm))
 	}
 }
 
 // run waits for the timer and wakes the waiters whose deadlines have
-// come, then arms the timer for the next.
+// come, then arms the timer for the next. The wake-ups are sent after
+// the lock is released, so that the sessions they wake can register
+// their next waits at once.
 func (c *preciseClock) run() {
 	defer close(c.done)
 	for c.hw.wait() {
 		c.mu.Lock()
-		now := time.Now()
-		for len(c.waiters) > 0 && !c.waiters[0].t.After(now) {
-			w := heap.Pop(&c.waiters).(waiter)
-			select {
-			case w.ch <- struct{}{}:
-			default:
-			}
-		}
-		if len(c.waiters) > 0 && !c.closed {
-			c.hw.arm(time.Until(c.waiters[0].t))
+		batch, arm, ok := c.sched.wake(time.Now(), c.batch[:0])
+		if ok && !c.closed {
+			c.hw.arm(time.Until(arm))
 		}
 		c.mu.Unlock()
+		for i, ch := range batch {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+			batch[i] = nil
+		}
+		c.batch = batch
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,10 @@ import (
 // TestScaleChild with scaleChildEnv set.
 
 const scaleChildEnv = "TAILGUARD_FAKE_SCALE_CHILD"
+
+// scaleProfileEnv names a file for the child's CPU profile of its
+// measurement window (the last level's, when several run).
+const scaleProfileEnv = "TAILGUARD_FAKE_SCALE_CPUPROFILE"
 
 // scaleProfile: 64-token streams at 10 ms ITL after a 10 ms TTFT, one
 // token per event, with slots for every stream (nothing queues).
@@ -74,6 +79,13 @@ func TestScaleChild(t *testing.T) {
 		case "start":
 			f.late.reset()
 			cpu0 = processCPU()
+			if path := os.Getenv(scaleProfileEnv); path != "" {
+				pf, err := os.Create(path)
+				if err == nil && pprof.StartCPUProfile(pf) == nil {
+					defer pprof.StopCPUProfile()
+				}
+			}
+
 		case "stop":
 			b, _ := json.Marshal(scaleReport{CPU: processCPU() - cpu0, Lateness: f.Lateness()})
 			fmt.Println(string(b))
@@ -197,18 +209,46 @@ func rawStreams(b *testing.B, addr string, n int, stop <-chan struct{}, spread t
 	return done.Load()
 }
 
+// machineBusy is the CPU time the whole machine has spent on anything but
+// idling and waiting for I/O since boot (Linux's /proc/stat); 0 where
+// that is not available.
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	var ticks int64
+	for i, v := range f[1:9] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0
+		}
+		if i != 3 && i != 4 { // idle, iowait
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
+}
+
 // BenchmarkFakeScale reports the fake server's CPU per streamed event
 // (its own process's user+system time over a window, divided by the
 // events it wrote in it) and its event lateness p50/p99/max (write time
 // minus due time, as the fake measures it), at 100, 1,000 and 2,000
 // concurrent 64-token streams at 10 ms ITL over loopback: 10k, 100k and
 // 200k events/s when the fake keeps up. Each level runs a 2 s window
-// after every stream has started.
+// after every stream has started. It also reports the cores the fake,
+// the clients and the whole machine kept busy in the window: on a shared
+// machine, lateness includes waiting for a core.
 func BenchmarkFakeScale(b *testing.B) {
 	for _, streams := range []int{100, 1000, 2000} {
 		b.Run(strconv.Itoa(streams)+"-streams", func(b *testing.B) {
 			var rep scaleReport
-			var wall time.Duration
+			var wall, clientCPU, busy time.Duration
 			for b.Loop() {
 				c := startScaleChild(b)
 				stop := make(chan struct{})
@@ -218,10 +258,11 @@ func BenchmarkFakeScale(b *testing.B) {
 				wg.Go(func() { requests = rawStreams(b, c.addr, streams, stop, spread) })
 				time.Sleep(spread + 200*time.Millisecond)
 				c.command(b, "start")
-				start := time.Now()
+				start, clientCPU0, busy0 := time.Now(), processCPU(), machineBusy()
 				time.Sleep(2 * time.Second)
 				rep = c.report(b)
 				wall = time.Since(start)
+				clientCPU, busy = processCPU()-clientCPU0, machineBusy()-busy0
 				close(stop)
 				wg.Wait()
 				c.close()
@@ -235,7 +276,11 @@ func BenchmarkFakeScale(b *testing.B) {
 			b.ReportMetric(float64(rep.Lateness.P50.Nanoseconds())/1e3, "late-p50-us")
 			b.ReportMetric(float64(rep.Lateness.P99.Nanoseconds())/1e3, "late-p99-us")
 			b.ReportMetric(float64(rep.Lateness.Max.Nanoseconds())/1e3, "late-max-us")
-			b.ReportMetric(rep.CPU.Seconds()/wall.Seconds(), "cpu-cores")
+			b.ReportMetric(rep.CPU.Seconds()/wall.Seconds(), "fake-cores")
+			b.ReportMetric(clientCPU.Seconds()/wall.Seconds(), "client-cores")
+			if busy > 0 { // the whole machine, other processes included
+				b.ReportMetric(busy.Seconds()/wall.Seconds(), "machine-busy-cores")
+			}
 		})
 	}
 }
