@@ -16,10 +16,11 @@
 // and ITL (fit.WithTail).
 //
 // It prints the base URL (OpenAI clients take URL+"/v1") and stops cleanly on
-// SIGINT or SIGTERM. It binds to loopback unless -addr says otherwise; an
-// -addr without a host or a port (an unset variable, most likely) is an
-// error, as is a -seed below -1. Errors exit with status 2; -h prints the
-// usage and exits 0.
+// SIGINT or SIGTERM, printing how many events it streamed and how late it
+// wrote them (p50, p99, max: its own error, see fakeprovider.Lateness). It
+// binds to loopback unless -addr says otherwise; an -addr without a host
+// or a port (an unset variable, most likely) is an error, as is a -seed
+// below -1. Errors exit with status 2; -h prints the usage and exits 0.
 package main
 
 import (
@@ -32,6 +33,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/fit"
@@ -173,6 +175,9 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan struct{}) error 
 		fmt.Fprintf(stdout, "fakellm: %v: stopping\n", s)
 	case <-stop:
 	}
+	l := f.Lateness() // how late the fake wrote its events: its own error
+	fmt.Fprintf(stdout, "fakellm: %d events streamed, lateness p50 %v p99 %v max %v\n",
+		l.Events, l.P50.Round(time.Microsecond), l.P99.Round(time.Microsecond), l.Max.Round(time.Microsecond))
 	return nil
 }
 

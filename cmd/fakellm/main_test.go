@@ -38,7 +38,8 @@ func TestServesAndStops(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no URL printed: %v", err)
 	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	restc := make(chan string, 1)
+	go func() { rest, _ := io.ReadAll(pr); restc <- string(rest) }()
 	m := urlRe.FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("printed %q, want a loopback URL", line)
@@ -56,6 +57,10 @@ func TestServesAndStops(t *testing.T) {
 	close(stop)
 	if err := <-errc; err != nil {
 		t.Fatalf("run: %v", err)
+	}
+	// The stream's token events were all written: at least one counted.
+	if rest := <-restc; !regexp.MustCompile(`fakellm: [1-9]\d* events streamed, lateness p50 \S+ p99 \S+ max \S+\n`).MatchString(rest) {
+		t.Errorf("printed %q at the end, want the events streamed and their lateness", rest)
 	}
 	http.DefaultClient.CloseIdleConnections()
 }
