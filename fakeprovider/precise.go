@@ -21,23 +21,23 @@ import (
 // due events in one write and flush.
 //
 // One wake-up per event would cost more than writing the events: each
-// wakes the clock's goroutine and the runtime's threads. So the clock never wakes sooner than clockWindow (250 µs) after its
-// last wake-up: a wake-up serves every event due by then, across all
-// streams, and the wake-ups stay under 4,000 a second however many
-// streams there are. An event due later than a window after the last
-// wake-up (a fake serving a few streams) leaves to the microsecond; under load
-// an event waits at most a window more. What remains per event is
-// mostly the socket write, whose kernel side (delivering the bytes to the
-// client and waking it) is charged to the fake. Measured by
-// BenchmarkFakeScale (64-token streams at 10 ms ITL over loopback, the
-// fake in a process of its own; Fake.Lateness is the fake's write time
-// minus due time) on 2 virtual cores shared with other work (load
-// average around 20, so the fake got 0.2 to 0.6 of a core): 25 to 45 µs
-// of CPU per event at 100 streams, with lateness p50 0.3 to 0.4 ms;
-// 6 to 13 µs at 1,000 and 7 to 13 µs at 2,000, which that share of the
-// machine could not keep up with (30k to 64k events a second, lateness
-// in the hundreds of milliseconds). BenchmarkClockStreams times the
-// clock alone: 19 to 24 µs per wait at 100 waiters, 2.5 to 3.9 µs at
+// wakes the clock's goroutine and the runtime's threads. So the clock
+// never wakes sooner than clockWindow (250 µs) after its last wake-up: a
+// wake-up serves every event due by then, across all streams, and the
+// wake-ups stay under 4,000 a second however many streams there are. An
+// event due later than a window after the last wake-up (a fake serving a
+// few streams) leaves to the microsecond; under load an event waits at
+// most a window more. What remains per event is mostly the socket write,
+// whose kernel side (delivering the bytes to the client and waking it) is
+// charged to the fake. Measured by BenchmarkFakeScale (64-token streams at
+// 10 ms ITL over loopback, the fake in a process of its own; Fake.Lateness
+// is the fake's write time minus due time) on 2 virtual cores shared with
+// other work (load average around 20, so the fake got 0.2 to 0.6 of a
+// core): 25 to 45 µs of CPU per event at 100 streams, with lateness p50
+// 0.3 to 0.4 ms; 6 to 13 µs at 1,000 and 7 to 13 µs at 2,000, which that
+// share of the machine could not keep up with (30k to 64k events a second,
+// lateness in the hundreds of milliseconds). BenchmarkClockStreams times
+// the clock alone: 19 to 24 µs per wait at 100 waiters, 2.5 to 3.9 µs at
 // 1,000.
 //
 // Requests through the in-memory transport (Fake.Client, synctest's
