@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	randv2 "math/rand/v2"
 	"strings"
@@ -325,12 +324,13 @@ func (b Batch) request(id string, i int, nonce nonceSource) (Request, string) {
 	} else {
 		c := b.Mix.class(i)
 		class = c.Name
-		text = promptText(c.PromptTokens * 4)
+		req.prompt = promptFor(c.PromptTokens * 4) // its body is prebuilt (promptbody.go)
+		text = req.prompt.text
 		if req.MaxTokens == 0 {
 			req.MaxTokens = c.MaxTokens
 		}
 	}
-	req.Messages = []Message{{Role: "user", Content: nonce.prefix(id) + text}}
+	req.Messages = []Message{{Role: "user", Content: string(appendNonced(make([]byte, 0, NonceLen+len(text)), nonce, id, text))}}
 	return req, class
 }
 
@@ -488,13 +488,33 @@ func newNonceSource(off bool) nonceSource {
 
 // prefix returns "[nonce <run>-<hash>] " (38 bytes), or "" when off.
 func (n nonceSource) prefix(traceID string) string {
-	if n.run == "" {
-		return ""
-	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(traceID))
-	return fmt.Sprintf("[nonce %s-%016x] ", n.run, h.Sum64())
+	return string(n.appendPrefix(nil, traceID))
 }
+
+// appendPrefix appends prefix(traceID) to b.
+func (n nonceSource) appendPrefix(b []byte, traceID string) []byte {
+	if n.run == "" {
+		return b
+	}
+	h := uint64(fnvOffset64)
+	for i := range len(traceID) {
+		h = (h ^ uint64(traceID[i])) * fnvPrime64
+	}
+	b = append(b, "[nonce "...)
+	b = append(b, n.run...)
+	b = append(b, '-')
+	const hexDigits = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, hexDigits[h>>uint(shift)&0xF])
+	}
+	return append(b, "] "...)
+}
+
+// The FNV-1a 64-bit hash's constants (hash/fnv's).
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
 
 // NonceLen is the length of the nonce prefix in bytes.
 const NonceLen = 38
@@ -502,29 +522,6 @@ const NonceLen = 38
 const filler = "Measure the tail, not the median: a clean median with a slow p99 means " +
 	"some users wait every day. Report p50, p95 and p99 together with the spread, " +
 	"the error rate and how the numbers were taken, so that anyone can check them. "
-
-var (
-	promptMu    sync.Mutex
-	promptCache = map[int]string{}
-)
-
-// promptText returns chars characters of filler text (about chars/4
-// tokens), the same for every call.
-func promptText(chars int) string {
-	promptMu.Lock()
-	defer promptMu.Unlock()
-	if s, ok := promptCache[chars]; ok {
-		return s
-	}
-	var sb strings.Builder
-	sb.WriteString("Summarise the following notes in two sentences. ")
-	for sb.Len() < chars {
-		sb.WriteString(filler)
-	}
-	s := sb.String()[:max(chars, 0)]
-	promptCache[chars] = s
-	return s
-}
 
 // repeatGaps computes the between-run gaps of TTFT and total time.
 func repeatGaps(res *Result, runs int) []RepeatGap {

@@ -234,6 +234,7 @@ type openAI struct {
 	chatStream      bool      // HTTP only: WithOpenAIStream
 	api             *protocol // chat, Responses or Messages (protocol.go)
 	noStream        bool      // WithoutStreaming (whole.go)
+	bodies          bodyCache // prebuilt bodies of mix prompts (promptbody.go)
 }
 
 // Describe names the endpoint, model and client (never the key).
@@ -376,7 +377,7 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 func (o *openAI) call(parent context.Context, req Request, streamOptions bool, refused *bool) Record {
 	rec := Record{ID: req.ID, MaxTokens: req.MaxTokens, TTFB: NotObserved, TTFT: NotObserved,
 		FirstAnswer: NotObserved, LastToken: NotObserved}
-	payload, err := o.payload(req, streamOptions)
+	payload, err := o.requestBody(req, streamOptions)
 	if err != nil {
 		rec.Err, rec.Detail = ClassTransport, "encoding the request: "+err.Error()
 		return rec

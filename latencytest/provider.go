@@ -32,6 +32,9 @@ type Request struct {
 	// HardCap bounds every call so that a stalled stream never hangs a test
 	// (total_timeout); 0 means DefaultHardCap.
 	HardCap time.Duration
+	// prompt is the shared text Messages end with, when a Batch built
+	// them from its mix: the body is then prebuilt (promptbody.go).
+	prompt *promptTemplate
 }
 
 // DefaultHardCap is the longest any call may take unless told otherwise.

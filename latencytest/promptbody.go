@@ -1,0 +1,163 @@
+package latencytest
+
+import (
+	"bytes"
+	"math"
+	"sync"
+)
+
+// A Batch's mix prompts are long (up to ~24,000 bytes) and the same for
+// every request of a class but for the leading nonce. The body of such a
+// request is built once per class (and per provider, max_tokens,
+// temperature and stream_options), by the provider's own encoder, and
+// each request is a copy of it with its nonce written into place:
+// the prompt is JSON-escaped once, not once per request, and the bytes
+// sent are those the encoder would write.
+
+// promptTemplate is one shared prompt text: a request built from it (see
+// Batch.request) carries a pointer to it, and a provider that finds its
+// message to be the text behind a nonce sends a prebuilt body.
+type promptTemplate struct {
+	text string
+}
+
+var (
+	promptMu    sync.Mutex
+	promptCache = map[int]*promptTemplate{}
+)
+
+// promptFor returns the template of chars characters of filler text
+// (about chars/4 tokens), the same for every call.
+func promptFor(chars int) *promptTemplate {
+	promptMu.Lock()
+	defer promptMu.Unlock()
+	if t, ok := promptCache[chars]; ok {
+		return t
+	}
+	var b []byte
+	b = append(b, "Summarise the following notes in two sentences. "...)
+	for len(b) < chars {
+		b = append(b, filler...)
+	}
+	t := &promptTemplate{text: string(b[:max(chars, 0)])}
+	promptCache[chars] = t
+	return t
+}
+
+// promptText returns chars characters of filler text (about chars/4
+// tokens), the same for every call.
+func promptText(chars int) string { return promptFor(chars).text }
+
+// appendNonced appends the message content nonce + text.
+func appendNonced(b []byte, n nonceSource, traceID, text string) []byte {
+	b = n.appendPrefix(b, traceID)
+	return append(b, text...)
+}
+
+// maxBodyTemplates bounds a provider's prebuilt bodies: past it, bodies
+// of new shapes are built per request (as they would be without).
+const maxBodyTemplates = 64
+
+// bodyKey is what a prebuilt body depends on besides the provider.
+type bodyKey struct {
+	prompt        *promptTemplate
+	nonceLen      int
+	maxTokens     int
+	temperature   uint64 // its bits; hasTemp says whether it is sent
+	hasTemp       bool
+	streamOptions bool
+}
+
+// bodyTemplate is a prebuilt body; the nonce's bytes are body[at:at+n]
+// (n the key's nonceLen). A nil body: the shape cannot be prebuilt (its
+// nonce's place is not unique), each request is encoded in full.
+type bodyTemplate struct {
+	body []byte
+	at   int
+}
+
+// bodyCache is a provider's prebuilt bodies.
+type bodyCache struct {
+	mu sync.Mutex
+	m  map[bodyKey]*bodyTemplate
+}
+
+// templated reports whether req is its template's text behind a nonce
+// the encoders copy as it is, and returns the nonce.
+func templated(req Request) (nonce string, ok bool) {
+	t := req.prompt
+	if t == nil || len(req.Messages) != 1 || req.Messages[0].Role != "user" {
+		return "", false
+	}
+	c := req.Messages[0].Content
+	if len(c) < len(t.text) || c[len(c)-len(t.text):] != t.text {
+		return "", false
+	}
+	nonce = c[:len(c)-len(t.text)]
+	if nonce != "" && (len(nonce) != NonceLen || !jsonPlain(nonce)) {
+		return "", false
+	}
+	return nonce, true
+}
+
+// jsonPlain reports whether encoding/json writes s as it is (printable
+// ASCII other than " \ < > &).
+func jsonPlain(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// requestBody is the body of req: a copy of its prebuilt body with the
+// nonce in place when req is built from a prompt template, else what
+// payload encodes. The bytes are the same either way.
+func (o *openAI) requestBody(req Request, streamOptions bool) ([]byte, error) {
+	nonce, ok := templated(req)
+	if !ok {
+		return o.payload(req, streamOptions)
+	}
+	k := bodyKey{prompt: req.prompt, nonceLen: len(nonce), maxTokens: req.MaxTokens, streamOptions: streamOptions}
+	if req.Temperature != nil {
+		k.temperature, k.hasTemp = math.Float64bits(*req.Temperature), true
+	}
+	o.bodies.mu.Lock()
+	t, found := o.bodies.m[k]
+	o.bodies.mu.Unlock()
+	if found {
+		if t.body == nil {
+			return o.payload(req, streamOptions)
+		}
+		b := make([]byte, len(t.body))
+		copy(b, t.body)
+		copy(b[t.at:], nonce)
+		return b, nil
+	}
+	// The first request of its shape: encode it in full, and keep the
+	// encoding as the shape's template when its nonce is found exactly
+	// once (a nonce is random: it is).
+	b, err := o.payload(req, streamOptions)
+	if err != nil {
+		return nil, err
+	}
+	t = &bodyTemplate{}
+	if nonce == "" {
+		t.body = b
+	} else if at := bytes.Index(b, []byte(nonce)); at >= 0 && bytes.LastIndex(b, []byte(nonce)) == at {
+		t.body, t.at = b, at
+	}
+	o.bodies.mu.Lock()
+	if o.bodies.m == nil {
+		o.bodies.m = map[bodyKey]*bodyTemplate{}
+	}
+	if len(o.bodies.m) < maxBodyTemplates {
+		o.bodies.m[k] = t
+	}
+	o.bodies.mu.Unlock()
+	if t.body == nil {
+		return b, nil
+	}
+	return append([]byte(nil), b...), nil // the template is never sent (fastSend clears what it sends)
+}
