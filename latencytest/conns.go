@@ -33,13 +33,14 @@ func defaultTransport() *http.Transport {
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // transport is defaultTransport, dialing through o.dial when a test set
-// it, its connections stamping their reads (see stampConn).
+// it, its connections stamping their reads (see stampConn) and timing
+// their lag (see lagDial).
 func (o *openAI) transport() *http.Transport {
 	t := defaultTransport()
 	if o.dial != nil {
 		t.DialContext = o.dial
 	}
-	t.DialContext = stampingDial(t.DialContext)
+	t.DialContext = stampingDial(lagDial(t.DialContext)) // reads timed against the socket (readlag.go)
 	return t
 }
 

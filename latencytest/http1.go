@@ -638,7 +638,7 @@ func (o *openAI) poolFor(ctx context.Context) *h1Pool {
 	defer o.mu.Unlock()
 	p := o.pools[n]
 	if p == nil {
-		p = &h1Pool{addr: o.h1Addr, limit: n, maxIdle: max(n, DefaultMaxIdleConnsPerHost), dialer: o.dial}
+		p = &h1Pool{addr: o.h1Addr, limit: n, maxIdle: max(n, DefaultMaxIdleConnsPerHost), dialer: lagDial(o.dial)}
 		if o.pools == nil {
 			o.pools = map[int]*h1Pool{}
 		}

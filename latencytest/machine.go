@@ -50,6 +50,19 @@ type MachineLoad struct {
 	LateP50 time.Duration
 	LateP99 time.Duration
 	LateMax time.Duration
+	// Reads is how many socket reads of the process's provider
+	// connections were timed against the kernel's arrival stamps while
+	// the run ran (Linux; see readlag.go); 0 when none was (another
+	// platform, an in-memory transport, a client of your own).
+	Reads int
+	// ReadLagP50, ReadLagP99 and ReadLagMax are those reads' lag: from
+	// the kernel's stamp of the newest bytes a read returned to the
+	// read's return (buckets 5% wide; the max is its bucket's upper
+	// bound). Every event a read brings is timed late by at least as
+	// much.
+	ReadLagP50 time.Duration
+	ReadLagP99 time.Duration
+	ReadLagMax time.Duration
 }
 
 // probeInterval is how long the client's timer probe sleeps between
@@ -66,7 +79,13 @@ const probeInterval = 5 * time.Millisecond
 // means the client's reads queued behind other work. The 1-minute load
 // average only counts for runs of a minute or more (shorter runs see
 // mostly the minute before them).
+//
+// A read lag p99 above lateReads means the client read its events late
+// against the socket: past what it can time to the 2 ms the loopback
+// ceiling benchmark (BenchmarkCeiling) asks of TTFT errors, since a lag
+// is a lower bound of the error the client adds.
 const (
+	lateReads    = time.Millisecond
 	busyLateness = 2 * time.Millisecond
 	busyPSISome  = 0.10
 	loadMinWall  = time.Minute
@@ -95,14 +114,19 @@ func (m *MachineLoad) Warning() string {
 	if m.Cores > 0 && m.Load > float64(m.Cores) && m.Wall >= loadMinWall {
 		why = append(why, fmt.Sprintf("load average %.2f on %d cores", m.Load, m.Cores))
 	}
-	if len(why) == 0 {
-		return ""
+	var out []string
+	if m.Reads > 0 && m.ReadLagP99 > lateReads {
+		out = append(out, fmt.Sprintf("the client read its events late against the socket: read lag p99 %s (above %s), p50 %s, up to %s over %d reads; its timings are late by as much: the run went past what the client can time",
+			fmtLate(m.ReadLagP99), fmtLate(lateReads), fmtLate(m.ReadLagP50), fmtLate(m.ReadLagMax), m.Reads))
 	}
-	worst := ""
-	if m.Wakeups > 0 {
-		worst = fmt.Sprintf(" (the probe woke up to %s late)", fmtLate(m.LateMax))
+	if len(why) > 0 {
+		worst := ""
+		if m.Wakeups > 0 {
+			worst = fmt.Sprintf(" (the probe woke up to %s late)", fmtLate(m.LateMax))
+		}
+		out = append(out, "the machine was busy: timings may include scheduling delay of the client"+worst+": "+strings.Join(why, "; "))
 	}
-	return "the machine was busy: timings may include scheduling delay of the client" + worst + ": " + strings.Join(why, "; ")
+	return strings.Join(out, "; ")
 }
 
 // String renders the figures on one line, "not available" for a signal
@@ -130,7 +154,11 @@ func (m *MachineLoad) String() string {
 		late = fmt.Sprintf("timer lateness p50 %s p99 %s max %s (%d wake-ups every %s)",
 			fmtLate(m.LateP50), fmtLate(m.LateP99), fmtLate(m.LateMax), m.Wakeups, probeInterval)
 	}
-	return fmt.Sprintf("machine: %s; %s on %d cores; %s", psi, load, m.Cores, late)
+	reads := "socket read lag not available (no read timed)"
+	if m.Reads > 0 {
+		reads = fmt.Sprintf("socket read lag p50 %s p99 %s max %s (%d reads)", fmtLate(m.ReadLagP50), fmtLate(m.ReadLagP99), fmtLate(m.ReadLagMax), m.Reads)
+	}
+	return fmt.Sprintf("machine: %s; %s on %d cores; %s; %s", psi, load, m.Cores, late, reads)
 }
 
 // fmtLate renders a lateness in milliseconds with two decimals.
@@ -143,6 +171,7 @@ func (m MachineLoad) MarshalJSON() ([]byte, error) {
 	return json.Marshal(machineJSON{
 		Virtual: m.Virtual, Wall: m.Wall, PSISome: finite(m.PSISome), Load: finite(m.Load), Runnable: finite(m.Runnable),
 		Cores: m.Cores, Wakeups: m.Wakeups, LateP50: m.LateP50, LateP99: m.LateP99, LateMax: m.LateMax,
+		Reads: m.Reads, ReadLagP50: m.ReadLagP50, ReadLagP99: m.ReadLagP99, ReadLagMax: m.ReadLagMax,
 	})
 }
 
@@ -159,21 +188,26 @@ func (m *MachineLoad) UnmarshalJSON(b []byte) error {
 		return *p
 	}
 	*m = MachineLoad{Virtual: v.Virtual, Wall: v.Wall, PSISome: nan(v.PSISome), Load: nan(v.Load), Runnable: nan(v.Runnable),
-		Cores: v.Cores, Wakeups: v.Wakeups, LateP50: v.LateP50, LateP99: v.LateP99, LateMax: v.LateMax}
+		Cores: v.Cores, Wakeups: v.Wakeups, LateP50: v.LateP50, LateP99: v.LateP99, LateMax: v.LateMax,
+		Reads: v.Reads, ReadLagP50: v.ReadLagP50, ReadLagP99: v.ReadLagP99, ReadLagMax: v.ReadLagMax}
 	return nil
 }
 
 type machineJSON struct {
-	Virtual  bool          `json:"virtual,omitempty"`
-	Wall     time.Duration `json:"wall_ns"`
-	PSISome  *float64      `json:"psi_cpu_some"`
-	Load     *float64      `json:"load_avg_1m"`
-	Runnable *float64      `json:"runnable"`
-	Cores    int           `json:"cores"`
-	Wakeups  int           `json:"probe_wakeups"`
-	LateP50  time.Duration `json:"late_p50_ns"`
-	LateP99  time.Duration `json:"late_p99_ns"`
-	LateMax  time.Duration `json:"late_max_ns"`
+	Virtual    bool          `json:"virtual,omitempty"`
+	Wall       time.Duration `json:"wall_ns"`
+	PSISome    *float64      `json:"psi_cpu_some"`
+	Load       *float64      `json:"load_avg_1m"`
+	Runnable   *float64      `json:"runnable"`
+	Cores      int           `json:"cores"`
+	Wakeups    int           `json:"probe_wakeups"`
+	LateP50    time.Duration `json:"late_p50_ns"`
+	LateP99    time.Duration `json:"late_p99_ns"`
+	LateMax    time.Duration `json:"late_max_ns"`
+	Reads      int           `json:"socket_reads,omitempty"`
+	ReadLagP50 time.Duration `json:"read_lag_p50_ns,omitempty"`
+	ReadLagP99 time.Duration `json:"read_lag_p99_ns,omitempty"`
+	ReadLagMax time.Duration `json:"read_lag_max_ns,omitempty"`
 }
 
 // The files the signals are read from on Linux; elsewhere they are absent
@@ -271,11 +305,16 @@ func (h *lateHist) add(d time.Duration) {
 	d = max(d, 0)
 	h.n++
 	h.max = max(h.max, d)
+	h.counts[lateBucket(d)]++
+}
+
+// lateBucket is the bucket of lateness d.
+func lateBucket(d time.Duration) int {
 	i := 0
 	if d >= time.Microsecond {
 		i = 1 + int(math.Log(float64(d)/float64(time.Microsecond))/math.Log(lateGrowth))
 	}
-	h.counts[min(i, lateBuckets-1)]++
+	return min(i, lateBuckets-1)
 }
 
 // quantile returns the upper bound of the bucket that holds the value of
@@ -314,6 +353,7 @@ type machineProbe struct {
 	runSum   int
 	runN     int
 	interval time.Duration
+	reads0   *lagSnapshot // readLags at the start
 }
 
 // loadEvery is how many wake-ups pass between reads of /proc/loadavg
@@ -335,6 +375,7 @@ func startMachineAt(psi, loadavg string) *machineProbe {
 	p := &machineProbe{psiPath: psi, loadPath: loadavg, start: time.Now(), stopc: make(chan struct{}), done: make(chan struct{}),
 		load: math.NaN(), interval: probeInterval}
 	p.psi0, p.psiOK = readPSISome(psi)
+	p.reads0 = readLags.snapshot()
 	p.sampleLoad()
 	go p.loop()
 	return p
@@ -389,6 +430,9 @@ func (p *machineProbe) stop() *MachineLoad {
 	}
 	if p.runN > 0 {
 		m.Runnable = float64(p.runSum) / float64(p.runN)
+	}
+	if reads := readLags.since(p.reads0); reads.n > 0 {
+		m.Reads, m.ReadLagP50, m.ReadLagP99, m.ReadLagMax = reads.n, reads.quantile(0.50), reads.quantile(0.99), reads.max
 	}
 	return m
 }

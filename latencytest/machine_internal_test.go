@@ -160,13 +160,17 @@ func TestMachineWarningFromFigures(t *testing.T) {
 
 func TestMachineBoxAndJSON(t *testing.T) {
 	m := &MachineLoad{Wall: time.Second, PSISome: 0.5, Load: math.NaN(), Runnable: math.NaN(), Cores: 2, Wakeups: 400,
-		LateP50: time.Millisecond, LateP99: 30 * time.Millisecond, LateMax: 406 * time.Millisecond}
+		LateP50: time.Millisecond, LateP99: 30 * time.Millisecond, LateMax: 406 * time.Millisecond,
+		Reads: 900, ReadLagP50: 50 * time.Microsecond, ReadLagP99: 3 * time.Millisecond, ReadLagMax: 12 * time.Millisecond}
 	var d Disclosure
 	d.set(13, "0.00", false)
 	d.noteMachine(m)
 	want := "0.00; machine: PSI cpu some 50.0% of the run; load average not available on 2 cores; " +
 		"timer lateness p50 1.00ms p99 30.00ms max 406.00ms (400 wake-ups every 5ms); " +
-		"WARNING: the machine was busy: timings may include scheduling delay of the client (the probe woke up to 406.00ms late): " +
+		"socket read lag p50 0.05ms p99 3.00ms max 12.00ms (900 reads); " +
+		"WARNING: the client read its events late against the socket: read lag p99 3.00ms (above 1.00ms), p50 0.05ms, up to 12.00ms over 900 reads; " +
+		"its timings are late by as much: the run went past what the client can time; " +
+		"the machine was busy: timings may include scheduling delay of the client (the probe woke up to 406.00ms late): " +
 		"timer lateness p99 30.00ms (above 2.00ms); PSI cpu some 50% of the run (above 10%)"
 	if got := d.Box(13).Answer; got != want {
 		t.Errorf("box 13:\n got %s\nwant %s", got, want)
@@ -182,7 +186,8 @@ func TestMachineBoxAndJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if g := back.Machine; g == nil || g.PSISome != 0.5 || !math.IsNaN(g.Load) || !math.IsNaN(g.Runnable) || g.LateMax != m.LateMax || g.Wakeups != 400 {
+	if g := back.Machine; g == nil || g.PSISome != 0.5 || !math.IsNaN(g.Load) || !math.IsNaN(g.Runnable) || g.LateMax != m.LateMax || g.Wakeups != 400 ||
+		g.Reads != 900 || g.ReadLagP50 != m.ReadLagP50 || g.ReadLagP99 != m.ReadLagP99 || g.ReadLagMax != m.ReadLagMax {
 		t.Errorf("round trip: %+v", g)
 	}
 }

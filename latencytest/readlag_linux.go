@@ -1,0 +1,109 @@
+//go:build linux
+
+package latencytest
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// readLagHere says that reads are timed against the kernel's arrival
+// stamps on this platform.
+const readLagHere = true
+
+// lagConn is a TCP connection whose reads go through recvmsg with the
+// kernel's receive timestamp, each read's lag counted in lags.
+type lagConn struct {
+	*net.TCPConn
+	rc   syscall.RawConn
+	lags *lagCounts
+	oob  [64]byte
+}
+
+// readLateForTest, when set, runs inside a read that found bytes waiting,
+// before it takes them: tests make reads late with it.
+var readLateForTest atomic.Pointer[func()]
+
+// watchReads returns nc timing its reads' lag into lags, when nc is a TCP
+// connection whose kernel stamps arrivals; else nc as it is.
+func watchReads(nc net.Conn, lags *lagCounts) net.Conn {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		return nc
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return nc
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+	}); err != nil || serr != nil {
+		return nc
+	}
+	return &lagConn{TCPConn: tc, rc: rc, lags: lags}
+}
+
+// Read reads as net.TCPConn's Read does (the same errors), through
+// recvmsg, and counts the read's lag.
+func (c *lagConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n, oobn int
+	var rerr error
+	err := c.rc.Read(func(fd uintptr) bool {
+		if late := readLateForTest.Load(); late != nil {
+			var b [1]byte
+			if k, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT); err == nil && k > 0 {
+				(*late)()
+			}
+		}
+		n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, c.oob[:], 0)
+		return !errors.Is(rerr, syscall.EAGAIN)
+	})
+	now := time.Now()
+	if err == nil {
+		err = rerr
+	}
+	if err != nil {
+		if errno, ok := err.(syscall.Errno); ok {
+			err = os.NewSyscallError("read", errno)
+		}
+		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	if at, ok := arrival(c.oob[:oobn]); ok {
+		c.lags.add(now.Sub(at))
+	}
+	return n, nil
+}
+
+// arrival finds the SCM_TIMESTAMPNS stamp in a control message buffer.
+func arrival(oob []byte) (time.Time, bool) {
+	hdr := syscall.SizeofCmsghdr
+	for len(oob) >= hdr {
+		h := (*syscall.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < hdr || l > len(oob) {
+			return time.Time{}, false
+		}
+		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS && l-syscall.CmsgLen(0) >= int(unsafe.Sizeof(syscall.Timespec{})) {
+			ts := (*syscall.Timespec)(unsafe.Pointer(&oob[syscall.CmsgLen(0)]))
+			if ts.Sec == 0 && ts.Nsec == 0 {
+				return time.Time{}, false
+			}
+			return time.Unix(int64(ts.Sec), int64(ts.Nsec)), true
+		}
+		oob = oob[min(syscall.CmsgSpace(l-syscall.CmsgLen(0)), len(oob)):]
+	}
+	return time.Time{}, false
+}
