@@ -417,4 +417,3 @@ func appendChunk(b []byte, data string) []byte {
 	b = append(b, data...)
 	return append(b, "\r\n"...)
 }
-
