@@ -18,7 +18,9 @@ import (
 // scheduler) reads it later, and every timing it takes is late by as
 // much: the lag is the part of a timing error the client adds after the
 // bytes reached the machine. It is a lower bound: a read that returns
-// older bytes too is stamped by its newest. The counts are the
+// older bytes too is stamped by its newest. Bytes that arrive before the
+// kernel has turned its stamps on (a moment after the first socket asks)
+// carry none, and their reads are not counted. The counts are the
 // process's, in fixed memory (log buckets 5% wide, as the timer probe's);
 // a run reports the reads made while it ran (MachineLoad.Reads).
 

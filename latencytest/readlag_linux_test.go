@@ -31,30 +31,55 @@ func TestReadLagOfALateRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	go func() {
+	go func() { // echoes each byte, then answers "event one" to '!'
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		// Bytes that arrived before the stamps were asked for carry none:
-		// answer a request, as a server does.
-		if _, err := c.Read(make([]byte, 1)); err == nil {
-			_, _ = c.Write([]byte("event one"))
+		defer c.Close()
+		b := make([]byte, 1)
+		for {
+			if _, err := c.Read(b); err != nil {
+				return
+			}
+			if b[0] == '!' {
+				_, _ = c.Write([]byte("event one"))
+				return
+			}
+			if _, err := c.Write(b); err != nil {
+				return
+			}
 		}
-		c.Close()
 	}()
-	var lags lagCounts
 	nc, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := watchReads(nc, &lags)
+	var warm lagCounts
+	c := watchReads(nc, &warm)
 	defer c.Close()
-	if _, ok := c.(*lagConn); !ok {
+	lc, ok := c.(*lagConn)
+	if !ok {
 		t.Fatalf("a TCP connection is not watched: %T", c)
 	}
+	// The kernel turns its arrival stamps on a moment after the first
+	// socket asks for them: echo until a read is stamped.
+	b := make([]byte, 1)
+	for i := 0; warm.since(nil).n == 0; i++ {
+		if i == 1000 {
+			t.Fatal("no read stamped after 1,000 echoes")
+		}
+		if _, err := c.Write([]byte("w")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, b); err != nil || b[0] != 'w' {
+			t.Fatalf("echo %q, %v", b, err)
+		}
+	}
+	var lags lagCounts
+	lc.lags = &lags
 	delayReads(t, 20*time.Millisecond)
-	if _, err := c.Write([]byte("?")); err != nil {
+	if _, err := c.Write([]byte("!")); err != nil {
 		t.Fatal(err)
 	}
 	got, err := io.ReadAll(c)
