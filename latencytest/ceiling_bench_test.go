@@ -32,7 +32,9 @@ import (
 // before it writes each request's first token. A request's TTFT error is
 // the client's first-token time minus that stamp: loopback, the client's
 // wake-up and its work before its clock reading, and nothing of the
-// server's own lateness. A client's ceiling is the highest rate at which
+// server's own lateness. (The server also stamps the write's return: the
+// log splits each rung's p99 into "after the write", the client's part
+// and loopback's, the part a busy server cannot add to.) A client's ceiling is the highest rate at which
 // every request succeeded and the error's p99 stayed under 2 ms (a rung
 // that fails is tried once more; the client's climb ends at the second
 // failure). The clients take turns within each rung, in an order that
@@ -69,6 +71,7 @@ type rung struct {
 	rate     float64
 	n, fails int
 	p50, p99 time.Duration
+	afterP99 time.Duration // the error measured from the write's return
 	readLag  time.Duration // latencytest only: its report's read lag p99
 	warned   bool          // latencytest only: its report warned of late reads
 	note     string
@@ -128,7 +131,7 @@ func climb(b *testing.B, url string) {
 }
 
 func (r rung) String() string {
-	s := fmt.Sprintf("%d requests, %d failed, TTFT error p50 %v p99 %v", r.n, r.fails, r.p50, r.p99)
+	s := fmt.Sprintf("%d requests, %d failed, TTFT error p50 %v p99 %v (after the write: p99 %v)", r.n, r.fails, r.p50, r.p99, r.afterP99)
 	if r.readLag > 0 || r.warned {
 		s += fmt.Sprintf("; own report: read lag p99 %v, warned %v", r.readLag, r.warned)
 	}
@@ -182,17 +185,19 @@ func runRung(b *testing.B, url, client string, rate float64, k int) rung {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var errs []time.Duration
+	var errs, after []time.Duration
 	for id, first := range firsts {
 		s, ok := stamps[id]
 		if !ok {
 			r.fails++
 			continue
 		}
-		errs = append(errs, first.Sub(s))
+		errs = append(errs, first.Sub(s[0]))
+		after = append(after, first.Sub(s[1]))
 	}
 	s := latencytest.Sample(errs)
 	r.p50, r.p99 = s.Quantile(0.5), s.Quantile(0.99)
+	r.afterP99 = latencytest.Sample(after).Quantile(0.99)
 	return r
 }
 
@@ -261,22 +266,26 @@ func rawAtRate(url, label string, n int, interval time.Duration) (map[string]tim
 }
 
 // fetchStamps takes the server's first-token stamps noted since the last
-// fetch.
-func fetchStamps(url string) (map[string]time.Time, error) {
+// fetch: before the write and at its return.
+func fetchStamps(url string) (map[string][2]time.Time, error) {
 	resp, err := http.Get(url + "/stamps")
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	out := map[string]time.Time{}
+	out := map[string][2]time.Time{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		id, ns, ok := strings.Cut(sc.Text(), " ")
-		v, err := strconv.ParseInt(ns, 10, 64)
-		if !ok || err != nil {
+		f := strings.Fields(sc.Text())
+		if len(f) != 3 {
 			return nil, fmt.Errorf("stamp line %q", sc.Text())
 		}
-		out[id] = time.Unix(0, v)
+		v0, err0 := strconv.ParseInt(f[1], 10, 64)
+		v1, err1 := strconv.ParseInt(f[2], 10, 64)
+		if err0 != nil || err1 != nil {
+			return nil, fmt.Errorf("stamp line %q", sc.Text())
+		}
+		out[f[0]] = [2]time.Time{time.Unix(0, v0), time.Unix(0, v1)}
 	}
 	return out, sc.Err()
 }
@@ -314,7 +323,7 @@ func init() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	s := &preciseServer{stamps: map[string]int64{}}
+	s := &preciseServer{stamps: map[string][2]int64{}}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -333,10 +342,10 @@ func init() {
 // event at once, then ceilingTokens token events ceilingITL apart from
 // ceilingTTFT after the request's arrival, each its own chunk and write,
 // then the finish, usage and [DONE] events and the last chunk. It notes
-// the instant before each request's first-token write.
+// the instants before each request's first-token write and at its return.
 type preciseServer struct {
 	mu     sync.Mutex
-	stamps map[string]int64 // X-Request-Id -> wall ns
+	stamps map[string][2]int64 // X-Request-Id -> wall ns
 }
 
 const ssePrefix = `data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"fake-model","choices":[`
@@ -376,7 +385,7 @@ func (s *preciseServer) serve(c net.Conn) {
 			s.mu.Lock()
 			var sb strings.Builder
 			for id, ns := range s.stamps {
-				fmt.Fprintf(&sb, "%s %d\n", id, ns)
+				fmt.Fprintf(&sb, "%s %d %d\n", id, ns[0], ns[1])
 			}
 			clear(s.stamps)
 			s.mu.Unlock()
@@ -391,14 +400,15 @@ func (s *preciseServer) serve(c net.Conn) {
 		for k := range ceilingTokens {
 			time.Sleep(time.Until(arrival.Add(ceilingTTFT + time.Duration(k)*ceilingITL)))
 			out = appendChunk(out[:0], ssePrefix+`{"index":0,"delta":{"content":"w`+strconv.Itoa(k)+` "},"finish_reason":null}]}`+"\n\n")
-			if k == 0 {
-				now := time.Now().UnixNano()
-				s.mu.Lock()
-				s.stamps[id] = now
-				s.mu.Unlock()
-			}
+			before := time.Now().UnixNano()
 			if _, err := c.Write(out); err != nil {
 				return
+			}
+			if k == 0 {
+				after := time.Now().UnixNano()
+				s.mu.Lock()
+				s.stamps[id] = [2]int64{before, after}
+				s.mu.Unlock()
 			}
 		}
 		out = appendChunk(out[:0], ssePrefix+`{"index":0,"delta":{},"finish_reason":"length"}]}`+"\n\n")
