@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -24,6 +25,13 @@ type lagConn struct {
 	rc   syscall.RawConn
 	lags *lagCounts
 	oob  [64]byte
+	// One read's state, for recv (made once: a closure per read would
+	// allocate), under mu: reads are one at a time, as net's own are.
+	mu      sync.Mutex
+	p       []byte
+	n, oobn int
+	rerr    error
+	recv    func(fd uintptr) bool
 }
 
 // readLateForTest, when set, runs inside a read that found bytes waiting,
@@ -47,7 +55,21 @@ func watchReads(nc net.Conn, lags *lagCounts) net.Conn {
 	}); err != nil || serr != nil {
 		return nc
 	}
-	return &lagConn{TCPConn: tc, rc: rc, lags: lags}
+	c := &lagConn{TCPConn: tc, rc: rc, lags: lags}
+	c.recv = c.recvmsg
+	return c
+}
+
+// recvmsg is one attempt of a read; false when it must wait for bytes.
+func (c *lagConn) recvmsg(fd uintptr) bool {
+	if late := readLateForTest.Load(); late != nil {
+		var b [1]byte
+		if k, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT); err == nil && k > 0 {
+			(*late)()
+		}
+	}
+	c.n, c.oobn, _, _, c.rerr = syscall.Recvmsg(int(fd), c.p, c.oob[:], 0)
+	return !errors.Is(c.rerr, syscall.EAGAIN)
 }
 
 // Read reads as net.TCPConn's Read does (the same errors), through
@@ -56,21 +78,15 @@ func (c *lagConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n, oobn int
-	var rerr error
-	err := c.rc.Read(func(fd uintptr) bool {
-		if late := readLateForTest.Load(); late != nil {
-			var b [1]byte
-			if k, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT); err == nil && k > 0 {
-				(*late)()
-			}
-		}
-		n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, c.oob[:], 0)
-		return !errors.Is(rerr, syscall.EAGAIN)
-	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.p = p
+	err := c.rc.Read(c.recv)
 	now := time.Now()
+	n, oobn := c.n, c.oobn
+	c.p = nil
 	if err == nil {
-		err = rerr
+		err = c.rerr
 	}
 	if err != nil {
 		if errno, ok := err.(syscall.Errno); ok {
