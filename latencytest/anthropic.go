@@ -2,6 +2,7 @@ package latencytest
 
 import (
 	"encoding/json"
+	"github.com/tailguard/tailguard/internal/sse"
 	"strconv"
 	"strings"
 )
@@ -144,7 +145,7 @@ func isToolBlock(kind string) bool {
 
 func (d *messagesDecoder) terminal() string { return "message_stop" }
 
-func (d *messagesDecoder) event(s *stream, ev Event) (token bool) {
+func (d *messagesDecoder) event(s *stream, ev sse.Event) (token bool) {
 	var e rawMessagesEvent
 	typ, ok := decodeEvent(s, ev, &e, &e.Type)
 	if !ok {

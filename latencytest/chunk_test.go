@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/sse"
+	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -76,7 +78,7 @@ func fastSlowDiff(data []byte) string {
 		return ""
 	}
 	ss, _ := freshStream()
-	stok := ss.event(Event{Data: string(data)})
+	stok := ss.event(sse.Event{Data: string(data)})
 	f, s := outcome(fs, ftok), outcome(ss, stok)
 	if !reflect.DeepEqual(f, s) {
 		return fmt.Sprintf("event %q\nfast: %+v\nslow: %+v", data, f, s)
@@ -89,12 +91,12 @@ func fastSlowDiff(data []byte) string {
 func chunkCorpus(t testing.TB) []string {
 	var out []string
 	addStream := func(stream []byte) {
-		var p sseParser
-		emit := func(ev Event) { out = append(out, ev.Data) }
+		var p sse.Parser
+		emit := func(_ string, data []byte, _ string) { out = append(out, string(data)) }
 		_ = p.Feed(stream, emit)
 		p.End(emit)
 	}
-	for _, s := range sseVariants() {
+	for _, s := range ssetest.Variants() {
 		addStream([]byte(s))
 	}
 	for _, s := range []string{
@@ -261,7 +263,7 @@ func TestFastPathMatchesEncodingJSON(t *testing.T) {
 		fs, _ := freshStream()
 		_, took[data] = fs.fastEvent([]byte(data))
 	}
-	for _, data := range append(sseOpenAIStreamData()[:5],
+	for _, data := range append(ssetest.OpenAIStreamData()[:5],
 		// OpenAI's tool-call chunks (testdata/stream/openai_tool_call.sse).
 		`{"id":"chatcmpl-tc1","object":"chat.completion.chunk","created":1727000000,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_tc","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_DdmO9pD3xa9XTPNJ32zg2hcA","type":"function","function":{"name":"get_weather","arguments":""}}],"refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`,
 		`{"id":"chatcmpl-tc1","object":"chat.completion.chunk","created":1727000000,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_tc","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"location"}}]},"logprobs":null,"finish_reason":null}],"usage":null}`,
@@ -350,7 +352,7 @@ func BenchmarkStreamDecode(b *testing.B) {
 				if mode != "fast" {
 					st.emit = func(typ string, data []byte, evID string) {
 						st.st.now++
-						if tok := st.st.event(Event{Type: typ, Data: string(data), ID: evID}); tok {
+						if tok := st.st.event(sse.Event{Type: typ, Data: string(data), ID: evID}); tok {
 							rec.TokenEvents++
 						}
 					}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/sse"
 	"io"
 	"math"
 	"net"
@@ -263,7 +264,7 @@ func decodeAll(pieces []string, slow bool) Record {
 				s.done, s.stop = true, true
 				return
 			}
-			if s.event(Event{Type: typ, Data: string(data), ID: id}) {
+			if s.event(sse.Event{Type: typ, Data: string(data), ID: id}) {
 				if rec.TTFT < 0 {
 					rec.TTFT = s.now
 				}

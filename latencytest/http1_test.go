@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"io"
 	"net"
 	"net/http"
@@ -182,12 +183,12 @@ const sseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Fake-In
 // at every byte for the plain stream), a byte per read, Content-Length,
 // read to the close (HTTP/1.1 with Connection: close, and HTTP/1.0).
 func TestFastPathAgreesWithNetHTTP(t *testing.T) {
-	bodies := sseVariants()
+	bodies := ssetest.Variants()
 	bodies["stream parsing cases"] = `data: {"model":"m-1","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}` + "\n\n" +
 		tok("Hel") + tok("lo") + `data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":3}}}` + "\n\n" + done
 	bodies["no [DONE]"] = tok("a") + tok("b")
 	bodies["error event"] = tok("a") + "event: error\ndata: {\"message\":\"overloaded\"}\n\n"
-	bodies["byte-order mark"] = bom + tok("a") + done
+	bodies["byte-order mark"] = ssetest.BOM + tok("a") + done
 	bodies["[DONE] without its blank line"] = tok("a") + "data: [DONE]"
 	type framing struct {
 		name     string

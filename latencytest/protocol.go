@@ -3,6 +3,7 @@ package latencytest
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/sse"
 	"slices"
 	"strings"
 )
@@ -42,14 +43,14 @@ var (
 type eventDecoder interface {
 	// event decodes one event (its data redacted) and reports whether it
 	// carried a token: answer text, reasoning, a refusal or a tool call.
-	event(s *stream, ev Event) (token bool)
+	event(s *stream, ev sse.Event) (token bool)
 	// terminal names the event(s) that end a good stream, for the
 	// verdict on a stream cut before it.
 	terminal() string
 }
 
 // dispatch decodes one event with the stream's protocol.
-func (s *stream) dispatch(ev Event) bool {
+func (s *stream) dispatch(ev sse.Event) bool {
 	if s.proto != nil {
 		return s.proto.event(s, ev)
 	}
@@ -166,7 +167,7 @@ func (s *stream) unknownEvent(typ string) {
 
 // eventType is an event's type: the JSON "type" field, else the SSE event
 // field. data is the raw JSON already decoded into typ by the caller.
-func eventType(ev Event, jsonType string) string {
+func eventType(ev sse.Event, jsonType string) string {
 	if jsonType != "" {
 		return jsonType
 	}
@@ -182,7 +183,7 @@ func withoutPublic(secrets, public []string) []string {
 // *rawType) and returns its type: the JSON "type", or the SSE event name
 // where that is missing, "error" for an SSE error event. An event that
 // is not JSON fails the stream (an SSE error event with its text).
-func decodeEvent(s *stream, ev Event, v any, rawType *json.RawMessage) (typ string, ok bool) {
+func decodeEvent(s *stream, ev sse.Event, v any, rawType *json.RawMessage) (typ string, ok bool) {
 	if err := json.Unmarshal([]byte(ev.Data), v); err != nil {
 		if ev.Type == "error" {
 			s.fail("error event: %s", truncate(strings.TrimSpace(ev.Data), 200))

@@ -3,6 +3,7 @@ package latencytest
 import (
 	"context"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"io"
 	"net/http"
 	"os"
@@ -155,7 +156,7 @@ func TestProtocolFixturesEveryByteSplit(t *testing.T) {
 		whole, _ := f.read(t)
 		for name, body := range map[string]string{"lf": whole, "crlf": strings.ReplaceAll(whole, "\n", "\r\n")} {
 			s := []byte(body)
-			splits := [][][]byte{{s}, ssePieces(s, 1)}
+			splits := [][][]byte{{s}, ssetest.Pieces(s, 1)}
 			for i := 0; i <= len(s); i += step {
 				splits = append(splits, [][]byte{s[:i], s[i:]})
 			}

@@ -2,6 +2,7 @@ package latencytest
 
 import (
 	"encoding/json"
+	"github.com/tailguard/tailguard/internal/sse"
 	"strconv"
 	"strings"
 )
@@ -105,7 +106,7 @@ var responsesToolEvents = []string{
 
 func (d *responsesDecoder) terminal() string { return "response.completed or response.incomplete" }
 
-func (d *responsesDecoder) event(s *stream, ev Event) (token bool) {
+func (d *responsesDecoder) event(s *stream, ev sse.Event) (token bool) {
 	if strings.TrimSpace(ev.Data) == "[DONE]" { // not the protocol's, but some servers send it
 		s.note("the stream ended with [DONE] instead of response.completed")
 		s.done, s.stop = true, true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/sse"
 	"math"
 	"mime"
 	"slices"
@@ -20,11 +21,11 @@ import (
 // both the OpenAI provider (which reads the body itself) and Instrument
 // (which times the bytes as the user's client reads them).
 type streamTimer struct {
-	parser  sseParser
+	parser  sse.Parser
 	st      stream
 	redact  func(string) string
 	onFirst func() // called at the first token; may be nil
-	emit    rawEmit
+	emit    sse.Emit
 	sniff   bool // the protocol is unknown: the first events tell (protocol.go)
 }
 
@@ -44,12 +45,12 @@ func (t *streamTimer) feed(b []byte, now time.Duration) error {
 	if len(b) == 0 {
 		return nil
 	}
-	return t.parser.feed(b, t.emit)
+	return t.parser.Feed(b, t.emit)
 }
 
 // end is called at EOF: it dispatches an event left without its blank
 // line ("data: [DONE]" at the very end).
-func (t *streamTimer) end() { t.parser.end(t.emit) }
+func (t *streamTimer) end() { t.parser.End(t.emit) }
 
 // stopped reports [DONE] or an error: nothing after it counts.
 func (t *streamTimer) stopped() bool { return t.st.stop }
@@ -88,7 +89,7 @@ func (t *streamTimer) onRaw(typ string, data []byte, id string) {
 		if clean {
 			redacted = string(data)
 		}
-		token = st.dispatch(Event{Type: typ, Data: redacted, ID: id}) // redacted before any note or detail cuts it
+		token = st.dispatch(sse.Event{Type: typ, Data: redacted, ID: id}) // redacted before any note or detail cuts it
 	}
 	if !token {
 		return
@@ -321,7 +322,7 @@ func absent(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "
 
 // event decodes one SSE event and reports whether it carried a token of
 // choice 0 (answer, reasoning or refusal).
-func (s *stream) event(ev Event) (token bool) {
+func (s *stream) event(ev sse.Event) (token bool) {
 	if ev.Type == "error" {
 		s.bad, s.stop = "error event: "+eventError(ev.Data), true
 		return false

@@ -3,6 +3,7 @@ package latencytest
 import (
 	"context"
 	"encoding/json"
+	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -130,7 +131,7 @@ func TestStreamEndsAtDone(t *testing.T) {
 			steps: []step{{100 * ms, tok("a")}, {400 * ms, ": bye\n\n"}},
 			class: ClassTruncated, ttft: 100 * ms, total: 400 * ms, content: "a", events: 1, detail: "without [DONE]"},
 		{name: "byte-order mark", why: "a leading BOM is stripped: the first event is the first token (it used to be lost, TTFT one gap late)",
-			steps: []step{{100 * ms, bom + tok("a")}, {200 * ms, tok("b")}, {300 * ms, done}},
+			steps: []step{{100 * ms, ssetest.BOM + tok("a")}, {200 * ms, tok("b")}, {300 * ms, done}},
 			ttft:  100 * ms, total: 300 * ms, content: "ab", events: 2},
 		{name: "error event ends the stream", why: "an SSE error event fails the request at once, even if the server holds the connection",
 			steps: []step{{100 * ms, tok("a")}, {200 * ms, "event: error\ndata: {\"message\":\"overloaded\"}\n\n"}}, hold: true,

@@ -1,9 +1,10 @@
-package latencytest
+package sse
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"slices"
 	"strings"
 	"testing"
@@ -13,10 +14,10 @@ import (
 // events, whether an event was left pending, and the first error (feeding
 // stops there).
 func sseRun(chunks ...[]byte) (events []Event, pending bool, err error) {
-	var p sseParser
+	var p Parser
 	emit := func(ev Event) { events = append(events, ev) }
 	for _, c := range chunks {
-		if err = p.Feed(c, emit); err != nil {
+		if err = p.feedEvents(c, emit); err != nil {
 			return events, p.Pending(), err
 		}
 	}
@@ -32,14 +33,15 @@ func sseStrings(s ...string) [][]byte {
 	return out
 }
 
-// ssePieces cuts s into pieces of n bytes (the last one shorter).
-func ssePieces(s []byte, n int) [][]byte {
-	var out [][]byte
-	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	return append(out, s)
+// feedEvents is Feed with each event copied into an Event.
+func (p *Parser) feedEvents(b []byte, emit func(Event)) error { return p.Feed(b, eventEmitter(emit)) }
+
+// endEvents is End with each event copied into an Event.
+func (p *Parser) endEvents(emit func(Event)) { p.End(eventEmitter(emit)) }
+
+// eventEmitter adapts an Event callback.
+func eventEmitter(emit func(Event)) Emit {
+	return func(typ string, data []byte, id string) { emit(Event{Type: typ, Data: string(data), ID: id}) }
 }
 
 // sseFormat prints events one per line, for failure messages.
@@ -305,15 +307,15 @@ func TestSSEParserEnd(t *testing.T) {
 		{"nothing", "no input, no events", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var p sseParser
+			var p Parser
 			var got []Event
 			emit := func(ev Event) { got = append(got, ev) }
 			for _, c := range tc.chunks {
-				if err := p.Feed([]byte(c), emit); err != nil {
+				if err := p.feedEvents([]byte(c), emit); err != nil {
 					t.Fatal(err)
 				}
 			}
-			p.End(emit)
+			p.endEvents(emit)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("%s\nchunks %q\ngot %s\nwant %s", tc.why, tc.chunks, sseFormat(got), sseFormat(tc.want))
 			}
@@ -339,7 +341,7 @@ func TestSSEParserLongLine(t *testing.T) {
 		{"4093-byte pieces", 4093}, // prime: pieces end anywhere, CRLF included
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, pending, err := sseRun(ssePieces(stream, tc.piece)...)
+			got, pending, err := sseRun(ssetest.Pieces(stream, tc.piece)...)
 			if err != nil {
 				t.Fatalf("Feed error %v", err)
 			}
@@ -354,7 +356,7 @@ func TestSSEParserLongLine(t *testing.T) {
 }
 
 // TestSSEParserLimit: an event may hold 64 MiB of line bytes (line ends not
-// counted); one byte more is errEventTooLarge, whether the excess arrives
+// counted); one byte more is ErrTooLarge, whether the excess arrives
 // in an unterminated line or in a finished one. The same arithmetic runs
 // with the limit scaled down to 64 KiB (a "MiB" of 1 KiB), always, and at
 // full size unless -short (3 s under -race since events reach the stream
@@ -383,7 +385,7 @@ func testSSEParserLimit(t *testing.T, mib int) {
 
 	t.Run("unterminated line at the limit", func(t *testing.T) {
 		// 6 bytes of "data: " + 63 MiB + (1 MiB-6) = exactly 64 MiB.
-		p := sseParser{limit: limit}
+		p := Parser{Limit: limit}
 		emit := func(Event) { t.Error("emitted an event") }
 		feeds := [][]byte{prefix}
 		for range 63 {
@@ -391,16 +393,16 @@ func testSSEParserLimit(t *testing.T, mib int) {
 		}
 		feeds = append(feeds, chunk[:mib-len(prefix)])
 		for i, f := range feeds {
-			if err := p.Feed(f, emit); err != nil {
+			if err := p.feedEvents(f, emit); err != nil {
 				t.Fatalf("feed %d: %v at exactly 64 MiB, want no error", i, err)
 			}
 		}
 		if !p.Pending() {
 			t.Error("Pending() = false for an unterminated 64 MiB line")
 		}
-		err := p.Feed([]byte("x"), emit)
-		if !errors.Is(err, errEventTooLarge) {
-			t.Fatalf("one byte over 64 MiB: err = %v, want errEventTooLarge", err)
+		err := p.feedEvents([]byte("x"), emit)
+		if !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("one byte over 64 MiB: err = %v, want ErrTooLarge", err)
 		}
 		if got, want := err.Error(), "latencytest: SSE event exceeds 64 MiB"; full && got != want {
 			t.Errorf("error text %q, want %q", got, want)
@@ -410,15 +412,15 @@ func testSSEParserLimit(t *testing.T, mib int) {
 	t.Run("finished lines over the limit", func(t *testing.T) {
 		// 64 data lines of 6+1 MiB bytes each, all in one event: the line
 		// that crosses 64 MiB fails as it completes.
-		p := sseParser{limit: limit}
+		p := Parser{Limit: limit}
 		line := append(append(slices.Clip(prefix), chunk...), '\n')
 		var err error
 		n := 0
 		for n = 1; n <= 64 && err == nil; n++ {
-			err = p.Feed(line, func(Event) { t.Error("emitted an event") })
+			err = p.feedEvents(line, func(Event) { t.Error("emitted an event") })
 		}
-		if !errors.Is(err, errEventTooLarge) {
-			t.Fatalf("64 lines of 1 MiB+6 in one event: err = %v, want errEventTooLarge", err)
+		if !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("64 lines of 1 MiB+6 in one event: err = %v, want ErrTooLarge", err)
 		}
 		// (1 MiB+6)×63 = 63 MiB+378 <= 64 MiB; the 64th line crosses.
 		if n-1 != 64 {
@@ -428,11 +430,11 @@ func testSSEParserLimit(t *testing.T, mib int) {
 
 	t.Run("the limit is per event", func(t *testing.T) {
 		// 80 events of 1 MiB each: 80 MiB in all, but no event is too large.
-		p := sseParser{limit: limit}
+		p := Parser{Limit: limit}
 		ev := append(append(slices.Clip(prefix), chunk...), '\n', '\n')
 		got := 0
 		for i := range 80 {
-			if err := p.Feed(ev, func(Event) { got++ }); err != nil {
+			if err := p.feedEvents(ev, func(Event) { got++ }); err != nil {
 				t.Fatalf("event %d: %v", i, err)
 			}
 		}
@@ -442,61 +444,19 @@ func testSSEParserLimit(t *testing.T, mib int) {
 	})
 }
 
-// sseOpenAIStream is a real chat.completions stream (recorded shape): a role
-// chunk, content chunks, a finish chunk, a usage chunk with "choices":[],
-// then [DONE].
-const sseOpenAIStream = `data: {"id":"chatcmpl-B9","object":"chat.completion.chunk","created":1727000000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}
-
-data: {"id":"chatcmpl-B9","object":"chat.completion.chunk","created":1727000000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":"Hello"},"logprobs":null,"finish_reason":null}],"usage":null}
-
-data: {"id":"chatcmpl-B9","object":"chat.completion.chunk","created":1727000000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":" world:\n\n"},"logprobs":null,"finish_reason":null}],"usage":null}
-
-data: {"id":"chatcmpl-B9","object":"chat.completion.chunk","created":1727000000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}
-
-data: {"id":"chatcmpl-B9","object":"chat.completion.chunk","created":1727000000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_1","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}
-
-data: [DONE]
-
-`
-
-// sseOpenAIStreamData is the data of each event of sseOpenAIStream.
-func sseOpenAIStreamData() []string {
-	var out []string
-	for _, l := range strings.Split(sseOpenAIStream, "\n") {
-		if d, ok := strings.CutPrefix(l, "data: "); ok {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// sseVariants are sseOpenAIStream with other line ends, comments and
-// multi-line data, as other providers and proxies send it.
-func sseVariants() map[string]string {
-	crlf := strings.ReplaceAll(sseOpenAIStream, "\n", "\r\n")
-	return map[string]string{
-		"lf":   sseOpenAIStream,
-		"crlf": crlf,
-		"cr":   strings.ReplaceAll(sseOpenAIStream, "\n", "\r"),
-		"comments": ": OPENROUTER PROCESSING\n\n" +
-			strings.ReplaceAll(sseOpenAIStream, "\n\ndata: ", "\n\n:keep-alive\r\n\r\ndata: "),
-		"mixed": strings.Replace(strings.Replace(crlf, "\r\n\r\n", "\r\r", 2), "\r\n\r\n", "\n\n", 1),
-	}
-}
-
 func TestSSEParserOpenAIStream(t *testing.T) {
 	var want []Event
-	for _, d := range sseOpenAIStreamData() {
+	for _, d := range ssetest.OpenAIStreamData() {
 		want = append(want, Event{Data: d})
 	}
 	if len(want) != 6 || want[5].Data != "[DONE]" || !strings.Contains(want[4].Data, `"choices":[]`) {
-		t.Fatalf("sseOpenAIStream fixture is broken: %s", sseFormat(want))
+		t.Fatalf("ssetest.OpenAIStream fixture is broken: %s", sseFormat(want))
 	}
-	for name, stream := range sseVariants() {
+	for name, stream := range ssetest.Variants() {
 		t.Run(name, func(t *testing.T) {
 			s := []byte(stream)
 			// Whole, a byte at a time, and cut in two at every byte.
-			splits := [][][]byte{{s}, ssePieces(s, 1)}
+			splits := [][][]byte{{s}, ssetest.Pieces(s, 1)}
 			for i := range len(s) + 1 {
 				splits = append(splits, [][]byte{s[:i], s[i:]})
 			}
@@ -577,7 +537,7 @@ func sseReference(s []byte) (events []Event) {
 // fed whole, which is what a whole-stream reference parser gives; Pending
 // agrees too; nothing panics.
 func FuzzSSESplit(f *testing.F) {
-	for _, stream := range sseVariants() {
+	for _, stream := range ssetest.Variants() {
 		f.Add([]byte(stream), []byte{1})
 		f.Add([]byte(stream), []byte{7, 0, 200, 3})
 		f.Add([]byte(stream), []byte(nil))

@@ -1,11 +1,15 @@
-package latencytest
+// Package sse parses text/event-stream (server-sent events) incrementally,
+// as the bytes arrive: feed each read to a [Parser] and it calls an [Emit]
+// for each complete event, with data valid only during the call, so that
+// a caller decodes it in place without copying.
+package sse
 
 import (
 	"bytes"
 	"errors"
 )
 
-// Event is one server-sent event.
+// Event is one server-sent event, as a caller keeps it.
 type Event struct {
 	// Type is the event field ("" for the default "message").
 	Type string
@@ -18,18 +22,21 @@ type Event struct {
 // maxEventBytes bounds one event; a larger one is a bad stream.
 const maxEventBytes = 64 << 20
 
-var errEventTooLarge = errors.New("latencytest: SSE event exceeds 64 MiB")
+// ErrTooLarge is Feed's error for an event over the limit (64 MiB unless
+// [Parser.Limit] says otherwise). Its text is what a record's detail
+// says, in the words of the package that reports it.
+var ErrTooLarge = errors.New("latencytest: SSE event exceeds 64 MiB")
 
 // bom is the UTF-8 byte-order mark, which the standard strips from the
 // start of a stream.
 const bom = "\xEF\xBB\xBF"
 
-// sseParser is an incremental parser of text/event-stream (the WHATWG
+// Parser is an incremental parser of text/event-stream (the WHATWG
 // rules): one leading UTF-8 byte-order mark is dropped; lines end in CRLF,
 // LF or CR, possibly split across reads at any byte; lines starting with
 // ":" are comments; data lines accumulate and a blank line dispatches the
 // event. Lines may be of any length.
-type sseParser struct {
+type Parser struct {
 	line    []byte // the current, incomplete line
 	data    []byte
 	hasData bool
@@ -38,35 +45,25 @@ type sseParser struct {
 	size    int
 	bomN    int  // bytes of a leading BOM matched so far
 	started bool // past the place where a BOM may be
-	limit   int  // bytes an event may hold; 0 means maxEventBytes (tests lower it)
+	Limit   int  // bytes an event may hold; 0 means 64 MiB
 }
 
 // maxBytes is the parser's event size limit.
-func (p *sseParser) maxBytes() int {
-	if p.limit > 0 {
-		return p.limit
+func (p *Parser) maxBytes() int {
+	if p.Limit > 0 {
+		return p.Limit
 	}
 	return maxEventBytes
 }
 
+// Emit receives an event whose data is only valid during the call (the
+// parser reuses its buffer): typ is the event field ("" for the default
+// "message"), data the data lines joined by "\n", id the id field.
+type Emit func(typ string, data []byte, id string)
+
 // Feed parses b and calls emit for each complete event. It returns an error
-// only when an event grows beyond the limit.
-func (p *sseParser) Feed(b []byte, emit func(Event)) error {
-	return p.feed(b, eventEmitter(emit))
-}
-
-// rawEmit receives an event whose data is only valid during the call (the
-// parser reuses its buffer): the streamTimer decodes it in place, without
-// copying it into a string.
-type rawEmit func(typ string, data []byte, id string)
-
-// eventEmitter adapts an Event callback.
-func eventEmitter(emit func(Event)) rawEmit {
-	return func(typ string, data []byte, id string) { emit(Event{Type: typ, Data: string(data), ID: id}) }
-}
-
-// feed is Feed with a raw emitter.
-func (p *sseParser) feed(b []byte, emit rawEmit) error {
+// ([ErrTooLarge]) only when an event grows beyond the limit.
+func (p *Parser) Feed(b []byte, emit Emit) error {
 	for !p.started && len(b) > 0 {
 		if b[0] != bom[p.bomN] {
 			// Not a BOM after all: the bytes matched so far start the
@@ -95,7 +92,7 @@ func (p *sseParser) feed(b []byte, emit rawEmit) error {
 		if len(p.line) == 0 && !p.hasData && len(b) > 6 && string(b[:6]) == "data: " {
 			if i := bytes.IndexByte(b, '\n'); i >= 0 && i+1 < len(b) && b[i+1] == '\n' && bytes.IndexByte(b[:i], '\r') < 0 {
 				if p.size += i; p.size > p.maxBytes() {
-					return errEventTooLarge
+					return ErrTooLarge
 				}
 				emit(p.typ, b[6:i], p.id)
 				p.data, p.typ, p.size = p.data[:0], "", 0
@@ -108,7 +105,7 @@ func (p *sseParser) feed(b []byte, emit rawEmit) error {
 			p.line = append(p.line, b...)
 			p.size += len(b)
 			if p.size > p.maxBytes() {
-				return errEventTooLarge
+				return ErrTooLarge
 			}
 			return nil
 		}
@@ -122,7 +119,7 @@ func (p *sseParser) feed(b []byte, emit rawEmit) error {
 		}
 		p.size += i
 		if p.size > p.maxBytes() {
-			return errEventTooLarge
+			return ErrTooLarge
 		}
 		p.processLine(line, emit)
 		p.line = p.line[:0]
@@ -145,7 +142,7 @@ func lineEnd(b []byte) int {
 	return i
 }
 
-func (p *sseParser) processLine(line []byte, emit rawEmit) {
+func (p *Parser) processLine(line []byte, emit Emit) {
 	if len(line) == 0 {
 		if p.hasData {
 			emit(p.typ, p.data, p.id)
@@ -186,10 +183,7 @@ func (p *sseParser) processLine(line []byte, emit rawEmit) {
 // "data: [DONE]" and no blank line ended it cleanly, so End dispatches the
 // pending event (after completing an unterminated last line) for the
 // caller to judge.
-func (p *sseParser) End(emit func(Event)) { p.end(eventEmitter(emit)) }
-
-// end is End with a raw emitter.
-func (p *sseParser) end(emit rawEmit) {
+func (p *Parser) End(emit Emit) {
 	if !p.started {
 		p.line, p.started = append(p.line, bom[:p.bomN]...), true
 	}
@@ -202,4 +196,4 @@ func (p *sseParser) end(emit rawEmit) {
 
 // Pending reports whether an event was begun but not dispatched: a stream
 // that ends here was cut off.
-func (p *sseParser) Pending() bool { return p.hasData || len(p.line) > 0 || (!p.started && p.bomN > 0) }
+func (p *Parser) Pending() bool { return p.hasData || len(p.line) > 0 || (!p.started && p.bomN > 0) }
