@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/chunkscan"
 	"github.com/tailguard/tailguard/internal/sse"
 	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"os"
@@ -372,38 +373,38 @@ func BenchmarkStreamDecode(b *testing.B) {
 	}
 }
 
-// The template (chunkTemplate) reads a chunk as the whole scan does: with
+// The template (chunkscan.Template) reads a chunk as the whole scan does: with
 // every chunk of the corpus as the template, every corpus chunk and the
 // template with other texts in place of its own (escapes, raw UTF-8,
 // invalid bytes, quotes that would end the string early, an empty text)
-// give either no match or exactly the facts fastChunk finds.
+// give either no match or exactly the facts chunkscan.Scan finds.
 func TestChunkTemplateAgreesWithTheWholeScan(t *testing.T) {
 	corpus := chunkCorpus(t)
 	texts := []string{"", "x", " The", `\"q\"`, `\u00e9`, `\ud83d\ude00`, "é", "\xff", "\x01", `\`, `"`, `a","x":"b`, `\u12`, `a\`, "a\"}}]}"}
 	templates, matched := 0, 0
 	for _, a := range corpus {
-		var fa chunkFacts
-		if !fastChunk([]byte(a), &fa) {
+		var fa chunkscan.Facts
+		if !chunkscan.Scan([]byte(a), &fa) {
 			continue
 		}
-		var tpl chunkTemplate
-		tpl.keep([]byte(a), &fa)
-		if len(tpl.data) == 0 {
+		var tpl chunkscan.Template
+		tpl.Keep([]byte(a), &fa)
+		if !tpl.Held() {
 			continue
 		}
 		templates++
 		candidates := append([]string{}, corpus...)
 		for _, text := range texts {
-			candidates = append(candidates, a[:fa.content.start]+text+a[fa.content.end:])
+			candidates = append(candidates, a[:fa.Content.Start]+text+a[fa.Content.End:])
 		}
 		for _, b := range candidates {
-			var fm, ff chunkFacts
-			if !tpl.match([]byte(b), &fm) {
+			var fm, ff chunkscan.Facts
+			if !tpl.Match([]byte(b), &fm) {
 				continue
 			}
 			matched++
-			if !fastChunk([]byte(b), &ff) || fm != ff {
-				t.Errorf("template %q\nchunk %q\nmatch: %+v\nwhole scan (ok %v): %+v", a, b, fm, fastChunk([]byte(b), &ff), ff)
+			if !chunkscan.Scan([]byte(b), &ff) || fm != ff {
+				t.Errorf("template %q\nchunk %q\nmatch: %+v\nwhole scan (ok %v): %+v", a, b, fm, chunkscan.Scan([]byte(b), &ff), ff)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/chunkscan"
 	"github.com/tailguard/tailguard/internal/sse"
 	"math"
 	"mime"
@@ -184,8 +185,8 @@ type stream struct {
 	stop     bool   // stop reading: [DONE] or an error
 	others   bool   // a choice other than index 0 was seen
 	notesCut bool
-	last     chunkTemplate // the last chunk scanned whole (chunk.go)
-	proto    eventDecoder  // nil: chat completions (protocol.go)
+	last     chunkscan.Template // the last chunk scanned whole (fastevent.go)
+	proto    eventDecoder       // nil: chat completions (protocol.go)
 	// toolAt is the tool call each tool-call index is on (see toolDelta);
 	// nil until the first tool-call delta.
 	toolAt    map[int64]toolSlot
@@ -639,7 +640,7 @@ func (s *stream) completion(body []byte) (class, detail string, ok bool) {
 }
 
 // maxCount bounds a usage count: anything above is not a token count.
-const maxCount = 1<<31 - 1
+const maxCount = chunkscan.MaxCount
 
 // usage takes the token counts of a usage object; a count that is not a
 // whole number in [0, 2^31) is ignored with a note.

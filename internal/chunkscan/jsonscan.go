@@ -1,11 +1,11 @@
-package latencytest
+package chunkscan
 
 import (
 	"bytes"
 	"strconv"
 )
 
-// The JSON scanner under the fast path (chunk.go): it validates a document
+// The JSON scanner under Scan (chunk.go): it validates a document
 // as encoding/json would and walks its objects and arrays without
 // decoding, so that the chunk reader can take the few fields it needs.
 
@@ -45,13 +45,13 @@ func (s *chunkScanner) peek() byte {
 	return 0
 }
 
-// str scans a string at s.i (the opening quote): its contents' span,
+// str scans a string at s.i (the opening quote): its contents' Span,
 // whether it holds escapes or bytes above 0x7F (esc), and ok false for
 // invalid JSON or a control character.
-func (s *chunkScanner) str() (sp span, esc, ok bool) {
+func (s *chunkScanner) str() (sp Span, esc, ok bool) {
 	b := s.b
 	i := s.i + 1
-	sp.start = i
+	sp.Start = i
 	for i < len(b) {
 		for i < len(b) && plainByte[b[i]] {
 			i++
@@ -62,7 +62,7 @@ func (s *chunkScanner) str() (sp span, esc, ok bool) {
 		c := b[i]
 		switch {
 		case c == '"':
-			sp.end = i
+			sp.End = i
 			s.i = i + 1
 			return sp, esc, true
 		case c == '\\':
@@ -113,9 +113,9 @@ func isHex(c byte) bool {
 
 // number scans a JSON number; digits is true when it is a plain
 // non-negative integer (no sign, fraction or exponent).
-func (s *chunkScanner) number() (sp span, digits, ok bool) {
+func (s *chunkScanner) number() (sp Span, digits, ok bool) {
 	b, i := s.b, s.i
-	sp.start = i
+	sp.Start = i
 	digits = true
 	if i < len(b) && b[i] == '-' {
 		digits = false
@@ -154,7 +154,7 @@ func (s *chunkScanner) number() (sp span, digits, ok bool) {
 			i++
 		}
 	}
-	sp.end, s.i = i, i
+	sp.End, s.i = i, i
 	return sp, digits, true
 }
 
@@ -225,7 +225,7 @@ func (s *chunkScanner) object(field func(key []byte) bool) bool {
 		}
 		s.i++
 		s.ws()
-		if !field(s.b[sp.start:sp.end]) {
+		if !field(s.b[sp.Start:sp.End]) {
 			return false
 		}
 		switch s.peek() {
@@ -289,16 +289,30 @@ func known(key []byte, names ...string) (i int, fold bool) {
 		return -1, false
 	}
 	for _, n := range names {
-		if len(n) == len(key) && equalFoldASCII(string(key), n) {
+		if len(n) == len(key) && foldsTo(key, n) {
 			return -1, true
 		}
 	}
 	return -1, false
 }
 
+// MaxCount bounds a usage count: anything above is not a token count.
+const MaxCount = 1<<31 - 1
+
+// foldsTo reports whether key equals n when both have bit 0x20 set in
+// every byte (ASCII letters compared without case); len(key) == len(n).
+func foldsTo(key []byte, n string) bool {
+	for i := range len(n) {
+		if key[i]|0x20 != n[i]|0x20 {
+			return false
+		}
+	}
+	return true
+}
+
 // optString scans a value that must be null or a string: present is false
 // for null.
-func (s *chunkScanner) optString() (sp span, esc, present, ok bool) {
+func (s *chunkScanner) optString() (sp Span, esc, present, ok bool) {
 	if s.null() {
 		return sp, false, false, true
 	}
@@ -310,17 +324,17 @@ func (s *chunkScanner) optString() (sp span, esc, present, ok bool) {
 }
 
 // optCount scans a token count: null (-1), or a plain integer in
-// [0, maxCount]; anything else gives up.
+// [0, MaxCount]; anything else gives up.
 func (s *chunkScanner) optCount() (n int64, ok bool) {
 	if s.null() {
 		return -1, true
 	}
 	sp, digits, ok := s.number()
-	if !ok || !digits || sp.end-sp.start > 10 {
+	if !ok || !digits || sp.End-sp.Start > 10 {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(string(s.b[sp.start:sp.end]), 10, 64)
-	if err != nil || v > maxCount {
+	v, err := strconv.ParseInt(string(s.b[sp.Start:sp.End]), 10, 64)
+	if err != nil || v > MaxCount {
 		return 0, false
 	}
 	return v, true
