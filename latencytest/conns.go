@@ -5,6 +5,7 @@ package latencytest
 
 import (
 	"context"
+	"github.com/tailguard/tailguard/internal/h1"
 	"net/http"
 	"slices"
 	"sync"
@@ -40,7 +41,7 @@ func (o *openAI) transport() *http.Transport {
 	if o.dial != nil {
 		t.DialContext = o.dial
 	}
-	t.DialContext = stampingDial(lagDial(t.DialContext)) // reads timed against the socket (readlag.go)
+	t.DialContext = h1.StampingDial(lagDial(t.DialContext)) // reads timed against the socket (readlag.go)
 	return t
 }
 
@@ -141,7 +142,7 @@ func (o *openAI) hold(n int) {
 
 // release ends a run's use of the pools for n requests in flight; the
 // last run's end closes their idle connections (a connection returned
-// later is closed, not kept: see h1Pool.closeIdle and net/http's
+// later is closed, not kept: see h1.Pool.CloseIdle and net/http's
 // CloseIdleConnections).
 func (o *openAI) release(n int) {
 	o.mu.Lock()
@@ -157,7 +158,7 @@ func (o *openAI) release(n int) {
 		c.CloseIdleConnections()
 	}
 	if p != nil {
-		p.closeIdle()
+		p.CloseIdle()
 	}
 }
 
@@ -186,6 +187,23 @@ func (o *openAI) clientFor(ctx context.Context) *http.Client {
 	return c
 }
 
+// poolFor returns the fast path's pool for a run of n requests in flight
+// (0: unknown, no bound), as clientFor does for net/http.
+func (o *openAI) poolFor(ctx context.Context) *h1.Pool {
+	n := concurrencyOf(ctx, o)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	p := o.pools[n]
+	if p == nil {
+		p = &h1.Pool{Addr: o.h1req.Addr, Limit: n, MaxIdle: max(n, DefaultMaxIdleConnsPerHost), Dialer: lagDial(o.dial)}
+		if o.pools == nil {
+			o.pools = map[int]*h1.Pool{}
+		}
+		o.pools[n] = p
+	}
+	return p
+}
+
 // CloseIdleConnections closes the idle connections of the provider's own
 // transports (see WithHTTPClient); a client of your own is yours to close.
 // A run closes those of the pool it used when it ends (see
@@ -203,6 +221,6 @@ func (o *openAI) CloseIdleConnections() {
 		c.CloseIdleConnections()
 	}
 	for _, p := range o.pools {
-		p.closeIdle()
+		p.CloseIdle()
 	}
 }

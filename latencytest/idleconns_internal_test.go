@@ -3,10 +3,8 @@ package latencytest
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httptrace"
 	"testing"
 )
 
@@ -19,9 +17,7 @@ func idleOf(o *openAI, n int) int {
 	if p == nil {
 		return -1
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.idle)
+	return len(p.Idle())
 }
 
 // A run's end closes its pool's idle connections only when no other run
@@ -37,7 +33,7 @@ func TestRunEndKeepsAConcurrentRunsConnections(t *testing.T) {
 	defer srv.Close()
 	o := OpenAI(srv.URL + "/v1").(*openAI)
 	defer o.CloseIdleConnections()
-	if o.h1Head == nil {
+	if o.h1req == nil {
 		t.Skip("no fast path on this platform")
 	}
 	call := func(ctx context.Context) {
@@ -75,36 +71,4 @@ func TestRunEndKeepsAConcurrentRunsConnections(t *testing.T) {
 	if len(o.users) != 0 {
 		t.Errorf("users %v after every run ended", o.users)
 	}
-}
-
-// A connection handed back after closeIdle (a run's last request
-// finishing after its end) is closed, not kept; the next get keeps
-// connections again, as net/http's CloseIdleConnections.
-func TestPoolClosesWhatReturnsAfterCloseIdle(t *testing.T) {
-	p := &h1Pool{limit: 2, maxIdle: 2, open: 2}
-	a, a2 := net.Pipe()
-	defer a2.Close()
-	b, b2 := net.Pipe()
-	defer b2.Close()
-	p.put(&h1Conn{nc: a})
-	p.closeIdle()
-	if _, err := a.Write([]byte("x")); err == nil {
-		t.Fatal("idle connection not closed")
-	}
-	p.put(&h1Conn{nc: b})
-	if _, err := b.Write([]byte("x")); err == nil || len(p.idle) != 0 || p.open != 0 {
-		t.Fatalf("returned after closeIdle: write err %v, idle %d, open %d", err, len(p.idle), p.open)
-	}
-	c, c2 := net.Pipe()
-	defer c2.Close()
-	p.dialer = func(context.Context, string, string) (net.Conn, error) { return c, nil }
-	got, err := p.get(context.Background(), &httptrace.ClientTrace{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.put(got)
-	if len(p.idle) != 1 {
-		t.Errorf("%d idle after a get, want 1", len(p.idle))
-	}
-	p.closeIdle()
 }

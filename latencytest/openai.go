@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/h1"
 	"io"
 	"net"
 	"net/http"
@@ -143,8 +144,8 @@ func newOpenAI(baseURL string, api *protocol, opts []Option) *openAI {
 	if o.client == nil {
 		o.client = &http.Client{Transport: o.transport(), CheckRedirect: noRedirects}
 		o.ownTransport = true
-		if !o.noFastPath && fastPathHere {
-			o.h1Head, o.h1Around, o.h1Addr, _ = o.h1Request(u)
+		if !o.noFastPath && h1.Supported {
+			o.h1req, _ = h1.NewRequest(u, o.header, func(h http.Header) { o.setHeaders(h, "") })
 		}
 	}
 	o.bodyTail = appendBodyTail(nil, o.model, true)
@@ -215,10 +216,8 @@ type openAI struct {
 	bounded       map[int]*http.Client // by concurrency, on the default transport
 	users         map[int]int          // runs using the pools of each concurrency (see hold)
 	client        *http.Client
-	h1Head        []byte                                                            // the fast path's fixed request head; nil: net/http only (see http1.go)
-	h1Around      [2][]byte                                                         // the fast path's header lines before and after X-Request-Id
-	h1Addr        string                                                            // the fast path's host:port
-	pools         map[int]*h1Pool                                                   // the fast path's, by concurrency as bounded
+	h1req         *h1.Request                                                       // the fast path's fixed request; nil: net/http only (internal/h1)
+	pools         map[int]*h1.Pool                                                  // the fast path's, by concurrency as bounded
 	noFastPath    bool                                                              // net/http only (tests compare the two)
 	dial          func(ctx context.Context, network, addr string) (net.Conn, error) // tests: both paths dial through it
 	key, model    string
@@ -255,7 +254,7 @@ func (o *openAI) clientName() string {
 	switch {
 	case !o.ownTransport:
 		return "your http.Client (events timed when its body reads return)"
-	case o.h1Head != nil:
+	case o.h1req != nil:
 		return "tailguard's HTTP/1.1 client (events timed at the socket read that brought them)"
 	case o.noFastPath:
 		return "net/http, as WithNetHTTP asks (events timed at the socket read that brought them)"
@@ -444,7 +443,7 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 			return fail(ClassCanceled, "the run ended: "+context.Cause(parent).Error())
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return fail(ClassTruncated, "the connection closed mid-stream")
-		case errors.As(err, new(*encodingError)):
+		case errors.As(err, new(*h1.EncodingError)):
 			return fail(ClassBadStream, err.Error())
 		}
 		// net/http names the URL, query included (where some APIs carry a
@@ -456,11 +455,11 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 		return fail(ClassTransport, err.Error())
 	}
 
-	// The fast path (http1.go) where it applies, else net/http.
-	var resp reply
+	// The fast path (internal/h1) where it applies, else net/http.
+	var resp h1.Reply
 	start = time.Now()
 	rec.Start = start
-	if o.h1Head != nil && validHeaderValue(req.ID) {
+	if o.h1req != nil && h1.ValidHeaderValue(req.ID) {
 		resp, err = o.fastSend(ctx, parent, req.ID, payload, trace)
 	} else {
 		resp, err = o.send(ctx, parent, req.ID, payload, trace)
@@ -471,33 +470,33 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 	}
 	// Closing without draining: after [DONE] the client does not wait for
 	// a server that keeps the connection open.
-	defer resp.body.Close()
-	rec.Status = resp.status
-	rec.Injected = resp.injected
-	if !resp.headAt.IsZero() {
-		rec.TTFB = resp.headAt.Sub(start) // the final head's read (see reply)
+	defer resp.Body.Close()
+	rec.Status = resp.Status
+	rec.Injected = resp.Injected
+	if !resp.HeadAt.IsZero() {
+		rec.TTFB = resp.HeadAt.Sub(start) // the final head's read (see reply)
 	} else if rec.TTFB < 0 {
 		rec.TTFB = time.Since(start) // transports without httptrace (in-memory)
 	}
 	// Bodies are redacted before they are cut short, so that no part of
 	// a secret survives a cut.
-	if resp.status/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.body, 64<<10))
-		if streamOptions && (resp.status == 400 || resp.status == 422) && bytes.Contains(b, []byte("stream_options")) {
+	if resp.Status/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if streamOptions && (resp.Status == 400 || resp.Status == 422) && bytes.Contains(b, []byte("stream_options")) {
 			*refused = true
 		}
 		msg := errorMessage([]byte(o.redact(string(b))))
-		if resp.status/100 == 3 && resp.location != "" {
+		if resp.Status/100 == 3 && resp.Location != "" {
 			// Not followed: a redirected POST would time two requests as one.
-			msg = "redirected to " + redactURL(o.redact(resp.location)) + " (not followed: give that URL as the base URL)"
+			msg = "redirected to " + redactURL(o.redact(resp.Location)) + " (not followed: give that URL as the base URL)"
 		}
-		return fail(HTTPClass(resp.status), msg)
+		return fail(HTTPClass(resp.Status), msg)
 	}
 	if o.noStream {
-		return o.callWhole(&rec, resp.body, start, end, fail, failed)
+		return o.callWhole(&rec, resp.Body, start, end, fail, failed)
 	}
-	if ct := resp.contentType; !isEventStream(ct) {
-		b, err := io.ReadAll(io.LimitReader(resp.body, 64<<10))
+	if ct := resp.ContentType; !isEventStream(ct) {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if err != nil && ctx.Err() != nil {
 			return failed(err) // a timeout or the run's end, not the answer's fault
 		}
@@ -516,13 +515,13 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 	defer readBuffers.Put(bp)
 	buf := *bp
 	eof := false
-	clock := resp.clock
+	clock := resp.Clock
 	for !st.stopped() {
-		n, err := resp.body.Read(buf)
+		n, err := resp.Body.Read(buf)
 		eof = err == io.EOF
 		now := time.Since(start)
 		if clock != nil {
-			now = clock.readAt().Sub(start) // when the bytes left the socket (see readClock)
+			now = clock.ReadAt().Sub(start) // when the bytes left the socket (see readClock)
 		}
 		if perr := st.feed(buf[:n], now); perr != nil {
 			st.finish()
@@ -542,7 +541,7 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 	}
 	end(st.now())
 	if st.st.done && !eof {
-		drain(resp.body, buf, cancel)
+		drain(resp.Body, buf, cancel)
 	}
 	st.finish()
 	if class, detail := st.verdict(); class != "" {
@@ -554,7 +553,7 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 // setHeaders sets the provider's headers on h, which holds the user's
 // (WithHeader): Content-Type, Accept, X-Request-ID, the key's
 // Authorization, and Accept-Encoding: identity unless the user set one.
-// Both paths send these (see h1Request). Identity, because a compressed
+// Both paths send these (see h1.NewRequest). Identity, because a compressed
 // answer is what a compressing layer buffers before it sends anything, so
 // asking for gzip (as net/http does by default) times that layer's buffer,
 // not the server's stream; an encoded answer is decoded all the same (see
@@ -575,15 +574,15 @@ func (o *openAI) setHeaders(h http.Header, id string) {
 // transport the reply says when the head and each body read left the
 // socket (see stampConn); on any client, a 1xx answer does not stamp
 // TTFB (the final head's time, as near as the client lets us see, does).
-func (o *openAI) send(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (reply, error) {
+func (o *openAI) send(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (h1.Reply, error) {
 	var mu sync.Mutex
-	var sc *stampConn
+	var sc *h1.StampConn
 	var first time.Time
 	informational := false
 	t := *trace
 	t.GotConn = func(ci httptrace.GotConnInfo) {
 		mu.Lock()
-		sc = stampOf(ci.Conn)
+		sc = h1.StampOf(ci.Conn)
 		mu.Unlock()
 		if trace.GotConn != nil {
 			trace.GotConn(ci)
@@ -592,7 +591,7 @@ func (o *openAI) send(ctx, parent context.Context, id string, payload []byte, tr
 	t.GotFirstResponseByte = func() {
 		mu.Lock()
 		if sc != nil {
-			first = sc.readAt()
+			first = sc.ReadAt()
 		}
 		mu.Unlock()
 		if trace.GotFirstResponseByte != nil {
@@ -610,7 +609,7 @@ func (o *openAI) send(ctx, parent context.Context, id string, payload []byte, tr
 	}
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &t), http.MethodPost, o.url, bytes.NewReader(payload))
 	if err != nil {
-		return reply{}, err
+		return h1.Reply{}, err
 	}
 	for k, vs := range o.header {
 		hreq.Header[k] = vs
@@ -618,41 +617,41 @@ func (o *openAI) send(ctx, parent context.Context, id string, payload []byte, tr
 	o.setHeaders(hreq.Header, id)
 	resp, err := o.clientFor(parent).Do(hreq)
 	if err != nil {
-		return reply{}, err
+		return h1.Reply{}, err
 	}
-	a := replyOf(resp)
+	a := h1.ReplyOf(resp)
 	mu.Lock()
 	defer mu.Unlock()
 	switch {
 	case informational && sc != nil:
-		a.headAt = sc.readAt() // the read that completed the final head
+		a.HeadAt = sc.ReadAt() // the read that completed the final head
 	case informational:
-		a.headAt = time.Now()
+		a.HeadAt = time.Now()
 	default:
-		a.headAt = first
+		a.HeadAt = first
 	}
 	if sc != nil {
-		a.clock = sc
+		a.Clock = sc
 	}
-	return decodeBody(a), nil
+	return h1.DecodeBody(a), nil
 }
 
 // requestBuffers holds the buffers the fast path writes requests from.
 var requestBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// fastSend sends the request through the fast path (http1.go); the error
+// fastSend sends the request through the fast path (internal/h1); the error
 // names the endpoint as net/http's does.
-func (o *openAI) fastSend(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (reply, error) {
+func (o *openAI) fastSend(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (h1.Reply, error) {
 	bp := requestBuffers.Get().(*[]byte)
-	b := o.fastRequest((*bp)[:0], id, payload)
-	resp, err := o.poolFor(parent).roundTrip(ctx, b, trace)
+	b := o.h1req.Append((*bp)[:0], id, payload)
+	resp, err := o.poolFor(parent).RoundTrip(ctx, b, trace)
 	clear(b) // the key is in it
 	*bp = b[:0]
 	requestBuffers.Put(bp)
 	if err != nil {
 		return resp, &url.Error{Op: "Post", URL: o.endpoint, Err: err}
 	}
-	return decodeBody(resp), nil
+	return h1.DecodeBody(resp), nil
 }
 
 // doneGrace is how long a call waits, after [DONE], for the end of the

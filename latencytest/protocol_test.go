@@ -193,8 +193,8 @@ func pipeProto(t *testing.T, api *protocol, srv *pipeServer, fast bool) *openAI 
 		opts = append(opts, WithoutFastPath())
 	}
 	o := newOpenAI("http://127.0.0.1:9/v1", api, opts)
-	if fast != (o.h1Head != nil) {
-		t.Fatalf("fast path %v, want %v", o.h1Head != nil, fast)
+	if fast != (o.h1req != nil) {
+		t.Fatalf("fast path %v, want %v", o.h1req != nil, fast)
 	}
 	return o
 }

@@ -412,7 +412,7 @@ func BenchmarkLoopback(b *testing.B) {
 	})
 	b.Run("nethttp", func(b *testing.B) {
 		// latencytest's client on net/http, without its own HTTP/1.1
-		// client (see http1.go): what the fast path saves.
+		// client (internal/h1): what the fast path saves.
 		var runs []clientRun
 		for i := 0; b.Loop(); i++ {
 			runs = append(runs, runLatencytest(b, url, "nh"+strconv.Itoa(i), latencytest.WithoutFastPath()))

@@ -63,13 +63,11 @@ func TestFastPathIdleConnectionThatSpoke(t *testing.T) {
 	o.mu.Lock()
 	p := o.pools[0]
 	o.mu.Unlock()
-	p.mu.Lock()
-	if len(p.idle) != 1 {
-		p.mu.Unlock()
-		t.Fatalf("%d idle connections after the first request, want 1", len(p.idle))
+	idle := p.Idle()
+	if len(idle) != 1 {
+		t.Fatalf("%d idle connections after the first request, want 1", len(idle))
 	}
-	nc := p.idle[0].nc
-	p.mu.Unlock()
+	nc := idle[0]
 	close(firstDone)
 	waitReadable(t, nc)
 	rec := call("second")

@@ -1,7 +1,7 @@
-// The request the own HTTP/1.1 client writes (see http1.go): the bytes
-// net/http writes for the same request.
+// The request the client writes: the bytes net/http writes for the same
+// request.
 
-package latencytest
+package h1
 
 import (
 	"maps"
@@ -13,20 +13,39 @@ import (
 	"strings"
 )
 
-// h1Request builds the fixed parts of the provider's requests for the
-// fast path (see fastRequest), or returns ok false when the URL or the
-// options need net/http: https, user info in the URL, a proxy from the
+// Request is the fixed part of the POST requests a client sends to one
+// URL with one set of headers: the bytes net/http writes for them, with
+// the X-Request-Id and the body left to [Request.Append].
+type Request struct {
+	head   []byte
+	around [2][]byte // the header lines sorted before and after X-Request-Id
+	// Addr is the host:port to dial.
+	Addr string
+}
+
+// NewRequest builds the fixed parts of the requests to u with the
+// caller's headers (header) and those set adds (its own: content type,
+// key, ...; set sees the caller's and may overwrite them), or returns ok
+// false when the URL or the headers need net/http: https, user info in the URL, a proxy from the
 // environment, a host net/http would not send, a header net/http treats
 // specially (an Idempotency-Key makes net/http resend a POST after a
 // read error: the fast path does not), or a value it would refuse.
 //
-// The head is what net/http's Request.Write writes for send's request:
+// The head is what net/http's Request.Write writes for the same request:
 // the request line (the escaped path as URL.RequestURI gives it), Host
 // (the URL's host without an empty port or an IPv6 zone), User-Agent,
-// then (see fastRequest) Content-Length, then every other header sorted
+// then (see Append) Content-Length, then every other header sorted
 // by name, values trimmed. around holds the header lines sorted before
 // and after X-Request-Id.
-func (o *openAI) h1Request(u *url.URL) (head []byte, around [2][]byte, addr string, ok bool) {
+func NewRequest(u *url.URL, header http.Header, set func(http.Header)) (r *Request, ok bool) {
+	head, around, addr, ok := newRequest(u, header, set)
+	if !ok {
+		return nil, false
+	}
+	return &Request{head: head, around: around, Addr: addr}, true
+}
+
+func newRequest(u *url.URL, header http.Header, set func(http.Header)) (head []byte, around [2][]byte, addr string, ok bool) {
 	if u.Scheme != "http" || u.User != nil || u.Host == "" || !isASCIIPrintable(u.Host) {
 		return nil, around, "", false
 	}
@@ -42,7 +61,7 @@ func (o *openAI) h1Request(u *url.URL) (head []byte, around [2][]byte, addr stri
 		return nil, around, "", false
 	}
 	h := http.Header{}
-	for k, vs := range o.header {
+	for k, vs := range header {
 		switch http.CanonicalHeaderKey(k) {
 		case "Host", "Content-Length", "Transfer-Encoding", "Trailer", "Connection",
 			"Te", "Upgrade", "Expect", "Keep-Alive", "Proxy-Connection", "Idempotency-Key", "X-Idempotency-Key":
@@ -52,14 +71,14 @@ func (o *openAI) h1Request(u *url.URL) (head []byte, around [2][]byte, addr stri
 			return nil, around, "", false
 		}
 		for _, v := range vs {
-			if !validHeaderValue(v) {
+			if !ValidHeaderValue(v) {
 				return nil, around, "", false
 			}
 		}
 		h[k] = vs
 	}
-	o.setHeaders(h, "")
-	if !validHeaderValue(h.Get("Authorization")) {
+	set(h)
+	if !ValidHeaderValue(h.Get("Authorization")) {
 		return nil, around, "", false
 	}
 	head = append(head, "POST "...)
@@ -124,25 +143,26 @@ func validHost(host string) bool {
 	return true
 }
 
-// fastRequest appends one request: the fixed head, the length, the
-// headers with the trace ID in its sorted place, and the body.
-func (o *openAI) fastRequest(b []byte, id string, payload []byte) []byte {
-	b = append(b, o.h1Head...)
+// Append appends one request to b: the fixed head, the length, the
+// headers with the trace ID (id, which must pass ValidHeaderValue) in its
+// sorted place, and the body.
+func (r *Request) Append(b []byte, id string, payload []byte) []byte {
+	b = append(b, r.head...)
 	b = append(b, "Content-Length: "...)
 	b = strconv.AppendInt(b, int64(len(payload)), 10)
 	b = append(b, "\r\n"...)
-	b = append(b, o.h1Around[0]...)
+	b = append(b, r.around[0]...)
 	b = append(b, "X-Request-Id: "...)
 	b = append(b, strings.Trim(id, " \t")...)
 	b = append(b, "\r\n"...)
-	b = append(b, o.h1Around[1]...)
+	b = append(b, r.around[1]...)
 	b = append(b, "\r\n"...)
 	return append(b, payload...)
 }
 
-// validHeaderValue reports whether v may be sent as a header value: no
+// ValidHeaderValue reports whether v may be sent as a header value: no
 // control bytes other than tab (net/http refuses the request otherwise).
-func validHeaderValue(v string) bool {
+func ValidHeaderValue(v string) bool {
 	for i := range len(v) {
 		if c := v[i]; c < ' ' && c != '\t' || c == 0x7F {
 			return false

@@ -8,6 +8,7 @@ import (
 	"compress/zlib"
 	"context"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/h1"
 	"io"
 	"net"
 	"net/http"
@@ -125,7 +126,7 @@ type wireRun struct {
 // runWire makes calls requests to a fresh wireServer through one path.
 func runWire(t *testing.T, conn func(w *wireConn, n int), calls int, fast bool, opts ...Option) wireRun {
 	t.Helper()
-	if fast && !fastPathHere {
+	if fast && !h1.Supported {
 		t.Skip("the own HTTP/1.1 client does not run on this platform")
 	}
 	srv := &wireServer{conn: conn}
@@ -134,8 +135,8 @@ func runWire(t *testing.T, conn func(w *wireConn, n int), calls int, fast bool, 
 		opts = append(opts, WithNetHTTP())
 	}
 	o := OpenAI("http://127.0.0.1:9/v1", opts...).(*openAI) // loopback: never proxied
-	if fast != (o.h1Head != nil) {
-		t.Fatalf("fast path %v, want %v", o.h1Head != nil, fast)
+	if fast != (o.h1req != nil) {
+		t.Fatalf("fast path %v, want %v", o.h1req != nil, fast)
 	}
 	var run wireRun
 	for i := range calls {
@@ -405,7 +406,7 @@ func TestWireSameRequestBytes(t *testing.T) {
 				opts = append(opts, WithNetHTTP())
 			}
 			o := OpenAI(tc.base, opts...).(*openAI)
-			if fast && fastPathHere && o.h1Head == nil {
+			if fast && h1.Supported && o.h1req == nil {
 				t.Fatalf("%s: no fast path", tc.base)
 			}
 			temp := 0.5
@@ -536,7 +537,7 @@ func TestWireClientDisclosed(t *testing.T) {
 		{"https://api.example.test/v1", nil, "net/http ("},
 		{"http://127.0.0.1:8000/v1", []Option{WithHTTPClient(http.DefaultClient)}, "your http.Client"},
 	} {
-		if fastPathHere && tc.opts == nil && strings.HasPrefix(tc.url, "http:") {
+		if h1.Supported && tc.opts == nil && strings.HasPrefix(tc.url, "http:") {
 			tc.want = "tailguard's HTTP/1.1 client"
 		}
 		o := OpenAI(tc.url, tc.opts...).(*openAI)
@@ -550,7 +551,7 @@ func TestWireClientDisclosed(t *testing.T) {
 			t.Errorf("%s: box 1 does not name the client: %q", tc.url, b.Answer)
 		}
 	}
-	if o := OpenAI("http://127.0.0.1:8000/v1", WithNetHTTP()).(*openAI); o.h1Head != nil {
+	if o := OpenAI("http://127.0.0.1:8000/v1", WithNetHTTP()).(*openAI); o.h1req != nil {
 		t.Errorf("WithNetHTTP: the own client still speaks")
 	}
 }
@@ -627,7 +628,7 @@ func TestWireEarlyAnswerBeforeTheBodyIsRead(t *testing.T) {
 	}
 	want := 0
 	for _, fast := range []bool{true, false} {
-		if fast && !fastPathHere {
+		if fast && !h1.Supported {
 			continue
 		}
 		opts := []Option{}
@@ -675,7 +676,7 @@ func TestWireResetAfterThePOSTIsRead(t *testing.T) {
 	})
 	paths := 0
 	for _, fast := range []bool{true, false} {
-		if fast && !fastPathHere {
+		if fast && !h1.Supported {
 			continue
 		}
 		paths++
@@ -709,7 +710,7 @@ func TestWireStampsReadsUnderTLS(t *testing.T) {
 	}))
 	defer srv.Close()
 	o := OpenAI(srv.URL + "/v1").(*openAI)
-	if o.h1Head != nil {
+	if o.h1req != nil {
 		t.Fatal("the own client speaks https")
 	}
 	tr := o.client.Transport.(*http.Transport)
@@ -719,10 +720,10 @@ func TestWireStampsReadsUnderTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _ = io.Copy(io.Discard, a.body)
-	a.body.Close()
-	if _, ok := a.clock.(*stampConn); !ok || a.headAt.IsZero() || a.clock.readAt().Before(a.headAt) {
-		t.Errorf("clock %T, head at %v, last read at %v: want the stamped TLS connection's", a.clock, a.headAt, a.clock)
+	_, _ = io.Copy(io.Discard, a.Body)
+	a.Body.Close()
+	if _, ok := a.Clock.(*h1.StampConn); !ok || a.HeadAt.IsZero() || a.Clock.ReadAt().Before(a.HeadAt) {
+		t.Errorf("clock %T, head at %v, last read at %v: want the stamped TLS connection's", a.Clock, a.HeadAt, a.Clock)
 	}
 	rec := o.Call(context.Background(), Request{ID: "tls-2", Messages: []Message{{Role: "user", Content: "hi"}}})
 	if !rec.OK() || rec.TTFB <= 0 || rec.TTFT < rec.TTFB || rec.Total < rec.TTFT {
@@ -749,7 +750,7 @@ func TestWireEarlyAnswerConnectionHeldOpen(t *testing.T) {
 	big := strings.Repeat("x", 8<<20)
 	want := 0
 	for _, fast := range []bool{true, false} {
-		if fast && !fastPathHere {
+		if fast && !h1.Supported {
 			continue
 		}
 		opts := []Option{}

@@ -1,6 +1,6 @@
-// The body reader of the own HTTP/1.1 client (see http1.go).
+// The body reader of the client (see h1.go).
 
-package latencytest
+package h1
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ const (
 // back to the pool when it may be kept; a body closed before its end
 // closes it.
 type h1Body struct {
-	p       *h1Pool
+	p       *Pool
 	c       *h1Conn
 	stop    func() bool // stops the context's deadline on the connection
 	length  int64       // bytes left: of the body, or of the chunk
@@ -35,9 +35,9 @@ type h1Body struct {
 	at      time.Time // when the read that brought the bytes last returned left the socket
 }
 
-// readAt is when the read that brought the bytes Read last returned left
+// ReadAt is when the read that brought the bytes Read last returned left
 // the socket.
-func (b *h1Body) readAt() time.Time { return b.at }
+func (b *h1Body) ReadAt() time.Time { return b.at }
 
 // Read reads the body's bytes, the chunked framing taken off; it blocks
 // only when no byte is buffered. Afterwards at is when the bytes it

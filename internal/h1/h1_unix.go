@@ -1,15 +1,15 @@
 //go:build unix
 
-package latencytest
+package h1
 
 import (
 	"net"
 	"syscall"
 )
 
-// fastPathHere says that the provider's own HTTP/1.1 client runs here: it
+// Supported says that the provider's own HTTP/1.1 client runs here: it
 // can look at an idle connection before reusing it (idleUsable).
-const fastPathHere = true
+const Supported = true
 
 // idleUsable reports whether a kept connection may carry the next
 // request: nothing has arrived on it while it was idle. A server that

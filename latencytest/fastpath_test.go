@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/h1"
 	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"io"
 	"net"
@@ -92,12 +93,12 @@ func pipeProvider(t *testing.T, srv *pipeServer, fast bool, opts ...Option) *ope
 	if !fast {
 		opts = append(opts, WithoutFastPath())
 	}
-	if fast && !fastPathHere {
+	if fast && !h1.Supported {
 		t.Skip("the own HTTP/1.1 client does not run on this platform")
 	}
 	o := OpenAI("http://127.0.0.1:9/v1", opts...).(*openAI) // loopback: never proxied
-	if fast != (o.h1Head != nil) {
-		t.Fatalf("fast path %v, want %v", o.h1Head != nil, fast)
+	if fast != (o.h1req != nil) {
+		t.Fatalf("fast path %v, want %v", o.h1req != nil, fast)
 	}
 	return o
 }
@@ -486,9 +487,9 @@ func TestFastPathApplies(t *testing.T) {
 		{"http://127.0.0.1:/v1", nil, true},
 		{"http://[fe80::1%25eth0]:80/v1", nil, true},
 	} {
-		tc.fast = tc.fast && fastPathHere
-		if o := OpenAI(tc.url, tc.opts...).(*openAI); (o.h1Head != nil) != tc.fast {
-			t.Errorf("%s: fast path %v, want %v", redactURL(tc.url), o.h1Head != nil, tc.fast)
+		tc.fast = tc.fast && h1.Supported
+		if o := OpenAI(tc.url, tc.opts...).(*openAI); (o.h1req != nil) != tc.fast {
+			t.Errorf("%s: fast path %v, want %v", redactURL(tc.url), o.h1req != nil, tc.fast)
 		}
 	}
 }
@@ -527,7 +528,7 @@ func TestFastPathSendsWhatNetHTTPSends(t *testing.T) {
 		}), WithAPIKey(key), WithModel("m-1"), WithHeader("X-Org", " org-1 "), WithHeader("X-Two", "a"), WithHeader("X-Two", "b"),
 			WithHeader("Authorization", "ignored: the key's wins")).(*openAI)
 		if !fast {
-			o.h1Head = nil
+			o.h1req = nil
 		}
 		temp := 0.5
 		if rec := o.Call(context.Background(), Request{ID: "send-1", MaxTokens: 9, Temperature: &temp,

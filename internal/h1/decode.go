@@ -1,4 +1,4 @@
-package latencytest
+package h1
 
 import (
 	"bytes"
@@ -15,33 +15,33 @@ import (
 	"time"
 )
 
-// encodingError is an answer body that cannot be decoded: an encoding
+// EncodingError is an answer body that cannot be decoded: an encoding
 // tailguard does not know, or corrupt gzip or deflate data. The call
 // fails as bad_stream (never truncated: the bytes arrived, they are not
 // the stream).
-type encodingError struct {
+type EncodingError struct {
 	encoding string
 	err      error
 }
 
-func (e *encodingError) Error() string {
+func (e *EncodingError) Error() string {
 	if e.err == nil {
 		return fmt.Sprintf("the answer is encoded as %q, which tailguard does not decode (it asks for identity)", e.encoding)
 	}
 	return fmt.Sprintf("the answer's %s encoding is corrupt: %v", e.encoding, e.err)
 }
 
-func (e *encodingError) Unwrap() error { return e.err }
+func (e *EncodingError) Unwrap() error { return e.err }
 
-// decodeBody decodes an answer's Content-Encoding, on both paths alike:
+// DecodeBody decodes an answer's Content-Encoding, on both paths alike:
 // identity (or none) as it is; gzip (x-gzip) and deflate (zlib-wrapped,
 // as RFC 9110 says, or raw, as some servers send it) decoded as the body
 // is read; anything else (br, zstd, compress, two encodings) fails the
-// first read with an encodingError. The decoder is made at the first
+// first read with an EncodingError. The decoder is made at the first
 // read, so a gzip header that is slow to come is waited for under the
 // call's timeouts, not before them.
-func decodeBody(a reply) reply {
-	enc := strings.ToLower(strings.TrimSpace(a.encoding))
+func DecodeBody(a Reply) Reply {
+	enc := strings.ToLower(strings.TrimSpace(a.Encoding))
 	var kept []string
 	for _, e := range strings.Split(enc, ",") {
 		if e = strings.TrimSpace(e); e != "" && e != "identity" {
@@ -51,15 +51,15 @@ func decodeBody(a reply) reply {
 	if len(kept) == 0 {
 		return a
 	}
-	d := &decodingBody{src: errTap{r: a.body}, body: a.body, encoding: strings.Join(kept, ", ")}
+	d := &decodingBody{src: errTap{r: a.Body}, body: a.Body, encoding: strings.Join(kept, ", ")}
 	if len(kept) > 1 || (kept[0] != "gzip" && kept[0] != "x-gzip" && kept[0] != "deflate") {
-		d.err = &encodingError{encoding: d.encoding}
+		d.err = &EncodingError{encoding: d.encoding}
 	}
-	a.body = d
+	a.Body = d
 	return a
 }
 
-// decodingBody is a body decoded as it is read (see decodeBody).
+// decodingBody is a body decoded as it is read (see DecodeBody).
 type decodingBody struct {
 	src      errTap
 	body     io.Closer
@@ -125,7 +125,7 @@ func (d *decodingBody) Read(p []byte) (int, error) {
 
 // fail keeps the error that ends the body: the body's own as it is (an
 // io.EOF before the decoder's first bytes as io.ErrUnexpectedEOF: the
-// answer was cut), the decoder's as an encodingError.
+// answer was cut), the decoder's as an EncodingError.
 func (d *decodingBody) fail(err error) error {
 	switch {
 	case d.src.err != nil && d.src.err != io.EOF:
@@ -133,17 +133,17 @@ func (d *decodingBody) fail(err error) error {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		d.err = io.ErrUnexpectedEOF
 	default:
-		d.err = &encodingError{encoding: d.encoding, err: err}
+		d.err = &EncodingError{encoding: d.encoding, err: err}
 	}
 	return d.err
 }
 
 func (d *decodingBody) Close() error { return d.body.Close() }
 
-// clockBase is the origin of stampConn's stamps (a monotonic reading).
+// clockBase is the origin of StampConn's stamps (a monotonic reading).
 var clockBase = time.Now()
 
-// stampConn is a connection of the provider's net/http transport that
+// StampConn is a connection of a net/http transport (see StampingDial) that
 // stamps each read as it returns, so that the net/http path, like the
 // fast path, times an event at the socket read that brought it, for
 // http:// and under TLS for https:// (the stamp is the TCP read's; TLS
@@ -151,37 +151,37 @@ var clockBase = time.Now()
 // several streams, the stamp is the last read of any of them: still
 // never before the event's bytes arrived nor after the body's Read
 // returned them.
-type stampConn struct {
+type StampConn struct {
 	net.Conn
 	last atomic.Int64 // time.Since(clockBase) at the last read's return
 }
 
-func (c *stampConn) Read(p []byte) (int, error) {
+func (c *StampConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.last.Store(int64(time.Since(clockBase)))
 	return n, err
 }
 
-// readAt is when the last read returned.
-func (c *stampConn) readAt() time.Time { return clockBase.Add(time.Duration(c.last.Load())) }
+// ReadAt is when the last read returned.
+func (c *StampConn) ReadAt() time.Time { return clockBase.Add(time.Duration(c.last.Load())) }
 
-// stampingDial wraps a dialer's connections in stampConn.
-func stampingDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// StampingDial wraps a dialer's connections in StampConn.
+func StampingDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		nc, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return &stampConn{Conn: nc}, nil
+		return &StampConn{Conn: nc}, nil
 	}
 }
 
-// stampOf is the stampConn under a connection net/http reports (through
+// StampOf is the StampConn under a connection net/http reports (through
 // TLS), or nil.
-func stampOf(nc net.Conn) *stampConn {
+func StampOf(nc net.Conn) *StampConn {
 	if tc, ok := nc.(*tls.Conn); ok {
 		nc = tc.NetConn()
 	}
-	sc, _ := nc.(*stampConn)
+	sc, _ := nc.(*StampConn)
 	return sc
 }
