@@ -268,7 +268,9 @@ func saturate(ns float64) time.Duration {
 // HeaderInjected is the response header that tells a client what the fake
 // injected into its request ("stall,cold_start=30s"), so that a failure
 // report can name the cause next to the trace ID. Absent when nothing was.
-const HeaderInjected = "X-Fake-Injected"
+// It is not the fake's own: any server may set it, and latencytest keeps
+// it in Record.Injected from whichever server sends it.
+const HeaderInjected = "Tailguard-Injected"
 
 // injected renders what was injected: faults, then waits.
 func injected(sv *Served) string {

@@ -177,7 +177,7 @@ func chunked(body string, cuts ...int) string {
 	return sb.String()
 }
 
-const sseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Fake-Injected: none\r\n"
+const sseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTailguard-Injected: none\r\n"
 
 // Every SSE fixture, in every framing the fast path reads, gives the
 // record net/http gives: chunked (whole, an event per chunk, cut in two

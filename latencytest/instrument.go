@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/h1"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -280,7 +281,7 @@ func (c *funcCall) headers(a *attempt, resp *http.Response) {
 		return
 	}
 	a.rec.TTFB, a.rec.Status = now, resp.StatusCode
-	a.rec.Injected = resp.Header.Get("X-Fake-Injected")
+	a.rec.Injected = resp.Header.Get(h1.HeaderInjected)
 	switch {
 	case resp.StatusCode >= 400:
 		a.keep = true

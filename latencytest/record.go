@@ -154,8 +154,10 @@ type Record struct {
 	Err string `json:"err,omitempty"`
 	// Detail explains the error in words (the API key never appears).
 	Detail string `json:"detail,omitempty"`
-	// Injected is what a fake provider says it injected into this request
-	// (its X-Fake-Injected header: "stall,cold_start=30s"); "" otherwise.
+	// Injected is what the server says it injected into this request: its
+	// Tailguard-Injected response header, which a fault-injecting server
+	// or proxy (fakeprovider's fake among them) may set
+	// ("stall,cold_start=30s"); "" otherwise.
 	Injected string `json:"injected,omitempty"`
 	// Notes are what the client ignored in an answer it otherwise
 	// measured (a usage count that is not a count, a field of the wrong

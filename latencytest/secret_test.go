@@ -41,7 +41,7 @@ var echoPlaces = []struct{ name, why string }{
 	{"html", "a 200 HTML page (its start goes into Detail)"},
 	{"refusal", "a refusal (its text goes into Detail), split across chunks"},
 	{"long_refusal", "a refusal whose 200-byte cut falls inside a secret"},
-	{"injected", "the fake provider's X-Fake-Injected header"},
+	{"injected", "the fake provider's Tailguard-Injected header"},
 	{"bom_content", "content after a byte-order mark"},
 }
 
@@ -61,7 +61,7 @@ func hostile(t *testing.T) *httptest.Server {
 		place := echoPlaces[i%len(echoPlaces)].name
 		w.Header().Set("Content-Type", "text/event-stream")
 		if place == "injected" {
-			w.Header().Set("X-Fake-Injected", all)
+			w.Header().Set("Tailguard-Injected", all)
 		}
 		var body strings.Builder
 		switch place {
@@ -205,7 +205,7 @@ var echoPlacesEncoded = []struct{ name, why string }{
 	{"sse_content", "the answer"},
 	{"sse_model", "the model name"},
 	{"error_event", "an SSE error event, cut at 200 bytes inside the key"},
-	{"injected", "the fake's X-Fake-Injected header"},
+	{"injected", "the fake's Tailguard-Injected header"},
 	{"http/long_error", "HTTP(): a 401 body cut at 200 bytes inside the key"},
 	{"http/redirect", "HTTP(): the Location of a 307"},
 	{"http/ok", "HTTP(): a 200 body (never kept)"},
@@ -249,7 +249,7 @@ func encodedEcho(t *testing.T, enc string) *httptest.Server {
 			w.Header().Set("Content-Type", "text/event-stream")
 			switch place {
 			case "injected":
-				w.Header().Set("X-Fake-Injected", "stall for "+enc)
+				w.Header().Set("Tailguard-Injected", "stall for "+enc)
 				io.WriteString(w, chunk(`{"content":"a"}`))
 			case "sse_content":
 				io.WriteString(w, chunk(`{"content":"your key is `+enc+` "}`))

@@ -81,8 +81,8 @@ type ColdStart struct {
 	NoWarmClass bool
 }
 
-// injectedColdStart returns the "cold_start=…" part of a fake's
-// X-Fake-Injected note ("stall,cold_start=30s"), or "".
+// injectedColdStart returns the "cold_start=…" part of a server's
+// Tailguard-Injected note ("stall,cold_start=30s"), or "".
 func injectedColdStart(injected string) string {
 	for part := range strings.SplitSeq(injected, ",") {
 		if p := strings.TrimSpace(part); strings.HasPrefix(p, "cold_start=") {

@@ -250,6 +250,12 @@ func (p *Pool) CloseIdle() {
 	}
 }
 
+// HeaderInjected is the response header in which a server that injects
+// faults or waits into its answers (a chaos proxy, a fake such as
+// tailguard's fakeprovider) names them ("stall,cold_start=30s"): any
+// server may set it, and a record keeps it (Reply.Injected).
+const HeaderInjected = "Tailguard-Injected"
+
 // Reply is a response as a caller reads it, from net/http (ReplyOf) or
 // from a Pool: the status, the headers a record keeps (and a
 // redirect's Location, for its error; the content encoding, for
@@ -487,7 +493,7 @@ func (b *closingBody) Close() error {
 // ReplyOf is a net/http response as a Reply.
 func ReplyOf(resp *http.Response) Reply {
 	return Reply{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
-		Injected: resp.Header.Get("X-Fake-Injected"), Location: resp.Header.Get("Location"),
+		Injected: resp.Header.Get(HeaderInjected), Location: resp.Header.Get("Location"),
 		Encoding: strings.Join(resp.Header.Values("Content-Encoding"), ","), Body: resp.Body}
 }
 
@@ -575,7 +581,7 @@ func parseHead(head []byte) (a Reply, b *h1Body, err error) {
 			if !sawType {
 				a.ContentType, sawType = string(value), true
 			}
-		case equalFoldBytes(name, "X-Fake-Injected"):
+		case equalFoldBytes(name, HeaderInjected):
 			if !sawInjected {
 				a.Injected, sawInjected = string(value), true
 			}
