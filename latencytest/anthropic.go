@@ -39,8 +39,12 @@ const DefaultAnthropicMaxTokens = 4096
 // message_stop without message_start and tool input that is not JSON
 // fail it as bad_stream too. Event types it does not know are skipped
 // with a note. It panics if baseURL is not an http(s) URL.
-func Anthropic(baseURL string, opts ...Option) Provider {
-	return newOpenAI(baseURL, messagesAPI, opts)
+func Anthropic(baseURL string, opts ...AnthropicOption) *LLMProvider {
+	return newOpenAI(baseURL, messagesAPI, func(o *LLMProvider) {
+		for _, opt := range opts {
+			opt.applyAnthropic(o)
+		}
+	})
 }
 
 // Environment variables read by AnthropicFromEnv.
@@ -56,7 +60,7 @@ const (
 // "/v1" is added unless its path already ends in "/v1". The error names the
 // variables that are unset. The key must be set but may be empty (for a
 // local server without keys); the others must not be empty.
-func AnthropicFromEnv(opts ...Option) (Provider, error) {
+func AnthropicFromEnv(opts ...AnthropicOption) (*LLMProvider, error) {
 	_, u, key, model, err := fromEnv(EnvAnthropicBaseURL, EnvAnthropicAPIKey, EnvAnthropicModel)
 	if err != nil {
 		return nil, err
@@ -64,13 +68,13 @@ func AnthropicFromEnv(opts ...Option) (Provider, error) {
 	if p := strings.TrimRight(u.Path, "/"); !strings.HasSuffix(p, "/v1") {
 		u.Path, u.RawPath = p+"/v1", ""
 	}
-	all := append([]Option{WithModel(model), WithAPIKey(key)}, opts...)
+	all := append([]AnthropicOption{WithModel(model), WithAPIKey(key)}, opts...)
 	return Anthropic(u.String(), all...), nil
 }
 
 // anthropicHeaders moves the key to x-api-key and sets anthropic-version
 // unless a header set it.
-func anthropicHeaders(o *openAI) {
+func anthropicHeaders(o *LLMProvider) {
 	if o.key != "" {
 		o.header.Set("X-Api-Key", o.key)
 		o.key = ""
@@ -81,10 +85,10 @@ func anthropicHeaders(o *openAI) {
 }
 
 // anthropicPublic is the header value that is no secret: the version.
-func anthropicPublic(o *openAI) []string { return o.header.Values("Anthropic-Version") }
+func anthropicPublic(o *LLMProvider) []string { return o.header.Values("Anthropic-Version") }
 
 // messagesPayload encodes a Messages request.
-func messagesPayload(o *openAI, req Request) ([]byte, error) {
+func messagesPayload(o *LLMProvider, req Request) ([]byte, error) {
 	type message struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`

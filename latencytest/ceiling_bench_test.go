@@ -153,7 +153,7 @@ func runRung(b *testing.B, url, client string, rate float64, k int) rung {
 	case "raw":
 		firsts, r.fails, r.note = rawAtRate(url, label, n, interval)
 	default:
-		var opts []latencytest.Option
+		var opts []latencytest.OpenAIOption
 		if client == "nethttp" {
 			opts = append(opts, latencytest.WithNetHTTP())
 		}
@@ -162,7 +162,7 @@ func runRung(b *testing.B, url, client string, rate float64, k int) rung {
 		conc := int(rate*0.65*1.5) + 16
 		res, err := latencytest.Batch{NoWarmup: true, Requests: n, Interval: interval, Concurrency: conc,
 			MaxTokens: ceilingTokens, Prompt: "Say sixty-four words.", Label: label}.Run(context.Background(), p)
-		p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+		p.CloseIdleConnections()
 		if err != nil {
 			b.Fatal(err)
 		}

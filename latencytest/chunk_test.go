@@ -307,7 +307,7 @@ func TestPayloadMatchesMap(t *testing.T) {
 	} {
 		for _, model := range []string{"fake-model", "odd \"model\" <&>"} {
 			for _, opts := range []bool{true, false} {
-				o := OpenAI("http://fake/v1", WithModel(model)).(*openAI)
+				o := OpenAI("http://fake/v1", WithModel(model))
 				got, err := o.payload(tc.req, opts)
 				if err != nil {
 					t.Fatal(err)

@@ -63,7 +63,7 @@ func TestLoopbackConnectionsAtMostConcurrency(t *testing.T) {
 	defer srv.Close()
 	const conc = 6
 	p := latencytest.OpenAI(srv.URL + "/v1")
-	defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+	defer p.CloseIdleConnections()
 	r, err := latencytest.Batch{Warmup: conc, Requests: 30, Concurrency: conc, MaxTokens: 8, Prompt: "Say eight words."}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)

@@ -34,9 +34,9 @@ func defaultTransport() *http.Transport {
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // transport is defaultTransport, dialing through o.dial when a test set
-// it, its connections stamping their reads (see stampConn) and timing
+// it, its connections stamping their reads (see h1.StampConn) and timing
 // their lag (see lagDial).
-func (o *openAI) transport() *http.Transport {
+func (o *LLMProvider) transport() *http.Transport {
 	t := defaultTransport()
 	if o.dial != nil {
 		t.DialContext = o.dial
@@ -131,7 +131,7 @@ func concurrencyOf(ctx context.Context, h connHolder) int {
 }
 
 // hold counts a run using the pools for n requests in flight.
-func (o *openAI) hold(n int) {
+func (o *LLMProvider) hold(n int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.users == nil {
@@ -144,7 +144,7 @@ func (o *openAI) hold(n int) {
 // last run's end closes their idle connections (a connection returned
 // later is closed, not kept: see h1.Pool.CloseIdle and net/http's
 // CloseIdleConnections).
-func (o *openAI) release(n int) {
+func (o *LLMProvider) release(n int) {
 	o.mu.Lock()
 	o.users[n]--
 	if o.users[n] > 0 {
@@ -164,7 +164,7 @@ func (o *openAI) release(n int) {
 
 // clientFor returns the client for a run of n requests in flight (0:
 // unknown): with the default transport, one bounded to n connections.
-func (o *openAI) clientFor(ctx context.Context) *http.Client {
+func (o *LLMProvider) clientFor(ctx context.Context) *http.Client {
 	if !o.ownTransport {
 		return o.client
 	}
@@ -189,7 +189,7 @@ func (o *openAI) clientFor(ctx context.Context) *http.Client {
 
 // poolFor returns the fast path's pool for a run of n requests in flight
 // (0: unknown, no bound), as clientFor does for net/http.
-func (o *openAI) poolFor(ctx context.Context) *h1.Pool {
+func (o *LLMProvider) poolFor(ctx context.Context) *h1.Pool {
 	n := concurrencyOf(ctx, o)
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -210,7 +210,7 @@ func (o *openAI) poolFor(ctx context.Context) *h1.Pool {
 // withConcurrency); call it when a test ends against a server that stays
 // up, so that no connection of calls outside a run outlives the test
 // (goleak).
-func (o *openAI) CloseIdleConnections() {
+func (o *LLMProvider) CloseIdleConnections() {
 	if !o.ownTransport {
 		return
 	}

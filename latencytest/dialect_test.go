@@ -338,7 +338,7 @@ func TestStreamOptionsRefused(t *testing.T) {
 		name, why string
 		status    int
 		refusal   string
-		opts      []Option
+		opts      []OpenAIOption
 		always    bool // refuse whatever was sent
 		resent    bool // the first call sends twice
 		bodies    []bool
@@ -347,8 +347,8 @@ func TestStreamOptionsRefused(t *testing.T) {
 		{"mistral 422", "resent once without it, then never sent", 422, mistral, nil, false, true, []bool{true, false, false}, ""},
 		{"azure 400", "the same for old Azure api-versions", 400, azure, nil, false, true, []bool{true, false, false}, ""},
 		{"other 400", "a 400 that does not name stream_options fails as it is", 400, `{"error":{"message":"bad temperature"}}`, nil, true, false, []bool{true, true}, "http_400"},
-		{"422 naming it when it was not sent", "a 422 is read as a refusal only of what was sent", 422, mistral, []Option{WithoutStreamOptions()}, true, false, []bool{false, false}, "http_422"},
-		{"WithoutStreamOptions", "never sent", 200, "", []Option{WithoutStreamOptions()}, false, false, []bool{false, false}, ""},
+		{"422 naming it when it was not sent", "a 422 is read as a refusal only of what was sent", 422, mistral, []OpenAIOption{WithoutStreamOptions()}, true, false, []bool{false, false}, "http_422"},
+		{"WithoutStreamOptions", "never sent", 200, "", []OpenAIOption{WithoutStreamOptions()}, false, false, []bool{false, false}, ""},
 	} {
 		for _, fast := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/fast=%v", tc.name, fast), func(t *testing.T) {
@@ -361,11 +361,11 @@ func TestStreamOptionsRefused(t *testing.T) {
 					b := tok("a") + tok("b") + done
 					fmt.Fprintf(w, "%sContent-Length: %d\r\n\r\n%s", sseHead, len(b), b)
 				}}
-				opts := append([]Option{withDial(srv.dial), WithAPIKey(key)}, tc.opts...)
+				opts := append([]OpenAIOption{withDial(srv.dial), WithAPIKey(key)}, tc.opts...)
 				if !fast {
 					opts = append(opts, WithoutFastPath())
 				}
-				o := OpenAI("http://127.0.0.1:9/v1", opts...).(*openAI)
+				o := OpenAI("http://127.0.0.1:9/v1", opts...)
 				defer srv.close()
 				defer o.CloseIdleConnections()
 				first := o.Call(context.Background(), Request{ID: "s-1", Messages: []Message{{Role: "user", Content: "hi"}}})

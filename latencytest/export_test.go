@@ -2,4 +2,4 @@ package latencytest
 
 // WithoutFastPath makes the OpenAI provider send every request through
 // net/http (tests and benchmarks compare it with the fast path).
-func WithoutFastPath() Option { return func(o *openAI) { o.noFastPath = true } }
+func WithoutFastPath() LLMOption { return llmOption(func(o *LLMProvider) { o.noFastPath = true }) }

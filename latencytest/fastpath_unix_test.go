@@ -50,7 +50,7 @@ func TestFastPathIdleConnectionThatSpoke(t *testing.T) {
 			}()
 		}
 	}()
-	o := OpenAI("http://" + ln.Addr().String() + "/v1").(*openAI)
+	o := OpenAI("http://" + ln.Addr().String() + "/v1")
 	defer o.CloseIdleConnections()
 	call := func(id string) Record {
 		return o.Call(context.Background(), Request{ID: id, Messages: []Message{{Role: "user", Content: "hi"}}})

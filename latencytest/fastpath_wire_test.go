@@ -124,17 +124,17 @@ type wireRun struct {
 }
 
 // runWire makes calls requests to a fresh wireServer through one path.
-func runWire(t *testing.T, conn func(w *wireConn, n int), calls int, fast bool, opts ...Option) wireRun {
+func runWire(t *testing.T, conn func(w *wireConn, n int), calls int, fast bool, opts ...OpenAIOption) wireRun {
 	t.Helper()
 	if fast && !h1.Supported {
 		t.Skip("the own HTTP/1.1 client does not run on this platform")
 	}
 	srv := &wireServer{conn: conn}
-	opts = append([]Option{withDial(srv.dial), WithAPIKey(key), WithModel("m-1"), WithHeader("X-Org", "org-0123456789")}, opts...)
+	opts = append([]OpenAIOption{withDial(srv.dial), WithAPIKey(key), WithModel("m-1"), WithHeader("X-Org", "org-0123456789")}, opts...)
 	if !fast {
 		opts = append(opts, WithNetHTTP())
 	}
-	o := OpenAI("http://127.0.0.1:9/v1", opts...).(*openAI) // loopback: never proxied
+	o := OpenAI("http://127.0.0.1:9/v1", opts...) // loopback: never proxied
 	if fast != (o.h1req != nil) {
 		t.Fatalf("fast path %v, want %v", o.h1req != nil, fast)
 	}
@@ -399,13 +399,13 @@ func TestWireSameRequestBytes(t *testing.T) {
 					}
 				}
 			}}
-			opts := []Option{withDial(srv.dial), WithAPIKey(key), WithModel("m-1"), WithHeader("X-Org", " org-1 "),
+			opts := []OpenAIOption{withDial(srv.dial), WithAPIKey(key), WithModel("m-1"), WithHeader("X-Org", " org-1 "),
 				WithHeader("X-Two", "a"), WithHeader("X-Two", "b"), WithHeader("Authorization", "ignored: the key's wins"),
 				WithHeader("Zz-After", "after the trace ID"), WithHeader("User-Agent", "tester/1")}
 			if !fast {
 				opts = append(opts, WithNetHTTP())
 			}
-			o := OpenAI(tc.base, opts...).(*openAI)
+			o := OpenAI(tc.base, opts...)
 			if fast && h1.Supported && o.h1req == nil {
 				t.Fatalf("%s: no fast path", tc.base)
 			}
@@ -446,11 +446,11 @@ func TestWireEarlyHintsDoNotStampTTFB(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 				writeBytes(w, chunked(tok("a")+done), false)
 			}}
-			opts := []Option{withDial(srv.dial)}
+			opts := []OpenAIOption{withDial(srv.dial)}
 			if !fast {
 				opts = append(opts, WithNetHTTP())
 			}
-			o := OpenAI("http://127.0.0.1:9/v1", opts...).(*openAI)
+			o := OpenAI("http://127.0.0.1:9/v1", opts...)
 			rec := o.Call(context.Background(), Request{ID: "hints", Messages: []Message{{Role: "user", Content: "hi"}}})
 			if !rec.OK() || rec.TTFB != 100*time.Millisecond || rec.TTFT != 150*time.Millisecond {
 				t.Errorf("fast path %v: TTFB %v TTFT %v (%s %s), want 100ms and 150ms", fast, rec.TTFB, rec.TTFT, rec.Err, rec.Detail)
@@ -494,11 +494,11 @@ func TestWireDrainAfterDone(t *testing.T) {
 						}
 					}
 				}}
-				opts := []Option{withDial(srv.dial)}
+				opts := []OpenAIOption{withDial(srv.dial)}
 				if !fast {
 					opts = append(opts, WithNetHTTP())
 				}
-				o := OpenAI("http://127.0.0.1:9/v1", opts...).(*openAI)
+				o := OpenAI("http://127.0.0.1:9/v1", opts...)
 				for i := range 2 {
 					began := time.Now()
 					rec := o.Call(context.Background(), Request{ID: fmt.Sprint("d-", i), Messages: []Message{{Role: "user", Content: "hi"}}})
@@ -529,18 +529,18 @@ func TestWireDrainAfterDone(t *testing.T) {
 func TestWireClientDisclosed(t *testing.T) {
 	for _, tc := range []struct {
 		url  string
-		opts []Option
+		opts []OpenAIOption
 		want string
 	}{
 		{"http://127.0.0.1:8000/v1", nil, "net/http"},
-		{"http://127.0.0.1:8000/v1", []Option{WithNetHTTP()}, "net/http, as WithNetHTTP asks"},
+		{"http://127.0.0.1:8000/v1", []OpenAIOption{WithNetHTTP()}, "net/http, as WithNetHTTP asks"},
 		{"https://api.example.test/v1", nil, "net/http ("},
-		{"http://127.0.0.1:8000/v1", []Option{WithHTTPClient(http.DefaultClient)}, "your http.Client"},
+		{"http://127.0.0.1:8000/v1", []OpenAIOption{WithHTTPClient(http.DefaultClient)}, "your http.Client"},
 	} {
 		if h1.Supported && tc.opts == nil && strings.HasPrefix(tc.url, "http:") {
 			tc.want = "tailguard's HTTP/1.1 client"
 		}
-		o := OpenAI(tc.url, tc.opts...).(*openAI)
+		o := OpenAI(tc.url, tc.opts...)
 		d := o.Describe()
 		if !strings.HasPrefix(d.Client, tc.want) {
 			t.Errorf("%s %d option(s): client %q, want %q…", tc.url, len(tc.opts), d.Client, tc.want)
@@ -551,7 +551,7 @@ func TestWireClientDisclosed(t *testing.T) {
 			t.Errorf("%s: box 1 does not name the client: %q", tc.url, b.Answer)
 		}
 	}
-	if o := OpenAI("http://127.0.0.1:8000/v1", WithNetHTTP()).(*openAI); o.h1req != nil {
+	if o := OpenAI("http://127.0.0.1:8000/v1", WithNetHTTP()); o.h1req != nil {
 		t.Errorf("WithNetHTTP: the own client still speaks")
 	}
 }
@@ -631,11 +631,11 @@ func TestWireEarlyAnswerBeforeTheBodyIsRead(t *testing.T) {
 		if fast && !h1.Supported {
 			continue
 		}
-		opts := []Option{}
+		opts := []OpenAIOption{}
 		if !fast {
 			opts = append(opts, WithNetHTTP())
 		}
-		o := OpenAI("http://"+srv.ln.Addr().String()+"/v1", opts...).(*openAI)
+		o := OpenAI("http://"+srv.ln.Addr().String()+"/v1", opts...)
 		for i := range calls {
 			want++
 			rec := o.Call(context.Background(), Request{ID: fmt.Sprint("big-", i), Messages: []Message{{Role: "user", Content: big}}})
@@ -680,11 +680,11 @@ func TestWireResetAfterThePOSTIsRead(t *testing.T) {
 			continue
 		}
 		paths++
-		opts := []Option{}
+		opts := []OpenAIOption{}
 		if !fast {
 			opts = append(opts, WithNetHTTP())
 		}
-		o := OpenAI("http://"+srv.ln.Addr().String()+"/v1", opts...).(*openAI)
+		o := OpenAI("http://"+srv.ln.Addr().String()+"/v1", opts...)
 		for i := range 2 {
 			rec := o.Call(context.Background(), Request{ID: fmt.Sprint("r-", i), Messages: []Message{{Role: "user", Content: "hi"}}})
 			if want := []string{"", ClassTransport}[i]; rec.Err != want {
@@ -709,7 +709,7 @@ func TestWireStampsReadsUnderTLS(t *testing.T) {
 		io.WriteString(w, done)
 	}))
 	defer srv.Close()
-	o := OpenAI(srv.URL + "/v1").(*openAI)
+	o := OpenAI(srv.URL + "/v1")
 	if o.h1req != nil {
 		t.Fatal("the own client speaks https")
 	}
@@ -753,11 +753,11 @@ func TestWireEarlyAnswerConnectionHeldOpen(t *testing.T) {
 		if fast && !h1.Supported {
 			continue
 		}
-		opts := []Option{}
+		opts := []OpenAIOption{}
 		if !fast {
 			opts = append(opts, WithNetHTTP())
 		}
-		o := OpenAI("http://"+srv.ln.Addr().String()+"/v1", opts...).(*openAI)
+		o := OpenAI("http://"+srv.ln.Addr().String()+"/v1", opts...)
 		want++
 		rec := o.Call(context.Background(), Request{ID: "held", TotalTimeout: 20 * time.Second, Messages: []Message{{Role: "user", Content: big}}})
 		if rec.Err != "http_413" || rec.Detail != "request too large" {

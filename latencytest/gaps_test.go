@@ -188,7 +188,7 @@ func benchContentTokens() []string {
 	return out
 }
 
-// benchRecord builds a successful record the way openAI.do does: the
+// benchRecord builds a successful record the way LLMProvider.do does: the
 // content in a strings.Builder, one gap per token after the first, and
 // strings decoded from the stream (model, finish reason) as their own
 // allocations.

@@ -13,10 +13,10 @@ import (
 )
 
 // WithBody sends body, with the Content-Type contentType, in every request
-// of an HTTP provider (the same bytes each time). The OpenAI provider
-// ignores it: it builds its own body.
-func WithBody(contentType string, body []byte) Option {
-	return func(o *openAI) { o.bodyType, o.body = contentType, bytes.Clone(body) }
+// of an HTTP provider (the same bytes each time). It is HTTP's only: the
+// other providers build their own bodies.
+func WithBody(contentType string, body []byte) HTTPOption {
+	return httpOption(func(o *LLMProvider) { o.bodyType, o.body = contentType, bytes.Clone(body) })
 }
 
 // HTTP returns a Provider for a plain HTTP endpoint, any API (not only
@@ -41,10 +41,10 @@ func WithBody(contentType string, body []byte) Option {
 // no measure of the endpoint; give the final URL instead. A client given
 // with WithHTTPClient that follows redirects itself has each hop timed as
 // an Attempt of its own, the record timed to the final answer (a loop
-// ends in the client's error, a failure). WithModel is ignored; the key
-// and header values are secrets, as for OpenAI. HTTP panics when the
+// ends in the client's error, a failure). The key and header values are
+// secrets, as for OpenAI. HTTP panics when the
 // method is not a valid HTTP method token or url is not an http(s) URL.
-func HTTP(method, rawURL string, opts ...Option) Provider {
+func HTTP(method, rawURL string, opts ...HTTPOption) *HTTPProvider {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		panic(fmt.Sprintf("latencytest: HTTP URL %s is not an http(s) URL", shownURL(rawURL)))
@@ -52,9 +52,9 @@ func HTTP(method, rawURL string, opts ...Option) Provider {
 	if _, err := http.NewRequest(method, "http://x/", nil); err != nil || method == "" {
 		panic(fmt.Sprintf("latencytest: HTTP method %q is not valid", method))
 	}
-	o := &openAI{url: rawURL, header: http.Header{}}
+	o := &LLMProvider{url: rawURL, header: http.Header{}}
 	for _, opt := range opts {
-		opt(o)
+		opt.applyHTTP(o)
 	}
 	if o.client == nil {
 		// Enough idle connections for any concurrency; a run's own
@@ -65,30 +65,32 @@ func HTTP(method, rawURL string, opts ...Option) Provider {
 	o.secrets = secretsOf(o.key, o.header, u)
 	hc := *o.client
 	hc.Transport = Instrument(hc.Transport)
-	return &httpProvider{o: o, method: method, client: &hc}
+	return &HTTPProvider{o: o, method: method, client: &hc}
 }
 
-type httpProvider struct {
-	o      *openAI
+// HTTPProvider is the provider HTTP returns: a plain endpoint timed
+// through Instrument.
+type HTTPProvider struct {
+	o      *LLMProvider
 	method string
 	client *http.Client
 }
 
 // Describe names the method and endpoint (never a credential).
-func (h *httpProvider) Describe() Description {
+func (h *HTTPProvider) Describe() Description {
 	return Description{Kind: "http " + h.method, Endpoint: h.o.endpoint}
 }
 
 // CloseIdleConnections closes the idle connections of the provider's own
 // transports (a client given with WithHTTPClient is yours to close).
-func (h *httpProvider) CloseIdleConnections() { h.o.CloseIdleConnections() }
+func (h *HTTPProvider) CloseIdleConnections() { h.o.CloseIdleConnections() }
 
 // WithOpenAIStream makes an HTTP provider time a 2xx text/event-stream
 // answer as an OpenAI-style chat-completions stream (first token, gaps,
 // usage) and judge it as one (empty_stream, truncated, bad_stream...), as
 // the OpenAI provider does. Without it HTTP times every body as bytes.
-// The OpenAI provider ignores it: it always does.
-func WithOpenAIStream() Option { return func(o *openAI) { o.chatStream = true } }
+// It is HTTP's only: OpenAI always does so.
+func WithOpenAIStream() HTTPOption { return httpOption(func(o *LLMProvider) { o.chatStream = true }) }
 
 // redirected is a 3xx answer HTTP does not follow.
 type redirected struct {
@@ -99,7 +101,7 @@ type redirected struct {
 func (r *redirected) Error() string { return r.detail }
 
 // Call sends one request and measures it.
-func (h *httpProvider) Call(ctx context.Context, req Request) Record {
+func (h *HTTPProvider) Call(ctx context.Context, req Request) Record {
 	var redirect *redirected
 	rec := runFunc(ctx, req, func(ctx context.Context, req Request) error {
 		err := h.do(ctx, req)
@@ -119,7 +121,7 @@ func (h *httpProvider) Call(ctx context.Context, req Request) Record {
 }
 
 // do is the call: send, then read the body to its end.
-func (h *httpProvider) do(ctx context.Context, _ Request) error {
+func (h *HTTPProvider) do(ctx context.Context, _ Request) error {
 	if c, ok := ctx.Value(callKey{}).(*funcCall); ok && !h.o.chatStream {
 		c.mu.Lock()
 		c.bytes = true

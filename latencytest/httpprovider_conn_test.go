@@ -35,7 +35,7 @@ func countingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 func TestHTTPProviderReusesConnections(t *testing.T) {
 	srv, opened := countingServer(t)
 	p := latencytest.HTTP("GET", srv.URL+"/health")
-	defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+	defer p.CloseIdleConnections()
 	r, err := latencytest.Batch{Requests: 60, NoWarmup: true, Concurrency: 8}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestHTTPProviderReusesConnections(t *testing.T) {
 func TestOpenLoopBoundsConnections(t *testing.T) {
 	srv, opened := countingServer(t)
 	p := latencytest.HTTP("GET", srv.URL+"/health")
-	defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+	defer p.CloseIdleConnections()
 	r, err := latencytest.OpenLoop{Rate: 2000, Arrivals: "constant", Requests: 60, MaxInFlight: 3}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)

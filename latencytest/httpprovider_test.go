@@ -75,7 +75,7 @@ func TestHTTPProvider(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ms := time.Millisecond
 		api := &slowAPI{headers: 40 * ms}
-		opts := []Option{WithHTTPClient(&http.Client{Transport: api}), WithHeader("X-Tenant", "blue"),
+		opts := []HTTPOption{WithHTTPClient(&http.Client{Transport: api}), WithHeader("X-Tenant", "blue"),
 			WithBody("application/json", []byte(`{"q":"select 1"}`)), WithAPIKey(key)}
 		rec := HTTP("POST", "http://api.test/query", opts...).Call(context.Background(), Request{ID: "h-1"})
 		// Headers at 40 ms, the rest of the body 100 ms later.
@@ -201,7 +201,7 @@ func TestHTTPRedirectsAreNotFastSuccesses(t *testing.T) {
 	}))
 	defer srv.Close()
 	p := HTTP("GET", srv.URL+"/start", WithAPIKey(key))
-	defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+	defer p.CloseIdleConnections()
 	rec := p.Call(context.Background(), Request{ID: "r-4"})
 	if rec.Err != "http_302" || !strings.Contains(rec.Detail, "redirected to "+srv.URL+"/elsewhere (not followed") || strings.Contains(rec.Detail, key) {
 		t.Errorf("own client: record %+v", rec)

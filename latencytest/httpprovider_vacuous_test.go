@@ -31,7 +31,7 @@ func TestHTTPRedirectsNeverPassAnObjective(t *testing.T) {
 	for _, tc := range []struct{ path, class string }{{"/to-slow", "http_302"}, {"/loop", "http_307"}, {"/moved", "http_301"}} {
 		t.Run(tc.path, func(t *testing.T) {
 			p := latencytest.HTTP("GET", srv.URL+tc.path)
-			defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+			defer p.CloseIdleConnections()
 			r, err := latencytest.Batch{NoWarmup: true, Requests: 20, Concurrency: 2}.Run(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)

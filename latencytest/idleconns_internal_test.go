@@ -10,7 +10,7 @@ import (
 
 // idleOf is the number of idle connections in o's fast-path pool for n
 // requests in flight (-1: no such pool).
-func idleOf(o *openAI, n int) int {
+func idleOf(o *LLMProvider, n int) int {
 	o.mu.Lock()
 	p := o.pools[n]
 	o.mu.Unlock()
@@ -31,7 +31,7 @@ func TestRunEndKeepsAConcurrentRunsConnections(t *testing.T) {
 		io.WriteString(w, `data: {"choices":[{"delta":{"content":"a"}}]}`+"\n\ndata: [DONE]\n\n")
 	}))
 	defer srv.Close()
-	o := OpenAI(srv.URL + "/v1").(*openAI)
+	o := OpenAI(srv.URL + "/v1")
 	defer o.CloseIdleConnections()
 	if o.h1req == nil {
 		t.Skip("no fast path on this platform")

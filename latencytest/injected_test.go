@@ -25,9 +25,9 @@ func TestInjectedFromAnyServer(t *testing.T) {
 	}))
 	defer srv.Close()
 	req := Request{ID: "inj", Messages: []Message{{Role: "user", Content: "hi"}}}
-	fast := OpenAI(srv.URL + "/v1").(*openAI)
-	slow := OpenAI(srv.URL+"/v1", WithNetHTTP()).(*openAI)
-	plain := HTTP("GET", srv.URL).(*httpProvider)
+	fast := OpenAI(srv.URL + "/v1")
+	slow := OpenAI(srv.URL+"/v1", WithNetHTTP())
+	plain := HTTP("GET", srv.URL)
 	defer fast.CloseIdleConnections()
 	defer slow.CloseIdleConnections()
 	defer plain.CloseIdleConnections()

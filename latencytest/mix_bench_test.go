@@ -45,7 +45,7 @@ func BenchmarkLoopbackMix(b *testing.B) {
 // returns the process CPU per request.
 func runLatencytestMix(b *testing.B, url, label string) time.Duration {
 	p := latencytest.OpenAI(url + "/v1")
-	defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+	defer p.CloseIdleConnections()
 	before := cpuTime()
 	r, err := latencytest.Batch{Requests: loopbackRequests, Warmup: loopbackConc, Concurrency: loopbackConc,
 		MaxTokens: loopbackTokens, Label: label}.Run(context.Background(), p)

@@ -23,9 +23,6 @@ import (
 	"unicode/utf8"
 )
 
-// Option configures the OpenAI provider.
-type Option func(*openAI)
-
 // WithHTTPClient sets the HTTP client (e.g. a fake provider's in-memory
 // client). Default: a client with its own transport, which keeps up to
 // DefaultMaxIdleConnsPerHost idle connections to the endpoint, so that a
@@ -46,7 +43,7 @@ type Option func(*openAI)
 // provider's own clients do not follow redirects: a 3xx fails the request
 // as http_3xx, naming where it pointed (a followed redirect would time two
 // requests as one; give the final URL as the base URL).
-func WithHTTPClient(c *http.Client) Option { return func(o *openAI) { o.client = c } }
+func WithHTTPClient(c *http.Client) Option { return allOption(func(o *LLMProvider) { o.client = c }) }
 
 // WithNetHTTP makes the provider's default transport speak net/http for
 // every request, never its own HTTP/1.1 client (see WithHTTPClient); the
@@ -64,7 +61,7 @@ func WithHTTPClient(c *http.Client) Option { return func(o *openAI) { o.client =
 // final head), each event at the socket read that brought its last
 // bytes, for http:// and, under TLS, https://. A client of your own
 // (WithHTTPClient) is timed when its body reads return.
-func WithNetHTTP() Option { return func(o *openAI) { o.noFastPath = true } }
+func WithNetHTTP() LLMOption { return llmOption(func(o *LLMProvider) { o.noFastPath = true }) }
 
 // WithAPIKey sets the bearer token, sent in the Authorization header. The
 // key never appears in a record, a log line, an error or an artifact: it
@@ -74,7 +71,7 @@ func WithNetHTTP() Option { return func(o *openAI) { o.noFastPath = true } }
 // query parameters. Values shorter than 8 bytes are not searched for (a
 // header value "1" cannot be told from a digit of a number; no real
 // credential is that short), though they are never printed either.
-func WithAPIKey(key string) Option { return func(o *openAI) { o.key = key } }
+func WithAPIKey(key string) Option { return allOption(func(o *LLMProvider) { o.key = key }) }
 
 // DefaultModel is the model ID requested unless WithModel names another:
 // the fake provider's.
@@ -82,19 +79,19 @@ const DefaultModel = "fake-model"
 
 // WithModel sets the model ID requested. Default (and for ""):
 // DefaultModel.
-func WithModel(model string) Option {
-	return func(o *openAI) {
+func WithModel(model string) LLMOption {
+	return llmOption(func(o *LLMProvider) {
 		o.model = model
 		if model == "" {
 			o.model = DefaultModel
 		}
-	}
+	})
 }
 
 // WithHeader adds a header to every request (e.g. an organisation ID). Its
 // value is treated as a secret, as the API key is (see WithAPIKey).
 func WithHeader(key, value string) Option {
-	return func(o *openAI) { o.header.Add(key, value) }
+	return allOption(func(o *LLMProvider) { o.header.Add(key, value) })
 }
 
 // WithoutStreamOptions never sends stream_options (by default every request
@@ -102,7 +99,9 @@ func WithHeader(key, value string) Option {
 // servers send no usage, and decode rates count token events (see
 // Record.DecodeRateUnit). A server that refuses stream_options is handled
 // without it: see OpenAI.
-func WithoutStreamOptions() Option { return func(o *openAI) { o.noStreamOptions.Store(true) } }
+func WithoutStreamOptions() OpenAIOption {
+	return chatOption(func(o *LLMProvider) { o.noStreamOptions.Store(true) })
+}
 
 // OpenAI returns a Provider that streams chat completions from an
 // OpenAI-compatible endpoint: baseURL is the API root ("https://host/v1");
@@ -118,10 +117,17 @@ func WithoutStreamOptions() Option { return func(o *openAI) { o.noStreamOptions.
 // refused one took; the run's disclosure counts such requests. Requests
 // in flight when the refusal came are each resent the same way, once.
 // WithoutStreamOptions never sends it.
-func OpenAI(baseURL string, opts ...Option) Provider { return newOpenAI(baseURL, chatAPI, opts) }
+func OpenAI(baseURL string, opts ...OpenAIOption) *LLMProvider {
+	return newOpenAI(baseURL, chatAPI, func(o *LLMProvider) {
+		for _, opt := range opts {
+			opt.applyOpenAI(o)
+		}
+	})
+}
 
-// newOpenAI builds the provider of one protocol (protocol.go).
-func newOpenAI(baseURL string, api *protocol, opts []Option) *openAI {
+// newOpenAI builds the provider of one protocol (protocol.go), configured
+// by the options.
+func newOpenAI(baseURL string, api *protocol, configure func(*LLMProvider)) *LLMProvider {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		panic(fmt.Sprintf("latencytest: %s base URL %s is not an http(s) URL", api.name, shownURL(baseURL)))
@@ -131,15 +137,10 @@ func newOpenAI(baseURL string, api *protocol, opts []Option) *openAI {
 	escaped := strings.TrimRight(u.EscapedPath(), "/") + api.path
 	u.Path, _ = url.PathUnescape(escaped) // valid: EscapedPath escaped it
 	u.RawPath = escaped
-	o := &openAI{url: u.String(), model: DefaultModel, header: http.Header{}, api: api}
-	for _, opt := range opts {
-		opt(o)
-	}
+	o := &LLMProvider{url: u.String(), model: DefaultModel, header: http.Header{}, api: api}
+	configure(o)
 	if api.prepare != nil {
 		api.prepare(o)
-	}
-	if o.noStream && api == chatAPI {
-		panic("latencytest: WithoutStreaming is for Responses and Anthropic: OpenAI (chat completions) always streams")
 	}
 	if o.client == nil {
 		o.client = &http.Client{Transport: o.transport(), CheckRedirect: noRedirects}
@@ -169,12 +170,12 @@ const (
 // OPENAI_API_KEY and OPENAI_MODEL. The error names the variables that are
 // unset. The key must be set but may be empty (for a local server without
 // keys); the others must not be empty.
-func OpenAIFromEnv(opts ...Option) (Provider, error) {
+func OpenAIFromEnv(opts ...OpenAIOption) (*LLMProvider, error) {
 	base, _, key, model, err := fromEnv(EnvBaseURL, EnvAPIKey, EnvModel)
 	if err != nil {
 		return nil, err
 	}
-	all := append([]Option{WithModel(model), WithAPIKey(key)}, opts...)
+	all := append([]OpenAIOption{WithModel(model), WithAPIKey(key)}, opts...)
 	return OpenAI(base, all...), nil
 }
 
@@ -208,7 +209,10 @@ func fromEnv(baseVar, keyVar, modelVar string) (base string, u *url.URL, key, mo
 // readBuffers holds the 32 KiB buffers calls read their bodies through.
 var readBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-type openAI struct {
+// LLMProvider is the provider OpenAI, Responses and Anthropic return: a
+// streaming LLM API spoken over HTTP, one protocol each. Its methods are
+// safe for concurrent use.
+type LLMProvider struct {
 	url, endpoint string
 	bodyTail      []byte // the request body after the messages (see payload)
 	ownTransport  bool   // the client is the default one (see clientFor)
@@ -237,7 +241,7 @@ type openAI struct {
 }
 
 // Describe names the endpoint, model and client (never the key).
-func (o *openAI) Describe() Description {
+func (o *LLMProvider) Describe() Description {
 	kind := chatAPI.kind
 	if o.api != nil {
 		kind = o.api.kind
@@ -250,7 +254,7 @@ func (o *openAI) Describe() Description {
 
 // clientName says which client measures the provider's requests and what
 // it times (see Description.Client).
-func (o *openAI) clientName() string {
+func (o *LLMProvider) clientName() string {
 	switch {
 	case !o.ownTransport:
 		return "your http.Client (events timed when its body reads return)"
@@ -267,7 +271,7 @@ func (o *openAI) clientName() string {
 // "temperature"} (keys sorted, max_tokens and temperature only when set,
 // stream_options only with streamOptions), without reflection: the part
 // after the messages is built once.
-func (o *openAI) payload(req Request, streamOptions bool) ([]byte, error) {
+func (o *LLMProvider) payload(req Request, streamOptions bool) ([]byte, error) {
 	if o.api != nil && o.api.payload != nil {
 		return o.api.payload(o, req)
 	}
@@ -354,7 +358,7 @@ const streamOptionsNote = "resent without stream_options: the server refused it"
 
 // Call streams one chat completion and measures it. Every string the
 // record keeps is scrubbed of the provider's secrets (see WithAPIKey).
-func (o *openAI) Call(parent context.Context, req Request) Record {
+func (o *LLMProvider) Call(parent context.Context, req Request) Record {
 	refused := false
 	rec := o.call(parent, req, !o.noStreamOptions.Load(), &refused)
 	if refused {
@@ -373,7 +377,7 @@ func (o *openAI) Call(parent context.Context, req Request) Record {
 
 // call sends one request (with stream_options or not) and measures it;
 // it sets *refused when the server refused stream_options (see OpenAI).
-func (o *openAI) call(parent context.Context, req Request, streamOptions bool, refused *bool) Record {
+func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bool, refused *bool) Record {
 	rec := Record{ID: req.ID, MaxTokens: req.MaxTokens, TTFB: NotObserved, TTFT: NotObserved,
 		FirstAnswer: NotObserved, LastToken: NotObserved}
 	payload, err := o.requestBody(req, streamOptions)
@@ -558,7 +562,7 @@ func (o *openAI) call(parent context.Context, req Request, streamOptions bool, r
 // asking for gzip (as net/http does by default) times that layer's buffer,
 // not the server's stream; an encoded answer is decoded all the same (see
 // decodeBody).
-func (o *openAI) setHeaders(h http.Header, id string) {
+func (o *LLMProvider) setHeaders(h http.Header, id string) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "text/event-stream")
 	h.Set("X-Request-ID", id)
@@ -574,7 +578,7 @@ func (o *openAI) setHeaders(h http.Header, id string) {
 // transport the reply says when the head and each body read left the
 // socket (see stampConn); on any client, a 1xx answer does not stamp
 // TTFB (the final head's time, as near as the client lets us see, does).
-func (o *openAI) send(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (h1.Reply, error) {
+func (o *LLMProvider) send(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (h1.Reply, error) {
 	var mu sync.Mutex
 	var sc *h1.StampConn
 	var first time.Time
@@ -641,7 +645,7 @@ var requestBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); ret
 
 // fastSend sends the request through the fast path (internal/h1); the error
 // names the endpoint as net/http's does.
-func (o *openAI) fastSend(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (h1.Reply, error) {
+func (o *LLMProvider) fastSend(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (h1.Reply, error) {
 	bp := requestBuffers.Get().(*[]byte)
 	b := o.h1req.Append((*bp)[:0], id, payload)
 	resp, err := o.poolFor(parent).RoundTrip(ctx, b, trace)

@@ -115,7 +115,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	if rec3.Err != ClassTransport || strings.Contains(rec3.Detail, key) {
 		t.Errorf("transport record %+v", rec3)
 	}
-	if d := p.(Describer).Describe(); strings.Contains(d.Endpoint+d.Model+d.Kind, key) {
+	if d := p.Describe(); strings.Contains(d.Endpoint+d.Model+d.Kind, key) {
 		t.Errorf("description leaks the key: %+v", d)
 	}
 }
@@ -150,7 +150,7 @@ func TestOpenAIFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.(Describer).Describe(); d.Model != "m" || d.Endpoint != "https://host.test/v1/chat/completions" {
+	if d := p.Describe(); d.Model != "m" || d.Endpoint != "https://host.test/v1/chat/completions" {
 		t.Errorf("description %+v (credentials and query must be dropped)", d)
 	}
 }

@@ -114,7 +114,7 @@ func jsonPlain(s string) bool {
 // requestBody is the body of req: a copy of its prebuilt body with the
 // nonce in place when req is built from a prompt template, else what
 // payload encodes. The bytes are the same either way.
-func (o *openAI) requestBody(req Request, streamOptions bool) ([]byte, error) {
+func (o *LLMProvider) requestBody(req Request, streamOptions bool) ([]byte, error) {
 	nonce, ok := templated(req)
 	if !ok {
 		return o.payload(req, streamOptions)

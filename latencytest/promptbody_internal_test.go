@@ -35,10 +35,10 @@ func oldPrefix(n nonceSource, traceID string) string {
 // temperature and stream_options; and the templates are used.
 func TestPrebuiltBodiesAreTheFullEncoding(t *testing.T) {
 	temp := 0.7
-	providers := map[string]*openAI{
-		"chat":      OpenAI("http://h/v1", WithModel("m<&>")).(*openAI),
-		"messages":  Anthropic("http://h/v1", WithModel("claude")).(*openAI),
-		"responses": Responses("http://h/v1", WithModel("gpt")).(*openAI),
+	providers := map[string]*LLMProvider{
+		"chat":      OpenAI("http://h/v1", WithModel("m<&>")),
+		"messages":  Anthropic("http://h/v1", WithModel("claude")),
+		"responses": Responses("http://h/v1", WithModel("gpt")),
 	}
 	mixes := []Mix{DefaultMix,
 		{Seed: 3, Classes: []PromptClass{{Name: "a", Weight: 0.5, PromptTokens: 1, MaxTokens: 0}, {Name: "b", Weight: 0.5, PromptTokens: 77, MaxTokens: 5}}},
@@ -95,7 +95,7 @@ func TestPrebuiltBodiesAreTheFullEncoding(t *testing.T) {
 // nonce (a wrapper changed it, or a replay cut it short) is encoded in
 // full; a prompt that JSON escapes is prebuilt escaped.
 func TestPrebuiltBodiesFallBack(t *testing.T) {
-	o := OpenAI("http://h/v1").(*openAI)
+	o := OpenAI("http://h/v1")
 	odd := &promptTemplate{text: "He said \"hi\" <b> & \u00e9\n\ttab \u2028 end"}
 	nonce := newNonceSource(false)
 	for i, content := range []string{
@@ -130,7 +130,7 @@ func TestPrebuiltBodiesFallBack(t *testing.T) {
 // JSON-escaped) and now ("prebuilt": a copy of the class's body with the
 // nonce written into place), in ns per request.
 func BenchmarkMixBody(b *testing.B) {
-	o := OpenAI("http://h/v1").(*openAI)
+	o := OpenAI("http://h/v1")
 	batch := Batch{Mix: DefaultMix, MaxTokens: 64, Label: "c1"}
 	nonce := newNonceSource(false)
 	b.Run("full", func(b *testing.B) {

@@ -16,14 +16,14 @@ type protocol struct {
 	name string // in errors: "OpenAI", "Responses", "Anthropic"
 	kind string // Description.Kind
 	path string // appended to the base URL
-	// payload encodes a request body; nil: chat's (openAI.payload).
-	payload func(o *openAI, req Request) ([]byte, error)
+	// payload encodes a request body; nil: chat's (LLMProvider.payload).
+	payload func(o *LLMProvider, req Request) ([]byte, error)
 	// decoder returns a fresh event decoder; nil: chat's (stream.event).
 	decoder func() eventDecoder
 	// prepare adjusts the provider after its options (headers).
-	prepare func(o *openAI)
-	// public lists header values that are not secrets (see openAI.secrets).
-	public func(o *openAI) []string
+	prepare func(o *LLMProvider)
+	// public lists header values that are not secrets (see LLMProvider.secrets).
+	public func(o *LLMProvider) []string
 }
 
 // The protocols.

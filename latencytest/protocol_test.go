@@ -122,9 +122,19 @@ func replay(blocks []string) *http.Client {
 }
 
 // protoProvider is the built-in provider of a protocol on client c.
-func protoProvider(api *protocol, c *http.Client, opts ...Option) *openAI {
-	opts = append([]Option{WithHTTPClient(c), WithAPIKey(key), WithModel("m-1")}, opts...)
-	return newOpenAI("http://fake/v1", api, opts)
+// applying configures a provider of any protocol with opts (all of them
+// options the LLM providers share, or WithoutStreaming).
+func applying(opts []AnthropicOption) func(*LLMProvider) {
+	return func(o *LLMProvider) {
+		for _, opt := range opts {
+			opt.applyAnthropic(o)
+		}
+	}
+}
+
+func protoProvider(api *protocol, c *http.Client, opts ...AnthropicOption) *LLMProvider {
+	opts = append([]AnthropicOption{WithHTTPClient(c), WithAPIKey(key), WithModel("m-1")}, opts...)
+	return newOpenAI("http://fake/v1", api, applying(opts))
 }
 
 // Every fixture, its events at known virtual times: the built-in
@@ -186,13 +196,13 @@ func TestProtocolFixturesEveryByteSplit(t *testing.T) {
 
 // pipeProto is a protocol's provider on srv, through the fast path or
 // net/http only.
-func pipeProto(t *testing.T, api *protocol, srv *pipeServer, fast bool) *openAI {
+func pipeProto(t *testing.T, api *protocol, srv *pipeServer, fast bool) *LLMProvider {
 	t.Helper()
-	opts := []Option{withDial(srv.dial), WithAPIKey(key), WithModel("m-1")}
+	opts := []AnthropicOption{withDial(srv.dial), WithAPIKey(key), WithModel("m-1")}
 	if !fast {
 		opts = append(opts, WithoutFastPath())
 	}
-	o := newOpenAI("http://127.0.0.1:9/v1", api, opts)
+	o := newOpenAI("http://127.0.0.1:9/v1", api, applying(opts))
 	if fast != (o.h1req != nil) {
 		t.Fatalf("fast path %v, want %v", o.h1req != nil, fast)
 	}

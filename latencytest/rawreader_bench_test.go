@@ -153,9 +153,9 @@ func (r clientRun) q(p float64) time.Duration {
 
 // runLatencytest runs latencytest's client: a warm-up round then the
 // measured requests, at loopbackConc.
-func runLatencytest(b *testing.B, url string, label string, opts ...latencytest.Option) clientRun {
+func runLatencytest(b *testing.B, url string, label string, opts ...latencytest.OpenAIOption) clientRun {
 	p := latencytest.OpenAI(url+"/v1", opts...)
-	defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+	defer p.CloseIdleConnections()
 	before := cpuTime()
 	r, err := latencytest.Batch{Requests: loopbackRequests, Warmup: loopbackConc, Concurrency: loopbackConc,
 		MaxTokens: loopbackTokens, Prompt: "Say sixty-four words.", Label: label}.Run(context.Background(), p)

@@ -104,7 +104,7 @@ type fakeConn struct{ net.Conn }
 
 // loopbackRun runs a small Batch over loopback against a fake whose
 // events are 20 ms apart (a read that waits 5 ms finds no newer bytes).
-func loopbackRun(t *testing.T, opts ...Option) *Result {
+func loopbackRun(t *testing.T, opts ...OpenAIOption) *Result {
 	t.Helper()
 	f := fakeprovider.New(fakeprovider.Profile{
 		TTFT:         fakeprovider.Fixed(5 * time.Millisecond),
@@ -116,7 +116,7 @@ func loopbackRun(t *testing.T, opts ...Option) *Result {
 	srv := fakeprovider.NewServer(f)
 	defer srv.Close()
 	p := OpenAI(srv.URL+"/v1", opts...)
-	defer p.(*openAI).CloseIdleConnections()
+	defer p.CloseIdleConnections()
 	r, err := Batch{NoWarmup: true, Requests: 6, Concurrency: 2, MaxTokens: 6, Prompt: "Say six words."}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)

@@ -26,13 +26,17 @@ import (
 // request as bad_stream, naming the server's error; so do function-call
 // arguments that are not JSON. Event types it does not know are skipped
 // with a note. It panics if baseURL is not an http(s) URL.
-func Responses(baseURL string, opts ...Option) Provider {
-	return newOpenAI(baseURL, responsesAPI, opts)
+func Responses(baseURL string, opts ...ResponsesOption) *LLMProvider {
+	return newOpenAI(baseURL, responsesAPI, func(o *LLMProvider) {
+		for _, opt := range opts {
+			opt.applyResponses(o)
+		}
+	})
 }
 
 // responsesPayload encodes a Responses request: the messages as input
 // items (roles as given: "system" and "developer" are input roles too).
-func responsesPayload(o *openAI, req Request) ([]byte, error) {
+func responsesPayload(o *LLMProvider, req Request) ([]byte, error) {
 	type item struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`

@@ -75,7 +75,7 @@ func secretsOf(key string, h http.Header, u *url.URL) []string {
 }
 
 // redact replaces every secret in s by "[redacted]".
-func (o *openAI) redact(s string) string { return redactSecrets(o.secrets, s) }
+func (o *LLMProvider) redact(s string) string { return redactSecrets(o.secrets, s) }
 
 // redactSecrets replaces every one of secrets in s by "[redacted]", in
 // every form a server may echo it in: as given; JSON-escaped (any
@@ -526,10 +526,10 @@ func unescapeOnce(text string, spans bool) (out string, from, to []int, changed 
 // the network: the model name, the answer (assembled, so a key split
 // across chunks is caught), the detail, the notes, the finish reason and
 // the fake's injection note.
-func (o *openAI) scrub(rec *Record) { scrubRecord(o.secrets, rec) }
+func (o *LLMProvider) scrub(rec *Record) { scrubRecord(o.secrets, rec) }
 
 // scrubRecord redacts secrets from every string of rec that came from a
-// server, the network or the user's code (see openAI.scrub), its attempts'
+// server, the network or the user's code (see LLMProvider.scrub), its attempts'
 // details included.
 func scrubRecord(secrets []string, rec *Record) {
 	if len(secrets) == 0 {

@@ -112,9 +112,9 @@ func hostile(t *testing.T) *httptest.Server {
 // hostileProvider is the OpenAI provider on srv: through net/http (the
 // server's client), or with fast through the provider's own HTTP/1.1
 // client (its default transport on a plain http:// URL).
-func hostileProvider(srv *httptest.Server, fast bool) latencytest.Provider {
+func hostileProvider(srv *httptest.Server, fast bool) *latencytest.LLMProvider {
 	base := srv.URL + "/v1?api-version=1&api-key=" + strings.ReplaceAll(strings.ReplaceAll(secretQuery, "/", "%2F"), "+", "%2B")
-	opts := []latencytest.Option{latencytest.WithAPIKey(secretKey),
+	opts := []latencytest.OpenAIOption{latencytest.WithAPIKey(secretKey),
 		latencytest.WithHeader("X-Org", secretHeader), latencytest.WithHeader("X-Short", "7"), latencytest.WithModel("m-1")}
 	if !fast {
 		opts = append(opts, latencytest.WithHTTPClient(srv.Client()))
@@ -147,7 +147,7 @@ func secretsNeverLeak(t *testing.T, fast bool) {
 	srv := hostile(t)
 	p := hostileProvider(srv, fast)
 	if fast {
-		defer p.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+		defer p.CloseIdleConnections()
 	}
 	l := newLogTB(t)
 	r := latencytest.Batch{NoWarmup: true, Requests: len(echoPlaces), NoNonce: true, MaxTokens: 4, KeepContent: true}.Measure(l, p)
@@ -303,7 +303,7 @@ func TestSecretsEveryEncodingEveryPlace(t *testing.T) {
 			recs = append(recs, r.Records...)
 			// The same places through the provider's own HTTP/1.1 client.
 			fast := latencytest.OpenAI(srv.URL+"/v1", latencytest.WithAPIKey(key))
-			defer fast.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+			defer fast.CloseIdleConnections()
 			for j := range 8 {
 				recs = append(recs, fast.Call(t.Context(), latencytest.Request{ID: fmt.Sprintf("c1-%04d", j), MaxTokens: 4,
 					Messages: []latencytest.Message{{Role: "user", Content: "hi"}}}))

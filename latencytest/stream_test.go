@@ -374,7 +374,7 @@ func TestWithModelEmptyIsTheDefault(t *testing.T) {
 	if err := json.Unmarshal(b, &body); err != nil || body["model"] != "fake-model" || rec.Model != "" {
 		t.Errorf("body %s, record model %q: want the default model sent, none recorded", b, rec.Model)
 	}
-	if d := p.(Describer).Describe(); d.Model != "fake-model" {
+	if d := p.Describe(); d.Model != "fake-model" {
 		t.Errorf("description %+v", d)
 	}
 }

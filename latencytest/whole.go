@@ -17,11 +17,13 @@ import (
 // the finish reason are read as from a stream and judged alike (a
 // tool-call-only answer is a success; no text and no tool call, e.g.
 // nothing but reasoning, is empty_answer). OpenAI (chat completions)
-// always streams: it panics when given this option.
-func WithoutStreaming() Option { return func(o *openAI) { o.noStream = true } }
+// always streams: it does not take this option.
+func WithoutStreaming() WholeAnswerOption {
+	return wholeOption(func(o *LLMProvider) { o.noStream = true })
+}
 
 // callWhole reads and judges a non-streamed 2xx answer (WithoutStreaming).
-func (o *openAI) callWhole(rec *Record, body io.Reader, start time.Time, end func(time.Duration),
+func (o *LLMProvider) callWhole(rec *Record, body io.Reader, start time.Time, end func(time.Duration),
 	fail func(class, detail string) Record, failed func(error) Record) Record {
 	b, err := io.ReadAll(io.LimitReader(body, maxCompletionBody))
 	if err != nil {

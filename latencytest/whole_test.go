@@ -98,12 +98,6 @@ func TestWholeAnswers(t *testing.T) {
 	if d := p.Describe(); d.Kind != "openai-responses (not streaming)" {
 		t.Errorf("description %+v", d)
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("OpenAI with WithoutStreaming did not panic")
-		}
-	}()
-	OpenAI("http://fake/v1", WithoutStreaming())
 }
 
 // sdkWhole makes one non-streaming call with the official SDK of api.

@@ -215,21 +215,19 @@ func (e SpecEndpoint) resolve() (runTarget, string, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return runTarget{}, "", fmt.Errorf("%s is not an http(s) URL (its value is not shown: it may hold a secret)", baseVar)
 	}
-	opts := []latencytest.Option{latencytest.WithModel(model)}
-	if key != "" {
-		opts = append(opts, latencytest.WithAPIKey(key))
-	}
+	// An empty key is no key (WithAPIKey("") sends none).
+	withModel, withKey := latencytest.WithModel(model), latencytest.WithAPIKey(key)
 	var p latencytest.Provider
 	switch e.Protocol {
 	case ProtocolResponses:
-		p = latencytest.Responses(base, opts...)
+		p = latencytest.Responses(base, withModel, withKey)
 	case ProtocolMessages:
 		if path := strings.TrimRight(u.Path, "/"); !strings.HasSuffix(path, "/v1") {
 			u.Path, u.RawPath = path+"/v1", ""
 		}
-		p = latencytest.Anthropic(u.String(), opts...)
+		p = latencytest.Anthropic(u.String(), withModel, withKey)
 	default:
-		p = latencytest.OpenAI(base, opts...)
+		p = latencytest.OpenAI(base, withModel, withKey)
 	}
 	proto := e.Protocol
 	if proto == "" {
@@ -375,14 +373,14 @@ func (s Spec) runRecords(t *testing.T, title string, rt runTarget) []string {
 
 // fakeClient is the provider that speaks protocol to fake f.
 func fakeClient(protocol string, f *fakeprovider.Fake) latencytest.Provider {
-	opts := []latencytest.Option{latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(f.Profile().Model)}
+	client, model := latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(f.Profile().Model)
 	switch protocol {
 	case ProtocolResponses:
-		return latencytest.Responses("http://fake/v1", opts...)
+		return latencytest.Responses("http://fake/v1", client, model)
 	case ProtocolMessages:
-		return latencytest.Anthropic("http://fake/v1", opts...)
+		return latencytest.Anthropic("http://fake/v1", client, model)
 	}
-	return latencytest.OpenAI("http://fake/v1", opts...)
+	return latencytest.OpenAI("http://fake/v1", client, model)
 }
 
 // runChains runs the chains; it returns their verdict.
