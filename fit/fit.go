@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 )
@@ -129,7 +130,7 @@ func (r FitReport) String() string {
 				return "—"
 			}
 			if s.Unit == "duration" {
-				return latencytest.FormatDuration(time.Duration(v))
+				return format.Duration(time.Duration(v))
 			}
 			return fmt.Sprintf("%.4f", v)
 		}

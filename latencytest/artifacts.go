@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/format"
 )
 
 // WriteRecords writes records as JSONL (one JSON object a line), then an
@@ -236,13 +238,13 @@ func (s ResultSummary) String() string {
 	for _, row := range rows {
 		all = append(all, row.s.Min, row.s.P50, row.s.P90, row.s.P95, row.s.P99, row.s.Max)
 	}
-	u := UnitFor(all...)
+	u := format.UnitFor(all...)
 	for _, row := range rows {
-		fmt.Fprintf(&sb, "%-12s %9s %9s %9s %9s %9s %9s %7s %7s\n", row.name, FormatIn(row.s.Min, u), FormatIn(row.s.P50, u),
-			FormatIn(row.s.P90, u), FormatIn(row.s.P95, u), FormatIn(row.s.P99, u), FormatIn(row.s.Max, u),
-			FormatFloat(row.s.CV, "%.0f"), FormatFloat(row.s.TailRatio, "%.2f"))
+		fmt.Fprintf(&sb, "%-12s %9s %9s %9s %9s %9s %9s %7s %7s\n", row.name, format.In(row.s.Min, u), format.In(row.s.P50, u),
+			format.In(row.s.P90, u), format.In(row.s.P95, u), format.In(row.s.P99, u), format.In(row.s.Max, u),
+			format.Float(row.s.CV, "%.0f"), format.Float(row.s.TailRatio, "%.2f"))
 	}
-	fmt.Fprintf(&sb, "client CPU/wall: %s", FormatFloat(s.CPUPerWall, "%.2f"))
+	fmt.Fprintf(&sb, "client CPU/wall: %s", format.Float(s.CPUPerWall, "%.2f"))
 	if s.CPUPerWall > BusyClient {
 		sb.WriteString(" (above 0.7: the client is part of the tail)")
 	}
@@ -280,8 +282,8 @@ func (s ResultSummary) brief(where string) string {
 	}
 	c := s.Counts
 	fmt.Fprintf(&sb, "\n  requests: sent %d of %d planned: %d kept, %d discarded (warm-up), %d failed\n", c.Sent, c.Planned, c.Kept, c.Discarded, c.Failed)
-	u := UnitFor(s.TTFT.P50, s.TTFT.P99, s.Total.P50, s.Total.P99)
-	fmt.Fprintf(&sb, "  ttft p50 %s p99 %s; total p50 %s p99 %s\n", FormatIn(s.TTFT.P50, u), FormatIn(s.TTFT.P99, u), FormatIn(s.Total.P50, u), FormatIn(s.Total.P99, u))
+	u := format.UnitFor(s.TTFT.P50, s.TTFT.P99, s.Total.P50, s.Total.P99)
+	fmt.Fprintf(&sb, "  ttft p50 %s p99 %s; total p50 %s p99 %s\n", format.In(s.TTFT.P50, u), format.In(s.TTFT.P99, u), format.In(s.Total.P50, u), format.In(s.Total.P99, u))
 	if len(s.ErrorExamples) > 0 {
 		parts := make([]string, len(s.ErrorExamples))
 		for i, e := range s.ErrorExamples {
@@ -302,48 +304,6 @@ func (s ResultSummary) brief(where string) string {
 		fmt.Fprintf(&sb, "  disclosure: %d of 15 boxes missing (go test -v prints them all; summary.json holds them)\n", len(missing))
 	}
 	return strings.TrimSuffix(sb.String(), "\n")
-}
-
-// FormatDuration renders a latency for reports: "failed" for Failed,
-// milliseconds with one decimal below 10 s, seconds above.
-func FormatDuration(d time.Duration) string { return FormatIn(d, UnitFor(d)) }
-
-// UnitFor picks one unit for a column of latencies (one unit per column):
-// seconds when any finite value reaches 10 s, else milliseconds.
-func UnitFor(ds ...time.Duration) time.Duration {
-	for _, d := range ds {
-		if d != Failed && (d >= 10*time.Second || d <= -10*time.Second) {
-			return time.Second
-		}
-	}
-	return time.Millisecond
-}
-
-// FormatIn renders d in unit (time.Millisecond: "1327.9ms"; time.Second:
-// "89.670s"); "failed" for Failed, "-" for NotObserved.
-func FormatIn(d, unit time.Duration) string {
-	switch {
-	case d == Failed:
-		return "failed"
-	case d == NotObserved:
-		return "-"
-	case unit == time.Second:
-		return fmt.Sprintf("%.3fs", d.Seconds())
-	default:
-		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
-	}
-}
-
-// FormatFloat renders a ratio or percentage for reports with format, and
-// NaN as "n/a" and +Inf as "inf".
-func FormatFloat(f float64, format string) string {
-	switch {
-	case math.IsNaN(f):
-		return "n/a"
-	case math.IsInf(f, 1):
-		return "inf"
-	}
-	return fmt.Sprintf(format, f)
 }
 
 // recordSink takes a run's records as they complete, in slots numbered

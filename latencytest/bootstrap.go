@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/format"
 )
 
 // BootstrapChains predicts the totals of n chains of length calls from a
@@ -47,7 +49,7 @@ type ChainPrediction struct {
 // String labels the figures as predicted.
 func (p ChainPrediction) String() string {
 	return fmt.Sprintf("%d calls (predicted, independent draws): p50 %s, p95 %s, p99 %s",
-		p.Length, FormatDuration(p.P50), FormatDuration(p.P95), FormatDuration(p.P99))
+		p.Length, format.Duration(p.P50), format.Duration(p.P95), format.Duration(p.P99))
 }
 
 // PredictChainCurve predicts p50/p95/p99 of chain totals for every length
@@ -116,7 +118,7 @@ func (cr *ChainResult) CheckPrediction(seed int64) (PredictionCheck, bool) {
 		pc.MeasuredOverP95 = float64(m) / float64(p)
 		if pc.MeasuredOverP95 >= 1.1 {
 			pc.CorrelationWarning = fmt.Sprintf("measured chain p95 %s is %.0f%% above the %s predicted from independent calls: the calls of a chain are correlated (a slow conversation stays slow), so predictions from single calls understate the tail",
-				FormatDuration(m), (pc.MeasuredOverP95-1)*100, FormatDuration(p))
+				format.Duration(m), (pc.MeasuredOverP95-1)*100, format.Duration(p))
 		}
 	}
 	return pc, true

@@ -3,6 +3,8 @@ package latencytest
 import (
 	"fmt"
 	"math"
+
+	"github.com/tailguard/tailguard/internal/format"
 )
 
 // Prices are a model's token prices in dollars per million tokens.
@@ -77,13 +79,13 @@ func (c CostReport) WastedShare() float64 {
 // String renders the report on one line: "$0.0120 for 300 calls; 4
 // useful: $0.003000 each; $0.0116 (96.7%) on 296 not useful".
 func (c CostReport) String() string {
-	each := "$" + FormatFloat(c.PerUseful, "%.6f") + " each"
+	each := "$" + format.Float(c.PerUseful, "%.6f") + " each"
 	if c.Useful == 0 {
 		each = "no useful answer for the money"
 	}
 	s := fmt.Sprintf("$%.4f for %d %s; %d useful: %s; $%.4f (%s) on %d not useful",
 		c.Total, c.Calls, c.Unit, c.Useful, each, c.Wasted,
-		FormatFloat(c.WastedShare()*100, "%.1f%%"), c.Calls-c.Useful)
+		format.Float(c.WastedShare()*100, "%.1f%%"), c.Calls-c.Useful)
 	if c.Unpriced > 0 {
 		s += fmt.Sprintf("; %d call(s) reported no usage and are not priced", c.Unpriced)
 	}

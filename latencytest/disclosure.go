@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/format"
 )
 
 // Disclosure says how a result was measured, one box per item of a
@@ -217,10 +219,10 @@ func (d *Disclosure) noteRetries(r *Result) {
 	}
 	calls, attempts := r.Attempts()
 	first, with := r.FirstAttempt().Quantile(0.99), r.Total().Quantile(0.99)
-	unit := UnitFor(first, with)
+	unit := format.UnitFor(first, with)
 	b := d.Box(2)
 	d.set(2, b.Answer+fmt.Sprintf("; retries: %d of %d calls retried, %d attempts in all; first-attempt p99 %s vs with-retry p99 %s",
-		r.Retried(), calls, attempts, FormatIn(first, unit), FormatIn(with, unit)), b.Missing)
+		r.Retried(), calls, attempts, format.In(first, unit), format.In(with, unit)), b.Missing)
 }
 
 // measurementBox is box 1, common to every runner.
@@ -399,7 +401,7 @@ func (d *Disclosure) mergeCPU(srcs []*MergeSource) {
 		}
 		parts[i] = src.Path + " " + v
 	}
-	answer := "highest " + FormatFloat(worst, "%.2f")
+	answer := "highest " + format.Float(worst, "%.2f")
 	if worst > BusyClient {
 		answer += fmt.Sprintf(": above %.1f, a client is part of the tail", BusyClient)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/format"
 )
 
 // runContext returns the context a TB wrapper runs under: its deadline is
@@ -157,11 +159,11 @@ func attrs(t testing.TB, prefix string, s ResultSummary) {
 	set := func(k, v string) { t.Attr("tailguard."+prefix+k, v) }
 	set("sent", strconv.Itoa(s.Counts.Sent))
 	set("failed", strconv.Itoa(s.Counts.Failed))
-	set("ttft.p50", FormatDuration(s.TTFT.P50))
-	set("ttft.p99", FormatDuration(s.TTFT.P99))
-	set("total.p50", FormatDuration(s.Total.P50))
-	set("total.p99", FormatDuration(s.Total.P99))
-	set("error_rate", FormatFloat(s.ErrorRate, "%.4f"))
+	set("ttft.p50", format.Duration(s.TTFT.P50))
+	set("ttft.p99", format.Duration(s.TTFT.P99))
+	set("total.p50", format.Duration(s.Total.P50))
+	set("total.p99", format.Duration(s.Total.P99))
+	set("error_rate", format.Float(s.ErrorRate, "%.4f"))
 }
 
 // Measure runs the batch under t: the deadline comes from t.Deadline()
@@ -307,13 +309,13 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 	sum := ChainSummary{Test: t.Name(), Label: label, Concurrency: max(c.Concurrency, 1), Model: cs.Model,
 		Chains: len(cr.Chains), Totals: totals, ErrorRate: cr.ErrorRate(), Calls: cs}
 	writeSummary(t, path, sum)
-	t.Attr("tailguard.chain.total.p50", FormatDuration(totals.P50))
-	t.Attr("tailguard.chain.total.p95", FormatDuration(totals.P95))
-	u := UnitFor(totals.P50, totals.P95, totals.P99)
+	t.Attr("tailguard.chain.total.p50", format.Duration(totals.P50))
+	t.Attr("tailguard.chain.total.p95", format.Duration(totals.P95))
+	u := format.UnitFor(totals.P50, totals.P95, totals.P99)
 	t.Logf("chains %s: %d run, %d failed; chain total p50 %s p95 %s p99 %s\n%s", label, len(cr.Chains), totals.Failed,
-		FormatIn(totals.P50, u), FormatIn(totals.P95, u), FormatIn(totals.P99, u), sum.Calls.brief(where))
+		format.In(totals.P50, u), format.In(totals.P95, u), format.In(totals.P99, u), sum.Calls.brief(where))
 	if verbose() {
-		t.Logf("chain total min %s max %s\ncalls:\n%s\ndisclosure:\n%s", FormatDuration(totals.Min), FormatDuration(totals.Max), sum.Calls, cr.Disclosure)
+		t.Logf("chain total min %s max %s\ncalls:\n%s\ndisclosure:\n%s", format.Duration(totals.Min), format.Duration(totals.Max), sum.Calls, cr.Disclosure)
 	}
 	return cr
 }
@@ -338,12 +340,12 @@ func (o OpenLoop) Measure(t testing.TB, p Provider) *Result {
 	report(t, r, "", n.Label, o.KeepContent)
 	fs, tf := r.FromSchedule(), r.TTFTFromSchedule()
 	late, most := r.Lag()
-	u := UnitFor(fs.Quantile(0.5), fs.Quantile(0.99), tf.Quantile(0.5), tf.Quantile(0.99))
-	t.Attr("tailguard.from_schedule.p50", FormatDuration(fs.Quantile(0.5)))
-	t.Attr("tailguard.from_schedule.p99", FormatDuration(fs.Quantile(0.99)))
+	u := format.UnitFor(fs.Quantile(0.5), fs.Quantile(0.99), tf.Quantile(0.5), tf.Quantile(0.99))
+	t.Attr("tailguard.from_schedule.p50", format.Duration(fs.Quantile(0.5)))
+	t.Attr("tailguard.from_schedule.p99", format.Duration(fs.Quantile(0.99)))
 	t.Attr("tailguard.late_starts", fmt.Sprint(late))
 	t.Logf("  from schedule: ttft p50 %s p99 %s; total p50 %s p99 %s; %d of %d started late (max start delay %s)",
-		FormatIn(tf.Quantile(0.5), u), FormatIn(tf.Quantile(0.99), u), FormatIn(fs.Quantile(0.5), u), FormatIn(fs.Quantile(0.99), u),
-		late, r.Len(), FormatDuration(most))
+		format.In(tf.Quantile(0.5), u), format.In(tf.Quantile(0.99), u), format.In(fs.Quantile(0.5), u), format.In(fs.Quantile(0.99), u),
+		late, r.Len(), format.Duration(most))
 	return r
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -309,7 +310,7 @@ func TestDemonstrateAndRefute(t *testing.T) {
 	if hi > budget && sloassert.Check(ft, r, p99(budget, sloassert.Demonstrate(0.95))) {
 		t.Errorf("demonstrate passed with upper bound %v over budget %v", hi, budget)
 	}
-	if !strings.Contains(ft.text(), fmt.Sprintf("upper 95%% bound %s = X(%d) of 1000", latencytest.FormatDuration(hi), hi/time.Millisecond)) {
+	if !strings.Contains(ft.text(), fmt.Sprintf("upper 95%% bound %s = X(%d) of 1000", format.Duration(hi), hi/time.Millisecond)) {
 		t.Errorf("report: %s", ft.text())
 	}
 	if !sloassert.Check(&fakeT{}, r, p99(hi, sloassert.Demonstrate(0.95))) {

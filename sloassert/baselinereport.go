@@ -2,13 +2,15 @@ package sloassert
 
 import (
 	"fmt"
-	"github.com/tailguard/tailguard/latencytest"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/latencytest"
 )
 
 // OK reports whether the comparison passed: something was judged, every
@@ -61,7 +63,7 @@ func changeVerdict(ch QuantileChange, c Compare) string {
 	case math.IsInf(ch.Ratio, 1):
 		return delta + " not significant (a failed request in some resamples only)"
 	case ch.Lo > ch.Threshold:
-		return fmt.Sprintf("%s under the %s floor", delta, latencytest.FormatDuration(c.Floor))
+		return fmt.Sprintf("%s under the %s floor", delta, format.Duration(c.Floor))
 	case ch.Lo > 1:
 		return fmt.Sprintf("%s within %s", delta, deltaPercent(ch.Threshold))
 	case ch.Hi < 1:
@@ -171,8 +173,8 @@ func (r BaselineReport) String() string {
 		fmt.Fprintf(&sb, "  %-11s %-7s  verdict\n", "tail", "p")
 		var failedNotes []string
 		for _, ch := range r.Changes {
-			fmt.Fprintf(&sb, "  %-6s %10s %10s %8s  %-16s", QuantileName(ch.Q), latencytest.FormatDuration(ch.Base),
-				latencytest.FormatDuration(ch.Cur), deltaPercent(ch.Ratio), "["+ratioText(ch.Lo)+", "+ratioText(ch.Hi)+"]")
+			fmt.Fprintf(&sb, "  %-6s %10s %10s %8s  %-16s", QuantileName(ch.Q), format.Duration(ch.Base),
+				format.Duration(ch.Cur), deltaPercent(ch.Ratio), "["+ratioText(ch.Lo)+", "+ratioText(ch.Hi)+"]")
 			if gap {
 				fmt.Fprintf(&sb, "  %-8s", strings.TrimPrefix(deltaPercent(1+ch.Gap), "+"))
 			}
@@ -188,7 +190,7 @@ func (r BaselineReport) String() string {
 			fmt.Fprintf(&sb, "  %s\n", n)
 		}
 		fmt.Fprintf(&sb, "  tail \"a vs j\": a successful current requests slower than the baseline's j-th slowest (j: those above its quantile) +max(%s, run gap) and +%s; p: exact exceedance test\n",
-			percent(c.MaxIncrease), latencytest.FormatDuration(c.Floor))
+			percent(c.MaxIncrease), format.Duration(c.Floor))
 	}
 	if f := r.Failures; f.NBase > 0 && f.NCur > 0 {
 		v := "~"
@@ -207,7 +209,7 @@ func (r BaselineReport) String() string {
 			points = "1 point"
 		}
 		fmt.Fprintf(&sb, "  regression: the interval's lower end > 1+max(%s, run gap) and current - baseline > %s; or tail p < %s; or failed requests' p < %s and more than +%s\n",
-			percent(c.MaxIncrease), latencytest.FormatDuration(c.Floor), alpha, alpha, points)
+			percent(c.MaxIncrease), format.Duration(c.Floor), alpha, alpha, points)
 	}
 	if mw := r.MannWhitney; !math.IsNaN(mw.U) {
 		shift := "no evidence of a whole-distribution shift"

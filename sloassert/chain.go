@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -83,10 +84,10 @@ func (t Task) Objective(metric Metric, opts ...Option) Objective {
 	o := Q(metric, q, budget, opts...)
 	tools := ""
 	if t.ToolTime > 0 {
-		tools = fmt.Sprintf(", %s of it tool time", latencytest.FormatDuration(t.ToolTime))
+		tools = fmt.Sprintf(", %s of it tool time", format.Duration(t.ToolTime))
 	}
 	o.Name = fmt.Sprintf("%s %s <= %s (per call of a %d-call task within %s%s for %s of tasks)", metric, QuantileName(q),
-		latencytest.FormatDuration(budget), t.Calls, latencytest.FormatDuration(t.Budget), tools, percent(1-t.TailTasks))
+		format.Duration(budget), t.Calls, format.Duration(t.Budget), tools, percent(1-t.TailTasks))
 	return o // Evaluate reports an outcome under its objective's Name
 }
 
@@ -98,7 +99,7 @@ func (t Task) Objective(metric Metric, opts ...Option) Objective {
 // Failed too (its total can only grow). The outcome says how many were
 // cut.
 func ChainQ(q float64, budget time.Duration, opts ...Option) Objective {
-	name := fmt.Sprintf("chain total %s <= %s", QuantileName(q), latencytest.FormatDuration(budget))
+	name := fmt.Sprintf("chain total %s <= %s", QuantileName(q), format.Duration(budget))
 	return Objective{Name: name, opts: collect(opts), chains: func(cr *latencytest.ChainResult, o options) Outcome {
 		s := make(latencytest.Sample, 0, len(cr.Chains))
 		cut, over := 0, 0
@@ -232,7 +233,7 @@ func evaluateChains(cr *latencytest.ChainResult, objectives []Objective) Report 
 			what = "chain model time (tool steps left out)"
 		}
 		note := fmt.Sprintf("%s p95: measured %s; predicted from the same calls drawn independently %s (a prediction, not a measurement)",
-			what, latencytest.FormatDuration(pc.Measured.P95), latencytest.FormatDuration(pc.Predicted.P95))
+			what, format.Duration(pc.Measured.P95), format.Duration(pc.Predicted.P95))
 		if pc.CorrelationWarning != "" {
 			note += "; " + pc.CorrelationWarning
 		}

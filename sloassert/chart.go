@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/svgchart"
 	"github.com/tailguard/tailguard/latencytest"
 )
@@ -181,7 +182,7 @@ func cdfChart(name, metric, title, unitName string, s latencytest.Sample, budget
 	for _, b := range budgets {
 		all = append(all, b.d)
 	}
-	u := latencytest.UnitFor(all...)
+	u := format.UnitFor(all...)
 	uname := unitName2(u)
 	log := useLog(fin)
 	c := svgchart.Chart{
@@ -219,12 +220,12 @@ func cdfChart(name, metric, title, unitName string, s latencytest.Sample, budget
 			c.Notes = append(c.Notes, QuantileName(q)+" failed: it reaches a failed value")
 		default:
 			c.Rules = append(c.Rules, svgchart.Rule{Vertical: true, Value: inUnit(v, u), Color: colorQuantile,
-				Label: QuantileName(q) + " " + latencytest.FormatIn(v, u)})
+				Label: QuantileName(q) + " " + format.In(v, u)})
 		}
 	}
 	var targets []svgchart.Point
 	for _, b := range budgets {
-		label := fmt.Sprintf("%s budget %s", QuantileName(b.q), latencytest.FormatIn(b.d, u))
+		label := fmt.Sprintf("%s budget %s", QuantileName(b.q), format.In(b.d, u))
 		if b.verdict != "" {
 			label += ": " + string(b.verdict)
 		}
@@ -310,7 +311,7 @@ func timelineChart(r *latencytest.Result, m Metric, window time.Duration) Chart 
 		xu = time.Minute
 	}
 	fin := s.Finite()
-	yu := latencytest.UnitFor(fin...)
+	yu := format.UnitFor(fin...)
 	log := useLog(fin)
 	c.X = svgchart.Axis{Label: "request start since the run began (" + unitName2(xu) + ")", Zero: true}
 	c.Y = svgchart.Axis{Label: string(m) + " (" + unitName2(yu) + ")", Log: log, Zero: !log}
@@ -440,7 +441,7 @@ func sweepCharts(reps []Report) []Chart {
 				}
 			}
 		}
-		u := latencytest.UnitFor(all...)
+		u := format.UnitFor(all...)
 		c := svgchart.Chart{
 			Title:    fmt.Sprintf("%s quantiles against concurrency", m),
 			Subtitle: fmt.Sprintf("%d levels: %s", len(levels), levelList(levels, func(l level) int { return l.c })),
@@ -476,7 +477,7 @@ func sweepCharts(reps []Report) []Chart {
 		}
 		for _, b := range budgets {
 			c.Rules = append(c.Rules, svgchart.Rule{Value: inUnit(b.d, u), Color: colorBudget, Dashed: true,
-				Label: fmt.Sprintf("%s budget %s", QuantileName(b.q), latencytest.FormatIn(b.d, u))})
+				Label: fmt.Sprintf("%s budget %s", QuantileName(b.q), format.In(b.d, u))})
 		}
 		out = append(out, Chart{Name: "sweep-" + strings.ReplaceAll(m, " ", "-"), Title: c.Title, chart: c})
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 )
@@ -24,7 +25,7 @@ import (
 // Refute (fails only when the upper bound is below it). share must be in
 // (0,1], ttft and tpot positive.
 func MinGoodput(share float64, ttft, tpot time.Duration, opts ...Option) Objective {
-	name := fmt.Sprintf("goodput (ttft <= %s, tpot <= %s) >= %s", latencytest.FormatDuration(ttft), latencytest.FormatDuration(tpot), percent(share))
+	name := fmt.Sprintf("goodput (ttft <= %s, tpot <= %s) >= %s", format.Duration(ttft), format.Duration(tpot), percent(share))
 	return Objective{Name: name, opts: collect(opts), judge: func(r *latencytest.Result, o options) Outcome {
 		out := Outcome{Objective: name, Budget: percent(share), Observed: "-"}
 		switch {

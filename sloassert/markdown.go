@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -95,7 +96,7 @@ func markdown(rep Report, heading string, charts []string, embed bool) string {
 		for _, s := range rep.Slowest {
 			vs = append(vs, s.Value)
 		}
-		u := latencytest.UnitFor(vs...)
+		u := format.UnitFor(vs...)
 		fmt.Fprintf(&sb, "### Slowest requests\n\n| trace ID | latency (%s) | error | injected by the fake |\n|---|--:|---|---|\n", unitName2(u))
 		for _, s := range rep.Slowest {
 			fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", mdCode(s.ID), inUnitText(s.Value, u), mdText(s.Err), mdText(s.Injected))
@@ -153,7 +154,7 @@ func mdDistributions(ds []Distribution) string {
 		s := d.Summary
 		all = append(all, s.Min, s.P50, s.P90, s.P95, s.P99, s.Max)
 	}
-	u := latencytest.UnitFor(all...)
+	u := format.UnitFor(all...)
 	un := unitName2(u)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "| metric | n | failed | min (%[1]s) | p50 (%[1]s) | p90 (%[1]s) | p95 (%[1]s) | p99 (%[1]s) | max (%[1]s) | CV%% | p99/p50 |\n", un)
@@ -162,15 +163,15 @@ func mdDistributions(ds []Distribution) string {
 		s := d.Summary
 		fmt.Fprintf(&sb, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(d.Metric), s.N, s.Failed,
 			inUnitText(s.Min, u), inUnitText(s.P50, u), inUnitText(s.P90, u), inUnitText(s.P95, u), inUnitText(s.P99, u), inUnitText(s.Max, u),
-			latencytest.FormatFloat(s.CV, "%.0f"), latencytest.FormatFloat(s.TailRatio, "%.2f"))
+			format.Float(s.CV, "%.0f"), format.Float(s.TailRatio, "%.2f"))
 	}
 	return sb.String()
 }
 
-// inUnitText is latencytest.FormatIn without the unit (the column header
+// inUnitText is format.In without the unit (the column header
 // names it): "1327.9", "failed", "-".
 func inUnitText(d, u time.Duration) string {
-	s := latencytest.FormatIn(d, u)
+	s := format.In(d, u)
 	if d == latencytest.Failed || d == latencytest.NotObserved {
 		return s
 	}
@@ -234,7 +235,7 @@ func sweepMarkdown(reps []Report, heading string, charts []string, embed bool) s
 			all = append(all, d.Summary.P50, d.Summary.P95, d.Summary.P99)
 		}
 	}
-	u := latencytest.UnitFor(all...)
+	u := format.UnitFor(all...)
 	sb.WriteString("| level | verdict | n | failed |")
 	align := "|---|---|--:|--:|"
 	for _, m := range metrics {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -301,7 +302,7 @@ func (o *Outcome) addNote(s string) {
 // varying length hold fewer than the 299 independent values a p99 upper
 // bound at 95% needs, so Demonstrate on ITL p99 needs more.
 func Q(metric Metric, q float64, budget time.Duration, opts ...Option) Objective {
-	name := fmt.Sprintf("%s %s <= %s", metric, QuantileName(q), latencytest.FormatDuration(budget))
+	name := fmt.Sprintf("%s %s <= %s", metric, QuantileName(q), format.Duration(budget))
 	return Objective{Name: name, opts: collect(opts), judge: func(r *latencytest.Result, o options) Outcome {
 		s, err := metric.Sample(r)
 		if err != nil {
@@ -517,13 +518,13 @@ func NoCacheHits() Objective {
 // judged as a short one would be, and the row says so. A run with no candidate has nothing to judge and
 // fails; a failed candidate fails it.
 func MaxColdStart(budget time.Duration, opts ...Option) Objective {
-	name := fmt.Sprintf("cold start ttft <= %s", latencytest.FormatDuration(budget))
+	name := fmt.Sprintf("cold start ttft <= %s", format.Duration(budget))
 	o := collect(opts)
 	if o.idleSet {
 		name += fmt.Sprintf(" (after %v idle)", o.idle)
 	}
 	return Objective{Name: name, opts: o, judge: func(r *latencytest.Result, o options) Outcome {
-		out := Outcome{Objective: name, Budget: latencytest.FormatDuration(budget), Observed: "-"}
+		out := Outcome{Objective: name, Budget: format.Duration(budget), Observed: "-"}
 		idle := latencytest.DefaultIdleGap
 		if o.idleSet {
 			idle = o.idle
@@ -551,15 +552,15 @@ func MaxColdStart(budget time.Duration, opts ...Option) Objective {
 			if !within(c.Compared, budget) {
 				slow++
 				if len(over) < 5 {
-					over = append(over, fmt.Sprintf("%s %s (%s)", c.ID, latencytest.FormatDuration(c.Compared), c.Why))
+					over = append(over, fmt.Sprintf("%s %s (%s)", c.ID, format.Duration(c.Compared), c.Why))
 				}
 			}
 			if c.ClassExcess > 0 && c.TTFT != latencytest.Failed && len(adjusted) < 3 {
-				adjusted = append(adjusted, fmt.Sprintf("%s (%s prompt) %s less %s", c.ID, c.Class, latencytest.FormatDuration(c.TTFT), latencytest.FormatDuration(c.ClassExcess)))
+				adjusted = append(adjusted, fmt.Sprintf("%s (%s prompt) %s less %s", c.ID, c.Class, format.Duration(c.TTFT), format.Duration(c.ClassExcess)))
 			}
 		}
 		v := worst.Compared
-		out.Observed = latencytest.FormatDuration(v)
+		out.Observed = format.Duration(v)
 		out.Margin = margin(v, budget)
 		out.OK = within(v, budget)
 		out.severity = ratioOf(v, budget)
@@ -600,10 +601,10 @@ func ratioOf(v, budget time.Duration) float64 {
 // so does a request without token events: it cannot vouch for its
 // silences).
 func MaxStall(budget time.Duration) Objective {
-	name := fmt.Sprintf("longest stall <= %s", latencytest.FormatDuration(budget))
+	name := fmt.Sprintf("longest stall <= %s", format.Duration(budget))
 	return Objective{Name: name, judge: func(r *latencytest.Result, _ options) Outcome {
 		s := r.MaxGap()
-		out := Outcome{Objective: name, Budget: latencytest.FormatDuration(budget)}
+		out := Outcome{Objective: name, Budget: format.Duration(budget)}
 		if len(s) == 0 {
 			out.Observed, out.Note = "no data", "no measured request"
 			return out
@@ -613,7 +614,7 @@ func MaxStall(budget time.Duration) Objective {
 			return out
 		}
 		v := s.Max()
-		out.Observed = latencytest.FormatDuration(v)
+		out.Observed = format.Duration(v)
 		out.Margin = margin(v, budget)
 		out.OK = within(v, budget)
 		if f := s.Failures(); f > 0 {
@@ -684,10 +685,10 @@ func margin(observed, budget time.Duration) string {
 	if observed == latencytest.Failed {
 		return "-inf"
 	}
-	u := latencytest.UnitFor(observed, budget) // the unit of the row
+	u := format.UnitFor(observed, budget) // the unit of the row
 	d := budget - observed
 	if d < 0 {
-		return "-" + latencytest.FormatIn(-d, u)
+		return "-" + format.In(-d, u)
 	}
-	return "+" + latencytest.FormatIn(d, u)
+	return "+" + format.In(d, u)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 )
@@ -257,7 +258,7 @@ func judgeQuantile(name string, s latencytest.Sample, nRule int, q float64, budg
 // cl.eff effective values, scaled to the pooled sample (an upper rank
 // rounded up, a lower one down: never more evidence than the groups hold).
 func judgeClustered(name string, s latencytest.Sample, nRule int, q float64, budget time.Duration, o options, cl *clusters) Outcome {
-	out := Outcome{Objective: name, Budget: latencytest.FormatDuration(budget), Observed: "-"}
+	out := Outcome{Objective: name, Budget: format.Duration(budget), Observed: "-"}
 	n := len(s)
 	switch {
 	case !(q > 0 && q < 1):
@@ -295,8 +296,8 @@ func judgeClustered(name string, s latencytest.Sample, nRule int, q float64, bud
 	if hasHi {
 		hi = x[k-1]
 	}
-	u := latencytest.UnitFor(v, budget)
-	out.Observed, out.Budget = latencytest.FormatIn(v, u), latencytest.FormatIn(budget, u)
+	u := format.UnitFor(v, budget)
+	out.Observed, out.Budget = format.In(v, u), format.In(budget, u)
 	out.Margin = margin(v, budget)
 	out.Confidence = conf
 	out.severity = ratioOf(v, budget)
@@ -307,7 +308,7 @@ func judgeClustered(name string, s latencytest.Sample, nRule int, q float64, bud
 		case d == latencytest.Failed:
 			return "failed"
 		}
-		return latencytest.FormatIn(d, u)
+		return format.In(d, u)
 	}
 	out.Interval = "[" + bound(lo, hasLo) + ", " + bound(hi, hasHi) + "]"
 	hint := func() string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -348,13 +349,13 @@ func (r Report) String() string {
 			s := d.Summary
 			all = append(all, s.Min, s.P50, s.P90, s.P95, s.P99, s.Max)
 		}
-		u := latencytest.UnitFor(all...) // one unit for the whole table
+		u := format.UnitFor(all...) // one unit for the whole table
 		for _, d := range r.Distributions {
 			s := d.Summary
 			fmt.Fprintf(&sb, "  %-12s %9s %9s %9s %9s %9s %9s %7s %8s\n", d.Metric,
-				latencytest.FormatIn(s.Min, u), latencytest.FormatIn(s.P50, u), latencytest.FormatIn(s.P90, u),
-				latencytest.FormatIn(s.P95, u), latencytest.FormatIn(s.P99, u), latencytest.FormatIn(s.Max, u),
-				latencytest.FormatFloat(s.CV, "%.0f"), latencytest.FormatFloat(s.TailRatio, "%.2f"))
+				format.In(s.Min, u), format.In(s.P50, u), format.In(s.P90, u),
+				format.In(s.P95, u), format.In(s.P99, u), format.In(s.Max, u),
+				format.Float(s.CV, "%.0f"), format.Float(s.TailRatio, "%.2f"))
 		}
 	}
 	c := r.Counts
@@ -386,7 +387,7 @@ func (r Report) String() string {
 	if len(r.Slowest) > 0 {
 		sb.WriteString("  slowest:")
 		for _, s := range r.Slowest {
-			fmt.Fprintf(&sb, " %s %s", s.ID, latencytest.FormatDuration(s.Value))
+			fmt.Fprintf(&sb, " %s %s", s.ID, format.Duration(s.Value))
 			var why []string
 			if s.Err != "" {
 				why = append(why, s.Err)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/slospec"
 )
 
@@ -41,7 +41,7 @@ func TestSpecColdStart(t *testing.T) {
 		if so.Kind != slospec.KindColdStart || so.Budget != tc.budget || so.AfterIdle != tc.idle || so.Key != "cold_start" {
 			t.Errorf("%q: %+v", tc.spec, so)
 		}
-		want := "cold start ttft <= " + latencytest.FormatDuration(tc.budget)
+		want := "cold start ttft <= " + format.Duration(tc.budget)
 		if tc.idle > 0 {
 			want += " (after " + tc.idle.String() + " idle)"
 		}

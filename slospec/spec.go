@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -387,7 +388,7 @@ func (o SpecObjective) ChainObjective() sloassert.Objective {
 			return sloassert.Invalid(o.Key, err.Error())
 		}
 		q, per := o.Task.PerCall()
-		plan := fmt.Sprintf("planning figure, not a gate: per call %s <= %s suffices", sloassert.QuantileName(q), latencytest.FormatDuration(per))
+		plan := fmt.Sprintf("planning figure, not a gate: per call %s <= %s suffices", sloassert.QuantileName(q), format.Duration(per))
 		obj := sloassert.ChainQ(1-o.Task.TailTasks, o.Task.Budget, append(o.options(), sloassert.Note(plan))...)
 		obj.Name = fmt.Sprintf("%s (task of %d calls, %s of tasks)", obj.Name, o.Task.Calls, percent(1-o.Task.TailTasks))
 		return obj

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -79,9 +80,9 @@ func run(t *testing.T, seed uint64, scale time.Duration) (cr *latencytest.ChainR
 func output(task sloassert.Task, rep sloassert.Report) string {
 	var sb strings.Builder
 	q, perCall := sloassert.Task{Calls: task.Calls, Budget: task.Budget, TailTasks: task.TailTasks}.PerCall()
-	fmt.Fprintf(&sb, "per call, tools ignored:   %s within %s\n", sloassert.QuantileName(q), latencytest.FormatDuration(perCall))
+	fmt.Fprintf(&sb, "per call, tools ignored:   %s within %s\n", sloassert.QuantileName(q), format.Duration(perCall))
 	q, perCall = task.PerCall()
-	fmt.Fprintf(&sb, "per call, %s of tools: %s within %s\n", latencytest.FormatDuration(task.ToolTime), sloassert.QuantileName(q), latencytest.FormatDuration(perCall))
+	fmt.Fprintf(&sb, "per call, %s of tools: %s within %s\n", format.Duration(task.ToolTime), sloassert.QuantileName(q), format.Duration(perCall))
 	return sb.String() + reportHead(rep)
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -51,7 +52,7 @@ func TestFasterModelLosesTheTask(t *testing.T) {
 	// 1. Single calls: maverick starts answering about 4x sooner (gpt-oss
 	// reasons first, and its first answer token comes after it).
 	m, g := maverick.single.FirstAnswer().Quantile(0.5), gptOSS.single.FirstAnswer().Quantile(0.5)
-	t.Logf("median first answer token: llama-4-maverick %s, gpt-oss-120b %s", latencytest.FormatDuration(m), latencytest.FormatDuration(g))
+	t.Logf("median first answer token: llama-4-maverick %s, gpt-oss-120b %s", format.Duration(m), format.Duration(g))
 	if 3*m > g {
 		t.Errorf("maverick's median first answer %v is not several times faster than gpt-oss's %v", m, g)
 	}
