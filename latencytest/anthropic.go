@@ -2,9 +2,10 @@ package latencytest
 
 import (
 	"encoding/json"
-	"github.com/tailguard/tailguard/internal/sse"
 	"strconv"
 	"strings"
+
+	"github.com/tailguard/tailguard/internal/sse"
 )
 
 // AnthropicVersion is the anthropic-version header the Anthropic provider

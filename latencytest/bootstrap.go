@@ -2,45 +2,15 @@ package latencytest
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/stats"
 )
 
-// BootstrapChains predicts the totals of n chains of length calls from a
-// sample of single-call totals, drawing each call independently with
-// replacement (seeded: the same seed gives the same prediction). A call
-// drawn Failed makes its chain Failed. It is a prediction, not a
-// measurement, and it assumes independent calls: real chains are often
-// correlated (a slow conversation stays slow: the intraclass correlation
-// of log call totals is 0.53 in measured llama-4-maverick chains), and
-// then the prediction's tail is too thin. Judge chains on measured chain
-// totals (ChainResult.Totals); use this to plan chain lengths never run.
-// It panics when calls is empty or length or n is below 1.
-func BootstrapChains(calls Sample, length, n int, seed int64) Sample {
-	if len(calls) == 0 || length < 1 || n < 1 {
-		panic(fmt.Sprintf("latencytest: BootstrapChains: %d calls, length %d, n %d (want calls, length >= 1, n >= 1)", len(calls), length, n))
-	}
-	rng := rand.New(rand.NewPCG(uint64(seed), 0xb007))
-	out := make(Sample, n)
-	for i := range out {
-		var sum time.Duration
-		for range length {
-			d := calls[rng.IntN(len(calls))]
-			if d == Failed || sum > Failed-d {
-				sum = Failed
-				break
-			}
-			sum += d
-		}
-		out[i] = sum
-	}
-	return out
-}
-
 // ChainPrediction is the predicted distribution of chain totals at one
-// length (BootstrapChains): always a prediction from independent draws.
+// length, from the run's own calls drawn independently: always a
+// prediction, never a measurement.
 type ChainPrediction struct {
 	Length        int
 	P50, P95, P99 time.Duration
@@ -50,18 +20,6 @@ type ChainPrediction struct {
 func (p ChainPrediction) String() string {
 	return fmt.Sprintf("%d calls (predicted, independent draws): p50 %s, p95 %s, p99 %s",
 		p.Length, format.Duration(p.P50), format.Duration(p.P95), format.Duration(p.P99))
-}
-
-// PredictChainCurve predicts p50/p95/p99 of chain totals for every length
-// from 1 to maxLength, n bootstrap chains each (10,000 is plenty), from
-// single-call totals. See BootstrapChains for what the prediction assumes.
-func PredictChainCurve(calls Sample, maxLength, n int, seed int64) []ChainPrediction {
-	out := make([]ChainPrediction, 0, maxLength)
-	for l := 1; l <= maxLength; l++ {
-		s := BootstrapChains(calls, l, n, seed+int64(l))
-		out = append(out, ChainPrediction{Length: l, P50: s.Quantile(0.5), P95: s.Quantile(0.95), P99: s.Quantile(0.99)})
-	}
-	return out
 }
 
 // PredictionCheck sets a chain run's measured totals beside the totals
@@ -80,13 +38,15 @@ type PredictionCheck struct {
 	ModelOnly bool
 }
 
-// CheckPrediction compares cr's measured chain totals with
-// BootstrapChains over its own call totals (n = 10,000 chains, seeded).
+// CheckPrediction compares cr's measured chain totals with 10,000 chains
+// bootstrapped from its own call totals, each call drawn independently
+// (seeded: the same seed gives the same prediction; a call drawn Failed
+// fails its chain).
 // It returns false when there is nothing to compare (no chain, or chains
 // of different lengths). When the chains ran tool steps, it compares
 // their model time (the sum of their calls) instead of their totals, and
 // says so in ModelOnly.
-func (cr *ChainResult) CheckPrediction(seed int64) (PredictionCheck, bool) {
+func (cr *ChainResult) CheckPrediction(seed uint64) (PredictionCheck, bool) {
 	if len(cr.Chains) == 0 {
 		return PredictionCheck{}, false
 	}
@@ -100,7 +60,7 @@ func (cr *ChainResult) CheckPrediction(seed int64) (PredictionCheck, bool) {
 	if len(calls) == 0 || length == 0 {
 		return PredictionCheck{}, false
 	}
-	pred := BootstrapChains(calls, length, 10_000, seed)
+	pred := Sample(stats.BootstrapSums(calls, length, 10_000, seed))
 	measured, modelOnly := cr.Totals(), false
 	for i := range cr.Chains {
 		modelOnly = modelOnly || cr.Chains[i].ToolSteps > 0

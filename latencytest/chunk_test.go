@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/chunkscan"
-	"github.com/tailguard/tailguard/internal/sse"
-	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +15,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/chunkscan"
+	"github.com/tailguard/tailguard/internal/sse"
+	"github.com/tailguard/tailguard/internal/sse/ssetest"
 )
 
 // Every event the fast path decodes anywhere in this package's tests (the

@@ -5,10 +5,11 @@ package latencytest
 
 import (
 	"context"
-	"github.com/tailguard/tailguard/internal/h1"
 	"net/http"
 	"slices"
 	"sync"
+
+	"github.com/tailguard/tailguard/internal/h1"
 )
 
 // DefaultMaxIdleConnsPerHost is how many idle connections the OpenAI

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/h1"
-	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +14,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/h1"
+	"github.com/tailguard/tailguard/internal/sse/ssetest"
 )
 
 // pipeServer answers the provider's requests over in-memory connections

@@ -8,7 +8,6 @@ import (
 	"compress/zlib"
 	"context"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/h1"
 	"io"
 	"net"
 	"net/http"
@@ -21,6 +20,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/h1"
 )
 
 // wireServer serves the provider over in-memory connections (net.Pipe),

@@ -5,13 +5,14 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/h1"
 	"io"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/h1"
 )
 
 // Attempt is one HTTP request made within a Func call through an

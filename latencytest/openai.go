@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/h1"
 	"io"
 	"net"
 	"net/http"
@@ -21,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tailguard/tailguard/internal/h1"
 )
 
 // WithHTTPClient sets the HTTP client (e.g. a fake provider's in-memory

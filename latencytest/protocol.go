@@ -3,9 +3,10 @@ package latencytest
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/sse"
 	"slices"
 	"strings"
+
+	"github.com/tailguard/tailguard/internal/sse"
 )
 
 // protocol is one wire protocol the HTTP providers speak: OpenAI's chat

@@ -3,7 +3,6 @@ package latencytest
 import (
 	"context"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/sse/ssetest"
 )
 
 // protoFixture is a captured stream of one protocol and what its record

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/chunkscan"
-	"github.com/tailguard/tailguard/internal/sse"
 	"math"
 	"mime"
 	"slices"
@@ -13,6 +11,9 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/tailguard/tailguard/internal/chunkscan"
+	"github.com/tailguard/tailguard/internal/sse"
 )
 
 // streamTimer times an OpenAI-style chat-completions event stream as its

@@ -3,7 +3,6 @@ package latencytest
 import (
 	"context"
 	"encoding/json"
-	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,8 @@ import (
 	"testing/iotest"
 	"testing/synctest"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/sse/ssetest"
 )
 
 // tok is one SSE event carrying answer content for choice 0.

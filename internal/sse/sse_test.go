@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/sse/ssetest"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tailguard/tailguard/internal/sse/ssetest"
 )
 
 // sseRun feeds the chunks in order to a fresh parser and returns the
