@@ -8,22 +8,22 @@ import (
 	"github.com/tailguard/tailguard/internal/sse"
 )
 
-// AnthropicVersion is the anthropic-version header the Anthropic provider
+// anthropicVersion is the anthropic-version header the Anthropic provider
 // sends unless WithHeader sets one.
-const AnthropicVersion = "2023-06-01"
+const anthropicVersion = "2023-06-01"
 
-// DefaultAnthropicMaxTokens is the max_tokens the Anthropic provider sends
+// defaultAnthropicMaxTokens is the max_tokens the Anthropic provider sends
 // when a request sets no cap (the Messages API requires one).
-const DefaultAnthropicMaxTokens = 4096
+const defaultAnthropicMaxTokens = 4096
 
 // Anthropic returns a Provider that streams from Anthropic's Messages API
 // (also served by vLLM and gateways): baseURL is the API root
 // ("https://api.anthropic.com/v1"); requests go to baseURL + "/messages"
 // with stream true, the key (WithAPIKey) in the x-api-key header (never
 // as a bearer token; redacted as WithAPIKey describes) and
-// anthropic-version AnthropicVersion (WithHeader("anthropic-version", v)
+// anthropic-version 2023-06-01 (WithHeader("anthropic-version", v)
 // sends another). System messages become the top-level system prompt;
-// max_tokens is the request's cap, DefaultAnthropicMaxTokens without one.
+// max_tokens is the request's cap, 4096 without one.
 // It takes OpenAI's options and measures as OpenAI does: TTFT is the first
 // token of any kind (text, thinking, a tool_use block's start or its
 // input_json_delta), the first answer is the first text or tool_use (a
@@ -81,7 +81,7 @@ func anthropicHeaders(o *LLMProvider) {
 		o.key = ""
 	}
 	if o.header.Get("Anthropic-Version") == "" {
-		o.header.Set("Anthropic-Version", AnthropicVersion)
+		o.header.Set("Anthropic-Version", anthropicVersion)
 	}
 }
 
@@ -103,7 +103,7 @@ func messagesPayload(o *LLMProvider, req Request) ([]byte, error) {
 		Temperature *float64  `json:"temperature,omitempty"`
 	}{MaxTokens: req.MaxTokens, Messages: []message{}, Model: o.model, Stream: !o.noStream, Temperature: req.Temperature}
 	if body.MaxTokens <= 0 {
-		body.MaxTokens = DefaultAnthropicMaxTokens
+		body.MaxTokens = defaultAnthropicMaxTokens
 	}
 	var system []string
 	for _, m := range req.Messages {

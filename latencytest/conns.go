@@ -12,19 +12,19 @@ import (
 	"github.com/tailguard/tailguard/internal/h1"
 )
 
-// DefaultMaxIdleConnsPerHost is how many idle connections the OpenAI
+// defaultMaxIdleConnsPerHost is how many idle connections the OpenAI
 // provider's default transport keeps per host (see WithHTTPClient): more
 // than any concurrency a run is likely to use. The provider does not know
 // a run's concurrency up front; a run above it opens new connections.
-const DefaultMaxIdleConnsPerHost = 1024
+const defaultMaxIdleConnsPerHost = 1024
 
 // defaultTransport is net/http's default transport keeping
-// DefaultMaxIdleConnsPerHost idle connections per host (and no overall
+// defaultMaxIdleConnsPerHost idle connections per host (and no overall
 // limit).
 func defaultTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 0
-	t.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
+	t.MaxIdleConnsPerHost = defaultMaxIdleConnsPerHost
 	return t
 }
 
@@ -178,7 +178,7 @@ func (o *LLMProvider) clientFor(ctx context.Context) *http.Client {
 	c := o.bounded[n]
 	if c == nil {
 		t := o.transport()
-		t.MaxConnsPerHost, t.MaxIdleConnsPerHost = n, max(n, DefaultMaxIdleConnsPerHost)
+		t.MaxConnsPerHost, t.MaxIdleConnsPerHost = n, max(n, defaultMaxIdleConnsPerHost)
 		c = &http.Client{Transport: t, CheckRedirect: noRedirects}
 		if o.bounded == nil {
 			o.bounded = map[int]*http.Client{}
@@ -196,7 +196,7 @@ func (o *LLMProvider) poolFor(ctx context.Context) *h1.Pool {
 	defer o.mu.Unlock()
 	p := o.pools[n]
 	if p == nil {
-		p = &h1.Pool{Addr: o.h1req.Addr, Limit: n, MaxIdle: max(n, DefaultMaxIdleConnsPerHost), Dialer: lagDial(o.dial)}
+		p = &h1.Pool{Addr: o.h1req.Addr, Limit: n, MaxIdle: max(n, defaultMaxIdleConnsPerHost), Dialer: lagDial(o.dial)}
 		if o.pools == nil {
 			o.pools = map[int]*h1.Pool{}
 		}

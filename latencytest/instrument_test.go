@@ -22,7 +22,7 @@ import (
 // askStream is "your own client": it posts a chat completion through hc
 // and reads the SSE lines until [DONE], returning the answer.
 func askStream(ctx context.Context, hc *http.Client, req Request) (string, error) {
-	body, _ := json.Marshal(map[string]any{"model": DefaultModel, "messages": req.Messages, "stream": true,
+	body, _ := json.Marshal(map[string]any{"model": defaultModel, "messages": req.Messages, "stream": true,
 		"stream_options": map[string]bool{"include_usage": true}, "max_tokens": req.MaxTokens})
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://fake/v1/chat/completions", bytes.NewReader(body))
 	if err != nil {

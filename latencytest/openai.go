@@ -26,7 +26,7 @@ import (
 
 // WithHTTPClient sets the HTTP client (e.g. a fake provider's in-memory
 // client). Default: a client with its own transport, which keeps up to
-// DefaultMaxIdleConnsPerHost idle connections to the endpoint, so that a
+// 1024 idle connections to the endpoint, so that a
 // run at any concurrency up to that opens each connection once and no
 // measured request pays for connection setup after warm-up (the
 // disclosure counts the connections a run opened). A client of your own
@@ -74,17 +74,17 @@ func WithNetHTTP() LLMOption { return llmOption(func(o *LLMProvider) { o.noFastP
 // credential is that short), though they are never printed either.
 func WithAPIKey(key string) Option { return allOption(func(o *LLMProvider) { o.key = key }) }
 
-// DefaultModel is the model ID requested unless WithModel names another:
+// defaultModel is the model ID requested unless WithModel names another:
 // the fake provider's.
-const DefaultModel = "fake-model"
+const defaultModel = "fake-model"
 
 // WithModel sets the model ID requested. Default (and for ""):
-// DefaultModel.
+// "fake-model", the fake provider's.
 func WithModel(model string) LLMOption {
 	return llmOption(func(o *LLMProvider) {
 		o.model = model
 		if model == "" {
-			o.model = DefaultModel
+			o.model = defaultModel
 		}
 	})
 }
@@ -138,7 +138,7 @@ func newOpenAI(baseURL string, api *protocol, configure func(*LLMProvider)) *LLM
 	escaped := strings.TrimRight(u.EscapedPath(), "/") + api.path
 	u.Path, _ = url.PathUnescape(escaped) // valid: EscapedPath escaped it
 	u.RawPath = escaped
-	o := &LLMProvider{url: u.String(), model: DefaultModel, header: http.Header{}, api: api}
+	o := &LLMProvider{url: u.String(), model: defaultModel, header: http.Header{}, api: api}
 	configure(o)
 	if api.prepare != nil {
 		api.prepare(o)

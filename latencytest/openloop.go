@@ -44,7 +44,7 @@ type OpenLoop struct {
 	// goroutines without bound).
 	MaxInFlight int `yaml:"max_in_flight"`
 	// Seed seeds the Poisson gaps (one PCG stream, drawn in order), so the
-	// same seed gives the same arrivals. Default 0: DefaultArrivalSeed (7).
+	// same seed gives the same arrivals. Default 0: seed 7.
 	Seed int64 `yaml:"seed"`
 	// Schedule, when set, replaces the generated arrivals: request i is
 	// due Schedule[i] after the start. Offsets must be >= 0 and must not
@@ -128,7 +128,7 @@ func (o OpenLoop) normalized() (OpenLoop, error) {
 		o.MaxInFlight = DefaultMaxInFlight
 	}
 	if o.Seed == 0 {
-		o.Seed = DefaultArrivalSeed
+		o.Seed = defaultArrivalSeed
 	}
 	o.Mix = o.Mix.orDefault()
 	var errs []error

@@ -120,7 +120,7 @@ func TestProtocolRequests(t *testing.T) {
 				"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n"},
 		{messagesAPI, "/v1/messages",
 			`{"max_tokens":64,"messages":[{"role":"user","content":"hi"}],"model":"m-1","stream":true,"system":"be brief","temperature":0.5}`,
-			map[string]string{"Authorization": "", "X-Api-Key": key, "Anthropic-Version": AnthropicVersion},
+			map[string]string{"Authorization": "", "X-Api-Key": key, "Anthropic-Version": anthropicVersion},
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m-1\"}}\n\n" +
 				"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
 				"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + key[:10] + "\"}}\n\n" +

@@ -177,9 +177,9 @@ const (
 	ArrivalsConstant = "constant"
 )
 
-// DefaultArrivalSeed is the seed of the Poisson gaps when OpenLoop.Seed is
+// defaultArrivalSeed is the seed of the Poisson gaps when OpenLoop.Seed is
 // 0.
-const DefaultArrivalSeed = 7
+const defaultArrivalSeed = 7
 
 // arrivalStream is the constant PCG stream word of the Poisson gaps
 // ("openloop"), so that the gaps of seed s never equal another draw's.
