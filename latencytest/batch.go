@@ -20,51 +20,51 @@ import (
 type Batch struct {
 	// Requests is the number of measured requests. Default 75 (the fewest
 	// that reliably expose cold starts; 10-20 miss them).
-	Requests int `yaml:"requests"`
+	Requests int
 	// Warmup requests are sent first and discarded by trace ID, in
 	// submission order (never by completion order); they stay in the
 	// Result, marked, and feed Result.ColdStarts, so a cold start is judged
 	// on its own (sloassert.MaxColdStart) rather than hidden or averaged
 	// into steady state. Default DefaultWarmup (10: published benchmarks sent
 	// 310 and discarded the first 10); NoWarmup keeps every request.
-	Warmup int `yaml:"warmup"`
+	Warmup int
 	// NoWarmup sends no warm-up request: every request is measured.
-	NoWarmup bool `yaml:"no_warmup"`
+	NoWarmup bool
 	// Concurrency is the number of requests in flight. Default 1.
-	Concurrency int `yaml:"concurrency"`
+	Concurrency int
 	// Interval paces request starts: request i starts no earlier than
 	// i×Interval after the run began. Default 0: as fast as slots free up.
-	Interval time.Duration `yaml:"interval"`
+	Interval time.Duration
 	// Mix chooses each request's prompt size and cap. Default DefaultMix.
-	Mix Mix `yaml:"mix"`
+	Mix Mix
 	// Prompt, when set, replaces the mix: every request asks this.
-	Prompt string `yaml:"prompt"`
+	Prompt string
 	// NoNonce turns off the unique leading nonce, to measure the cache on
 	// purpose. Default: every prompt starts with a nonce.
-	NoNonce bool `yaml:"no_nonce"`
+	NoNonce bool
 	// MaxTokens, when set, caps every request (overriding the mix's caps).
-	MaxTokens int `yaml:"max_tokens"`
+	MaxTokens int
 	// Temperature is sent when set; nil leaves the provider's default (and
 	// the disclosure says so).
-	Temperature *float64 `yaml:"temperature"`
+	Temperature *float64
 	// FirstTokenTimeout and TotalTimeout bound each request (0: none); the
 	// hard cap (default 150s) bounds it always.
-	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
-	TotalTimeout      time.Duration `yaml:"total_timeout"`
-	HardCap           time.Duration `yaml:"hard_cap"`
+	FirstTokenTimeout time.Duration
+	TotalTimeout      time.Duration
+	HardCap           time.Duration
 	// Repeat runs the same cell this many times, one after the other, and
 	// reports the between-run gap per quantile: the noise floor. Default 1.
-	Repeat int `yaml:"repeat"`
+	Repeat int
 	// Label prefixes trace IDs. Default "c<Concurrency>".
-	Label string `yaml:"label"`
+	Label string
 	// Location says where the client ran, for the disclosure. Default: the
 	// TAILGUARD_LOCATION environment variable.
-	Location string `yaml:"location"`
+	Location string
 	// KeepContent writes the answer text (Record.Content) into the
 	// records.jsonl artifact of Measure. Default false: answers may hold
 	// what a test should not keep, so the artifact has timings only; the
 	// returned Result keeps every answer either way.
-	KeepContent bool `yaml:"keep_content"`
+	KeepContent bool
 	// Until, when set, makes the batch sequential: it sends Requests
 	// measured requests, then, while Until(result so far) returns true (a
 	// verdict is still open), sends more in stages that double the
@@ -73,18 +73,18 @@ type Batch struct {
 	// Planned, Start and Partial set (no disclosure yet). Until requires
 	// Repeat 1. sloassert.Sequential builds an Until from objectives and
 	// splits their confidence across the stages.
-	Until func(r *Result) bool `yaml:"-"`
+	Until func(r *Result) bool
 	// MaxRequests caps a sequential batch's measured requests. Default
 	// 4×Requests (three stages: 300, 600, 1200 for Requests 300).
-	MaxRequests int `yaml:"max_requests"`
+	MaxRequests int
 	// Shard, when set, makes this process send only its share of the
 	// run: request i (warm-up included) when i mod Count == Index, with
 	// Concurrency/Count in flight (see Shard). Zero: the TAILGUARD_SHARD
 	// environment variable, else the whole run.
-	Shard Shard `yaml:"-"`
+	Shard Shard
 	// RecordMode chooses full or compact records (see RecordMode).
 	// Default RecordsAuto: compact above CompactAbove planned requests.
-	RecordMode RecordMode `yaml:"record_mode"`
+	RecordMode RecordMode
 
 	into     *Result   // where runRange puts its records (Run sets it)
 	slots    int       // requests in flight in this shard (normalized)
@@ -104,17 +104,17 @@ const EnvLocation = "TAILGUARD_LOCATION"
 // generator keyed by the request's index, so a trace ID always gets the same
 // class.
 type Mix struct {
-	Classes []PromptClass `yaml:"classes"`
+	Classes []PromptClass
 	// Seed seeds the draws. A zero Mix is DefaultMix (seed 7).
-	Seed uint64 `yaml:"seed"`
+	Seed uint64
 }
 
 // PromptClass is one size of prompt.
 type PromptClass struct {
-	Name         string  `yaml:"name"`
-	Weight       float64 `yaml:"weight"`
-	PromptTokens int     `yaml:"prompt_tokens"`
-	MaxTokens    int     `yaml:"max_tokens"`
+	Name         string
+	Weight       float64
+	PromptTokens int
+	MaxTokens    int
 }
 
 // DefaultMix is 70% short, 20% medium, 10% long prompts (about 200, 1,000

@@ -16,37 +16,37 @@ import (
 // recorded. The zero value of every field is its documented default.
 type Chain struct {
 	// Chains is the number of chains. Default 30.
-	Chains int `yaml:"count"`
+	Chains int
 	// Length is the calls per chain. Default 10.
-	Length int `yaml:"calls"`
+	Length int
 	// Concurrency is the chains run at once. Default 1.
-	Concurrency int `yaml:"concurrency"`
+	Concurrency int
 	// Prompt opens each chain. Default: a short task (DefaultChainPrompt).
-	Prompt string `yaml:"prompt"`
+	Prompt string
 	// FollowUp is the user message after each answer. Default "Continue.".
-	FollowUp string `yaml:"follow_up"`
+	FollowUp string
 	// MaxTokens caps each call. Default 64.
-	MaxTokens int `yaml:"max_tokens"`
+	MaxTokens int
 	// NoNonce turns off the per-chain nonce (on by default).
-	NoNonce     bool     `yaml:"no_nonce"`
-	Temperature *float64 `yaml:"temperature"`
+	NoNonce     bool
+	Temperature *float64
 	// Timeouts per call, as in Batch; the hard cap defaults to 150s.
-	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
-	TotalTimeout      time.Duration `yaml:"total_timeout"`
-	HardCap           time.Duration `yaml:"hard_cap"`
+	FirstTokenTimeout time.Duration
+	TotalTimeout      time.Duration
+	HardCap           time.Duration
 	// Label prefixes trace IDs. Default "chain".
-	Label string `yaml:"label"`
+	Label string
 	// Location says where the client ran. Default $TAILGUARD_LOCATION.
-	Location string `yaml:"location"`
+	Location string
 	// KeepContent writes the answer text into the records.jsonl artifact
 	// of Measure, as Batch.KeepContent does. Default false; the returned
 	// ChainResult keeps every answer either way.
-	KeepContent bool `yaml:"keep_content"`
+	KeepContent bool
 	// Shard, when set, makes this process run only its share of the
 	// chains: chain i when i mod Count == Index, Concurrency/Count at once
 	// (see Shard). Zero: the TAILGUARD_SHARD environment variable, else
 	// every chain.
-	Shard Shard `yaml:"-"`
+	Shard Shard
 	// Tool, when set, is a tool step run after each call of a chain but
 	// the last, as an agent runs the tool a model asked for before the
 	// next call; chain is the chain's index, call the call just answered.
@@ -57,11 +57,11 @@ type Chain struct {
 	// ctx has ended cuts the chain short as a canceled call does. With
 	// Concurrency above 1 it is called from several goroutines at once.
 	// Nil: no tool steps.
-	Tool func(ctx context.Context, chain, call int) error `yaml:"-"`
+	Tool func(ctx context.Context, chain, call int) error
 	// Queueing, when set, tells how long the server queued the call with
 	// trace ID id (fakeprovider.Fake.QueueTime knows it for a fake); the
 	// chain's sum is ChainRun.QueueTime. Nil: unknown, 0 in every run.
-	Queueing func(id string) time.Duration `yaml:"-"`
+	Queueing func(id string) time.Duration
 
 	slots    int       // chains at once in this shard (normalized)
 	shardSrc string    // where Shard came from (normalized)

@@ -24,65 +24,65 @@ import (
 type OpenLoop struct {
 	// Rate is the mean arrival rate in requests per second; required (> 0)
 	// unless Schedule or Replay is given, and then it must be 0.
-	Rate float64 `yaml:"rate"`
+	Rate float64
 	// Arrivals is the arrival process: ArrivalsPoisson ("poisson",
 	// default: exponential gaps of mean 1/Rate, seeded by Seed) or
 	// ArrivalsConstant ("constant": request i at exactly i/Rate). Request 0
 	// is due at the start either way. It must be "" with a schedule.
-	Arrivals string `yaml:"arrivals"`
+	Arrivals string
 	// Requests stops the run after this many requests; Duration stops it
 	// at the first arrival due at or after this offset from the start.
 	// Whichever comes first ends the run; with generated arrivals at least
 	// one must be set. A schedule ends the run when it runs out too.
 	// Requests in flight when the run stops sending are waited for.
-	Requests int           `yaml:"requests"`
-	Duration time.Duration `yaml:"duration"`
+	Requests int
+	Duration time.Duration
 	// MaxInFlight bounds the requests in flight. A request due while it is
 	// full waits for a free slot, and its wait counts in
 	// Record.StartDelay and FromSchedule. Default 0: DefaultMaxInFlight, a
 	// safety cap (a stalled provider at a high rate would otherwise pile up
 	// goroutines without bound).
-	MaxInFlight int `yaml:"max_in_flight"`
+	MaxInFlight int
 	// Seed seeds the Poisson gaps (one PCG stream, drawn in order), so the
 	// same seed gives the same arrivals. Default 0: seed 7.
-	Seed int64 `yaml:"seed"`
+	Seed int64
 	// Schedule, when set, replaces the generated arrivals: request i is
 	// due Schedule[i] after the start. Offsets must be >= 0 and must not
 	// decrease. At most one of Schedule and Replay.
-	Schedule []time.Duration `yaml:"schedule"`
+	Schedule []time.Duration
 	// Replay, when set, replaces the generated arrivals with a trace
 	// (LoadSchedule reads one from a file): request i is due Replay[i].At
 	// after the start, with Replay[i]'s prompt size and answer cap when
 	// they are set. Same rules as Schedule.
-	Replay []Arrival `yaml:"replay"`
+	Replay []Arrival
 
 	// Mix chooses each request's prompt size and cap. Default DefaultMix.
-	Mix Mix `yaml:"mix"`
+	Mix Mix
 	// Prompt, when set, replaces the mix: every request asks this (a
 	// Replay arrival's PromptTokens still wins).
-	Prompt string `yaml:"prompt"`
+	Prompt string
 	// NoNonce turns off the unique leading nonce, to measure the cache on
 	// purpose. Default: every prompt starts with a nonce.
-	NoNonce bool `yaml:"no_nonce"`
+	NoNonce bool
 	// MaxTokens, when set, caps every request (overriding the mix's caps;
 	// a Replay arrival's MaxTokens still wins).
-	MaxTokens int `yaml:"max_tokens"`
+	MaxTokens int
 	// Temperature is sent when set; nil leaves the provider's default (and
 	// the disclosure says so).
-	Temperature *float64 `yaml:"temperature"`
+	Temperature *float64
 	// FirstTokenTimeout and TotalTimeout bound each request (0: none); the
 	// hard cap (default 150s) bounds it always.
-	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
-	TotalTimeout      time.Duration `yaml:"total_timeout"`
-	HardCap           time.Duration `yaml:"hard_cap"`
+	FirstTokenTimeout time.Duration
+	TotalTimeout      time.Duration
+	HardCap           time.Duration
 	// Label prefixes trace IDs. Default "ol".
-	Label string `yaml:"label"`
+	Label string
 	// Location says where the client ran, for the disclosure. Default: the
 	// TAILGUARD_LOCATION environment variable.
-	Location string `yaml:"location"`
+	Location string
 	// KeepContent writes the answer text into Measure's records.jsonl, as
 	// Batch.KeepContent does. Default false.
-	KeepContent bool `yaml:"keep_content"`
+	KeepContent bool
 	// Shard, when set, makes this process send only its share of the
 	// arrivals: arrival i of the whole run's schedule when i mod Count ==
 	// Index, so each shard sends at Rate/Count on average and the shards
@@ -90,10 +90,10 @@ type OpenLoop struct {
 	// (see Shard). Requests, Duration and MaxOpenLoopRequests count the
 	// whole run; MaxInFlight bounds each shard. Zero: the TAILGUARD_SHARD
 	// environment variable, else the whole run.
-	Shard Shard `yaml:"-"`
+	Shard Shard
 	// RecordMode chooses full or compact records (see RecordMode).
 	// Default RecordsAuto: compact above CompactAbove planned requests.
-	RecordMode RecordMode `yaml:"record_mode"`
+	RecordMode RecordMode
 
 	into     *Result   // where send puts its records (Run sets it)
 	shardSrc string    // where Shard came from (normalized)

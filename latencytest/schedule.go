@@ -17,15 +17,15 @@ import (
 // optionally how big its prompt is and how many tokens it may answer.
 type Arrival struct {
 	// At is when the request is due, as an offset from the run's start.
-	At time.Duration `yaml:"at"`
+	At time.Duration
 	// PromptTokens, when above 0, sizes the request's prompt (about 4
 	// characters a token, as the Mix does) instead of the mix or
 	// OpenLoop.Prompt. 0: the OpenLoop's prompt.
-	PromptTokens int `yaml:"prompt_tokens"`
+	PromptTokens int
 	// MaxTokens, when above 0, caps the request's answer (max_tokens),
 	// overriding OpenLoop.MaxTokens and the mix's cap. 0: the OpenLoop's
 	// cap.
-	MaxTokens int `yaml:"max_tokens"`
+	MaxTokens int
 }
 
 // Limits on a replayed arrival's sizes: a trace line asking for more is

@@ -76,9 +76,9 @@ const MaxStartLate = time.Minute
 // warns).
 type Shard struct {
 	// Index is this shard's number, in [0, Count).
-	Index int `yaml:"index" json:"index"`
+	Index int `json:"index"`
 	// Count is the number of shards.
-	Count int `yaml:"count" json:"count"`
+	Count int `json:"count"`
 }
 
 // ParseShard reads "i/n" (TAILGUARD_SHARD's form): shard i of n, i from 0

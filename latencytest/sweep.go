@@ -10,7 +10,7 @@ import (
 type Sweep struct {
 	Batch
 	// Levels are the concurrency levels, in order. Default 1, 8, 50.
-	Levels []int `yaml:"levels"`
+	Levels []int
 }
 
 // SweepResult holds one Result per level that ran.
