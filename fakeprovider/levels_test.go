@@ -46,7 +46,7 @@ func TestLoadLevelStallsAndFaults(t *testing.T) {
 			f := fakeprovider.New(p)
 			defer f.Close()
 			prov := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel("m"))
-			b := latencytest.Batch{Requests: 400, Concurrency: c, MaxTokens: 64, Prompt: "hi", Label: fmt.Sprintf("c%d", c)}
+			b := latencytest.Batch{Requests: 400, Concurrency: c, Load: latencytest.Load{MaxTokens: 64, Prompt: "hi", Label: fmt.Sprintf("c%d", c)}}
 			if _, err := b.Run(context.Background(), prov); err != nil {
 				t.Fatal(err)
 			}

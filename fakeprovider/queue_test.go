@@ -28,7 +28,7 @@ func TestChainQueueingSplit(t *testing.T) {
 		t.Cleanup(f.Close)
 		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()))
 		c := latencytest.Chain{Chains: 3, Length: 4, Concurrency: 3, Tool: f.Tool, Queueing: f.QueueTime,
-			Shard: latencytest.Shard{Count: 1}}
+			Load: latencytest.Load{Shard: latencytest.Shard{Count: 1}}}
 		cr, err := c.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)

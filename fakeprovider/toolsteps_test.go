@@ -26,7 +26,7 @@ func toolChains(t *testing.T, seed uint64, toolLatency fakeprovider.Dist[time.Du
 		defer f.Close()
 		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(f.Profile().Model))
 		cr, err := latencytest.Chain{Chains: n, Length: 2, Concurrency: concurrency, Tool: f.Tool,
-			Shard: latencytest.Shard{Count: 1}}.Run(context.Background(), p)
+			Load: latencytest.Load{Shard: latencytest.Shard{Count: 1}}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,7 @@ func serve(t *testing.T, prof fakeprovider.Profile, label string, n map[int]int)
 			f := fakeprovider.New(prof)
 			defer f.Close()
 			p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
-			b := latencytest.Batch{Requests: n[c], Concurrency: c, Mix: prompts, Label: fmt.Sprintf("%s%d", label, c)}
+			b := latencytest.Batch{Requests: n[c], Concurrency: c, Mix: prompts, Load: latencytest.Load{Label: fmt.Sprintf("%s%d", label, c)}}
 			r, err := b.Run(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)

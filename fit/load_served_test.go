@@ -43,7 +43,7 @@ func TestPresetLoadServed(t *testing.T) {
 					f := fakeprovider.New(prof)
 					defer f.Close()
 					p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
-					b := latencytest.Batch{Requests: 2000, Concurrency: c, MaxTokens: 64, Prompt: "Reply in one sentence."}
+					b := latencytest.Batch{Requests: 2000, Concurrency: c, Load: latencytest.Load{MaxTokens: 64, Prompt: "Reply in one sentence."}}
 					r, err := b.Run(context.Background(), p)
 					if err != nil {
 						t.Fatal(err)

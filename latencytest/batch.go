@@ -18,8 +18,8 @@ import (
 // submission order. The zero value of every field is its documented
 // default.
 type Batch struct {
-	// Requests is the number of measured requests. Default 75 (the fewest
-	// that reliably expose cold starts; 10-20 miss them).
+	// Requests is the number of measured requests. Default
+	// DefaultRequests.
 	Requests int
 	// Warmup requests are sent first and discarded by trace ID, in
 	// submission order (never by completion order); they stay in the
@@ -37,34 +37,9 @@ type Batch struct {
 	Interval time.Duration
 	// Mix chooses each request's prompt size and cap. Default DefaultMix.
 	Mix Mix
-	// Prompt, when set, replaces the mix: every request asks this.
-	Prompt string
-	// NoNonce turns off the unique leading nonce, to measure the cache on
-	// purpose. Default: every prompt starts with a nonce.
-	NoNonce bool
-	// MaxTokens, when set, caps every request (overriding the mix's caps).
-	MaxTokens int
-	// Temperature is sent when set; nil leaves the provider's default (and
-	// the disclosure says so).
-	Temperature *float64
-	// FirstTokenTimeout and TotalTimeout bound each request (0: none); the
-	// hard cap (default 150s) bounds it always.
-	FirstTokenTimeout time.Duration
-	TotalTimeout      time.Duration
-	HardCap           time.Duration
 	// Repeat runs the same cell this many times, one after the other, and
 	// reports the between-run gap per quantile: the noise floor. Default 1.
 	Repeat int
-	// Label prefixes trace IDs. Default "c<Concurrency>".
-	Label string
-	// Location says where the client ran, for the disclosure. Default: the
-	// TAILGUARD_LOCATION environment variable.
-	Location string
-	// KeepContent writes the answer text (Record.Content) into the
-	// records.jsonl artifact of Measure. Default false: answers may hold
-	// what a test should not keep, so the artifact has timings only; the
-	// returned Result keeps every answer either way.
-	KeepContent bool
 	// Until, when set, makes the batch sequential: it sends Requests
 	// measured requests, then, while Until(result so far) returns true (a
 	// verdict is still open), sends more in stages that double the
@@ -77,20 +52,24 @@ type Batch struct {
 	// MaxRequests caps a sequential batch's measured requests. Default
 	// 4×Requests (three stages: 300, 600, 1200 for Requests 300).
 	MaxRequests int
-	// Shard, when set, makes this process send only its share of the
-	// run: request i (warm-up included) when i mod Count == Index, with
-	// Concurrency/Count in flight (see Shard). Zero: the TAILGUARD_SHARD
-	// environment variable, else the whole run.
-	Shard Shard
 	// RecordMode chooses full or compact records (see RecordMode).
 	// Default RecordsAuto: compact above CompactAbove planned requests.
 	RecordMode RecordMode
+	// Load holds the request shape, timeouts, label, location, content
+	// keeping and shard (see Load). Sharded, the batch sends request i
+	// (warm-up included) when i mod Count == Index, with
+	// Concurrency/Count in flight; its Label defaults to "c<Concurrency>".
+	Load
 
-	into     *Result   // where runRange puts its records (Run sets it)
-	slots    int       // requests in flight in this shard (normalized)
-	shardSrc string    // where Shard came from: "Shard" or EnvShard (normalized)
-	align    alignment // what Run did about TAILGUARD_START_AT
+	into  *Result   // where runRange puts its records (Run sets it)
+	slots int       // requests in flight in this shard (normalized)
+	align alignment // what Run did about StartAt
 }
+
+// DefaultRequests is the number of measured requests a Batch sends unless
+// told otherwise (Batch.Requests), and a spec's load per level: 75, the
+// fewest that reliably expose cold starts (10-20 miss them).
+const DefaultRequests = 75
 
 // DefaultWarmup is the number of warm-up requests a Batch sends and
 // discards unless told otherwise (Warmup, NoWarmup).
@@ -179,7 +158,7 @@ func (m Mix) String() string {
 // normalized fills defaults and checks the configuration.
 func (b Batch) normalized() (Batch, error) {
 	if b.Requests == 0 {
-		b.Requests = 75
+		b.Requests = DefaultRequests
 	}
 	switch {
 	case b.NoWarmup && b.Warmup > 0:
@@ -194,12 +173,6 @@ func (b Batch) normalized() (Batch, error) {
 	}
 	if b.Repeat == 0 {
 		b.Repeat = 1
-	}
-	if b.HardCap == 0 {
-		b.HardCap = DefaultHardCap
-	}
-	if b.Label == "" {
-		b.Label = fmt.Sprintf("c%d", b.Concurrency)
 	}
 	b.Mix = b.Mix.orDefault()
 	var errs []error
@@ -216,19 +189,11 @@ func (b Batch) normalized() (Batch, error) {
 	check(b.Concurrency < 0, "concurrency %d < 0", b.Concurrency)
 	check(b.Repeat < 0, "repeat %d < 0", b.Repeat)
 	check(b.Interval < 0, "interval %v < 0", b.Interval)
-	check(b.MaxTokens < 0, "max_tokens %d < 0", b.MaxTokens)
-	check(b.FirstTokenTimeout < 0, "first_token_timeout %v < 0", b.FirstTokenTimeout)
-	check(b.TotalTimeout < 0, "total_timeout %v < 0", b.TotalTimeout)
-	check(b.HardCap < 0, "hard_cap %v < 0", b.HardCap)
-	check(b.Temperature != nil && !(*b.Temperature >= 0 && *b.Temperature <= 2), "temperature %v outside [0,2]", deref(b.Temperature))
-	check(strings.ContainsAny(b.Label, " \t\n"), "label %q contains white space", b.Label)
+	b.Load, errs = b.Load.normalized(fmt.Sprintf("c%d", b.Concurrency), errs)
 	if err := b.Mix.validate(); err != nil {
 		errs = append(errs, err)
 	}
-	b.shardSrc = shardSource(b.Shard)
-	if sh, err := resolveShard(b.Shard); err != nil {
-		errs = append(errs, err)
-	} else {
+	if sh := b.Shard; sh.check() == nil {
 		check(b.Until != nil && sh.sharded(), "a sequential batch (Until) cannot be sharded (%s %s): its stopping rule needs every shard's records", b.shardSrc, sh)
 		check(sh.sharded() && b.Warmup+b.Requests < sh.Count, "%d requests (warm-up included) cannot give each of %d shards one (%s %s)", b.Warmup+b.Requests, sh.Count, b.shardSrc, sh)
 		if b.Concurrency > 0 {
@@ -238,13 +203,9 @@ func (b Batch) normalized() (Batch, error) {
 			}
 			b.slots = slots
 		}
-		b.Shard = sh
 	}
 	if len(errs) > 0 {
 		return b, fmt.Errorf("latencytest: batch: %w", errors.Join(errs...))
-	}
-	if b.Location == "" {
-		b.Location = lookupEnv(EnvLocation)
 	}
 	return b, nil
 }
@@ -266,7 +227,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	al, stopped, err := waitStart(ctx)
+	al, stopped, err := b.waitStart(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -315,8 +276,7 @@ func (b Batch) traceID(run, i int) string {
 
 // request builds request i.
 func (b Batch) request(id string, i int, nonce nonceSource) (Request, string) {
-	req := Request{ID: id, MaxTokens: b.MaxTokens, Temperature: b.Temperature,
-		FirstTokenTimeout: b.FirstTokenTimeout, TotalTimeout: b.TotalTimeout, HardCap: b.HardCap}
+	req := b.Load.request(id, nil)
 	class := ""
 	var text string
 	if b.Prompt != "" {
@@ -346,7 +306,7 @@ func (b Batch) runOnce(ctx context.Context, p Provider, run int, nonce nonceSour
 func (b Batch) Stages() []int {
 	n := b.Requests
 	if n <= 0 {
-		n = 75
+		n = DefaultRequests
 	}
 	limit := b.MaxRequests
 	if limit == 0 {
@@ -427,10 +387,6 @@ func (b Batch) shardNote() string {
 		return ""
 	}
 	return " (shard " + b.Shard.String() + ")"
-}
-
-func (b Batch) limit() time.Duration {
-	return Request{TotalTimeout: b.TotalTimeout, HardCap: b.HardCap}.limit()
 }
 
 // waitTurn waits for the pacing instant and a free slot; it returns why the
@@ -609,15 +565,11 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	} else {
 		d.set(10, b.Mix.String(), false)
 	}
-	temp := "provider default (not sent)"
-	if b.Temperature != nil {
-		temp = fmt.Sprint(*b.Temperature)
-	}
 	caps := "the mix's caps"
 	if b.MaxTokens > 0 || b.Prompt != "" {
 		caps = fmt.Sprintf("max_tokens %d", b.MaxTokens)
 	}
-	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", temp, caps, b.HardCap), b.Temperature == nil)
+	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", b.temperatureNote(), caps, b.HardCap), b.Temperature == nil)
 	if b.Repeat > 1 {
 		d.set(15, fmt.Sprintf("all %d runs kept; run-to-run gap: %s", b.Repeat, gapSummary(res.RepeatGaps)), false)
 	} else {

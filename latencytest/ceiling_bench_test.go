@@ -161,7 +161,7 @@ func runRung(b *testing.B, url, client string, rate float64, k int) rung {
 		// In flight: a stream lasts ~650 ms.
 		conc := int(rate*0.65*1.5) + 16
 		res, err := latencytest.Batch{NoWarmup: true, Requests: n, Interval: interval, Concurrency: conc,
-			MaxTokens: ceilingTokens, Prompt: "Say sixty-four words.", Label: label}.Run(context.Background(), p)
+			Load: latencytest.Load{MaxTokens: ceilingTokens, Prompt: "Say sixty-four words.", Label: label}}.Run(context.Background(), p)
 		p.CloseIdleConnections()
 		if err != nil {
 			b.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 )
@@ -21,32 +20,15 @@ type Chain struct {
 	Length int
 	// Concurrency is the chains run at once. Default 1.
 	Concurrency int
-	// Prompt opens each chain. Default: a short task (DefaultChainPrompt).
-	Prompt string
 	// FollowUp is the user message after each answer. Default "Continue.".
 	FollowUp string
-	// MaxTokens caps each call. Default 64.
-	MaxTokens int
-	// NoNonce turns off the per-chain nonce (on by default).
-	NoNonce     bool
-	Temperature *float64
-	// Timeouts per call, as in Batch; the hard cap defaults to 150s.
-	FirstTokenTimeout time.Duration
-	TotalTimeout      time.Duration
-	HardCap           time.Duration
-	// Label prefixes trace IDs. Default "chain".
-	Label string
-	// Location says where the client ran. Default $TAILGUARD_LOCATION.
-	Location string
-	// KeepContent writes the answer text into the records.jsonl artifact
-	// of Measure, as Batch.KeepContent does. Default false; the returned
-	// ChainResult keeps every answer either way.
-	KeepContent bool
-	// Shard, when set, makes this process run only its share of the
-	// chains: chain i when i mod Count == Index, Concurrency/Count at once
-	// (see Shard). Zero: the TAILGUARD_SHARD environment variable, else
-	// every chain.
-	Shard Shard
+	// Load holds the request shape, timeouts, label, location, content
+	// keeping and shard (see Load). For a chain, Prompt opens each chain
+	// (default DefaultChainPrompt), NoNonce turns off the per-chain
+	// nonce, MaxTokens caps each call (default 64) and Label defaults to
+	// "chain". Sharded, this process runs chain i when i mod Count ==
+	// Index, Concurrency/Count at once (see Shard).
+	Load
 	// Tool, when set, is a tool step run after each call of a chain but
 	// the last, as an agent runs the tool a model asked for before the
 	// next call; chain is the chain's index, call the call just answered.
@@ -63,9 +45,8 @@ type Chain struct {
 	// chain's sum is ChainRun.QueueTime. Nil: unknown, 0 in every run.
 	Queueing func(id string) time.Duration
 
-	slots    int       // chains at once in this shard (normalized)
-	shardSrc string    // where Shard came from (normalized)
-	align    alignment // what Run did about TAILGUARD_START_AT
+	slots int       // chains at once in this shard (normalized)
+	align alignment // what Run did about StartAt
 }
 
 // DefaultChainPrompt opens a chain unless Chain.Prompt is set.
@@ -91,15 +72,6 @@ func (c Chain) normalized() (Chain, error) {
 	if c.MaxTokens == 0 {
 		c.MaxTokens = 64
 	}
-	if c.HardCap == 0 {
-		c.HardCap = DefaultHardCap
-	}
-	if c.Label == "" {
-		c.Label = "chain"
-	}
-	if c.Location == "" {
-		c.Location = lookupEnv(EnvLocation)
-	}
 	var errs []error
 	for _, x := range []struct {
 		bad  bool
@@ -108,19 +80,13 @@ func (c Chain) normalized() (Chain, error) {
 		{c.Chains < 0, fmt.Sprintf("count %d < 0", c.Chains)},
 		{c.Length < 0, fmt.Sprintf("calls %d < 0", c.Length)},
 		{c.Concurrency < 0, fmt.Sprintf("concurrency %d < 0", c.Concurrency)},
-		{c.MaxTokens < 0, fmt.Sprintf("max_tokens %d < 0", c.MaxTokens)},
-		{c.FirstTokenTimeout < 0 || c.TotalTimeout < 0 || c.HardCap < 0, "a timeout is negative"},
-		{c.Temperature != nil && !(*c.Temperature >= 0 && *c.Temperature <= 2), fmt.Sprintf("temperature %v outside [0,2]", deref(c.Temperature))},
-		{strings.ContainsAny(c.Label, " \t\n"), fmt.Sprintf("label %q contains white space", c.Label)},
 	} {
 		if x.bad {
 			errs = append(errs, errors.New(x.what))
 		}
 	}
-	c.shardSrc = shardSource(c.Shard)
-	if sh, err := resolveShard(c.Shard); err != nil {
-		errs = append(errs, err)
-	} else {
+	c.Load, errs = c.Load.normalized("chain", errs)
+	if sh := c.Shard; sh.check() == nil {
 		if sh.sharded() && c.Chains < sh.Count {
 			errs = append(errs, fmt.Errorf("%d chains cannot give each of %d shards one (%s %s)", c.Chains, sh.Count, c.shardSrc, sh))
 		}
@@ -131,7 +97,6 @@ func (c Chain) normalized() (Chain, error) {
 			}
 			c.slots = slots
 		}
-		c.Shard = sh
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("latencytest: chain: %w", errors.Join(errs...))
@@ -152,7 +117,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	al, waitStopped, err := waitStart(ctx)
+	al, waitStopped, err := c.waitStart(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +135,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	ctx, endConns := withConcurrency(ctx, c.Concurrency)
 	defer endConns()
 	nonce := newNonceSource(c.NoNonce)
-	limit := Request{TotalTimeout: c.TotalTimeout, HardCap: c.HardCap}.limit()
+	limit := c.limit()
 	runs := make([]ChainRun, len(mine))
 	sem := make(chan struct{}, max(c.slots, 1))
 	var wg sync.WaitGroup
@@ -229,8 +194,7 @@ func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSourc
 			break
 		}
 		id := fmt.Sprintf("%s-call%02d", run.ID, k)
-		req := Request{ID: id, Messages: history, MaxTokens: c.MaxTokens, Temperature: c.Temperature,
-			FirstTokenTimeout: c.FirstTokenTimeout, TotalTimeout: c.TotalTimeout, HardCap: c.HardCap}
+		req := c.request(id, history)
 		rec := p.Call(ctx, req)
 		rec.ID, rec.Chain, rec.Call, rec.Concurrency = id, i, k, c.Concurrency
 		if rec.MaxTokens == 0 {
@@ -333,11 +297,7 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 		tools = "; a tool step (Chain.Tool) after each call but the last, its time in the chain total"
 	}
 	d.set(10, fmt.Sprintf("chains of %d calls; fixed opening prompt (%d characters), follow-up %q; each answer joins the history%s", c.Length, len(c.Prompt), c.FollowUp, tools), false)
-	temp := "provider default (not sent)"
-	if c.Temperature != nil {
-		temp = fmt.Sprint(*c.Temperature)
-	}
-	d.set(11, fmt.Sprintf("temperature %s; max_tokens %d per call; hard cap %v per call", temp, c.MaxTokens, c.HardCap), c.Temperature == nil)
+	d.set(11, fmt.Sprintf("temperature %s; max_tokens %d per call; hard cap %v per call", c.temperatureNote(), c.MaxTokens, c.HardCap), c.Temperature == nil)
 	d.set(15, "one run, kept whole; no repeat, so no noise floor", true)
 	d.noteUsage(calls)
 	return d

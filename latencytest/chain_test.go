@@ -25,7 +25,7 @@ func TestChainCutShortIsNotAFailure(t *testing.T) {
 		// As TestChainDeadline: chain00 runs 10 calls, chain01 six.
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		cr, err := latencytest.Chain{Chains: 3, Length: 10, TotalTimeout: 5 * time.Second}.Run(ctx, p)
+		cr, err := latencytest.Chain{Chains: 3, Length: 10, Load: latencytest.Load{TotalTimeout: 5 * time.Second}}.Run(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,8 +34,7 @@ func BenchmarkClientInMemory(b *testing.B) {
 	const n = 2000
 	runs := 0
 	for b.Loop() {
-		r, err := latencytest.Batch{NoWarmup: true, Requests: n, Concurrency: 8, MaxTokens: 16,
-			Prompt: "Say sixteen words.", Label: "m" + strings.Repeat("x", runs%3)}.Run(context.Background(), p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: n, Concurrency: 8, Load: latencytest.Load{MaxTokens: 16, Prompt: "Say sixteen words.", Label: "m" + strings.Repeat("x", runs%3)}}.Run(context.Background(), p)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -64,7 +63,7 @@ func TestLoopbackConnectionsAtMostConcurrency(t *testing.T) {
 	const conc = 6
 	p := latencytest.OpenAI(srv.URL + "/v1")
 	defer p.CloseIdleConnections()
-	r, err := latencytest.Batch{Warmup: conc, Requests: 30, Concurrency: conc, MaxTokens: 8, Prompt: "Say eight words."}.Run(context.Background(), p)
+	r, err := latencytest.Batch{Warmup: conc, Requests: 30, Concurrency: conc, Load: latencytest.Load{MaxTokens: 8, Prompt: "Say eight words."}}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,9 +81,9 @@ func benchMode(b *testing.B, kind string, n int, mode latencytest.RecordMode) {
 					p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()))
 					var err error
 					if kind == "batch" {
-						r, err = latencytest.Batch{Requests: n, NoWarmup: true, Concurrency: 64, MaxTokens: 8, Prompt: "Say eight words.", RecordMode: mode}.Run(context.Background(), p)
+						r, err = latencytest.Batch{Requests: n, NoWarmup: true, Concurrency: 64, Load: latencytest.Load{MaxTokens: 8, Prompt: "Say eight words."}, RecordMode: mode}.Run(context.Background(), p)
 					} else {
-						r, err = latencytest.OpenLoop{Rate: 10_000, Arrivals: "constant", Requests: n, MaxTokens: 8, Prompt: "Say eight words.", RecordMode: mode}.Run(context.Background(), p)
+						r, err = latencytest.OpenLoop{Rate: 10_000, Arrivals: "constant", Requests: n, Load: latencytest.Load{MaxTokens: 8, Prompt: "Say eight words."}, RecordMode: mode}.Run(context.Background(), p)
 					}
 					if err != nil {
 						t.Fatal(err)

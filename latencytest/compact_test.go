@@ -183,7 +183,7 @@ func boolInt(b bool) int {
 // an error naming it.
 func TestRecordModeDefault(t *testing.T) {
 	p := latencytest.Func(func(ctx context.Context, req latencytest.Request) error { return nil })
-	r, err := latencytest.Batch{Requests: latencytest.CompactAbove + 1, NoWarmup: true, Concurrency: 16, Prompt: "hi"}.Run(context.Background(), p)
+	r, err := latencytest.Batch{Requests: latencytest.CompactAbove + 1, NoWarmup: true, Concurrency: 16, Load: latencytest.Load{Prompt: "hi"}}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestMergeCompactShards(t *testing.T) {
 		for i := range 2 {
 			for _, m := range []latencytest.RecordMode{latencytest.RecordsCompact, latencytest.RecordsFull} {
 				_, p := fake(t, varied())
-				b := latencytest.Batch{Requests: 200, Concurrency: 8, Shard: latencytest.Shard{Index: i, Count: 2}, RecordMode: m}
+				b := latencytest.Batch{Requests: 200, Concurrency: 8, Load: latencytest.Load{Shard: latencytest.Shard{Index: i, Count: 2}}, RecordMode: m}
 				path := filepath.Join(dir, string(m)+"-"+string(rune('0'+i))+".jsonl")
 				r, err := latencytest.RunStreamed(b, p, path)
 				if err != nil {

@@ -415,7 +415,7 @@ func TestStreamOptionsRefusedTiming(t *testing.T) {
 			return scripted([]step{{40 * time.Millisecond, tok("a")}, {50 * time.Millisecond, tok("b") + done}}, false, nil).Transport.RoundTrip(r)
 		})}
 		p := OpenAI("http://fake/v1", WithHTTPClient(c))
-		res, err := Batch{Requests: 3, Concurrency: 1, NoWarmup: true, Prompt: "hi"}.Run(context.Background(), p)
+		res, err := Batch{Requests: 3, Concurrency: 1, NoWarmup: true, Load: Load{Prompt: "hi"}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -527,7 +527,7 @@ func TestDecodeRateCountsStreamedTokens(t *testing.T) {
 func TestDisclosureModelOnlyRequested(t *testing.T) {
 	notFound := answerAs(404, "application/json", `{"error":{"message":"The model m-x does not exist"}}`, false)
 	p := OpenAI("http://fake/v1", WithHTTPClient(notFound), WithModel("m-x"))
-	res, err := Batch{Requests: 2, NoWarmup: true, Prompt: "hi"}.Run(context.Background(), p)
+	res, err := Batch{Requests: 2, NoWarmup: true, Load: Load{Prompt: "hi"}}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +540,7 @@ func TestDisclosureModelOnlyRequested(t *testing.T) {
 	}
 	// A response that names its model is shown as the API's.
 	named := answerAs(200, "text/event-stream", `data: {"model":"m-x-2025","choices":[{"index":0,"delta":{"content":"a"}}]}`+"\n\n"+done, false)
-	res, err = Batch{Requests: 2, NoWarmup: true, Prompt: "hi"}.Run(context.Background(), OpenAI("http://fake/v1", WithHTTPClient(named), WithModel("m-x")))
+	res, err = Batch{Requests: 2, NoWarmup: true, Load: Load{Prompt: "hi"}}.Run(context.Background(), OpenAI("http://fake/v1", WithHTTPClient(named), WithModel("m-x")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -705,7 +705,7 @@ func TestStreamOptionsRefusedInFlight(t *testing.T) {
 			}
 			return scripted([]step{{40 * time.Millisecond, tok("a") + done}}, false, nil).Transport.RoundTrip(r)
 		})}
-		res, err := Batch{Requests: 8, Concurrency: 4, NoWarmup: true, Prompt: "hi"}.Run(context.Background(), OpenAI("http://fake/v1", WithHTTPClient(c)))
+		res, err := Batch{Requests: 8, Concurrency: 4, NoWarmup: true, Load: Load{Prompt: "hi"}}.Run(context.Background(), OpenAI("http://fake/v1", WithHTTPClient(c)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func ExampleBatch_Run() {
 	})
 	defer f.Close()
 	p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()))
-	r, err := latencytest.Batch{Requests: 20, Warmup: 2, Concurrency: 4, MaxTokens: 8}.Run(context.Background(), p)
+	r, err := latencytest.Batch{Requests: 20, Warmup: 2, Concurrency: 4, Load: latencytest.Load{MaxTokens: 8}}.Run(context.Background(), p)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -23,7 +23,7 @@ func TestFuncMeasuresAnyCall(t *testing.T) {
 			}
 			return nil
 		})
-		r, err := Batch{Requests: 4, NoWarmup: true, MaxTokens: 7}.Run(context.Background(), p)
+		r, err := Batch{Requests: 4, NoWarmup: true, Load: Load{MaxTokens: 7}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -113,7 +113,7 @@ func TestRunsCloseTheirIdleConnections(t *testing.T) {
 				}
 			}
 			ctx := context.Background()
-			b := latencytest.Batch{Requests: 12, NoWarmup: true, NoNonce: true}
+			b := latencytest.Batch{Requests: 12, NoWarmup: true, Load: latencytest.Load{NoNonce: true}}
 			sr, err := latencytest.Sweep{Batch: b, Levels: []int{2, 4, 8}}.Run(ctx, p)
 			if err != nil {
 				t.Fatal(err)
@@ -124,7 +124,7 @@ func TestRunsCloseTheirIdleConnections(t *testing.T) {
 				}
 			}
 			check("sweep")
-			r, err := latencytest.OpenLoop{Rate: 5000, Arrivals: "constant", Requests: 30, MaxInFlight: 5, NoNonce: true}.Run(ctx, p)
+			r, err := latencytest.OpenLoop{Rate: 5000, Arrivals: "constant", Requests: 30, MaxInFlight: 5, Load: latencytest.Load{NoNonce: true}}.Run(ctx, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +132,7 @@ func TestRunsCloseTheirIdleConnections(t *testing.T) {
 				t.Fatalf("open loop: counts %+v", c)
 			}
 			check("open loop")
-			cr, err := latencytest.Chain{Chains: 4, Length: 2, Concurrency: 3, NoNonce: true}.Run(ctx, p)
+			cr, err := latencytest.Chain{Chains: 4, Length: 2, Concurrency: 3, Load: latencytest.Load{NoNonce: true}}.Run(ctx, p)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -89,7 +89,7 @@ func TestInstrumentMatchesOpenAIProvider(t *testing.T) {
 				})
 			}
 			var err error
-			r, err = Batch{NoWarmup: true, Requests: 20, Concurrency: 2, NoNonce: true}.Run(context.Background(), p)
+			r, err = Batch{NoWarmup: true, Requests: 20, Concurrency: 2, Load: Load{NoNonce: true}}.Run(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -116,7 +116,7 @@ func TestFailuresNeverFlatterGaps(t *testing.T) {
 
 func TestChainRejectsBadTemperature(t *testing.T) {
 	nan := math.NaN()
-	if _, err := (Chain{Temperature: &nan}).normalized(); err == nil || !strings.Contains(err.Error(), "temperature NaN outside [0,2]") {
+	if _, err := (Chain{Load: Load{Temperature: &nan}}).normalized(); err == nil || !strings.Contains(err.Error(), "temperature NaN outside [0,2]") {
 		t.Errorf("error %v", err)
 	}
 }

@@ -22,7 +22,7 @@ import (
 func TestVirtualRunSamplesNoMachine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, p := fake(t, fixed(200*time.Millisecond, 10*time.Millisecond, 8))
-		r, err := latencytest.Batch{NoWarmup: true, Requests: 8, Concurrency: 2, MaxTokens: 8}.Run(context.Background(), p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 8, Concurrency: 2, Load: latencytest.Load{MaxTokens: 8}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestVirtualRunSamplesNoMachine(t *testing.T) {
 				t.Errorf("%s: TTFT %v total %v", rec.ID, rec.TTFT, rec.Total)
 			}
 		}
-		ol, err := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 4, MaxTokens: 8}.Run(context.Background(), p)
+		ol, err := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 4, Load: latencytest.Load{MaxTokens: 8}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -166,7 +166,20 @@ func attrs(t testing.TB, prefix string, s ResultSummary) {
 	set("error_rate", format.Float(s.ErrorRate, "%.4f"))
 }
 
-// Measure runs the batch under t: the deadline comes from t.Deadline()
+// loadFromEnv is l.FromEnv() for Measure: an unreadable variable fails t at
+// once.
+func loadFromEnv(t testing.TB, l Load) Load {
+	t.Helper()
+	l, err := l.FromEnv()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return l
+}
+
+// Measure runs the batch under t: the environment fills the fields it
+// leaves unset (Load.FromEnv: TAILGUARD_SHARD, TAILGUARD_START_AT,
+// TAILGUARD_LOCATION); the deadline comes from t.Deadline()
 // (outside a synctest bubble) so that the run stops starting requests
 // before go test -timeout kills it; the raw records (JSONL, answer text
 // only with KeepContent) and the summary with the whole disclosure (JSON)
@@ -178,6 +191,7 @@ func attrs(t testing.TB, prefix string, s ResultSummary) {
 // logged too under go test -v. An invalid batch fails the test at once.
 func (b Batch) Measure(t testing.TB, p Provider) *Result {
 	t.Helper()
+	b.Load = loadFromEnv(t, b.Load)
 	ctx, cancel := runContext(t)
 	defer cancel()
 	label := b.Label
@@ -281,12 +295,14 @@ func (s ChainSummary) MarshalJSON() ([]byte, error) {
 	}{plain(s), finite(s.ErrorRate)})
 }
 
-// Measure runs the chains under t, as Batch.Measure does: all calls go to
+// Measure runs the chains under t, as Batch.Measure does (the
+// environment fills the unset fields, Load.FromEnv): all calls go to
 // records.jsonl (answer text only with KeepContent), the chain totals and
 // summary to summary.json; a few lines are logged, the calls'
 // distribution and the disclosure too under go test -v.
 func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 	t.Helper()
+	c.Load = loadFromEnv(t, c.Load)
 	ctx, cancel := runContext(t)
 	defer cancel()
 	cr, err := c.Run(ctx, p)
@@ -320,7 +336,8 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 	return cr
 }
 
-// Measure runs the open loop under t, as Batch.Measure does: the deadline
+// Measure runs the open loop under t, as Batch.Measure does: the
+// environment fills the unset fields (Load.FromEnv), the deadline
 // comes from t.Deadline() (outside a synctest bubble), the raw records
 // (with their schedule: scheduled_ns, start_delay_ns, from_schedule_ns)
 // and the summary go to t.ArtifactDir(), key figures become t.Attr
@@ -329,6 +346,7 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 // configuration fails the test at once.
 func (o OpenLoop) Measure(t testing.TB, p Provider) *Result {
 	t.Helper()
+	o.Load = loadFromEnv(t, o.Load)
 	ctx, cancel := runContext(t)
 	defer cancel()
 	n, _ := o.normalized()

@@ -27,7 +27,7 @@ func TestMeasureWritesArtifacts(t *testing.T) {
 		prof.TTFT = fakeprovider.LogNormal(200*time.Millisecond, time.Second)
 		prof.Faults.HTTP529 = 0.05
 		_, p := fake(t, prof)
-		r := latencytest.Batch{Requests: 200, Warmup: 5, Concurrency: 10, MaxTokens: 8, Location: "loopback, in memory"}.Measure(t, p)
+		r := latencytest.Batch{Requests: 200, Warmup: 5, Concurrency: 10, Load: latencytest.Load{MaxTokens: 8, Location: "loopback, in memory"}}.Measure(t, p)
 		dir = artifactDir(t)
 
 		recs, err := latencytest.LoadRecords(filepath.Join(dir, "records.jsonl"))
@@ -110,7 +110,7 @@ func TestMeasureChainsAndSweep(t *testing.T) {
 			t.Errorf("totals %v", cr.Totals())
 		}
 		// Inside a bubble t.Run is not allowed: the levels run in turn.
-		sr := latencytest.Sweep{Batch: latencytest.Batch{NoWarmup: true, Requests: 10, MaxTokens: 4}, Levels: []int{1, 2, 4}}.Measure(t, p)
+		sr := latencytest.Sweep{Batch: latencytest.Batch{NoWarmup: true, Requests: 10, Load: latencytest.Load{MaxTokens: 4}}, Levels: []int{1, 2, 4}}.Measure(t, p)
 		if len(sr.Results) != 3 || sr.Results[2].Records[0].ID != "c4-0000" {
 			t.Errorf("sweep %v", sr.Levels)
 		}
@@ -138,7 +138,7 @@ func TestMeasureSweepSubtests(t *testing.T) {
 	f := fakeprovider.New(fixed(0, 0, 2))
 	defer f.Close()
 	p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()))
-	sr := latencytest.Sweep{Batch: latencytest.Batch{NoWarmup: true, Requests: 5, MaxTokens: 2}, Levels: []int{1, 3}}.Measure(t, p)
+	sr := latencytest.Sweep{Batch: latencytest.Batch{NoWarmup: true, Requests: 5, Load: latencytest.Load{MaxTokens: 2}}, Levels: []int{1, 3}}.Measure(t, p)
 	if len(sr.Results) != 2 {
 		t.Fatalf("levels %v", sr.Levels)
 	}
@@ -172,7 +172,7 @@ func TestMeasureReportsAttributes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, p := fake(t, fixed(200*time.Millisecond, 10*time.Millisecond, 64))
 		a := &attrTB{TB: t, attrs: map[string]string{}}
-		latencytest.Batch{NoWarmup: true, Requests: 10, MaxTokens: 64}.Measure(a, p)
+		latencytest.Batch{NoWarmup: true, Requests: 10, Load: latencytest.Load{MaxTokens: 64}}.Measure(a, p)
 		want := map[string]string{"tailguard.sent": "10", "tailguard.failed": "0", "tailguard.ttft.p50": "200.0ms",
 			"tailguard.ttft.p99": "200.0ms", "tailguard.total.p50": "830.0ms", "tailguard.total.p99": "830.0ms", "tailguard.error_rate": "0.0000"}
 		if !reflect.DeepEqual(a.attrs, want) {
@@ -233,7 +233,7 @@ func TestMeasureLogsOneScreen(t *testing.T) {
 		prof.Script = []fakeprovider.ScriptEntry{{ID: "c2-0003", Status: 529}, {ID: "c2-0007", Status: 529}, {ID: "c2-0005", Fault: fakeprovider.FaultEmpty}}
 		_, p := fake(t, prof)
 		l := newLogTB(t)
-		latencytest.Batch{NoWarmup: true, Requests: 20, Concurrency: 2, MaxTokens: 8}.Measure(l, p)
+		latencytest.Batch{NoWarmup: true, Requests: 20, Concurrency: 2, Load: latencytest.Load{MaxTokens: 8}}.Measure(l, p)
 		cr := latencytest.Chain{Chains: 2, Length: 2}.Measure(l, p)
 		if len(cr.Chains) != 2 {
 			t.Fatalf("chains %d", len(cr.Chains))
@@ -286,7 +286,7 @@ func TestSummaryJSONExplainsItself(t *testing.T) {
 		prof := fixed(100*time.Millisecond, 10*time.Millisecond, 4)
 		prof.Script = []fakeprovider.ScriptEntry{{ID: "load-0002", Status: 400}}
 		_, p := fake(t, prof)
-		latencytest.Batch{NoWarmup: true, Requests: 10, Concurrency: 3, MaxTokens: 4, Label: "load"}.Measure(t, p)
+		latencytest.Batch{NoWarmup: true, Requests: 10, Concurrency: 3, Load: latencytest.Load{MaxTokens: 4, Label: "load"}}.Measure(t, p)
 		b, err := os.ReadFile(filepath.Join(artifactDir(t), "summary.json"))
 		if err != nil {
 			t.Fatal(err)
@@ -360,7 +360,7 @@ func TestKeepContent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				_, p := fake(t, fixed(10*time.Millisecond, time.Millisecond, 4))
-				r := latencytest.Batch{NoWarmup: true, Requests: 3, MaxTokens: 4, KeepContent: tc.keep}.Measure(t, p)
+				r := latencytest.Batch{NoWarmup: true, Requests: 3, Load: latencytest.Load{MaxTokens: 4, KeepContent: tc.keep}}.Measure(t, p)
 				recs, err := latencytest.LoadRecords(filepath.Join(artifactDir(t), "records.jsonl"))
 				if err != nil || len(recs) != 3 {
 					t.Fatalf("%d records, %v", len(recs), err)
@@ -371,7 +371,7 @@ func TestKeepContent(t *testing.T) {
 			})
 			synctest.Test(t, func(t *testing.T) {
 				_, p := fake(t, fixed(10*time.Millisecond, time.Millisecond, 4))
-				cr := latencytest.Chain{Chains: 1, Length: 2, KeepContent: tc.keep}.Measure(t, p)
+				cr := latencytest.Chain{Chains: 1, Length: 2, Load: latencytest.Load{KeepContent: tc.keep}}.Measure(t, p)
 				recs, err := latencytest.LoadRecords(filepath.Join(artifactDir(t), "records.jsonl"))
 				if err != nil || len(recs) != 2 {
 					t.Fatalf("%d records, %v", len(recs), err)

@@ -28,7 +28,7 @@ func FuzzMergeNeverCompleteFromIncomplete(f *testing.F) {
 	nop := latencytest.Func(func(context.Context, latencytest.Request) error { return nil })
 	for n := 1; n <= 4; n++ {
 		for i := range n {
-			b := latencytest.Batch{Requests: 9, Warmup: 3, Concurrency: n, Shard: latencytest.Shard{Index: i, Count: n}}
+			b := latencytest.Batch{Requests: 9, Warmup: 3, Concurrency: n, Load: latencytest.Load{Shard: latencytest.Shard{Index: i, Count: n}}}
 			r, err := b.Run(context.Background(), nop)
 			if err != nil {
 				f.Fatal(err)

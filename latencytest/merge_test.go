@@ -91,7 +91,7 @@ func runShards(t *testing.T, b latencytest.Batch, n int, delay time.Duration, di
 // and every sample (so every percentile) equal.
 func TestMergeOfShardsEqualsTheWholeRun(t *testing.T) {
 	dir := t.TempDir()
-	b := latencytest.Batch{Requests: 120, Warmup: 6, Concurrency: 4, MaxTokens: 64}
+	b := latencytest.Batch{Requests: 120, Warmup: 6, Concurrency: 4, Load: latencytest.Load{MaxTokens: 64}}
 	synctest.Test(t, func(t *testing.T) {
 		_, p := fake(t, spread(t))
 		whole, err := b.Run(context.Background(), p)
@@ -234,7 +234,7 @@ func TestMergeReadsSummaries(t *testing.T) {
 	root := t.TempDir()
 	for i, loc := range []string{"runner eu-west-1", "runner us-east-1"} {
 		t.Run(loc, func(t *testing.T) {
-			latencytest.Batch{Requests: 9, Warmup: 2, Concurrency: 2, Location: loc, Shard: latencytest.Shard{Index: i, Count: 2}}.Measure(t, nop)
+			latencytest.Batch{Requests: 9, Warmup: 2, Concurrency: 2, Load: latencytest.Load{Location: loc, Shard: latencytest.Shard{Index: i, Count: 2}}}.Measure(t, nop)
 			ad, ok := any(t).(interface{ ArtifactDir() string }) // Go 1.26; go.mod says 1.25
 			if !ok {
 				t.Skip("no t.ArtifactDir before Go 1.26: Measure writes no records")
@@ -288,7 +288,7 @@ func TestMergeLevels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, p := fake(t, spread(t))
 		for i := range 2 {
-			sr, err := latencytest.Sweep{Batch: latencytest.Batch{Requests: 12, Warmup: 2, Shard: latencytest.Shard{Index: i, Count: 2}},
+			sr, err := latencytest.Sweep{Batch: latencytest.Batch{Requests: 12, Warmup: 2, Load: latencytest.Load{Shard: latencytest.Shard{Index: i, Count: 2}}},
 				Levels: []int{2, 4}}.Run(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)

@@ -48,7 +48,7 @@ func runLatencytestMix(b *testing.B, url, label string) time.Duration {
 	defer p.CloseIdleConnections()
 	before := cpuTime()
 	r, err := latencytest.Batch{Requests: loopbackRequests, Warmup: loopbackConc, Concurrency: loopbackConc,
-		MaxTokens: loopbackTokens, Label: label}.Run(context.Background(), p)
+		Load: latencytest.Load{MaxTokens: loopbackTokens, Label: label}}.Run(context.Background(), p)
 	cpu := cpuTime() - before
 	if err != nil {
 		b.Fatal(err)

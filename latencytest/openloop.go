@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	randv2 "math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 )
@@ -58,46 +57,20 @@ type OpenLoop struct {
 
 	// Mix chooses each request's prompt size and cap. Default DefaultMix.
 	Mix Mix
-	// Prompt, when set, replaces the mix: every request asks this (a
-	// Replay arrival's PromptTokens still wins).
-	Prompt string
-	// NoNonce turns off the unique leading nonce, to measure the cache on
-	// purpose. Default: every prompt starts with a nonce.
-	NoNonce bool
-	// MaxTokens, when set, caps every request (overriding the mix's caps;
-	// a Replay arrival's MaxTokens still wins).
-	MaxTokens int
-	// Temperature is sent when set; nil leaves the provider's default (and
-	// the disclosure says so).
-	Temperature *float64
-	// FirstTokenTimeout and TotalTimeout bound each request (0: none); the
-	// hard cap (default 150s) bounds it always.
-	FirstTokenTimeout time.Duration
-	TotalTimeout      time.Duration
-	HardCap           time.Duration
-	// Label prefixes trace IDs. Default "ol".
-	Label string
-	// Location says where the client ran, for the disclosure. Default: the
-	// TAILGUARD_LOCATION environment variable.
-	Location string
-	// KeepContent writes the answer text into Measure's records.jsonl, as
-	// Batch.KeepContent does. Default false.
-	KeepContent bool
-	// Shard, when set, makes this process send only its share of the
-	// arrivals: arrival i of the whole run's schedule when i mod Count ==
+	// Load holds the request shape, timeouts, label, location, content
+	// keeping and shard (see Load); Label defaults to "ol". Sharded, the
+	// run sends arrival i of the whole run's schedule when i mod Count ==
 	// Index, so each shard sends at Rate/Count on average and the shards
 	// together send exactly the unsharded run's arrivals and trace IDs
 	// (see Shard). Requests, Duration and MaxOpenLoopRequests count the
-	// whole run; MaxInFlight bounds each shard. Zero: the TAILGUARD_SHARD
-	// environment variable, else the whole run.
-	Shard Shard
+	// whole run; MaxInFlight bounds each shard.
+	Load
 	// RecordMode chooses full or compact records (see RecordMode).
 	// Default RecordsAuto: compact above CompactAbove planned requests.
 	RecordMode RecordMode
 
-	into     *Result   // where send puts its records (Run sets it)
-	shardSrc string    // where Shard came from (normalized)
-	align    alignment // what Run did about TAILGUARD_START_AT
+	into  *Result   // where send puts its records (Run sets it)
+	align alignment // what Run did about StartAt
 }
 
 // DefaultMaxInFlight is OpenLoop.MaxInFlight's default: a safety cap on
@@ -118,12 +91,6 @@ const LateStart = time.Millisecond
 // normalized fills defaults and checks the configuration; every error
 // names its field.
 func (o OpenLoop) normalized() (OpenLoop, error) {
-	if o.Label == "" {
-		o.Label = "ol"
-	}
-	if o.HardCap == 0 {
-		o.HardCap = DefaultHardCap
-	}
 	if o.MaxInFlight == 0 {
 		o.MaxInFlight = DefaultMaxInFlight
 	}
@@ -176,26 +143,12 @@ func (o OpenLoop) normalized() (OpenLoop, error) {
 	check(o.Requests < 0, "requests %d < 0", o.Requests)
 	check(o.Duration < 0, "duration %v < 0", o.Duration)
 	check(o.MaxInFlight < 0, "max_in_flight %d < 0", o.MaxInFlight)
-	check(o.MaxTokens < 0, "max_tokens %d < 0", o.MaxTokens)
-	check(o.FirstTokenTimeout < 0, "first_token_timeout %v < 0", o.FirstTokenTimeout)
-	check(o.TotalTimeout < 0, "total_timeout %v < 0", o.TotalTimeout)
-	check(o.HardCap < 0, "hard_cap %v < 0", o.HardCap)
-	check(o.Temperature != nil && !(*o.Temperature >= 0 && *o.Temperature <= 2), "temperature %v outside [0,2]", deref(o.Temperature))
-	check(strings.ContainsAny(o.Label, " \t\n"), "label %q contains white space", o.Label)
+	o.Load, errs = o.Load.normalized("ol", errs)
 	if err := o.Mix.validate(); err != nil {
 		errs = append(errs, err)
 	}
-	o.shardSrc = shardSource(o.Shard)
-	if sh, err := resolveShard(o.Shard); err != nil {
-		errs = append(errs, err)
-	} else {
-		o.Shard = sh
-	}
 	if len(errs) > 0 {
 		return o, fmt.Errorf("latencytest: open loop: %w", errors.Join(errs...))
-	}
-	if o.Location == "" {
-		o.Location = lookupEnv(EnvLocation)
 	}
 	return o, nil
 }
@@ -232,15 +185,7 @@ func (o OpenLoop) arrivals() *arrivals {
 }
 
 // batch is a Batch with o's request fields, to build requests with.
-func (o OpenLoop) batch() Batch {
-	return Batch{Mix: o.Mix, Prompt: o.Prompt, NoNonce: o.NoNonce, MaxTokens: o.MaxTokens, Temperature: o.Temperature,
-		FirstTokenTimeout: o.FirstTokenTimeout, TotalTimeout: o.TotalTimeout, HardCap: o.HardCap, Label: o.Label}
-}
-
-// limit is one request's longest time (TotalTimeout or the hard cap).
-func (o OpenLoop) limit() time.Duration {
-	return Request{TotalTimeout: o.TotalTimeout, HardCap: o.HardCap}.limit()
-}
+func (o OpenLoop) batch() Batch { return Batch{Mix: o.Mix, Load: o.Load} }
 
 // loopStats is what the dispatcher saw.
 type loopStats struct {
@@ -268,7 +213,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	if whole > MaxOpenLoopRequests {
 		return nil, fmt.Errorf("latencytest: open loop: the arrivals plan more than %d requests (MaxOpenLoopRequests): lower rate or duration, or set requests", MaxOpenLoopRequests)
 	}
-	al, stopped, err := waitStart(ctx)
+	al, stopped, err := o.waitStart(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -484,10 +429,6 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 		prompts = fmt.Sprintf("prompt sizes from the trace for %d of %d arrivals, answer caps for %d; otherwise %s", replayed, len(o.Replay), capped, prompts)
 	}
 	d.set(10, prompts, false)
-	temp := "provider default (not sent)"
-	if o.Temperature != nil {
-		temp = fmt.Sprint(*o.Temperature)
-	}
 	caps := "the mix's caps"
 	if o.MaxTokens > 0 || o.Prompt != "" {
 		caps = fmt.Sprintf("max_tokens %d", o.MaxTokens)
@@ -495,7 +436,7 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	if capped > 0 {
 		caps += " (the trace's caps where it has them)"
 	}
-	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", temp, caps, o.HardCap), o.Temperature == nil)
+	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", o.temperatureNote(), caps, o.HardCap), o.Temperature == nil)
 	b13 := d.Box(13)
 	d.set(13, b13.Answer+"; "+res.lagNote(o, st), b13.Missing)
 	d.set(15, "one run, kept whole; no repeat, so no noise floor (run it twice)", true)

@@ -63,7 +63,7 @@ func benchOpenLoop(b *testing.B, n int) {
 					defer f.Close()
 					p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()))
 					var err error
-					r, err = latencytest.OpenLoop{Rate: 1000, Arrivals: "constant", Requests: n, MaxTokens: 4, Prompt: "Say four words."}.Run(context.Background(), p)
+					r, err = latencytest.OpenLoop{Rate: 1000, Arrivals: "constant", Requests: n, Load: latencytest.Load{MaxTokens: 4, Prompt: "Say four words."}}.Run(context.Background(), p)
 					if err != nil {
 						t.Fatal(err)
 					}

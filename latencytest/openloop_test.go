@@ -78,7 +78,7 @@ func TestOpenLoopStallShowsFromSchedule(t *testing.T) {
 		t.Run(fmt.Sprintf("max_in_flight=%d", maxInFlight), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				_, p := fake(t, stallProfile())
-				r, err := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: n, MaxInFlight: maxInFlight, MaxTokens: 4}.Run(context.Background(), p)
+				r, err := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: n, MaxInFlight: maxInFlight, Load: latencytest.Load{MaxTokens: 4}}.Run(context.Background(), p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -135,7 +135,7 @@ func TestOpenLoopStallShowsFromSchedule(t *testing.T) {
 	t.Run("closed loop", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			_, p := fake(t, stallProfile())
-			r, err := latencytest.Batch{NoWarmup: true, Requests: n, Concurrency: 1, Interval: 100 * ms, MaxTokens: 4, Label: "ol"}.Run(context.Background(), p)
+			r, err := latencytest.Batch{NoWarmup: true, Requests: n, Concurrency: 1, Interval: 100 * ms, Load: latencytest.Load{MaxTokens: 4, Label: "ol"}}.Run(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +171,7 @@ func TestOpenLoopStallShowsFromSchedule(t *testing.T) {
 func TestOpenLoopConstantArrivalsExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, p := fake(t, fixed(100*ms, 10*ms, 8))
-		r, err := latencytest.OpenLoop{Rate: 4, Arrivals: "constant", Requests: 12, MaxTokens: 8, Label: "k"}.Run(context.Background(), p)
+		r, err := latencytest.OpenLoop{Rate: 4, Arrivals: "constant", Requests: 12, Load: latencytest.Load{MaxTokens: 8, Label: "k"}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,7 @@ func TestOpenLoopDeterministic(t *testing.T) {
 			prof.Faults.HTTP529 = 0.02
 			_, p := fake(t, prof)
 			var err error
-			r, err = latencytest.OpenLoop{Rate: 20, Requests: 200, MaxInFlight: 6, MaxTokens: 16, Seed: seed}.Run(context.Background(), p)
+			r, err = latencytest.OpenLoop{Rate: 20, Requests: 200, MaxInFlight: 6, Load: latencytest.Load{MaxTokens: 16}, Seed: seed}.Run(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +282,7 @@ func TestOpenLoopScheduleReplay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, p := fake(t, fixed(30*ms, ms, 500))
 		sched := []time.Duration{0, 10 * ms, 10 * ms, 1500 * ms}
-		r, err := latencytest.OpenLoop{Schedule: sched, MaxTokens: 5, Label: "s"}.Run(context.Background(), p)
+		r, err := latencytest.OpenLoop{Schedule: sched, Load: latencytest.Load{MaxTokens: 5, Label: "s"}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +302,7 @@ func TestOpenLoopScheduleReplay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err = latencytest.OpenLoop{Replay: trace, MaxTokens: 7, NoNonce: true}.Run(context.Background(), p)
+		r, err = latencytest.OpenLoop{Replay: trace, Load: latencytest.Load{MaxTokens: 7, NoNonce: true}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +339,7 @@ func TestOpenLoopCountsEveryRequest(t *testing.T) {
 		prof := fixed(40*ms, 5*ms, 4)
 		prof.Script = []fakeprovider.ScriptEntry{{ID: "ol-0003", Status: 529}, {ID: "ol-0007", Fault: "disconnect", AfterToken: 2}}
 		_, p := fake(t, prof)
-		r, err := latencytest.OpenLoop{Rate: 5, Requests: 40, MaxTokens: 4}.Run(context.Background(), p)
+		r, err := latencytest.OpenLoop{Rate: 5, Requests: 40, Load: latencytest.Load{MaxTokens: 4}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +367,7 @@ func TestOpenLoopDeadlinePartial(t *testing.T) {
 		// Due every 100 ms; each may take up to the 1 s hard cap, so the
 		// last one sent is due at 4 s at the latest: 0..4 s is 41
 		// requests.
-		r, err := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 100, HardCap: time.Second, MaxTokens: 4}.Run(ctx, p)
+		r, err := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 100, Load: latencytest.Load{HardCap: time.Second, MaxTokens: 4}}.Run(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -387,7 +387,7 @@ func TestOpenLoopDeadlinePartial(t *testing.T) {
 		_, p := fake(t, fixed(100*ms, 10*ms, 4))
 		ctx, cancel := context.WithCancelCause(context.Background())
 		time.AfterFunc(1050*ms, func() { cancel(errors.New("enough")) })
-		r, err := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 100, MaxTokens: 4}.Run(ctx, p)
+		r, err := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 100, Load: latencytest.Load{MaxTokens: 4}}.Run(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -421,9 +421,9 @@ func TestOpenLoopInvalid(t *testing.T) {
 		{"schedule and replay", latencytest.OpenLoop{Schedule: []time.Duration{0}, Replay: []latencytest.Arrival{{}}}, "schedule and replay are both set"},
 		{"unsorted replay", latencytest.OpenLoop{Replay: []latencytest.Arrival{{At: ms}, {At: 0}}}, "replay[1]: at 0s is before"},
 		{"negative replay tokens", latencytest.OpenLoop{Replay: []latencytest.Arrival{{PromptTokens: -1}}}, "replay[0]: prompt_tokens -1 < 0"},
-		{"temperature", latencytest.OpenLoop{Rate: 1, Requests: 1, Temperature: &hot}, "temperature 3 outside [0,2]"},
-		{"label", latencytest.OpenLoop{Rate: 1, Requests: 1, Label: "a b"}, `label "a b"`},
-		{"negative max tokens", latencytest.OpenLoop{Rate: 1, Requests: 1, MaxTokens: -1}, "max_tokens -1 < 0"},
+		{"temperature", latencytest.OpenLoop{Rate: 1, Requests: 1, Load: latencytest.Load{Temperature: &hot}}, "temperature 3 outside [0,2]"},
+		{"label", latencytest.OpenLoop{Rate: 1, Requests: 1, Load: latencytest.Load{Label: "a b"}}, `label "a b"`},
+		{"negative max tokens", latencytest.OpenLoop{Rate: 1, Requests: 1, Load: latencytest.Load{MaxTokens: -1}}, "max_tokens -1 < 0"},
 		{"too many", latencytest.OpenLoop{Rate: 1e4, Arrivals: "constant", Duration: time.Hour}, "plan more than 10000000 requests"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -440,7 +440,7 @@ func TestOpenLoopInvalid(t *testing.T) {
 func TestOpenLoopMeasure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, p := fake(t, stallProfile())
-		r := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 40, MaxInFlight: 1, MaxTokens: 4}.Measure(t, p)
+		r := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 40, MaxInFlight: 1, Load: latencytest.Load{MaxTokens: 4}}.Measure(t, p)
 		recs, err := latencytest.LoadRecords(filepath.Join(artifactDir(t), "records.jsonl"))
 		if err != nil {
 			t.Fatal(err)

@@ -50,7 +50,7 @@ func TestPrebuiltBodiesAreTheFullEncoding(t *testing.T) {
 			for _, noNonce := range []bool{false, true} {
 				for _, maxTokens := range []int{0, 64} {
 					for _, tp := range []*float64{nil, &temp} {
-						b := Batch{Mix: mix, NoNonce: noNonce, MaxTokens: maxTokens, Temperature: tp, Label: "c4"}
+						b := Batch{Mix: mix, Load: Load{NoNonce: noNonce, MaxTokens: maxTokens, Temperature: tp, Label: "c4"}}
 						nonce := newNonceSource(noNonce)
 						for i := range 60 {
 							id := b.traceID(i%3, i)
@@ -131,7 +131,7 @@ func TestPrebuiltBodiesFallBack(t *testing.T) {
 // nonce written into place), in ns per request.
 func BenchmarkMixBody(b *testing.B) {
 	o := OpenAI("http://h/v1")
-	batch := Batch{Mix: DefaultMix, MaxTokens: 64, Label: "c1"}
+	batch := Batch{Mix: DefaultMix, Load: Load{MaxTokens: 64, Label: "c1"}}
 	nonce := newNonceSource(false)
 	b.Run("full", func(b *testing.B) {
 		n := 0

@@ -158,7 +158,7 @@ func runLatencytest(b *testing.B, url string, label string, opts ...latencytest.
 	defer p.CloseIdleConnections()
 	before := cpuTime()
 	r, err := latencytest.Batch{Requests: loopbackRequests, Warmup: loopbackConc, Concurrency: loopbackConc,
-		MaxTokens: loopbackTokens, Prompt: "Say sixty-four words.", Label: label}.Run(context.Background(), p)
+		Load: latencytest.Load{MaxTokens: loopbackTokens, Prompt: "Say sixty-four words.", Label: label}}.Run(context.Background(), p)
 	cpu := cpuTime() - before
 	if err != nil {
 		b.Fatal(err)

@@ -117,7 +117,7 @@ func loopbackRun(t *testing.T, opts ...OpenAIOption) *Result {
 	defer srv.Close()
 	p := OpenAI(srv.URL+"/v1", opts...)
 	defer p.CloseIdleConnections()
-	r, err := Batch{NoWarmup: true, Requests: 6, Concurrency: 2, MaxTokens: 6, Prompt: "Say six words."}.Run(context.Background(), p)
+	r, err := Batch{NoWarmup: true, Requests: 6, Concurrency: 2, Load: Load{MaxTokens: 6, Prompt: "Say six words."}}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func fixed(ttft, itl time.Duration, tokens int) fakeprovider.Profile {
 func TestFixedTimingIsExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, p := fake(t, fixed(200*time.Millisecond, 10*time.Millisecond, 64))
-		r, err := latencytest.Batch{NoWarmup: true, Requests: 20, Concurrency: 4, MaxTokens: 64}.Run(context.Background(), p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 20, Concurrency: 4, Load: latencytest.Load{MaxTokens: 64}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestColdStartShowsInItsRecordOnly(t *testing.T) {
 		prof := fixed(200*time.Millisecond, 10*time.Millisecond, 16)
 		prof.Script = []fakeprovider.ScriptEntry{{Request: 0, ColdStart: 30 * time.Second}}
 		_, p := fake(t, prof)
-		r, err := latencytest.Batch{NoWarmup: true, Requests: 10, MaxTokens: 16}.Run(context.Background(), p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 10, Load: latencytest.Load{MaxTokens: 16}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestWarmupDiscardedBySubmissionOrder(t *testing.T) {
 			prof.Script = append(prof.Script, fakeprovider.ScriptEntry{ID: fmt.Sprintf("c20-%04d", i), TTFT: time.Duration(20-i) * time.Second})
 		}
 		f, p := fake(t, prof)
-		r, err := latencytest.Batch{Requests: 30, Warmup: 10, Concurrency: 20, MaxTokens: 4}.Run(context.Background(), p)
+		r, err := latencytest.Batch{Requests: 30, Warmup: 10, Concurrency: 20, Load: latencytest.Load{MaxTokens: 4}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestNonceDefeatsTheCache(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		for _, noNonce := range []bool{false, true} {
 			f, p := fake(t, fixed(400*time.Millisecond, 0, 4))
-			r, err := latencytest.Batch{NoWarmup: true, Requests: 20, MaxTokens: 4, NoNonce: noNonce}.Run(context.Background(), p)
+			r, err := latencytest.Batch{NoWarmup: true, Requests: 20, Load: latencytest.Load{MaxTokens: 4, NoNonce: noNonce}}.Run(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +194,7 @@ func TestChainStallStaysInItsChain(t *testing.T) {
 		prof.PrefixCache.Disabled = true // a chain's history would hit it: keep every call at 100 ms
 		prof.Script = []fakeprovider.ScriptEntry{{ID: "chain02-call03", Stall: &fakeprovider.ScriptStall{AfterToken: 10, Duration: 20 * time.Minute}}}
 		_, p := fake(t, prof)
-		cr, err := latencytest.Chain{Chains: 5, Length: 10, Concurrency: 5, HardCap: time.Hour}.Run(context.Background(), p)
+		cr, err := latencytest.Chain{Chains: 5, Length: 10, Concurrency: 5, Load: latencytest.Load{HardCap: time.Hour}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,8 +264,7 @@ func TestErrorClassesNothingLost(t *testing.T) {
 			{ID: "c4-0010", Status: 500},
 		}
 		_, p := fake(t, prof)
-		r, err := latencytest.Batch{Requests: 20, Warmup: 2, Concurrency: 4, MaxTokens: 20,
-			FirstTokenTimeout: 2 * time.Second, TotalTimeout: 30 * time.Second}.Run(context.Background(), p)
+		r, err := latencytest.Batch{Requests: 20, Warmup: 2, Concurrency: 4, Load: latencytest.Load{MaxTokens: 20, FirstTokenTimeout: 2 * time.Second, TotalTimeout: 30 * time.Second}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +324,7 @@ func TestEmptyAnswerIsAFailure(t *testing.T) {
 		prof := fixed(100*time.Millisecond, 10*time.Millisecond, 20)
 		prof.ReasoningTokens = fakeprovider.Fixed(100) // uses the whole cap
 		_, p := fake(t, prof)
-		r, err := latencytest.Batch{NoWarmup: true, Requests: 5, MaxTokens: 64}.Run(context.Background(), p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 5, Load: latencytest.Load{MaxTokens: 64}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -348,7 +347,7 @@ func TestDeadlineStopsStartingRequests(t *testing.T) {
 		_, p := fake(t, fixed(time.Second, 0, 1))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		r, err := latencytest.Batch{NoWarmup: true, Requests: 100, TotalTimeout: 10 * time.Second, MaxTokens: 1}.Run(ctx, p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 100, Load: latencytest.Load{TotalTimeout: 10 * time.Second, MaxTokens: 1}}.Run(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +366,7 @@ func TestCancelIsRecorded(t *testing.T) {
 		_, p := fake(t, fixed(time.Hour, 0, 1))
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(time.Minute, cancel)
-		r, err := latencytest.Batch{NoWarmup: true, Requests: 10, Concurrency: 2, MaxTokens: 1, HardCap: 2 * time.Hour}.Run(ctx, p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 10, Concurrency: 2, Load: latencytest.Load{MaxTokens: 1, HardCap: 2 * time.Hour}}.Run(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,7 +381,7 @@ func TestRepeatReportsTheGap(t *testing.T) {
 		prof := fixed(0, 0, 1)
 		prof.TTFT = fakeprovider.LogNormal(300*time.Millisecond, 2*time.Second)
 		_, p := fake(t, prof)
-		r, err := latencytest.Batch{NoWarmup: true, Requests: 75, Repeat: 2, MaxTokens: 1}.Run(context.Background(), p)
+		r, err := latencytest.Batch{NoWarmup: true, Requests: 75, Repeat: 2, Load: latencytest.Load{MaxTokens: 1}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -412,7 +411,7 @@ func TestSweep(t *testing.T) {
 		prof := fixed(100*time.Millisecond, 0, 1)
 		prof.Replicas, prof.SlotsPerReplica = 1, 4
 		_, p := fake(t, prof)
-		sr, err := latencytest.Sweep{Batch: latencytest.Batch{NoWarmup: true, Requests: 40, MaxTokens: 1}}.Run(context.Background(), p)
+		sr, err := latencytest.Sweep{Batch: latencytest.Batch{NoWarmup: true, Requests: 40, Load: latencytest.Load{MaxTokens: 1}}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,7 +441,7 @@ func TestBadConfiguration(t *testing.T) {
 	}{
 		{"negative requests", func() error { _, err := latencytest.Batch{Requests: -1}.Run(context.Background(), p); return err }, "requests -1 < 0"},
 		{"negative warm-up and timeout together", func() error {
-			_, err := latencytest.Batch{Warmup: -2, TotalTimeout: -time.Second}.Run(context.Background(), p)
+			_, err := latencytest.Batch{Warmup: -2, Load: latencytest.Load{TotalTimeout: -time.Second}}.Run(context.Background(), p)
 			return err
 		}, "warmup -2 < 0"},
 		{"mix weights", func() error {
@@ -451,7 +450,7 @@ func TestBadConfiguration(t *testing.T) {
 		}, "mix weights sum to 0.5"},
 		{"temperature", func() error {
 			tmp := 3.0
-			_, err := latencytest.Batch{Temperature: &tmp}.Run(context.Background(), p)
+			_, err := latencytest.Batch{Load: latencytest.Load{Temperature: &tmp}}.Run(context.Background(), p)
 			return err
 		}, "temperature 3 outside [0,2]"},
 		{"sweep level", func() error {
@@ -481,7 +480,7 @@ func TestChainDeadline(t *testing.T) {
 		// start while 5 s remain, so 16 calls run (t = 0..15 s).
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		cr, err := latencytest.Chain{Chains: 3, Length: 10, TotalTimeout: 5 * time.Second}.Run(ctx, p)
+		cr, err := latencytest.Chain{Chains: 3, Length: 10, Load: latencytest.Load{TotalTimeout: 5 * time.Second}}.Run(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -150,7 +150,7 @@ func secretsNeverLeak(t *testing.T, fast bool) {
 		defer p.CloseIdleConnections()
 	}
 	l := newLogTB(t)
-	r := latencytest.Batch{NoWarmup: true, Requests: len(echoPlaces), NoNonce: true, MaxTokens: 4, KeepContent: true}.Measure(l, p)
+	r := latencytest.Batch{NoWarmup: true, Requests: len(echoPlaces), Load: latencytest.Load{NoNonce: true, MaxTokens: 4, KeepContent: true}}.Measure(l, p)
 	if len(r.Records) != len(echoPlaces) {
 		t.Fatalf("%d records", len(r.Records))
 	}
@@ -298,7 +298,7 @@ func TestSecretsEveryEncodingEveryPlace(t *testing.T) {
 			t.Setenv(sloassert.EnvSummary, "on") // CI turns the summary off for the project's tests; this test reads it
 			c := &captureT{T: t}
 			p := latencytest.OpenAI(srv.URL+"/v1", latencytest.WithAPIKey(key), latencytest.WithHTTPClient(srv.Client()))
-			r := latencytest.Batch{NoWarmup: true, Requests: 8, NoNonce: true, MaxTokens: 4, KeepContent: true}.Measure(c, p)
+			r := latencytest.Batch{NoWarmup: true, Requests: 8, Load: latencytest.Load{NoNonce: true, MaxTokens: 4, KeepContent: true}}.Measure(c, p)
 			var recs []latencytest.Record
 			recs = append(recs, r.Records...)
 			// The same places through the provider's own HTTP/1.1 client.

@@ -27,11 +27,11 @@ func seedProtocol(t *testing.T, preset string) (*latencytest.SweepResult, *laten
 	defer f.Close()
 	p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
 	temp := 0.0
-	sr, err := latencytest.Sweep{Batch: latencytest.Batch{Requests: 75, Prompt: seedPrompt, MaxTokens: 64, Temperature: &temp}, Levels: []int{1, 5, 20}}.Run(context.Background(), p)
+	sr, err := latencytest.Sweep{Batch: latencytest.Batch{Requests: 75, Load: latencytest.Load{Prompt: seedPrompt, MaxTokens: 64, Temperature: &temp}}, Levels: []int{1, 5, 20}}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cr, err := latencytest.Chain{Chains: 30, Length: 10, MaxTokens: 64, Temperature: &temp}.Run(context.Background(), p)
+	cr, err := latencytest.Chain{Chains: 30, Length: 10, Load: latencytest.Load{MaxTokens: 64, Temperature: &temp}}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

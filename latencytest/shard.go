@@ -12,16 +12,17 @@ import (
 )
 
 // EnvShard names the environment variable that gives a runner its shard
-// when its Shard field is zero: "i/n", i from 0 (JOB_COMPLETION_INDEX of a
-// Kubernetes Indexed Job is 0-based too; a GitHub Actions matrix can list
-// 0 to n-1). See Shard.
+// in Measure (Load.FromEnv) when its Shard field is zero: "i/n", i from 0
+// (JOB_COMPLETION_INDEX of a Kubernetes Indexed Job is 0-based too; a
+// GitHub Actions matrix can list 0 to n-1). See Shard.
 const EnvShard = "TAILGUARD_SHARD"
 
 // EnvStartAt names the environment variable that aligns the shards of one
 // run: an RFC 3339 instant ("2025-06-01T12:00:00Z") that every runner of
-// the process waits for before its first request. It may be at most
-// MaxStartWait ahead and at most MaxStartLate past when a runner starts;
-// further is an error that names the variable. Once a runner of the
+// the process waits for before its first request (Measure reads it into
+// Load.StartAt, through Load.FromEnv, when that field is zero). It may be
+// at most MaxStartWait ahead and at most MaxStartLate past when a runner
+// starts; further is an error that names the variable. Once a runner of the
 // process has reached the instant, later runners of the same process (the
 // next level of a sweep, a chain after a batch) start at once. A runner
 // inside a synctest bubble (virtual time, from 2000) ignores a real
@@ -69,9 +70,9 @@ const MaxStartLate = time.Minute
 //     (a Poisson process at Rate), with its trace IDs ("ol-0007"): none
 //     can collide, and no shard needs a seed of its own.
 //
-// The zero Shard means "not set": the runner reads TAILGUARD_SHARD, and
-// without it runs the whole run (as Shard{0, 1} does). A non-zero field
-// wins over the variable. Align the shards' start with
+// The zero Shard means "not set": Run runs the whole run (as Shard{0, 1}
+// does), and Measure first reads TAILGUARD_SHARD (Load.FromEnv). A
+// non-zero field wins over the variable. Align the shards' start with
 // TAILGUARD_START_AT, or their run windows will not overlap (MergeRecords
 // warns).
 type Shard struct {
@@ -179,35 +180,6 @@ func (s Shard) mark() Shard {
 	return Shard{}
 }
 
-// resolveShard returns the runner's shard: the field when set, else
-// TAILGUARD_SHARD, else the whole run (Shard{0, 1}). The error (without
-// the package prefix) names the field or the variable.
-func resolveShard(field Shard) (Shard, error) {
-	if !field.IsZero() {
-		if err := field.check(); err != nil {
-			return field, fmt.Errorf("shard %d/%d: %w", field.Index, field.Count, err)
-		}
-		return field, nil
-	}
-	v, ok := lookupEnvOK(EnvShard)
-	if !ok || v == "" {
-		return Shard{Index: 0, Count: 1}, nil
-	}
-	sh, err := parseShard(v)
-	if err != nil {
-		return Shard{}, fmt.Errorf("%s=%q: %w", EnvShard, v, err)
-	}
-	return sh, nil
-}
-
-// shardSource names where a runner's shard came from.
-func shardSource(field Shard) string {
-	if field.IsZero() {
-		return EnvShard
-	}
-	return "Shard"
-}
-
 // slotsOf splits a whole run's concurrency among the shards; the error
 // says why it cannot (not a multiple).
 func slotsOf(concurrency int, sh Shard, source, what string) (int, error) {
@@ -245,6 +217,7 @@ var aligned struct {
 // alignment is what a runner did about TAILGUARD_START_AT, for its
 // disclosure.
 type alignment struct {
+	src     string        // where the instant came from: "StartAt" or EnvStartAt
 	at      time.Time     // the instant (zero: not set)
 	waited  time.Duration // how long the runner waited for it
 	late    time.Duration // how late it was when the runner started (no wait)
@@ -261,15 +234,15 @@ var ignoredStartAt struct {
 
 // ignoreInBubble logs, once per instant and process, that a real
 // TAILGUARD_START_AT is ignored in virtual time.
-func ignoreInBubble(at time.Time) {
+func ignoreInBubble(src string, at time.Time) {
 	ignoredStartAt.Lock()
 	defer ignoredStartAt.Unlock()
 	if ignoredStartAt.at.Equal(at) {
 		return
 	}
 	ignoredStartAt.at = at
-	log.Printf("latencytest: %s=%s ignored in virtual time (a synctest bubble, whose clock starts in 2000): it aligns shards that run on the real clock",
-		EnvStartAt, at.UTC().Format(time.RFC3339Nano))
+	log.Printf("latencytest: %s%s%s ignored in virtual time (a synctest bubble, whose clock starts in 2000): it aligns shards that run on the real clock",
+		src, srcSep(src), at.UTC().Format(time.RFC3339Nano))
 }
 
 // note renders the alignment for box 9.
@@ -278,30 +251,32 @@ func (a alignment) note() string {
 	case a.at.IsZero():
 		return ""
 	case a.ignored:
-		return fmt.Sprintf("; %s %s ignored: a real instant, and this run is in virtual time", EnvStartAt, a.at.UTC().Format(time.RFC3339Nano))
+		return fmt.Sprintf("; %s %s ignored: a real instant, and this run is in virtual time", a.src, a.at.UTC().Format(time.RFC3339Nano))
 	case a.again:
-		return fmt.Sprintf("; %s %s reached by an earlier run of this process", EnvStartAt, a.at.UTC().Format(time.RFC3339Nano))
+		return fmt.Sprintf("; %s %s reached by an earlier run of this process", a.src, a.at.UTC().Format(time.RFC3339Nano))
 	case a.waited > 0:
-		return fmt.Sprintf("; started at %s %s (waited %v)", EnvStartAt, a.at.UTC().Format(time.RFC3339Nano), a.waited.Round(time.Millisecond))
+		return fmt.Sprintf("; started at %s %s (waited %v)", a.src, a.at.UTC().Format(time.RFC3339Nano), a.waited.Round(time.Millisecond))
 	}
-	return fmt.Sprintf("; %s %s had passed %v before the run began", EnvStartAt, a.at.UTC().Format(time.RFC3339Nano), a.late.Round(time.Millisecond))
+	return fmt.Sprintf("; %s %s had passed %v before the run began", a.src, a.at.UTC().Format(time.RFC3339Nano), a.late.Round(time.Millisecond))
 }
 
-// waitStart waits for TAILGUARD_START_AT. err is a configuration error
-// (an unreadable or out-of-bounds instant); stopped says why ctx ended the
-// wait. Inside a synctest bubble (virtual time, which starts in 2000) a
-// real instant (2001 or later) is ignored, with one log line per process
-// and a note in box 9: it cannot be reached there, and it aligns
-// real-time shards only. A virtual instant is waited for as usual.
-func waitStart(ctx context.Context) (al alignment, stopped string, err error) {
-	at, ok, err := startAt()
-	if err != nil || !ok {
-		return al, "", err
+// waitStart waits for l.StartAt (normalized). err is a configuration
+// error (an instant out of bounds, naming l's source: StartAt or
+// TAILGUARD_START_AT); stopped says why ctx ended the wait. Inside a
+// synctest bubble (virtual time, which starts in 2000) a real instant
+// (2001 or later) is ignored, with one log line per process and a note in
+// box 9: it cannot be reached there, and it aligns real-time shards only.
+// A virtual instant is waited for as usual.
+func (l Load) waitStart(ctx context.Context) (al alignment, stopped string, err error) {
+	at, src := l.StartAt, l.startSrc
+	if at.IsZero() {
+		return al, "", nil
 	}
+	al.src = src
 	al.at = at
 	if virtualClock(time.Now()) && !virtualClock(at) {
 		al.ignored = true
-		ignoreInBubble(at)
+		ignoreInBubble(src, at)
 		return al, "", nil
 	}
 	aligned.Lock()
@@ -314,11 +289,11 @@ func waitStart(ctx context.Context) (al alignment, stopped string, err error) {
 	now := time.Now()
 	switch d := at.Sub(now); {
 	case d > MaxStartWait:
-		return al, "", fmt.Errorf("latencytest: %s=%s is %v away, more than %v (MaxStartWait)",
-			EnvStartAt, at.UTC().Format(time.RFC3339Nano), d.Round(time.Second), MaxStartWait)
+		return al, "", fmt.Errorf("latencytest: %s%s%s is %v away, more than %v (MaxStartWait)",
+			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), d.Round(time.Second), MaxStartWait)
 	case -d > MaxStartLate:
-		return al, "", fmt.Errorf("latencytest: %s=%s passed %v ago, more than %v (MaxStartLate): this shard would not run alongside the others",
-			EnvStartAt, at.UTC().Format(time.RFC3339Nano), (-d).Round(time.Second), MaxStartLate)
+		return al, "", fmt.Errorf("latencytest: %s%s%s passed %v ago, more than %v (MaxStartLate): this shard would not run alongside the others",
+			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), (-d).Round(time.Second), MaxStartLate)
 	case d > 0:
 		t := time.NewTimer(d)
 		select {
@@ -326,7 +301,7 @@ func waitStart(ctx context.Context) (al alignment, stopped string, err error) {
 			al.waited = d
 		case <-ctx.Done():
 			t.Stop()
-			return al, fmt.Sprintf("the context ended while waiting for %s (%s)", EnvStartAt, context.Cause(ctx)), nil
+			return al, fmt.Sprintf("the context ended while waiting for %s (%s)", src, context.Cause(ctx)), nil
 		}
 	default:
 		al.late = -d
@@ -335,4 +310,13 @@ func waitStart(ctx context.Context) (al alignment, stopped string, err error) {
 	aligned.at = at
 	aligned.Unlock()
 	return al, "", nil
+}
+
+// srcSep joins a source and its value in an error: "TAILGUARD_START_AT="
+// for the variable, "StartAt " for the field.
+func srcSep(src string) string {
+	if strings.HasPrefix(src, "TAILGUARD_") {
+		return "="
+	}
+	return " "
 }

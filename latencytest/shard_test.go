@@ -66,7 +66,7 @@ func sleeper(ids *[]string) latencytest.Provider {
 func TestShardsSendEveryBatchRequestOnce(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 7} {
 		synctest.Test(t, func(t *testing.T) {
-			b := latencytest.Batch{Requests: 23, Warmup: 5, Repeat: 2, Concurrency: 2 * n, Label: "b"}
+			b := latencytest.Batch{Requests: 23, Warmup: 5, Repeat: 2, Concurrency: 2 * n, Load: latencytest.Load{Label: "b"}}
 			whole, err := b.Run(context.Background(), latencytest.Func(func(context.Context, latencytest.Request) error { return nil }))
 			if err != nil {
 				t.Fatal(err)
@@ -216,12 +216,21 @@ func TestShardsSendEveryArrivalOnce(t *testing.T) {
 	}
 }
 
-// TAILGUARD_SHARD applies when the field is zero; the field wins over it.
+// Run reads no environment variable: under TAILGUARD_SHARD it runs the
+// whole batch. Load.FromEnv (which Measure calls) takes the shard from the
+// variable when the field is zero; the field wins over it.
 func TestShardFromEnvironment(t *testing.T) {
 	t.Setenv(latencytest.EnvShard, "1/3")
 	synctest.Test(t, func(t *testing.T) {
 		var ids []string
-		r, err := latencytest.Batch{Requests: 7, NoWarmup: true, Concurrency: 3}.Run(context.Background(), sleeper(&ids))
+		b := latencytest.Batch{Requests: 7, NoWarmup: true, Concurrency: 3}
+		r, err := b.Run(context.Background(), sleeper(&ids))
+		if err != nil || len(ids) != 7 || r.Shard.Split() {
+			t.Errorf("Run under TAILGUARD_SHARD=1/3 sent %v, shard %v, %v: want the whole run", ids, r.Shard, err)
+		}
+		ids = nil
+		b.Load = fromEnv(t, b.Load)
+		r, err = b.Run(context.Background(), sleeper(&ids))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,8 +244,36 @@ func TestShardFromEnvironment(t *testing.T) {
 			t.Errorf("box 7 %q", b)
 		}
 		ids = nil
-		if _, err := (latencytest.Batch{Requests: 7, NoWarmup: true, Concurrency: 3, Shard: latencytest.Shard{Index: 0, Count: 1}}).Run(context.Background(), sleeper(&ids)); err != nil || len(ids) != 7 {
+		whole := latencytest.Batch{Requests: 7, NoWarmup: true, Concurrency: 3, Load: latencytest.Load{Shard: latencytest.Shard{Index: 0, Count: 1}}}
+		whole.Load = fromEnv(t, whole.Load)
+		if _, err := whole.Run(context.Background(), sleeper(&ids)); err != nil || len(ids) != 7 {
 			t.Errorf("Shard{0, 1} is the whole run whatever the variable says: sent %d, %v", len(ids), err)
+		}
+		// Measure reads the variable: it sends shard 1/3's share.
+		ids = nil
+		r = latencytest.Batch{Requests: 7, NoWarmup: true, Concurrency: 3}.Measure(t, sleeper(&ids))
+		if want := []string{"c3-0001", "c3-0004"}; !slices.Equal(ids, want) || r.Shard != (latencytest.Shard{Index: 1, Count: 3}) {
+			t.Errorf("Measure sent %v, shard %v; want %v, 1/3", ids, r.Shard, want)
+		}
+	})
+}
+
+// Location comes from TAILGUARD_LOCATION in FromEnv (and so in Measure),
+// never in Run; a field set wins over the variable.
+func TestLocationFromEnvironment(t *testing.T) {
+	t.Setenv(latencytest.EnvLocation, "rack 7")
+	nop := latencytest.Func(func(context.Context, latencytest.Request) error { return nil })
+	synctest.Test(t, func(t *testing.T) {
+		box := func(r *latencytest.Result) string { return r.Disclosure.Box(14).Answer }
+		r, err := latencytest.Batch{Requests: 1}.Run(context.Background(), nop)
+		if err != nil || strings.Contains(box(r), "rack 7") {
+			t.Errorf("Run read TAILGUARD_LOCATION: box 14 %q, %v", box(r), err)
+		}
+		if r := (latencytest.Batch{Requests: 1}).Measure(t, nop); !strings.Contains(box(r), "rack 7") {
+			t.Errorf("Measure: box 14 %q, want rack 7", box(r))
+		}
+		if l := fromEnv(t, latencytest.Load{Location: "desk"}); l.Location != "desk" {
+			t.Errorf("the field should win: %q", l.Location)
 		}
 	})
 }
@@ -245,41 +282,23 @@ func TestShardFromEnvironment(t *testing.T) {
 // field) and what to change.
 func TestShardErrors(t *testing.T) {
 	nop := latencytest.Func(func(context.Context, latencytest.Request) error { return nil })
-	run := func(what string) func() error {
-		switch what {
-		case "batch":
-			return func() error {
-				_, err := latencytest.Batch{Requests: 20, Concurrency: 4}.Run(context.Background(), nop)
-				return err
-			}
-		case "chain":
-			return func() error {
-				_, err := latencytest.Chain{Chains: 4, Length: 1, Concurrency: 4}.Run(context.Background(), nop)
-				return err
-			}
-		}
-		return func() error {
-			_, err := latencytest.OpenLoop{Rate: 10, Requests: 10}.Run(context.Background(), nop)
-			return err
-		}
-	}
 	for _, c := range []struct {
 		env  string
 		want string
 	}{
-		{"2/2", `latencytest: %s: TAILGUARD_SHARD="2/2": index 2 is outside [0, 2): shards are numbered from 0, the last of 2 is 1/2`},
-		{"1", `latencytest: %s: TAILGUARD_SHARD="1": want i/n`},
-		{"0/0", `latencytest: %s: TAILGUARD_SHARD="0/0": count 0 < 1`},
+		{"2/2", `latencytest: TAILGUARD_SHARD="2/2": index 2 is outside [0, 2): shards are numbered from 0, the last of 2 is 1/2`},
+		{"1", `latencytest: TAILGUARD_SHARD="1": want i/n`},
+		{"0/0", `latencytest: TAILGUARD_SHARD="0/0": count 0 < 1`},
 	} {
-		for _, what := range []string{"batch", "chain", "open loop"} {
-			t.Run(what+"/"+c.env, func(t *testing.T) {
-				t.Setenv(latencytest.EnvShard, c.env)
-				err := run(what)()
-				if want := fmt.Sprintf(c.want, what); err == nil || !strings.HasPrefix(err.Error(), want) {
-					t.Errorf("error %v\nwant %s", err, want)
-				}
-			})
-		}
+		t.Run(c.env, func(t *testing.T) {
+			t.Setenv(latencytest.EnvShard, c.env)
+			if _, err := (latencytest.Load{}).FromEnv(); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("error %v\nwant %s", err, c.want)
+			}
+			if l, err := (latencytest.Load{Shard: latencytest.Shard{Index: 0, Count: 2}}).FromEnv(); err != nil || l.Shard.Count != 2 {
+				t.Errorf("a shard set wins over the variable: %v, %v", l.Shard, err)
+			}
+		})
 	}
 	for _, c := range []struct {
 		name string
@@ -287,24 +306,24 @@ func TestShardErrors(t *testing.T) {
 		want string
 	}{
 		{"concurrency not a multiple", func() error {
-			_, err := latencytest.Batch{Requests: 20, Concurrency: 3, Shard: latencytest.Shard{Index: 0, Count: 2}}.Run(context.Background(), nop)
+			_, err := latencytest.Batch{Requests: 20, Concurrency: 3, Load: latencytest.Load{Shard: latencytest.Shard{Index: 0, Count: 2}}}.Run(context.Background(), nop)
 			return err
 		}, "concurrency 3 is not a multiple of the 2 shards (Shard 0/2): each shard keeps concurrency/2 in flight, so make it a multiple of 2"},
 		{"chains: concurrency not a multiple", func() error {
-			_, err := latencytest.Chain{Shard: latencytest.Shard{Index: 1, Count: 2}}.Run(context.Background(), nop)
+			_, err := latencytest.Chain{Load: latencytest.Load{Shard: latencytest.Shard{Index: 1, Count: 2}}}.Run(context.Background(), nop)
 			return err
 		}, "concurrency 1 is not a multiple of the 2 shards"},
 		{"fewer requests than shards", func() error {
-			_, err := latencytest.Batch{Requests: 2, NoWarmup: true, Concurrency: 4, Shard: latencytest.Shard{Index: 0, Count: 4}}.Run(context.Background(), nop)
+			_, err := latencytest.Batch{Requests: 2, NoWarmup: true, Concurrency: 4, Load: latencytest.Load{Shard: latencytest.Shard{Index: 0, Count: 4}}}.Run(context.Background(), nop)
 			return err
 		}, "2 requests (warm-up included) cannot give each of 4 shards one"},
 		{"sequential", func() error {
 			_, err := latencytest.Batch{Requests: 20, Concurrency: 2, Until: func(*latencytest.Result) bool { return false },
-				Shard: latencytest.Shard{Index: 0, Count: 2}}.Run(context.Background(), nop)
+				Load: latencytest.Load{Shard: latencytest.Shard{Index: 0, Count: 2}}}.Run(context.Background(), nop)
 			return err
 		}, "a sequential batch (Until) cannot be sharded"},
 		{"field out of range", func() error {
-			_, err := latencytest.OpenLoop{Rate: 1, Requests: 3, Shard: latencytest.Shard{Index: 5, Count: 2}}.Run(context.Background(), nop)
+			_, err := latencytest.OpenLoop{Rate: 1, Requests: 3, Load: latencytest.Load{Shard: latencytest.Shard{Index: 5, Count: 2}}}.Run(context.Background(), nop)
 			return err
 		}, "latencytest: open loop: shard 5/2: index 5 is outside [0, 2)"},
 	} {
@@ -322,7 +341,11 @@ func TestStartAtAlignsTheFirstRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		at := time.Date(2000, 1, 1, 0, 0, 5, 0, time.UTC)
 		var ids []string
-		r, err := latencytest.Batch{Requests: 3, NoWarmup: true}.Run(context.Background(), sleeper(&ids))
+		nop := latencytest.Func(func(context.Context, latencytest.Request) error { return nil })
+		if r, err := (latencytest.Batch{Requests: 1, NoWarmup: true}).Run(context.Background(), nop); err != nil || !r.Start.Equal(at.Add(-5*time.Second)) {
+			t.Errorf("Run read TAILGUARD_START_AT: started at %v, %v", r.Start, err)
+		}
+		r, err := latencytest.Batch{Requests: 3, NoWarmup: true, Load: fromEnv(t, latencytest.Load{})}.Run(context.Background(), sleeper(&ids))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,12 +356,33 @@ func TestStartAtAlignsTheFirstRequest(t *testing.T) {
 			t.Errorf("box 9 %q", b)
 		}
 		time.Sleep(2 * time.Minute) // past MaxStartLate: only a runner that has not started yet would mind
-		cr, err := latencytest.Chain{Chains: 1, Length: 1}.Run(context.Background(), sleeper(&ids))
+		cr, err := latencytest.Chain{Chains: 1, Length: 1, Load: fromEnv(t, latencytest.Load{})}.Run(context.Background(), sleeper(&ids))
 		if err != nil {
 			t.Fatalf("a second runner of the process: %v", err)
 		}
 		if b := cr.Disclosure.Box(9).Answer; !strings.Contains(b, "reached by an earlier run of this process") {
 			t.Errorf("box 9 %q", b)
+		}
+	})
+}
+
+// StartAt set as a field aligns the run as the variable does, and the
+// disclosure and errors name the field.
+func TestStartAtField(t *testing.T) {
+	nop := latencytest.Func(func(context.Context, latencytest.Request) error { return nil })
+	synctest.Test(t, func(t *testing.T) {
+		at := time.Date(2000, 1, 1, 0, 0, 3, 0, time.UTC)
+		r, err := latencytest.OpenLoop{Rate: 1, Requests: 1, Load: latencytest.Load{StartAt: at}}.Run(context.Background(), nop)
+		if err != nil || !r.Start.Equal(at) {
+			t.Fatalf("started at %v, %v; want %v", r.Start, err, at)
+		}
+		if b := r.Disclosure.Box(9).Answer; !strings.Contains(b, "started at StartAt 2000-01-01T00:00:03Z (waited 3s)") {
+			t.Errorf("box 9 %q", b)
+		}
+		far := latencytest.Load{StartAt: time.Now().Add(time.Hour)}
+		if _, err := (latencytest.Batch{Requests: 1, Load: far}).Run(context.Background(), nop); err == nil ||
+			!strings.HasPrefix(err.Error(), "latencytest: StartAt 2000-01-01T01:00:03Z is 1h0m0s away, more than 10m0s (MaxStartWait)") {
+			t.Errorf("error %v", err)
 		}
 	})
 }
@@ -356,15 +400,31 @@ func TestStartAtErrors(t *testing.T) {
 		t.Run(c.env, func(t *testing.T) {
 			t.Setenv(latencytest.EnvStartAt, c.env)
 			synctest.Test(t, func(t *testing.T) {
-				for _, run := range []func() error{
-					func() error { _, err := latencytest.Batch{Requests: 1}.Run(context.Background(), nop); return err },
-					func() error { _, err := latencytest.Chain{Chains: 1}.Run(context.Background(), nop); return err },
-					func() error {
-						_, err := latencytest.OpenLoop{Rate: 1, Requests: 1}.Run(context.Background(), nop)
+				for _, run := range []func(latencytest.Load) error{
+					func(l latencytest.Load) error {
+						_, err := latencytest.Batch{Requests: 1, Load: l}.Run(context.Background(), nop)
+						return err
+					},
+					func(l latencytest.Load) error {
+						_, err := latencytest.Chain{Chains: 1, Load: l}.Run(context.Background(), nop)
+						return err
+					},
+					func(l latencytest.Load) error {
+						_, err := latencytest.OpenLoop{Rate: 1, Requests: 1, Load: l}.Run(context.Background(), nop)
 						return err
 					},
 				} {
-					if err := run(); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+					if err := run(latencytest.Load{}); err != nil {
+						t.Errorf("Run read TAILGUARD_START_AT: %v", err)
+					}
+					err := func() error { // unreadable: FromEnv fails; out of bounds: Run does
+						l, err := latencytest.Load{}.FromEnv()
+						if err != nil {
+							return err
+						}
+						return run(l)
+					}()
+					if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 						t.Errorf("error %v\nwant %s", err, c.want)
 					}
 				}
@@ -374,7 +434,7 @@ func TestStartAtErrors(t *testing.T) {
 	// Past by less than MaxStartLate: the run starts at once and says so.
 	t.Setenv(latencytest.EnvStartAt, "1999-12-31T23:59:30Z")
 	synctest.Test(t, func(t *testing.T) {
-		r, err := latencytest.OpenLoop{Rate: 1, Requests: 1}.Run(context.Background(), nop)
+		r, err := latencytest.OpenLoop{Rate: 1, Requests: 1, Load: fromEnv(t, latencytest.Load{})}.Run(context.Background(), nop)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,17 @@ import (
 	"github.com/tailguard/tailguard/latencytest"
 )
 
+// fromEnv is l.FromEnv(), failing t on an error: what Measure does
+// before Run.
+func fromEnv(t testing.TB, l latencytest.Load) latencytest.Load {
+	t.Helper()
+	l, err := l.FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // A result measured as a shard says so (Result.Shard, its summary's
 // "shard" and its records' end line), whether the shard came from the
 // field or TAILGUARD_SHARD, for each runner; a whole run carries none.
@@ -23,13 +34,19 @@ func TestShardIsMarkedOnTheResult(t *testing.T) {
 	half := latencytest.Shard{Index: 1, Count: 2}
 	runs := map[string]func() (*latencytest.Result, error){
 		"batch": func() (*latencytest.Result, error) {
-			return latencytest.Batch{Requests: 4, Concurrency: 2}.Run(context.Background(), nop)
+			b := latencytest.Batch{Requests: 4, Concurrency: 2}
+			b.Load = fromEnv(t, b.Load)
+			return b.Run(context.Background(), nop)
 		},
 		"open loop": func() (*latencytest.Result, error) {
-			return latencytest.OpenLoop{Rate: 100, Requests: 4}.Run(context.Background(), nop)
+			o := latencytest.OpenLoop{Rate: 100, Requests: 4}
+			o.Load = fromEnv(t, o.Load)
+			return o.Run(context.Background(), nop)
 		},
 		"chain": func() (*latencytest.Result, error) {
-			cr, err := latencytest.Chain{Chains: 4, Length: 2, Concurrency: 2}.Run(context.Background(), nop)
+			c := latencytest.Chain{Chains: 4, Length: 2, Concurrency: 2}
+			c.Load = fromEnv(t, c.Load)
+			cr, err := c.Run(context.Background(), nop)
 			if err != nil {
 				return nil, err
 			}
@@ -96,7 +113,7 @@ func TestStartAtRealInstantIgnoredInVirtualTime(t *testing.T) {
 	nop := latencytest.Func(func(context.Context, latencytest.Request) error { return nil })
 	for range 2 {
 		synctest.Test(t, func(t *testing.T) {
-			r, err := latencytest.Batch{Requests: 2, NoWarmup: true}.Run(context.Background(), nop)
+			r, err := latencytest.Batch{Requests: 2, NoWarmup: true, Load: fromEnv(t, latencytest.Load{})}.Run(context.Background(), nop)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,10 +123,10 @@ func TestStartAtRealInstantIgnoredInVirtualTime(t *testing.T) {
 			if b := r.Disclosure.Box(9).Answer; !strings.Contains(b, "TAILGUARD_START_AT "+real+" ignored: a real instant, and this run is in virtual time") {
 				t.Errorf("box 9 %q", b)
 			}
-			if _, err := (latencytest.OpenLoop{Rate: 1, Requests: 1}).Run(context.Background(), nop); err != nil {
+			if _, err := (latencytest.OpenLoop{Rate: 1, Requests: 1, Load: fromEnv(t, latencytest.Load{})}).Run(context.Background(), nop); err != nil {
 				t.Errorf("open loop: %v", err)
 			}
-			if _, err := (latencytest.Chain{Chains: 1}).Run(context.Background(), nop); err != nil {
+			if _, err := (latencytest.Chain{Chains: 1, Load: fromEnv(t, latencytest.Load{})}).Run(context.Background(), nop); err != nil {
 				t.Errorf("chain: %v", err)
 			}
 		})
@@ -119,7 +136,7 @@ func TestStartAtRealInstantIgnoredInVirtualTime(t *testing.T) {
 	}
 	// Outside a bubble the instant is waited for as before: too far is an error.
 	t.Setenv(latencytest.EnvStartAt, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
-	if _, err := (latencytest.Batch{Requests: 1}).Run(context.Background(), nop); err == nil || !strings.Contains(err.Error(), "more than 10m0s (MaxStartWait)") {
+	if _, err := (latencytest.Batch{Requests: 1, Load: fromEnv(t, latencytest.Load{})}).Run(context.Background(), nop); err == nil || !strings.Contains(err.Error(), "more than 10m0s (MaxStartWait)") {
 		t.Errorf("real time, an hour ahead: %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func TestSequentialStages(t *testing.T) {
 	// Warm-up runs once, first; trace IDs continue across stages; Until
 	// sees the records so far.
 	var seen []int
-	b := latencytest.Batch{Requests: 10, Warmup: 3, Prompt: "x", Label: "s", Concurrency: 2,
+	b := latencytest.Batch{Requests: 10, Warmup: 3, Load: latencytest.Load{Prompt: "x", Label: "s"}, Concurrency: 2,
 		Until: func(r *latencytest.Result) bool { seen = append(seen, len(r.Records)); return true }}
 	p := &countingProvider{}
 	r, err := b.Run(context.Background(), p)
@@ -101,7 +101,7 @@ func TestSweepKeepsItsPlan(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := &countingProvider{cancelAt: 15, cancel: cancel}
-	sr, err := latencytest.Sweep{Batch: latencytest.Batch{NoWarmup: true, Requests: 10, Prompt: "x"}, Levels: []int{1, 2, 4}}.Run(ctx, p)
+	sr, err := latencytest.Sweep{Batch: latencytest.Batch{NoWarmup: true, Requests: 10, Load: latencytest.Load{Prompt: "x"}}, Levels: []int{1, 2, 4}}.Run(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestChainCallsKeepPartialAndUnobservedTokens(t *testing.T) {
 
 func TestWarmupByDefault(t *testing.T) {
 	p := &countingProvider{}
-	r, err := latencytest.Batch{Requests: 5, Prompt: "x"}.Run(context.Background(), p)
+	r, err := latencytest.Batch{Requests: 5, Load: latencytest.Load{Prompt: "x"}}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestWarmupByDefault(t *testing.T) {
 	if s := r.ColdStarts(); len(s) != 10 {
 		t.Errorf("%d cold-start candidates, want the 10 warm-up requests", len(s))
 	}
-	r, _ = latencytest.Batch{Requests: 5, Prompt: "x", NoWarmup: true}.Run(context.Background(), p)
+	r, _ = latencytest.Batch{Requests: 5, Load: latencytest.Load{Prompt: "x"}, NoWarmup: true}.Run(context.Background(), p)
 	if c := r.Counts(); c.Sent != 5 || c.Discarded != 0 {
 		t.Errorf("NoWarmup: counts %+v", c)
 	}

@@ -90,7 +90,7 @@ func simRun(t *testing.T, preset string, seed uint64) *latencytest.Result {
 			t.Fatal(err)
 		}
 		p.Seed = seed
-		r = blRun(t, p, latencytest.Batch{Requests: simRequests, Concurrency: 8, MaxTokens: 64})
+		r = blRun(t, p, latencytest.Batch{Requests: simRequests, Concurrency: 8, Load: latencytest.Load{MaxTokens: 64}})
 	})
 	simRuns.Lock()
 	simRuns.m[key] = r

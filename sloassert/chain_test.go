@@ -25,7 +25,7 @@ func cutChains(t *testing.T, script ...fakeprovider.ScriptEntry) *latencytest.Ch
 	p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cr, err := latencytest.Chain{Chains: 3, Length: 10, TotalTimeout: 5 * time.Second}.Run(ctx, p)
+	cr, err := latencytest.Chain{Chains: 3, Length: 10, Load: latencytest.Load{TotalTimeout: 5 * time.Second}}.Run(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}

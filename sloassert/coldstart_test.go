@@ -25,7 +25,7 @@ func TestInjectedColdStartsAreFound(t *testing.T) {
 	for _, i := range []int{11, 13, 15, 17, 19} { // arrivals 10-19 are the measured requests
 		profile += fmt.Sprintf("  - {request: %d, cold_start: 3s}\n", i)
 	}
-	r := measureBatch(t, profile, latencytest.Batch{Requests: 10, Prompt: "hi", MaxTokens: 8})
+	r := measureBatch(t, profile, latencytest.Batch{Requests: 10, Load: latencytest.Load{Prompt: "hi", MaxTokens: 8}})
 	for _, idle := range []sloassert.Option{nil, sloassert.AfterIdle(time.Hour)} {
 		var opts []sloassert.Option
 		if idle != nil {
@@ -48,7 +48,7 @@ func TestInjectedColdStartsAreFound(t *testing.T) {
 // MaxColdStart(1s) compares it with the warm long prompts, and passes.
 func TestFirstLongPromptIsNotAColdStart(t *testing.T) {
 	r := measureBatch(t, "model: m\nseed: 3\nttft: {dist: lognormal, median: 200ms, p99: 300ms}\nprefill_per_1k_tokens: 300ms\nitl: 10ms\noutput_tokens: 8\n",
-		latencytest.Batch{Requests: 200, Concurrency: 4, MaxTokens: 8})
+		latencytest.Batch{Requests: 200, Concurrency: 4, Load: latencytest.Load{MaxTokens: 8}})
 	if first := r.Records[0]; first.PromptClass != "long" || first.TTFT < time.Second {
 		t.Fatalf("request 0 is %s, TTFT %v: want a slow long prompt", first.PromptClass, first.TTFT)
 	}
@@ -111,7 +111,7 @@ func TestAfterIdleFindsQuickUnloads(t *testing.T) {
 // short and medium prompts show.
 func TestFirstLongPromptOfAShortRun(t *testing.T) {
 	r := measureBatch(t, "model: m\nseed: 3\nttft: {dist: lognormal, median: 200ms, p99: 300ms}\nprefill_per_1k_tokens: 300ms\nitl: 10ms\noutput_tokens: 8\n",
-		latencytest.Batch{Requests: 10, NoWarmup: true, MaxTokens: 8})
+		latencytest.Batch{Requests: 10, NoWarmup: true, Load: latencytest.Load{MaxTokens: 8}})
 	long := 0
 	for _, rec := range r.Records {
 		if rec.PromptClass == "long" {

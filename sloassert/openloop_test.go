@@ -47,7 +47,7 @@ func runOnFake(t *testing.T, profile string, run func(context.Context, latencyte
 func TestFromScheduleCatchesCoordinatedOmission(t *testing.T) {
 	r := runOpenLoop(t, "model: m\nttft: 20ms\nitl: 10ms\noutput_tokens: 7\nreplicas: 1\nslots_per_replica: 1\n"+
 		"script:\n  - {request: 20, stall: {after_token: 1, duration: 5s}}\n",
-		latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 300, MaxInFlight: 1, Prompt: "hi", MaxTokens: 7})
+		latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 300, MaxInFlight: 1, Load: latencytest.Load{Prompt: "hi", MaxTokens: 7}})
 	fromSend := sloassert.Q(sloassert.Total, 0.9, time.Second)
 	fromSchedule := sloassert.Q(sloassert.FromSchedule, 0.9, time.Second)
 	rep := sloassert.Evaluate(r, fromSend, fromSchedule)
@@ -72,7 +72,7 @@ func TestFromScheduleCatchesCoordinatedOmission(t *testing.T) {
 // fails with the cold starts it saw; the steady-state objectives pass.
 func TestScaleToZeroColdStartsJudgedOnTheirOwn(t *testing.T) {
 	r := runOpenLoop(t, "model: m\nseed: 3\nttft: 300ms\nitl: 10ms\noutput_tokens: 8\ncold_start: {after_idle: 3m, duration: 20s}\n",
-		latencytest.OpenLoop{Rate: 1.0 / 120, Requests: 300, Prompt: "hi", MaxTokens: 8, Seed: 11})
+		latencytest.OpenLoop{Rate: 1.0 / 120, Requests: 300, Load: latencytest.Load{Prompt: "hi", MaxTokens: 8}, Seed: 11})
 	if d := r.End.Sub(r.Start); d < 8*time.Hour {
 		t.Fatalf("the run lasted %v: want about 10 hours at one request per 2 minutes", d)
 	}

@@ -50,7 +50,7 @@ func TestPresetsAgainstASpec(t *testing.T) {
 		sloassert.MaxErrorRate(0.01),
 		sloassert.NoCacheHits(),
 	}
-	b := latencytest.Batch{Requests: 300, Concurrency: 5, Prompt: seedPrompt, MaxTokens: 64}
+	b := latencytest.Batch{Requests: 300, Concurrency: 5, Load: latencytest.Load{Prompt: seedPrompt, MaxTokens: 64}}
 	synctest.Test(t, func(t *testing.T) {
 		r := run(t, "deepseek-v4-pro-a", b) // CV 21%: solid
 		if rep := sloassert.Evaluate(r, spec...); !rep.OK() {
@@ -79,12 +79,12 @@ func TestPresetsAgainstASpec(t *testing.T) {
 // The measured reversal: llama-4-maverick has the faster median TTFT (300 ms
 // against 1,202 ms to the first answer) but loses the 10-call task.
 func TestChainReversal(t *testing.T) {
-	chain := latencytest.Chain{Chains: 30, Length: 10, MaxTokens: 64, Prompt: seedPrompt}
+	chain := latencytest.Chain{Chains: 30, Length: 10, Load: latencytest.Load{MaxTokens: 64, Prompt: seedPrompt}}
 	var ttft, total = map[string]time.Duration{}, map[string]time.Duration{}
 	var reports = map[string]sloassert.Report{}
 	for _, preset := range []string{"llama-4-maverick", "gpt-oss-120b"} {
 		synctest.Test(t, func(t *testing.T) {
-			single := run(t, preset, latencytest.Batch{Requests: 200, Prompt: seedPrompt, MaxTokens: 64})
+			single := run(t, preset, latencytest.Batch{Requests: 200, Load: latencytest.Load{Prompt: seedPrompt, MaxTokens: 64}})
 			ttft[preset] = single.FirstAnswer().Finite().Quantile(0.5) // the study timed the first content token
 			prof, _ := fakeprovider.Preset(preset)
 			f := fakeprovider.New(prof)
@@ -117,7 +117,7 @@ func TestEmptyAnswersLoseTheChain(t *testing.T) {
 		f := fakeprovider.New(prof)
 		defer f.Close()
 		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
-		cr, err := latencytest.Chain{Chains: 30, Length: 10, MaxTokens: 64}.Run(context.Background(), p)
+		cr, err := latencytest.Chain{Chains: 30, Length: 10, Load: latencytest.Load{MaxTokens: 64}}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func TestSequentialStopsWhenDecided(t *testing.T) {
 		{"coin flip", budget, 1200, 2, false, sloassert.Inconclusive},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := latencytest.Batch{NoWarmup: true, Requests: 300, Prompt: "x", Label: "seq"}
+			b := latencytest.Batch{NoWarmup: true, Requests: 300, Load: latencytest.Load{Prompt: "x", Label: "seq"}}
 			stages := b.Stages()
 			if len(stages) != 3 || stages[0] != 300 || stages[1] != 600 || stages[2] != 1200 {
 				t.Fatalf("stages %v", stages)

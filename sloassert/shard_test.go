@@ -86,7 +86,11 @@ func TestCheckUnderShardEnvFails(t *testing.T) {
 			ITL: fakeprovider.Fixed(10 * time.Millisecond), OutputTokens: fakeprovider.Fixed(8), SlotsPerReplica: 64})
 		defer f.Close()
 		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()))
-		r, err := latencytest.Batch{Requests: 40, Concurrency: 2}.Run(context.Background(), p)
+		load, err := latencytest.Load{}.FromEnv() // what Measure does
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := latencytest.Batch{Requests: 40, Concurrency: 2, Load: load}.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

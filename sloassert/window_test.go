@@ -30,7 +30,7 @@ func TestSoakPerWindowNamesTheSlowWindow(t *testing.T) {
 		f := fakeprovider.New(prof)
 		defer f.Close()
 		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel("soak"))
-		b := latencytest.Batch{NoWarmup: true, Requests: 288, Interval: 10 * time.Minute, Prompt: "hi", MaxTokens: 8, Label: "soak"}
+		b := latencytest.Batch{NoWarmup: true, Requests: 288, Interval: 10 * time.Minute, Load: latencytest.Load{Prompt: "hi", MaxTokens: 8, Label: "soak"}}
 		r, err := b.Run(t.Context(), p)
 		if err != nil {
 			t.Fatal(err)
@@ -207,7 +207,7 @@ func TestReplayReproducesTheReport(t *testing.T) {
 			f := fakeprovider.New(prof)
 			defer f.Close()
 			p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
-			r, err := latencytest.Batch{Requests: 200, Concurrency: 4, Prompt: "hi", MaxTokens: 16}.Run(t.Context(), p)
+			r, err := latencytest.Batch{Requests: 200, Concurrency: 4, Load: latencytest.Load{Prompt: "hi", MaxTokens: 16}}.Run(t.Context(), p)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,8 +31,7 @@ func writeShards(t *testing.T, dir string) {
 		var wg sync.WaitGroup
 		for i := range 2 {
 			wg.Go(func() {
-				sw := latencytest.Sweep{Batch: latencytest.Batch{Requests: 120, Warmup: 4, MaxTokens: 16,
-					Shard: latencytest.Shard{Index: i, Count: 2}}, Levels: []int{2, 4}}
+				sw := latencytest.Sweep{Batch: latencytest.Batch{Requests: 120, Warmup: 4, Load: latencytest.Load{MaxTokens: 16, Shard: latencytest.Shard{Index: i, Count: 2}}}, Levels: []int{2, 4}}
 				sr, err := sw.Run(context.Background(), p)
 				if err != nil {
 					t.Error(err)

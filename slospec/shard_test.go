@@ -54,8 +54,7 @@ func writeShardArtifacts(t *testing.T, dir string, n int) {
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				r, err := latencytest.Batch{Requests: 62, Warmup: 4, Concurrency: 3, MaxTokens: 16,
-					Shard: latencytest.Shard{Index: i, Count: n}}.Run(context.Background(), p)
+				r, err := latencytest.Batch{Requests: 62, Warmup: 4, Concurrency: 3, Load: latencytest.Load{MaxTokens: 16, Shard: latencytest.Shard{Index: i, Count: n}}}.Run(context.Background(), p)
 				if err != nil {
 					t.Error(err)
 					return

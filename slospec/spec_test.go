@@ -86,14 +86,12 @@ func TestParseSpecEveryKey(t *testing.T) {
 		Load: slospec.SpecLoad{
 			Concurrency: []int{1, 8},
 			Batch: latencytest.Batch{
-				Warmup: 5, Requests: 300, MaxTokens: 64,
+				Warmup: 5, Requests: 300, Load: latencytest.Load{MaxTokens: 64, NoNonce: true, Temperature: f64(0.5), FirstTokenTimeout: 5 * time.Second, TotalTimeout: time.Minute, HardCap: 90 * time.Second, Location: "CI runner, eu-west-1"},
 				Mix: latencytest.Mix{Seed: 9, Classes: []latencytest.PromptClass{
 					{Name: "short", Weight: 0.7, PromptTokens: 200, MaxTokens: 100},
 					{Name: "long", Weight: 0.3, PromptTokens: 6000, MaxTokens: 600},
-				}},
-				NoNonce: true, Temperature: f64(0.5), Interval: 100 * time.Millisecond,
-				FirstTokenTimeout: 5 * time.Second, TotalTimeout: time.Minute, HardCap: 90 * time.Second,
-				Repeat: 2, Location: "CI runner, eu-west-1",
+				}}, Interval: 100 * time.Millisecond,
+				Repeat: 2,
 			},
 		},
 		Objectives: []slospec.SpecObjective{
@@ -117,9 +115,7 @@ func TestParseSpecEveryKey(t *testing.T) {
 		},
 		Chains: &slospec.SpecChains{
 			Chain: latencytest.Chain{
-				Chains: 40, Length: 8, Concurrency: 2, MaxTokens: 32, Prompt: "Plan a migration.", FollowUp: "Next.",
-				Temperature: f64(0), FirstTokenTimeout: 4 * time.Second, TotalTimeout: 30 * time.Second, HardCap: time.Minute,
-				Location: "lab",
+				Chains: 40, Length: 8, Concurrency: 2, Load: latencytest.Load{MaxTokens: 32, Prompt: "Plan a migration.", Temperature: f64(0), FirstTokenTimeout: 4 * time.Second, TotalTimeout: 30 * time.Second, HardCap: time.Minute, Location: "lab"}, FollowUp: "Next.",
 			},
 			Target: &slospec.SpecTarget{Preset: "llama-4-maverick-chain", Seed: u64(11)},
 			Objectives: []slospec.SpecObjective{

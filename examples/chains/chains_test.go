@@ -40,7 +40,7 @@ func measure(t *testing.T, preset string) run {
 		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(fake.Client()), latencytest.WithModel(prof.Model))
 		// 200 single calls: enough for the p99.488 that the task target
 		// below asks of each call (it needs n >= 196).
-		r.single = latencytest.Batch{Requests: 200, Prompt: prompt, MaxTokens: 64}.Measure(t, p)
+		r.single = latencytest.Batch{Requests: 200, Load: latencytest.Load{Prompt: prompt, MaxTokens: 64}}.Measure(t, p)
 		r.chains = latencytest.Chain{Chains: 30, Length: 10}.Measure(t, p)
 	})
 	return r

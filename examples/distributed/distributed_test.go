@@ -24,11 +24,9 @@ import (
 // 120 measured requests at concurrency 4 (so 1, 2 or 4 shards: each keeps
 // 4/n in flight).
 var load = latencytest.Batch{
-	Requests:          120,
-	Concurrency:       4,
-	MaxTokens:         16,
-	FirstTokenTimeout: 30 * time.Second,
-	TotalTimeout:      60 * time.Second,
+	Requests:    120,
+	Concurrency: 4,
+	Load:        latencytest.Load{MaxTokens: 16, FirstTokenTimeout: 30 * time.Second, TotalTimeout: 60 * time.Second},
 }
 
 // TestShardWorker is one shard: it sends its share of the load to the

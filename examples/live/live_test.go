@@ -25,10 +25,12 @@ func TestLiveChatLatencySLO(t *testing.T) {
 	r := latencytest.Batch{
 		Requests:    200,
 		Concurrency: 4,
-		MaxTokens:   64,
-		// A real endpoint can stall: bound every request.
-		FirstTokenTimeout: 30 * time.Second,
-		TotalTimeout:      60 * time.Second,
+		Load: latencytest.Load{
+			MaxTokens: 64,
+			// A real endpoint can stall: bound every request.
+			FirstTokenTimeout: 30 * time.Second,
+			TotalTimeout:      60 * time.Second,
+		},
 	}.Measure(t, p)
 
 	sloassert.Check(t, r,

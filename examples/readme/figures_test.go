@@ -491,7 +491,7 @@ func ossChainPreset(t *testing.T) ossChain {
 			f := fakeprovider.New(prof)
 			defer f.Close()
 			p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
-			cr := latencytest.Chain{Chains: 30, Length: 10, MaxTokens: 64}.Measure(t, p)
+			cr := latencytest.Chain{Chains: 30, Length: 10, Load: latencytest.Load{MaxTokens: 64}}.Measure(t, p)
 			calls := cr.Calls()
 			c.empty, c.calls = calls.Errors()["empty_answer"], len(calls.Records)
 			c.failedChains, c.chains = int(math.Round(cr.ErrorRate()*30)), 30
@@ -502,7 +502,7 @@ func ossChainPreset(t *testing.T) ossChain {
 			}
 			c.why = m[1]
 		})
-		mirrors(t, "../../sloassert/preset_test.go", `latencytest.Chain{Chains: 30, Length: 10, MaxTokens: 64}`, `Preset("gpt-oss-120b-chain")`)
+		mirrors(t, "../../sloassert/preset_test.go", `latencytest.Chain{Chains: 30, Length: 10, Load: latencytest.Load{MaxTokens: 64}}`, `Preset("gpt-oss-120b-chain")`)
 		return c
 	})
 }
@@ -523,7 +523,7 @@ func chainsExample(t *testing.T) chains {
 	return once("chains", func() (c chains) {
 		mirrors(t, "../chains/chains_test.go",
 			"const prompt = "+fmt.Sprintf("%q", examplePrompt),
-			"latencytest.Batch{Requests: 200, Prompt: prompt, MaxTokens: 64}.Measure(t, p)",
+			"latencytest.Batch{Requests: 200, Load: latencytest.Load{Prompt: prompt, MaxTokens: 64}}.Measure(t, p)",
 			"latencytest.Chain{Chains: 30, Length: 10}.Measure(t, p)")
 		measure := func(preset string) (single *latencytest.Result, cr *latencytest.ChainResult) {
 			synctest.Test(t, func(t *testing.T) {
@@ -534,7 +534,7 @@ func chainsExample(t *testing.T) chains {
 				fake := fakeprovider.New(prof)
 				t.Cleanup(fake.Close)
 				p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(fake.Client()), latencytest.WithModel(prof.Model))
-				single = latencytest.Batch{Requests: 200, Prompt: examplePrompt, MaxTokens: 64}.Measure(t, p)
+				single = latencytest.Batch{Requests: 200, Load: latencytest.Load{Prompt: examplePrompt, MaxTokens: 64}}.Measure(t, p)
 				cr = latencytest.Chain{Chains: 30, Length: 10}.Measure(t, p)
 			})
 			return single, cr
@@ -654,7 +654,7 @@ func shardRun(t *testing.T) shards {
 		var shard0 *latencytest.Result
 		for i := range 4 {
 			t.Run(fmt.Sprintf("shard-%d", i), func(t *testing.T) {
-				b := latencytest.Batch{Requests: 8, Warmup: 4, Concurrency: 4, Shard: latencytest.Shard{Index: i, Count: 4}}
+				b := latencytest.Batch{Requests: 8, Warmup: 4, Concurrency: 4, Load: latencytest.Load{Shard: latencytest.Shard{Index: i, Count: 4}}}
 				r := b.Measure(t, nop)
 				if i == 0 {
 					shard0 = r

@@ -1,0 +1,146 @@
+package latencytest
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Load is what Batch, OpenLoop and Chain share, embedded in each (so
+// b.Prompt reads through it): what each request asks and how long it may
+// take, and how the run is named, placed, kept and split. The zero value
+// of every field is its documented default. Run reads these fields only,
+// never the environment; Measure fills the unset ones from it first
+// (FromEnv).
+type Load struct {
+	// Prompt, when set, is what every request asks: it replaces a
+	// Batch's or OpenLoop's mix (a Replay arrival's PromptTokens still
+	// wins) and opens each chain of a Chain (default DefaultChainPrompt).
+	Prompt string
+	// NoNonce turns off the unique leading nonce (one a request, or one a
+	// chain), to measure the cache on purpose. Default: every prompt
+	// starts with a nonce.
+	NoNonce bool
+	// MaxTokens, when set, caps every request: it overrides the mix's
+	// caps (a Replay arrival's MaxTokens still wins). A Chain's default
+	// is 64 per call.
+	MaxTokens int
+	// Temperature is sent when set; nil leaves the provider's default (and
+	// the disclosure says so). It must be in [0, 2].
+	Temperature *float64
+	// FirstTokenTimeout and TotalTimeout bound each request (0: none); the
+	// hard cap (default DefaultHardCap, 150s) bounds it always. None may
+	// be negative.
+	FirstTokenTimeout time.Duration
+	TotalTimeout      time.Duration
+	HardCap           time.Duration
+	// Label prefixes trace IDs; it may not hold white space. Default
+	// "c<Concurrency>" for a Batch, "ol" for an OpenLoop, "chain" for a
+	// Chain.
+	Label string
+	// Location says where the client ran, for the disclosure. Default
+	// (FromEnv): the TAILGUARD_LOCATION environment variable.
+	Location string
+	// KeepContent writes the answer text (Record.Content) into the
+	// records.jsonl artifact of Measure. Default false: answers may hold
+	// what a test should not keep, so the artifact has timings only; the
+	// returned result keeps every answer either way.
+	KeepContent bool
+	// Shard, when set, makes this process send only its share of the run
+	// (see Shard for how each runner splits it). Zero: the whole run, or
+	// (FromEnv) the TAILGUARD_SHARD environment variable.
+	Shard Shard
+	// StartAt, when set, is the instant the run waits for before its
+	// first request, to align the shards of one run; it obeys the rules
+	// of EnvStartAt (at most MaxStartWait ahead, at most MaxStartLate
+	// past, ignored in virtual time when real). Zero: start at once, or
+	// (FromEnv) the TAILGUARD_START_AT environment variable.
+	StartAt time.Time
+
+	shardSrc string // where Shard came from: "Shard" or EnvShard
+	startSrc string // where StartAt came from: "StartAt" or EnvStartAt
+}
+
+// FromEnv returns l with its unset fields taken from the environment:
+// Shard from TAILGUARD_SHARD (EnvShard), StartAt from TAILGUARD_START_AT
+// (EnvStartAt), Location from TAILGUARD_LOCATION (EnvLocation). A field
+// already set wins over its variable. Measure calls it before Run, which
+// never reads the environment; call it yourself to give Run the same
+// defaults. The error names the variable whose value is unreadable.
+func (l Load) FromEnv() (Load, error) {
+	if l.Shard.IsZero() {
+		if v, ok := lookupEnvOK(EnvShard); ok && v != "" {
+			sh, err := parseShard(v)
+			if err != nil {
+				return l, fmt.Errorf("latencytest: %s=%q: %w", EnvShard, v, err)
+			}
+			l.Shard, l.shardSrc = sh, EnvShard
+		}
+	}
+	if l.StartAt.IsZero() {
+		at, ok, err := startAt()
+		if err != nil {
+			return l, err
+		}
+		if ok {
+			l.StartAt, l.startSrc = at, EnvStartAt
+		}
+	}
+	if l.Location == "" {
+		l.Location = lookupEnv(EnvLocation)
+	}
+	return l, nil
+}
+
+// normalized fills the shared defaults (label the runner's own default
+// label) and appends to errs what is wrong, each error naming its key.
+func (l Load) normalized(label string, errs []error) (Load, []error) {
+	if l.HardCap == 0 {
+		l.HardCap = DefaultHardCap
+	}
+	if l.Label == "" {
+		l.Label = label
+	}
+	check := func(bad bool, format string, args ...any) {
+		if bad {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(l.MaxTokens < 0, "max_tokens %d < 0", l.MaxTokens)
+	check(l.FirstTokenTimeout < 0, "first_token_timeout %v < 0", l.FirstTokenTimeout)
+	check(l.TotalTimeout < 0, "total_timeout %v < 0", l.TotalTimeout)
+	check(l.HardCap < 0, "hard_cap %v < 0", l.HardCap)
+	check(l.Temperature != nil && !(*l.Temperature >= 0 && *l.Temperature <= 2), "temperature %v outside [0,2]", deref(l.Temperature))
+	check(strings.ContainsAny(l.Label, " \t\n"), "label %q contains white space", l.Label)
+	if l.shardSrc == "" {
+		l.shardSrc = "Shard"
+	}
+	if l.startSrc == "" {
+		l.startSrc = "StartAt"
+	}
+	if l.Shard.IsZero() {
+		l.Shard = Shard{Index: 0, Count: 1}
+	} else if err := l.Shard.check(); err != nil {
+		errs = append(errs, fmt.Errorf("shard %d/%d: %w", l.Shard.Index, l.Shard.Count, err))
+	}
+	return l, errs
+}
+
+// request is a request with l's cap, temperature and timeouts.
+func (l Load) request(id string, msgs []Message) Request {
+	return Request{ID: id, Messages: msgs, MaxTokens: l.MaxTokens, Temperature: l.Temperature,
+		FirstTokenTimeout: l.FirstTokenTimeout, TotalTimeout: l.TotalTimeout, HardCap: l.HardCap}
+}
+
+// limit is one request's longest time (TotalTimeout or the hard cap).
+func (l Load) limit() time.Duration {
+	return Request{TotalTimeout: l.TotalTimeout, HardCap: l.HardCap}.limit()
+}
+
+// temperatureNote renders the temperature for the disclosure's box 11.
+func (l Load) temperatureNote() string {
+	if l.Temperature == nil {
+		return "provider default (not sent)"
+	}
+	return fmt.Sprint(*l.Temperature)
+}
