@@ -44,7 +44,7 @@ type OpenLoop struct {
 	MaxInFlight int
 	// Seed seeds the Poisson gaps (one PCG stream, drawn in order), so the
 	// same seed gives the same arrivals. Default 0: seed 7.
-	Seed int64
+	Seed uint64
 	// Schedule, when set, replaces the generated arrivals: request i is
 	// due Schedule[i] after the start. Offsets must be >= 0 and must not
 	// decrease. At most one of Schedule and Replay.
@@ -179,7 +179,7 @@ func (o OpenLoop) arrivals() *arrivals {
 	a := &arrivals{limit: o.Requests, until: o.Duration, schedule: o.Schedule, replay: o.Replay,
 		constant: o.Arrivals == ArrivalsConstant, rate: o.Rate}
 	if a.schedule == nil && a.replay == nil && !a.constant {
-		a.rng = randv2.New(randv2.NewPCG(uint64(o.Seed), arrivalStream))
+		a.rng = randv2.New(randv2.NewPCG(o.Seed, arrivalStream))
 	}
 	return a
 }

@@ -200,7 +200,7 @@ func TestOpenLoopConstantArrivalsExact(t *testing.T) {
 // Poisson arrivals are deterministic: the same seed gives the same
 // records to the nanosecond, another seed another schedule.
 func TestOpenLoopDeterministic(t *testing.T) {
-	run := func(seed int64) *latencytest.Result {
+	run := func(seed uint64) *latencytest.Result {
 		var r *latencytest.Result
 		synctest.Test(t, func(t *testing.T) {
 			prof := fixed(0, 0, 16)
