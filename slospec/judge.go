@@ -12,7 +12,7 @@ import (
 )
 
 // recordsTarget resolves a records target, in its format.
-func recordsTarget(t SpecTarget) runTarget {
+func recordsTarget(t Target) runTarget {
 	desc := "records " + t.Records + ", merged"
 	if t.Format != "" && t.Format != latencytest.FormatTailguard {
 		desc = "records " + t.Records + ", imported from " + t.Format

@@ -20,8 +20,8 @@ var specMetrics = []sloassert.Metric{sloassert.TTFT, sloassert.FirstAnswer, sloa
 var metricKeys = []string{"cv", "tail_ratio", "max", "allow_small_sample", "demonstrate", "refute"}
 
 // objectives parses the objectives map.
-func (p *specParser) objectives(e specEntry) []SpecObjective {
-	var out []SpecObjective
+func (p *specParser) objectives(e specEntry) []Objective {
+	var out []Objective
 	allowed := []string{"tokens_per_second", "error_rate", "cv", "tail_ratio", "cache_miss", "cold_start"}
 	for _, m := range specMetrics {
 		allowed = append(allowed, string(m))
@@ -39,7 +39,7 @@ func (p *specParser) objectives(e specEntry) []SpecObjective {
 			p.byKind(f, &out)
 		case "cache_miss":
 			if b, ok := p.boolean(f); ok && b {
-				p.objective(&out, SpecObjective{Key: "cache_miss", Line: f.k.Line, Kind: KindCacheMiss}, f.path)
+				p.objective(&out, Objective{Key: "cache_miss", Line: f.k.Line, Kind: KindCacheMiss}, f.path)
 			}
 		default:
 			p.metric(f, sloassert.Metric(f.key), &out)
@@ -76,12 +76,12 @@ func (p *specParser) quantileOptions(entries []specEntry) quantileOptions {
 	return o
 }
 
-func (o quantileOptions) apply(so *SpecObjective) {
+func (o quantileOptions) apply(so *Objective) {
 	so.AllowSmallSample, so.Demonstrate, so.Refute = o.allowSmall, o.demonstrate, o.refute
 }
 
 // metric parses one metric's objectives: quantiles, cv, tail_ratio, max.
-func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]SpecObjective) {
+func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]Objective) {
 	entries, ok := p.mapping(f.v, f.path, false, metricKeys, isQuantileKey)
 	if !ok {
 		return
@@ -99,11 +99,11 @@ func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]SpecObjectiv
 		switch g.key {
 		case "cv":
 			if v, ok := p.percentage(g, 0, specMaxCVPercent, false); ok {
-				p.objective(out, SpecObjective{Key: key, Line: g.k.Line, Kind: KindCV, Metric: m, Limit: v * 100}, g.path)
+				p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindCV, Metric: m, Limit: v * 100}, g.path)
 			}
 		case "tail_ratio":
 			if v, ok := p.tailRatio(g); ok {
-				p.objective(out, SpecObjective{Key: key, Line: g.k.Line, Kind: KindTailRatio, Metric: m, Limit: v}, g.path)
+				p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindTailRatio, Metric: m, Limit: v}, g.path)
 			}
 		case "max":
 			if m != sloassert.MaxGap {
@@ -111,7 +111,7 @@ func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]SpecObjectiv
 				continue
 			}
 			if d, ok := p.duration(g, true); ok {
-				p.objective(out, SpecObjective{Key: key, Line: g.k.Line, Kind: KindMaxStall, Budget: d}, g.path)
+				p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindMaxStall, Budget: d}, g.path)
 			}
 		default:
 			q, ok := p.quantile(g)
@@ -124,7 +124,7 @@ func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]SpecObjectiv
 			}
 			qs[q] = g.k.Line
 			if d, ok := p.duration(g, true); ok {
-				so := SpecObjective{Key: key, Line: g.k.Line, Kind: KindQuantile, Metric: m, Q: q, Budget: d}
+				so := Objective{Key: key, Line: g.k.Line, Kind: KindQuantile, Metric: m, Q: q, Budget: d}
 				opts.apply(&so)
 				p.objective(out, so, g.path)
 			}
@@ -145,7 +145,7 @@ func (p *specParser) tailRatio(g specEntry) (float64, bool) {
 }
 
 // byKind parses cv: {metric: 100%} and tail_ratio: {metric: 5}.
-func (p *specParser) byKind(f specEntry, out *[]SpecObjective) {
+func (p *specParser) byKind(f specEntry, out *[]Objective) {
 	var names []string
 	for _, m := range specMetrics {
 		names = append(names, string(m))
@@ -162,16 +162,16 @@ func (p *specParser) byKind(f specEntry, out *[]SpecObjective) {
 		key := g.key + "_" + f.key
 		if f.key == "cv" {
 			if v, ok := p.percentage(g, 0, specMaxCVPercent, false); ok {
-				p.objective(out, SpecObjective{Key: key, Line: g.k.Line, Kind: KindCV, Metric: m, Limit: v * 100}, g.path)
+				p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindCV, Metric: m, Limit: v * 100}, g.path)
 			}
 		} else if v, ok := p.tailRatio(g); ok {
-			p.objective(out, SpecObjective{Key: key, Line: g.k.Line, Kind: KindTailRatio, Metric: m, Limit: v}, g.path)
+			p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindTailRatio, Metric: m, Limit: v}, g.path)
 		}
 	}
 }
 
 // decodeRates parses tokens_per_second: {p5: 10}.
-func (p *specParser) decodeRates(f specEntry, out *[]SpecObjective) {
+func (p *specParser) decodeRates(f specEntry, out *[]Objective) {
 	entries, ok := p.mapping(f.v, f.path, false, nil, isQuantileKey)
 	if !ok {
 		return
@@ -192,13 +192,13 @@ func (p *specParser) decodeRates(f specEntry, out *[]SpecObjective) {
 			p.errorf(g.v.Line, g.path, "a floor of %g tokens/s judges nothing: want a positive number", v)
 			continue
 		}
-		p.objective(out, SpecObjective{Key: "tokens_per_second_" + g.key, Line: g.k.Line, Kind: KindDecodeRate, Q: q, Limit: v}, g.path)
+		p.objective(out, Objective{Key: "tokens_per_second_" + g.key, Line: g.k.Line, Kind: KindDecodeRate, Q: q, Limit: v}, g.path)
 	}
 }
 
 // coldStart parses cold_start: 10s or {max: 10s, after_idle: 2s}.
-func (p *specParser) coldStart(f specEntry, out *[]SpecObjective) {
-	so := SpecObjective{Key: "cold_start", Line: f.k.Line, Kind: KindColdStart}
+func (p *specParser) coldStart(f specEntry, out *[]Objective) {
+	so := Objective{Key: "cold_start", Line: f.k.Line, Kind: KindColdStart}
 	if f.v.Kind != yaml.MappingNode {
 		if d, ok := p.duration(f, true); ok {
 			so.Budget = d
@@ -246,8 +246,8 @@ func (p *specParser) errorRateLimit(e specEntry) (float64, bool) {
 }
 
 // errorRate parses error_rate: 1% or {max: 1%, classes: [...]}.
-func (p *specParser) errorRate(f specEntry, out *[]SpecObjective) {
-	so := SpecObjective{Key: "error_rate", Line: f.k.Line, Kind: KindErrorRate}
+func (p *specParser) errorRate(f specEntry, out *[]Objective) {
+	so := Objective{Key: "error_rate", Line: f.k.Line, Kind: KindErrorRate}
 	if f.v.Kind != yaml.MappingNode {
 		v, ok := p.errorRateLimit(f)
 		if ok {

@@ -322,7 +322,7 @@ func (p *specParser) quantile(e specEntry) (float64, bool) {
 }
 
 // objective records o, reporting a key given twice.
-func (p *specParser) objective(list *[]SpecObjective, o SpecObjective, path string) {
+func (p *specParser) objective(list *[]Objective, o Objective, path string) {
 	if p.seen == nil {
 		p.seen = map[string]int{}
 	}

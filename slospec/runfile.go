@@ -98,7 +98,7 @@ type runTarget struct {
 	records  string
 	format   string // the records' format ("" for this package's own)
 	desc     string
-	protocol string // what a fake is spoken to in (SpecChains.Protocol; "" is chat)
+	protocol string // what a fake is spoken to in (Chains.Protocol; "" is chat)
 	// onFake, when set, is called by measure with each new fake.
 	onFake func(f *fakeprovider.Fake)
 }
@@ -117,7 +117,7 @@ func (s Spec) targets() (main, chains runTarget, skip string, err error) {
 	return
 }
 
-func (t SpecTarget) resolve() (runTarget, string, error) {
+func (t Target) resolve() (runTarget, string, error) {
 	if t.Records != "" {
 		return recordsTarget(t), "", nil
 	}
@@ -166,7 +166,7 @@ func endpointReplay(t *testing.T, res *latencytest.Result) string {
 
 // Vars returns the names of the base URL, API key and model variables,
 // defaults applied.
-func (e SpecEndpoint) Vars() (baseURL, apiKey, model string) {
+func (e Endpoint) Vars() (baseURL, apiKey, model string) {
 	baseURL, apiKey, model = e.BaseURLEnv, e.APIKeyEnv, e.ModelEnv
 	defBase, defKey, defModel := latencytest.EnvBaseURL, latencytest.EnvAPIKey, latencytest.EnvModel
 	if e.Protocol == ProtocolMessages {
@@ -187,7 +187,7 @@ func (e SpecEndpoint) Vars() (baseURL, apiKey, model string) {
 // Missing names the variables that keep the endpoint from running: the
 // base URL and model when unset or empty, the API key when unset (set it
 // empty for a local server that needs none).
-func (e SpecEndpoint) Missing() []string {
+func (e Endpoint) Missing() []string {
 	baseVar, keyVar, modelVar := e.Vars()
 	var missing []string
 	if os.Getenv(baseVar) == "" {
@@ -204,7 +204,7 @@ func (e SpecEndpoint) Missing() []string {
 
 // resolve reads the endpoint from the environment; skip names the unset
 // variables.
-func (e SpecEndpoint) resolve() (runTarget, string, error) {
+func (e Endpoint) resolve() (runTarget, string, error) {
 	if missing := e.Missing(); len(missing) > 0 {
 		return runTarget{}, fmt.Sprintf("endpoint target: %s not set (the API key may be set empty for a local server); skipping",
 			strings.Join(missing, ", ")), nil
@@ -466,7 +466,7 @@ func finishLevel(t *testing.T, rep sloassert.Report) bool {
 
 // objectiveOrigin says which spec line an objective subtest judges, and against
 // what (the target, its seed, virtual or real time).
-func objectiveOrigin(title string, rt runTarget, o SpecObjective) string {
+func objectiveOrigin(title string, rt runTarget, o Objective) string {
 	if o.Line > 0 {
 		return fmt.Sprintf("spec %s, line %d, %s (%s)", title, o.Line, o.Key, rt.desc)
 	}

@@ -172,7 +172,7 @@ func TestRunFileInvalid(t *testing.T) {
 		t.Errorf("bad spec: ok %v; output:\n%s", ok, out)
 	}
 	ok, _, out = runInner(t, func(t *testing.T) {
-		slospec.Spec{Name: "empty", Target: slospec.SpecTarget{Preset: "mistral-3-14b"}}.Run(t)
+		slospec.Spec{Name: "empty", Target: slospec.Target{Preset: "mistral-3-14b"}}.Run(t)
 	})
 	if ok || !strings.Contains(out, "no objectives") {
 		t.Errorf("spec with no objectives: ok %v; output:\n%s", ok, out)

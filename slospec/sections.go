@@ -19,8 +19,8 @@ import (
 )
 
 // target parses a target map.
-func (p *specParser) target(e specEntry) (SpecTarget, bool) {
-	var t SpecTarget
+func (p *specParser) target(e specEntry) (Target, bool) {
+	var t Target
 	entries, ok := p.mapping(e.v, e.path, false, []string{"preset", "profile", "endpoint", "records", "format", "seed"}, nil)
 	if !ok {
 		return t, false
@@ -86,8 +86,8 @@ func (p *specParser) target(e specEntry) (SpecTarget, bool) {
 
 var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-func (p *specParser) endpoint(e specEntry) *SpecEndpoint {
-	ep := &SpecEndpoint{}
+func (p *specParser) endpoint(e specEntry) *Endpoint {
+	ep := &Endpoint{}
 	entries, _ := p.mapping(e.v, e.path, true, []string{"base_url_env", "api_key_env", "model_env", "protocol"}, nil)
 	for _, f := range entries {
 		name, ok := p.str(f)
@@ -118,8 +118,8 @@ func (p *specParser) endpoint(e specEntry) *SpecEndpoint {
 }
 
 // load parses the load map.
-func (p *specParser) load(e specEntry) SpecLoad {
-	var l SpecLoad
+func (p *specParser) load(e specEntry) Load {
+	var l Load
 	entries, _ := p.mapping(e.v, e.path, false, []string{"warmup", "requests", "concurrency", "max_tokens", "mix", "prompt",
 		"no_nonce", "temperature", "interval", "first_token_timeout", "total_timeout", "hard_cap", "repeat", "location"}, nil)
 	b := &l.Batch
@@ -295,8 +295,8 @@ func (p *specParser) classes(g specEntry) []latencytest.PromptClass {
 }
 
 // chains parses the chains map.
-func (p *specParser) chains(e specEntry) *SpecChains {
-	c := &SpecChains{}
+func (p *specParser) chains(e specEntry) *Chains {
+	c := &Chains{}
 	p.chainsLine = e.k.Line
 	entries, ok := p.mapping(e.v, e.path, false, []string{"count", "calls", "concurrency", "max_tokens", "prompt", "follow_up",
 		"no_nonce", "temperature", "first_token_timeout", "total_timeout", "hard_cap", "location", "target",
@@ -340,7 +340,7 @@ func (p *specParser) chains(e specEntry) *SpecChains {
 			p.chainTotal(f, &c.Objectives)
 		case "error_rate":
 			if v, ok := p.errorRateLimit(f); ok {
-				p.objective(&c.Objectives, SpecObjective{Key: "chain_error_rate", Line: f.k.Line, Kind: KindChainErrorRate, Limit: v}, f.path)
+				p.objective(&c.Objectives, Objective{Key: "chain_error_rate", Line: f.k.Line, Kind: KindChainErrorRate, Limit: v}, f.path)
 			}
 		case "task":
 			task = &f
@@ -364,7 +364,7 @@ func (p *specParser) chains(e specEntry) *SpecChains {
 	return c
 }
 
-func (p *specParser) chainTotal(f specEntry, out *[]SpecObjective) {
+func (p *specParser) chainTotal(f specEntry, out *[]Objective) {
 	entries, ok := p.mapping(f.v, f.path, false, []string{"allow_small_sample", "demonstrate", "refute"}, isQuantileKey)
 	if !ok {
 		return
@@ -387,7 +387,7 @@ func (p *specParser) chainTotal(f specEntry, out *[]SpecObjective) {
 		}
 		qs[q] = g.k.Line
 		if d, ok := p.duration(g, true); ok {
-			so := SpecObjective{Key: "chain_total_" + g.key, Line: g.k.Line, Kind: KindChainTotal, Q: q, Budget: d}
+			so := Objective{Key: "chain_total_" + g.key, Line: g.k.Line, Kind: KindChainTotal, Q: q, Budget: d}
 			opts.apply(&so)
 			p.objective(out, so, g.path)
 		}
@@ -400,7 +400,7 @@ func (p *specParser) chainTotal(f specEntry, out *[]SpecObjective) {
 // tool parses tool: {latency: 200ms} (or a distribution of fakeprovider's,
 // {dist: lognormal, median: 200ms, p99: 2s}, with an optional seed) into
 // a tool step after each call but the last, a wait of that latency.
-func (p *specParser) tool(f specEntry, c *SpecChains) {
+func (p *specParser) tool(f specEntry, c *Chains) {
 	entries, ok := p.mapping(f.v, f.path, false, []string{"latency", "seed"}, nil)
 	if !ok {
 		return
@@ -457,7 +457,7 @@ func lineless(err error) string {
 
 // task parses task: {budget, tail_tasks} into the task and per-call
 // objectives.
-func (p *specParser) task(f specEntry, c *SpecChains) {
+func (p *specParser) task(f specEntry, c *Chains) {
 	entries, ok := p.mapping(f.v, f.path, false, []string{"budget", "tail_tasks"}, nil)
 	if !ok {
 		return
@@ -498,7 +498,7 @@ func (p *specParser) task(f specEntry, c *SpecChains) {
 		p.errorf(f.k.Line, f.path, "budget %v over %d calls leaves no time per call", t.Budget, t.Calls)
 		return
 	}
-	p.objective(&c.Objectives, SpecObjective{Key: "task", Line: f.k.Line, Kind: KindTask, Task: t}, f.path)
+	p.objective(&c.Objectives, Objective{Key: "task", Line: f.k.Line, Kind: KindTask, Task: t}, f.path)
 }
 
 // samples checks that the planned sample can support every quantile.
@@ -545,7 +545,7 @@ func (p *specParser) samples(s *Spec) {
 }
 
 // need reports a quantile objective the planned sample n cannot judge.
-func (p *specParser) need(o SpecObjective, q float64, n int, src string) {
+func (p *specParser) need(o Objective, q float64, n int, src string) {
 	key := "objectives." + o.Key
 	if o.IsChain() || o.Kind == KindTaskPerCall {
 		key = "chains." + o.Key

@@ -150,20 +150,20 @@ type Spec struct {
 	// Path is the file LoadSpec read; "" from ParseSpec.
 	Path string
 	// Target is what the load runs against.
-	Target SpecTarget
+	Target Target
 	// Load is the batch run at each level. It runs when Objectives is not
 	// empty.
-	Load SpecLoad
+	Load Load
 	// Objectives judge each level's result, in the order written.
-	Objectives []SpecObjective
+	Objectives []Objective
 	// Chains, when set, runs agent chains.
-	Chains *SpecChains
+	Chains *Chains
 }
 
-// SpecTarget names what a spec measures: exactly one of a fake preset, a
+// Target names what a spec measures: exactly one of a fake preset, a
 // fake profile file, an endpoint (chat completions, Responses or
-// Messages: see SpecEndpoint), or records already measured.
-type SpecTarget struct {
+// Messages: see Endpoint), or records already measured.
+type Target struct {
 	// Preset names a fakeprovider preset (fakeprovider.Presets).
 	Preset string
 	// Profile is a fakeprovider profile file. ParseSpec keeps the path as
@@ -171,7 +171,7 @@ type SpecTarget struct {
 	// relative to the spec file's directory.
 	Profile string
 	// Endpoint reads an endpoint from the environment.
-	Endpoint *SpecEndpoint
+	Endpoint *Endpoint
 	// Records is a glob of records files (records.jsonl as
 	// latencytest's Measure writes them) to judge instead of running the
 	// load (see Spec's Records). ParseSpec keeps it as written; LoadSpec
@@ -188,14 +188,14 @@ type SpecTarget struct {
 	profileKey  string // "target.profile" or "chains.target.profile"
 }
 
-// SpecEndpoint names the environment variables that hold an endpoint's
+// Endpoint names the environment variables that hold an endpoint's
 // base URL ("https://host/v1"), API key and model, and the protocol it
 // speaks. Empty names take the protocol's defaults: latencytest.EnvBaseURL,
 // EnvAPIKey and EnvModel for chat and responses, EnvAnthropicBaseURL,
 // EnvAnthropicAPIKey and EnvAnthropicModel for messages. The base URL
 // and model must be set and non-empty, the key must be set (it may be
 // empty, for local servers): a spec run with any of them unset skips.
-type SpecEndpoint struct {
+type Endpoint struct {
 	BaseURLEnv string
 	APIKeyEnv  string
 	ModelEnv   string
@@ -206,15 +206,15 @@ type SpecEndpoint struct {
 	Protocol string
 }
 
-// The protocols an endpoint target speaks (SpecEndpoint.Protocol).
+// The protocols an endpoint target speaks (Endpoint.Protocol).
 const (
 	ProtocolChat      = "chat"      // OpenAI chat completions
 	ProtocolResponses = "responses" // OpenAI's Responses API
 	ProtocolMessages  = "messages"  // Anthropic's Messages API
 )
 
-// SpecLoad is the batch a spec runs at each concurrency level.
-type SpecLoad struct {
+// Load is the batch a spec runs at each concurrency level.
+type Load struct {
 	// Batch is the batch; its Concurrency and Label are set per level.
 	Batch latencytest.Batch
 	// Concurrency lists the levels, in order. Default
@@ -223,7 +223,7 @@ type SpecLoad struct {
 }
 
 // Levels returns the concurrency levels the load runs at, defaults applied.
-func (l SpecLoad) Levels() []int {
+func (l Load) Levels() []int {
 	if len(l.Concurrency) == 0 {
 		return slices.Clone(latencytest.DefaultLevels)
 	}
@@ -231,7 +231,7 @@ func (l SpecLoad) Levels() []int {
 }
 
 // measured is the number of measured requests per level.
-func (l SpecLoad) measured() int {
+func (l Load) measured() int {
 	n, r := l.Batch.Requests, l.Batch.Repeat
 	if n == 0 {
 		n = 75
@@ -239,15 +239,15 @@ func (l SpecLoad) measured() int {
 	return n * max(r, 1)
 }
 
-// SpecChains is the agent-chain part of a spec.
-type SpecChains struct {
+// Chains is the agent-chain part of a spec.
+type Chains struct {
 	// Chain is the chain run.
 	Chain latencytest.Chain
 	// Target, when set, replaces the spec's target for the chains (a
 	// "-chain" preset, say).
-	Target *SpecTarget
+	Target *Target
 	// Objectives judge the chains, in the order written.
-	Objectives []SpecObjective
+	Objectives []Objective
 	// Protocol is the protocol the chains speak to a fake target
 	// (ProtocolChat, ProtocolResponses or ProtocolMessages; "" is chat).
 	// An endpoint target speaks its own protocol: a different one here is
@@ -262,13 +262,13 @@ type SpecChains struct {
 	Tool fakeprovider.ToolSteps
 }
 
-// ObjectiveKind says what a SpecObjective judges.
+// ObjectiveKind says what an Objective judges.
 type ObjectiveKind string
 
 // The kinds of spec objectives. The first seven judge a Result (a level's
 // batch); chain_total, chain_error_rate and task judge a ChainResult;
 // task_per_call (which the parser no longer adds: see Spec's Tasks) judges
-// the chains' calls as one Result when a SpecObjective built in Go asks
+// the chains' calls as one Result when an Objective built in Go asks
 // for it.
 const (
 	KindQuantile       ObjectiveKind = "quantile"          // Metric's Q-quantile <= Budget
@@ -285,8 +285,8 @@ const (
 	KindTaskPerCall    ObjectiveKind = "task_per_call"     // sloassert.Task.PerCall on each call's total
 )
 
-// SpecObjective is one objective of a spec, as written.
-type SpecObjective struct {
+// Objective is one objective of a spec, as written.
+type Objective struct {
 	// Key names the objective in the spec and names its subtest:
 	// "ttft_p99", "error_rate", "chain_total_p95", "task".
 	Key string
@@ -317,7 +317,7 @@ type SpecObjective struct {
 	Refute           float64
 }
 
-func (o SpecObjective) options() []sloassert.Option {
+func (o Objective) options() []sloassert.Option {
 	var opts []sloassert.Option
 	if o.AllowSmallSample {
 		opts = append(opts, sloassert.AllowSmallSample())
@@ -333,7 +333,7 @@ func (o SpecObjective) options() []sloassert.Option {
 
 // IsChain reports whether the objective judges a ChainResult
 // (ChainObjective) rather than a Result (Objective).
-func (o SpecObjective) IsChain() bool {
+func (o Objective) IsChain() bool {
 	switch o.Kind {
 	case KindChainTotal, KindChainErrorRate, KindTask:
 		return true
@@ -343,7 +343,7 @@ func (o SpecObjective) IsChain() bool {
 
 // Objective returns the objective that judges a Result. For a chain kind
 // (IsChain) it returns an objective that never passes and says why.
-func (o SpecObjective) Objective() sloassert.Objective {
+func (o Objective) Objective() sloassert.Objective {
 	opts := o.options()
 	switch o.Kind {
 	case KindQuantile:
@@ -377,7 +377,7 @@ func (o SpecObjective) Objective() sloassert.Objective {
 // ChainObjective returns the objective that judges a ChainResult. For a
 // kind that judges a Result it returns an objective that never passes and
 // says why.
-func (o SpecObjective) ChainObjective() sloassert.Objective {
+func (o Objective) ChainObjective() sloassert.Objective {
 	switch o.Kind {
 	case KindChainTotal:
 		return sloassert.ChainQ(o.Q, o.Budget, o.options()...)
@@ -441,7 +441,7 @@ func LoadSpec(path string) (Spec, error) {
 }
 
 // resolve makes a target's profile path relative to dir and loads it.
-func (p *specParser) resolve(t *SpecTarget, dir string) {
+func (p *specParser) resolve(t *Target, dir string) {
 	if t.Profile == "" {
 		return
 	}
@@ -455,7 +455,7 @@ func (p *specParser) resolve(t *SpecTarget, dir string) {
 
 // FakeProfile returns the profile of a fake target (Preset or Profile),
 // with Seed applied. It reads the profile file each time.
-func (t SpecTarget) FakeProfile() (fakeprovider.Profile, error) {
+func (t Target) FakeProfile() (fakeprovider.Profile, error) {
 	var (
 		prof fakeprovider.Profile
 		err  error

@@ -82,8 +82,8 @@ func TestParseSpecEveryKey(t *testing.T) {
 	f64 := func(v float64) *float64 { return &v }
 	want := slospec.Spec{
 		Name:   "maverick-chat",
-		Target: slospec.SpecTarget{Preset: "llama-4-maverick", Seed: u64(3)},
-		Load: slospec.SpecLoad{
+		Target: slospec.Target{Preset: "llama-4-maverick", Seed: u64(3)},
+		Load: slospec.Load{
 			Concurrency: []int{1, 8},
 			Batch: latencytest.Batch{
 				Warmup: 5, Requests: 300, Load: latencytest.Load{MaxTokens: 64, NoNonce: true, Temperature: f64(0.5), FirstTokenTimeout: 5 * time.Second, TotalTimeout: time.Minute, HardCap: 90 * time.Second, Location: "CI runner, eu-west-1"},
@@ -94,7 +94,7 @@ func TestParseSpecEveryKey(t *testing.T) {
 				Repeat: 2,
 			},
 		},
-		Objectives: []slospec.SpecObjective{
+		Objectives: []slospec.Objective{
 			{Key: "ttft_p50", Line: 24, Kind: slospec.KindQuantile, Metric: sloassert.TTFT, Q: 0.5, Budget: 400 * time.Millisecond, Refute: 0.95},
 			{Key: "ttft_p99", Line: 24, Kind: slospec.KindQuantile, Metric: sloassert.TTFT, Q: 0.99, Budget: 1500 * time.Millisecond, Refute: 0.95},
 			{Key: "ttft_cv", Line: 24, Kind: slospec.KindCV, Metric: sloassert.TTFT, Limit: 100},
@@ -113,12 +113,12 @@ func TestParseSpecEveryKey(t *testing.T) {
 			{Key: "total_cv", Line: 32, Kind: slospec.KindCV, Metric: sloassert.Total, Limit: 50},
 			{Key: "first_answer_tail_ratio", Line: 33, Kind: slospec.KindTailRatio, Metric: sloassert.FirstAnswer, Limit: 3},
 		},
-		Chains: &slospec.SpecChains{
+		Chains: &slospec.Chains{
 			Chain: latencytest.Chain{
 				Chains: 40, Length: 8, Concurrency: 2, Load: latencytest.Load{MaxTokens: 32, Prompt: "Plan a migration.", Temperature: f64(0), FirstTokenTimeout: 4 * time.Second, TotalTimeout: 30 * time.Second, HardCap: time.Minute, Location: "lab"}, FollowUp: "Next.",
 			},
-			Target: &slospec.SpecTarget{Preset: "llama-4-maverick-chain", Seed: u64(11)},
-			Objectives: []slospec.SpecObjective{
+			Target: &slospec.Target{Preset: "llama-4-maverick-chain", Seed: u64(11)},
+			Objectives: []slospec.Objective{
 				{Key: "chain_total_p50", Line: 48, Kind: slospec.KindChainTotal, Q: 0.5, Budget: 30 * time.Second, AllowSmallSample: true},
 				{Key: "chain_total_p95", Line: 48, Kind: slospec.KindChainTotal, Q: 0.95, Budget: time.Minute, AllowSmallSample: true},
 				{Key: "chain_error_rate", Line: 49, Kind: slospec.KindChainErrorRate, Limit: 0.05},
@@ -486,11 +486,11 @@ func TestLoadSpecResolvesProfile(t *testing.T) {
 // wrong result never pass.
 func TestSpecObjectiveKinds(t *testing.T) {
 	r := &latencytest.Result{Records: []latencytest.Record{{ID: "a", TTFT: time.Second, Total: 2 * time.Second}, {ID: "b", TTFT: time.Second, Total: 2 * time.Second}}}
-	o := slospec.SpecObjective{Key: "chain_total_p50", Kind: slospec.KindChainTotal, Q: 0.5, Budget: time.Hour}
+	o := slospec.Objective{Key: "chain_total_p50", Kind: slospec.KindChainTotal, Q: 0.5, Budget: time.Hour}
 	if rep := sloassert.Evaluate(r, o.Objective()); rep.OK() {
 		t.Errorf("a chain objective passed on a result:\n%s", rep)
 	}
-	o = slospec.SpecObjective{Key: "ttft_p50", Kind: slospec.KindQuantile, Metric: sloassert.TTFT, Q: 0.5, Budget: time.Hour}
+	o = slospec.Objective{Key: "ttft_p50", Kind: slospec.KindQuantile, Metric: sloassert.TTFT, Q: 0.5, Budget: time.Hour}
 	if rep := sloassert.Evaluate(&latencytest.ChainResult{Chains: []latencytest.ChainRun{{ID: "c", Total: time.Second}}}, o.ChainObjective()); rep.OK() {
 		t.Errorf("a result objective passed on chains:\n%s", rep)
 	}
@@ -501,7 +501,7 @@ func TestSpecObjectiveKinds(t *testing.T) {
 	if rep := sloassert.Evaluate(r, o.Objective()); rep.OK() {
 		t.Errorf("ttft p50 1s within 1s-1ns passed:\n%s", rep)
 	}
-	bad := slospec.SpecObjective{Key: "task", Kind: slospec.KindTask}
+	bad := slospec.Objective{Key: "task", Kind: slospec.KindTask}
 	if rep := sloassert.Evaluate(&latencytest.ChainResult{Chains: []latencytest.ChainRun{{ID: "c", Total: time.Second}}}, bad.ChainObjective()); rep.OK() {
 		t.Errorf("a task with no calls passed:\n%s", rep)
 	}
