@@ -134,30 +134,18 @@ func (p *specParser) load(e specEntry) Load {
 			b.Requests, _ = p.intIn(f, 1, specMaxRequests)
 		case "concurrency":
 			l.Concurrency = p.levels(f)
-		case "max_tokens":
-			b.MaxTokens, _ = p.intIn(f, 1, specMaxTokens)
 		case "mix":
 			mix = &f
 			b.Mix = p.mix(f)
-		case "prompt":
-			prompt = &f
-			b.Prompt, _ = p.str(f)
-		case "no_nonce":
-			b.NoNonce, _ = p.boolean(f)
-		case "temperature":
-			b.Temperature = p.temperature(f)
 		case "interval":
 			b.Interval, _ = p.duration(f, false)
-		case "first_token_timeout":
-			b.FirstTokenTimeout, _ = p.duration(f, false)
-		case "total_timeout":
-			b.TotalTimeout, _ = p.duration(f, false)
-		case "hard_cap":
-			b.HardCap, _ = p.duration(f, false)
 		case "repeat":
 			b.Repeat, _ = p.intIn(f, 1, specMaxRepeat)
-		case "location":
-			b.Location, _ = p.str(f)
+		default:
+			if f.key == "prompt" {
+				prompt = &f
+			}
+			p.loadKey(f, &b.Load)
 		}
 	}
 	if prompt != nil && mix != nil {
@@ -168,6 +156,30 @@ func (p *specParser) load(e specEntry) Load {
 		p.errorf(later.k.Line, later.path, "conflicting: prompt and mix (a fixed prompt replaces the mix: give one)")
 	}
 	return l
+}
+
+// loadKey parses a key of latencytest.Load that the load and chains
+// sections share (max_tokens, prompt, no_nonce, temperature, the three
+// timeouts, location) into l; other keys are the caller's.
+func (p *specParser) loadKey(f specEntry, l *latencytest.Load) {
+	switch f.key {
+	case "max_tokens":
+		l.MaxTokens, _ = p.intIn(f, 1, specMaxTokens)
+	case "prompt":
+		l.Prompt, _ = p.str(f)
+	case "no_nonce":
+		l.NoNonce, _ = p.boolean(f)
+	case "temperature":
+		l.Temperature = p.temperature(f)
+	case "first_token_timeout":
+		l.FirstTokenTimeout, _ = p.duration(f, false)
+	case "total_timeout":
+		l.TotalTimeout, _ = p.duration(f, false)
+	case "hard_cap":
+		l.HardCap, _ = p.duration(f, false)
+	case "location":
+		l.Location, _ = p.str(f)
+	}
 }
 
 func (p *specParser) temperature(f specEntry) *float64 {
@@ -314,24 +326,8 @@ func (p *specParser) chains(e specEntry) *Chains {
 			ch.Length, _ = p.intIn(f, 1, specMaxCalls)
 		case "concurrency":
 			ch.Concurrency, _ = p.intIn(f, 1, specMaxLevel)
-		case "max_tokens":
-			ch.MaxTokens, _ = p.intIn(f, 1, specMaxTokens)
-		case "prompt":
-			ch.Prompt, _ = p.str(f)
 		case "follow_up":
 			ch.FollowUp, _ = p.str(f)
-		case "no_nonce":
-			ch.NoNonce, _ = p.boolean(f)
-		case "temperature":
-			ch.Temperature = p.temperature(f)
-		case "first_token_timeout":
-			ch.FirstTokenTimeout, _ = p.duration(f, false)
-		case "total_timeout":
-			ch.TotalTimeout, _ = p.duration(f, false)
-		case "hard_cap":
-			ch.HardCap, _ = p.duration(f, false)
-		case "location":
-			ch.Location, _ = p.str(f)
 		case "target":
 			if t, ok := p.target(f); ok {
 				c.Target = &t
@@ -353,6 +349,8 @@ func (p *specParser) chains(e specEntry) *Chains {
 			}
 		case "tool":
 			p.tool(f, c)
+		default:
+			p.loadKey(f, &ch.Load)
 		}
 	}
 	if task != nil { // after calls and tool, wherever it was written

@@ -234,7 +234,7 @@ func (l Load) Levels() []int {
 func (l Load) measured() int {
 	n, r := l.Batch.Requests, l.Batch.Repeat
 	if n == 0 {
-		n = 75
+		n = latencytest.DefaultRequests
 	}
 	return n * max(r, 1)
 }
