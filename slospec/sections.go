@@ -95,10 +95,7 @@ func (p *specParser) endpoint(e specEntry) *Endpoint {
 			continue
 		}
 		if f.key == "protocol" {
-			if name != ProtocolChat && name != ProtocolResponses && name != ProtocolMessages {
-				p.errorf(f.v.Line, f.path, "%q is not a protocol: want chat, responses or messages", name)
-			}
-			ep.Protocol = name
+			ep.Protocol = p.protocol(f, name)
 			continue
 		}
 		if !envVarName.MatchString(name) {
@@ -117,41 +114,90 @@ func (p *specParser) endpoint(e specEntry) *Endpoint {
 	return ep
 }
 
+// field is one key of a section and how its value is parsed into the
+// section's Go value. A section's fields, in order, are its key table:
+// the keys it allows (and lists, in that order, in an unknown-key error)
+// and what each does, written once.
+type field[T any] struct {
+	key   string
+	parse func(p *specParser, f specEntry, dst T)
+}
+
+// loadField is a key of latencytest.Load (see loadKey) in a section whose
+// Go value holds the Load at at(dst).
+func loadField[T any](key string, at func(T) *latencytest.Load) field[T] {
+	return field[T]{key, func(p *specParser, f specEntry, dst T) { p.loadKey(f, at(dst)) }}
+}
+
+// section checks a map's keys against the table (mapping's strict rules:
+// unknown, repeated and non-scalar keys are errors) and returns its
+// entries in the order written; ok is false when a key was wrong.
+func section[T any](p *specParser, e specEntry, table []field[T]) ([]specEntry, bool) {
+	keys := make([]string, len(table))
+	for i, f := range table {
+		keys[i] = f.key
+	}
+	return p.mapping(e.v, e.path, false, keys, nil)
+}
+
+// parseEntries parses each entry, in the order written, with its key's
+// parser from the table.
+func parseEntries[T any](p *specParser, entries []specEntry, table []field[T], dst T) {
+	for _, f := range entries {
+		for _, k := range table {
+			if k.key == f.key {
+				k.parse(p, f, dst)
+				break
+			}
+		}
+	}
+}
+
+// entry returns the entry of key, if it was written.
+func entry(entries []specEntry, key string) (specEntry, bool) {
+	for _, f := range entries {
+		if f.key == key {
+			return f, true
+		}
+	}
+	return specEntry{}, false
+}
+
+func batchLoad(l *Load) *latencytest.Load { return &l.Batch.Load }
+
+// loadTable is the load section's keys.
+var loadTable = []field[*Load]{
+	{"warmup", func(p *specParser, f specEntry, l *Load) {
+		l.Batch.Warmup, _ = p.intIn(f, 0, specMaxRequests)
+		l.Batch.NoWarmup = l.Batch.Warmup == 0 // written 0: none (the Go zero value means the default)
+	}},
+	{"requests", func(p *specParser, f specEntry, l *Load) { l.Batch.Requests, _ = p.intIn(f, 1, specMaxRequests) }},
+	{"concurrency", func(p *specParser, f specEntry, l *Load) { l.Concurrency = p.levels(f) }},
+	loadField("max_tokens", batchLoad),
+	{"mix", func(p *specParser, f specEntry, l *Load) { l.Batch.Mix = p.mix(f) }},
+	loadField("prompt", batchLoad),
+	loadField("no_nonce", batchLoad),
+	loadField("temperature", batchLoad),
+	{"interval", func(p *specParser, f specEntry, l *Load) { l.Batch.Interval, _ = p.duration(f, false) }},
+	loadField("first_token_timeout", batchLoad),
+	loadField("total_timeout", batchLoad),
+	loadField("hard_cap", batchLoad),
+	{"repeat", func(p *specParser, f specEntry, l *Load) { l.Batch.Repeat, _ = p.intIn(f, 1, specMaxRepeat) }},
+	loadField("location", batchLoad),
+}
+
 // load parses the load map.
 func (p *specParser) load(e specEntry) Load {
 	var l Load
-	entries, _ := p.mapping(e.v, e.path, false, []string{"warmup", "requests", "concurrency", "max_tokens", "mix", "prompt",
-		"no_nonce", "temperature", "interval", "first_token_timeout", "total_timeout", "hard_cap", "repeat", "location"}, nil)
-	b := &l.Batch
+	entries, _ := section(p, e, loadTable)
 	p.loadKeys = entries
-	var prompt, mix *specEntry
-	for _, f := range entries {
-		switch f.key {
-		case "warmup":
-			b.Warmup, _ = p.intIn(f, 0, specMaxRequests)
-			b.NoWarmup = b.Warmup == 0 // written 0: none (the Go zero value means the default)
-		case "requests":
-			b.Requests, _ = p.intIn(f, 1, specMaxRequests)
-		case "concurrency":
-			l.Concurrency = p.levels(f)
-		case "mix":
-			mix = &f
-			b.Mix = p.mix(f)
-		case "interval":
-			b.Interval, _ = p.duration(f, false)
-		case "repeat":
-			b.Repeat, _ = p.intIn(f, 1, specMaxRepeat)
-		default:
-			if f.key == "prompt" {
-				prompt = &f
-			}
-			p.loadKey(f, &b.Load)
-		}
-	}
-	if prompt != nil && mix != nil {
-		later := *mix
+	parseEntries(p, entries, loadTable, &l)
+	prompt, hasPrompt := entry(entries, "prompt")
+	mix, hasMix := entry(entries, "mix")
+	if hasPrompt && hasMix {
+		later := mix
 		if prompt.k.Line > mix.k.Line {
-			later = *prompt
+			later = prompt
 		}
 		p.errorf(later.k.Line, later.path, "conflicting: prompt and mix (a fixed prompt replaces the mix: give one)")
 	}
@@ -306,60 +352,68 @@ func (p *specParser) classes(g specEntry) []latencytest.PromptClass {
 	return out
 }
 
+func chainLoad(c *Chains) *latencytest.Load { return &c.Chain.Load }
+
+// chainsTable is the chains section's keys. task is parsed after the
+// others (see chains).
+var chainsTable = []field[*Chains]{
+	{"count", func(p *specParser, f specEntry, c *Chains) { c.Chain.Chains, _ = p.intIn(f, 1, specMaxChains) }},
+	{"calls", func(p *specParser, f specEntry, c *Chains) { c.Chain.Length, _ = p.intIn(f, 1, specMaxCalls) }},
+	{"concurrency", func(p *specParser, f specEntry, c *Chains) { c.Chain.Concurrency, _ = p.intIn(f, 1, specMaxLevel) }},
+	loadField("max_tokens", chainLoad),
+	loadField("prompt", chainLoad),
+	{"follow_up", func(p *specParser, f specEntry, c *Chains) { c.Chain.FollowUp, _ = p.str(f) }},
+	loadField("no_nonce", chainLoad),
+	loadField("temperature", chainLoad),
+	loadField("first_token_timeout", chainLoad),
+	loadField("total_timeout", chainLoad),
+	loadField("hard_cap", chainLoad),
+	loadField("location", chainLoad),
+	{"target", func(p *specParser, f specEntry, c *Chains) {
+		if t, ok := p.target(f); ok {
+			c.Target = &t
+		}
+	}},
+	{"total", func(p *specParser, f specEntry, c *Chains) { p.chainTotal(f, &c.Objectives) }},
+	{"error_rate", func(p *specParser, f specEntry, c *Chains) {
+		if v, ok := p.errorRateLimit(f); ok {
+			p.objective(&c.Objectives, Objective{Key: "chain_error_rate", Line: f.k.Line, Kind: KindChainErrorRate, Limit: v}, f.path)
+		}
+	}},
+	{"task", func(*specParser, specEntry, *Chains) {}},
+	{"protocol", func(p *specParser, f specEntry, c *Chains) {
+		if name, ok := p.str(f); ok {
+			c.Protocol = p.protocol(f, name)
+		}
+	}},
+	{"tool", func(p *specParser, f specEntry, c *Chains) { p.tool(f, c) }},
+}
+
 // chains parses the chains map.
 func (p *specParser) chains(e specEntry) *Chains {
 	c := &Chains{}
 	p.chainsLine = e.k.Line
-	entries, ok := p.mapping(e.v, e.path, false, []string{"count", "calls", "concurrency", "max_tokens", "prompt", "follow_up",
-		"no_nonce", "temperature", "first_token_timeout", "total_timeout", "hard_cap", "location", "target",
-		"total", "error_rate", "task", "protocol", "tool"}, nil)
+	entries, ok := section(p, e, chainsTable)
 	if !ok {
 		return c
 	}
-	ch := &c.Chain
-	var task *specEntry
-	for _, f := range entries {
-		switch f.key {
-		case "count":
-			ch.Chains, _ = p.intIn(f, 1, specMaxChains)
-		case "calls":
-			ch.Length, _ = p.intIn(f, 1, specMaxCalls)
-		case "concurrency":
-			ch.Concurrency, _ = p.intIn(f, 1, specMaxLevel)
-		case "follow_up":
-			ch.FollowUp, _ = p.str(f)
-		case "target":
-			if t, ok := p.target(f); ok {
-				c.Target = &t
-			}
-		case "total":
-			p.chainTotal(f, &c.Objectives)
-		case "error_rate":
-			if v, ok := p.errorRateLimit(f); ok {
-				p.objective(&c.Objectives, Objective{Key: "chain_error_rate", Line: f.k.Line, Kind: KindChainErrorRate, Limit: v}, f.path)
-			}
-		case "task":
-			task = &f
-		case "protocol":
-			if name, ok := p.str(f); ok {
-				if name != ProtocolChat && name != ProtocolResponses && name != ProtocolMessages {
-					p.errorf(f.v.Line, f.path, "%q is not a protocol: want chat, responses or messages", name)
-				}
-				c.Protocol = name
-			}
-		case "tool":
-			p.tool(f, c)
-		default:
-			p.loadKey(f, &ch.Load)
-		}
-	}
-	if task != nil { // after calls and tool, wherever it was written
-		p.task(*task, c)
+	parseEntries(p, entries, chainsTable, c)
+	if task, ok := entry(entries, "task"); ok { // after calls and tool, wherever it was written
+		p.task(task, c)
 	}
 	if len(c.Objectives) == 0 && len(p.errs) == 0 {
 		p.errorf(e.k.Line, e.path, "no objective judges the chains (want total, error_rate or task)")
 	}
 	return c
+}
+
+// protocol checks a protocol name (ProtocolChat, ProtocolResponses or
+// ProtocolMessages) and returns it.
+func (p *specParser) protocol(f specEntry, name string) string {
+	if name != ProtocolChat && name != ProtocolResponses && name != ProtocolMessages {
+		p.errorf(f.v.Line, f.path, "%q is not a protocol: want chat, responses or messages", name)
+	}
+	return name
 }
 
 func (p *specParser) chainTotal(f specEntry, out *[]Objective) {
