@@ -66,18 +66,16 @@ type Batch struct {
 	align alignment // what Run did about StartAt
 }
 
-// DefaultRequests is the number of measured requests a Batch sends unless
-// told otherwise (Batch.Requests), and a spec's load per level: 75, the
-// fewest that reliably expose cold starts (10-20 miss them).
-const DefaultRequests = 75
-
-// DefaultWarmup is the number of warm-up requests a Batch sends and
-// discards unless told otherwise (Warmup, NoWarmup).
-const DefaultWarmup = 10
-
-// EnvLocation names the environment variable that labels the client's
-// network location in the disclosure.
-const EnvLocation = "TAILGUARD_LOCATION"
+// A Batch's defaults.
+const (
+	// DefaultRequests is the number of measured requests a Batch sends
+	// unless told otherwise (Batch.Requests), and a spec's load per level:
+	// 75, the fewest that reliably expose cold starts (10-20 miss them).
+	DefaultRequests = 75
+	// DefaultWarmup is the number of warm-up requests a Batch sends and
+	// discards unless told otherwise (Warmup, NoWarmup).
+	DefaultWarmup = 10
+)
 
 // Mix is a prompt mix: each request draws a class by weight, from a seeded
 // generator keyed by the request's index, so a trace ID always gets the same
