@@ -366,6 +366,24 @@ func TestStartAtAlignsTheFirstRequest(t *testing.T) {
 	})
 }
 
+// Measure reads TAILGUARD_START_AT (Run does not: see
+// TestStartAtAlignsTheFirstRequest): its run starts at the instant.
+func TestMeasureReadsStartAt(t *testing.T) {
+	t.Setenv(latencytest.EnvStartAt, "2000-01-01T00:00:07Z")
+	nop := latencytest.Func(func(context.Context, latencytest.Request) error { return nil })
+	synctest.Test(t, func(t *testing.T) {
+		at := time.Date(2000, 1, 1, 0, 0, 7, 0, time.UTC)
+		for name, start := range map[string]func() time.Time{
+			"open loop": func() time.Time { return latencytest.OpenLoop{Rate: 1, Requests: 1}.Measure(t, nop).Start },
+			"chain":     func() time.Time { return latencytest.Chain{Chains: 1, Length: 1}.Measure(t, nop).Start },
+		} {
+			if got := start(); !got.Equal(at) {
+				t.Errorf("%s: Measure started at %v, want %v", name, got, at)
+			}
+		}
+	})
+}
+
 // StartAt set as a field aligns the run as the variable does, and the
 // disclosure and errors name the field.
 func TestStartAtField(t *testing.T) {
