@@ -203,11 +203,15 @@ func (s *chunkScanner) choice(f *Facts) bool {
 	return true
 }
 
-// delta scans a choice's delta object.
-func (s *chunkScanner) delta(f *Facts) bool {
+// fields scans an object for the keys in names and calls fn with a key's
+// index to read its value. A key that matches one of names only when case
+// is folded, or one seen twice, sends the event to the slow path
+// (encoding/json matches keys case-insensitively and keeps the last);
+// other keys are skipped.
+func (s *chunkScanner) fields(names []string, fn func(i int) bool) bool {
 	var seen uint32
 	return s.object(func(key []byte) bool {
-		i, fold := known(key, deltaFields...)
+		i, fold := known(key, names...)
 		if fold || (i >= 0 && seen&(1<<i) != 0) {
 			return false
 		}
@@ -215,6 +219,13 @@ func (s *chunkScanner) delta(f *Facts) bool {
 			return s.skip(0)
 		}
 		seen |= 1 << i
+		return fn(i)
+	})
+}
+
+// delta scans a choice's delta object.
+func (s *chunkScanner) delta(f *Facts) bool {
+	return s.fields(deltaFields, func(i int) bool {
 		switch i {
 		case 4: // tool_calls
 			if s.null() {
@@ -251,16 +262,7 @@ func (s *chunkScanner) toolCall(f *Facts) bool {
 		return false
 	}
 	var t Tool
-	var seen uint32
-	ok := s.object(func(key []byte) bool {
-		i, fold := known(key, toolFields...)
-		if fold || (i >= 0 && seen&(1<<i) != 0) {
-			return false
-		}
-		if i < 0 {
-			return s.skip(0)
-		}
-		seen |= 1 << i
+	ok := s.fields(toolFields, func(i int) bool {
 		switch i {
 		case 0: // index
 			if s.null() {
@@ -315,16 +317,7 @@ func (s *chunkScanner) toolCall(f *Facts) bool {
 
 // usage scans a usage object.
 func (s *chunkScanner) usage(f *Facts) bool {
-	var seen uint32
-	return s.object(func(key []byte) bool {
-		i, fold := known(key, usageFields...)
-		if fold || (i >= 0 && seen&(1<<i) != 0) {
-			return false
-		}
-		if i < 0 {
-			return s.skip(0)
-		}
-		seen |= 1 << i
+	return s.fields(usageFields, func(i int) bool {
 		var ok bool
 		switch i {
 		case 0:
