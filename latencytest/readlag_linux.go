@@ -14,10 +14,6 @@ import (
 	"unsafe"
 )
 
-// readLagHere says that reads are timed against the kernel's arrival
-// stamps on this platform.
-const readLagHere = true
-
 // lagConn is a TCP connection whose reads go through recvmsg with the
 // kernel's receive timestamp, each read's lag counted in lags.
 type lagConn struct {
