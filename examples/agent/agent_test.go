@@ -10,18 +10,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/readmetest"
+	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/tailguard/tailguard/fakeprovider"
-	"github.com/tailguard/tailguard/internal/format"
-	"github.com/tailguard/tailguard/latencytest"
-	"github.com/tailguard/tailguard/sloassert"
 )
 
 var update = flag.Bool("update", false, "rewrite README.md's output block with what the test produces")
@@ -128,36 +127,7 @@ func TestAgentTaskWithTools(t *testing.T) {
 		t.Errorf("the slow-tool run failed %v of its calls: the task should fail on time alone", f)
 	}
 	got := output(task, sloassert.Evaluate(cr, objectives...)) + "\n4x slower tools, same calls:\n" + reportHead(slowRep)
-	if got != readmeOutput(t, got) {
+	if got != readmetest.Output(t, "README.md", got, *update) {
 		t.Errorf("README.md's output block is not what the test produces (go test -run TestAgentTaskWithTools -update rewrites it):\n%s", got)
 	}
-}
-
-// readmeOutput returns README.md's output block (the ```text block after
-// "## Output"); with -update it first writes produced there.
-func readmeOutput(t *testing.T, produced string) string {
-	t.Helper()
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	const open = "## Output\n\n```text\n"
-	from := strings.Index(readme, open)
-	if from < 0 {
-		t.Fatalf("README.md has no %q block", open)
-	}
-	from += len(open)
-	to := from + strings.Index(readme[from:], "```\n")
-	if to < from {
-		t.Fatal("README.md's output block is not closed")
-	}
-	if *update {
-		readme = readme[:from] + produced + readme[to:]
-		if err := os.WriteFile("README.md", []byte(readme), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return produced
-	}
-	return readme[from:to]
 }

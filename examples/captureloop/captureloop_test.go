@@ -10,16 +10,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/fit"
+	"github.com/tailguard/tailguard/internal/readmetest"
+	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/tailguard/tailguard/fakeprovider"
-	"github.com/tailguard/tailguard/fit"
-	"github.com/tailguard/tailguard/latencytest"
-	"github.com/tailguard/tailguard/sloassert"
 )
 
 var update = flag.Bool("update", false, "rewrite README.md's output block with what the test produces")
@@ -114,7 +113,7 @@ func TestCaptureLoop(t *testing.T) {
 	}
 	got := out.String()
 	t.Log("\n" + got)
-	if got != readmeOutput(t, got) {
+	if got != readmetest.Output(t, "README.md", got, *update) {
 		t.Errorf("README.md's output block is not what the test produces (go test -run TestCaptureLoop -update rewrites it):\n%s", got)
 	}
 }
@@ -129,33 +128,4 @@ func longPromptTTFT(r *latencytest.Result) time.Duration {
 		}
 	}
 	return s.Quantile(0.5)
-}
-
-// readmeOutput returns README.md's output block (the ```text block after
-// "## Output"); with -update it first writes produced there.
-func readmeOutput(t *testing.T, produced string) string {
-	t.Helper()
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	const open = "## Output\n\n```text\n"
-	from := strings.Index(readme, open)
-	if from < 0 {
-		t.Fatalf("README.md has no %q block", open)
-	}
-	from += len(open)
-	to := from + strings.Index(readme[from:], "```\n")
-	if to < from {
-		t.Fatal("README.md's output block is not closed")
-	}
-	if *update {
-		readme = readme[:from] + produced + readme[to:]
-		if err := os.WriteFile("README.md", []byte(readme), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return produced
-	}
-	return readme[from:to]
 }
