@@ -10,17 +10,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/tailguard/tailguard/fakeprovider"
-	"github.com/tailguard/tailguard/internal/format"
-	"github.com/tailguard/tailguard/internal/readmetest"
-	"github.com/tailguard/tailguard/latencytest"
-	"github.com/tailguard/tailguard/sloassert"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/readmetest"
+	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
 )
 
 var update = flag.Bool("update", false, "rewrite README.md's output block with what the test produces")

@@ -10,15 +10,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/fit"
 	"github.com/tailguard/tailguard/internal/readmetest"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
-	"strings"
-	"testing"
-	"testing/synctest"
-	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite README.md's output block with what the test produces")
