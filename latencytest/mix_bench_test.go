@@ -7,10 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"net"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -89,63 +86,8 @@ func (m mixBodies) body(dst []byte, run string, i int, id string) []byte {
 // runRawMix runs the raw reader (see runRaw) with the default mix's
 // bodies and returns the process CPU per request.
 func runRawMix(b *testing.B, url, label string) time.Duration {
-	host := strings.TrimPrefix(url, "http://")
 	bodies := newMixBodies()
-	before := cpuTime()
-	var (
-		mu   sync.Mutex
-		fail error
-		wg   sync.WaitGroup
-	)
-	next := make(chan int)
-	go func() {
-		for i := range loopbackConc + loopbackRequests {
-			next <- i
-		}
-		close(next)
-	}()
-	for range loopbackConc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var c *rawConn
-			defer func() {
-				if c != nil {
-					c.c.Close()
-				}
-			}()
-			var res rawResult
-			var body []byte
-			for i := range next {
-				if c == nil {
-					nc, err := net.Dial("tcp", host)
-					if err != nil {
-						mu.Lock()
-						fail = err
-						mu.Unlock()
-						continue
-					}
-					c = &rawConn{c: nc, buf: make([]byte, 32<<10)}
-				}
-				id := label + "-" + strconv.Itoa(i)
-				body = bodies.body(body[:0], "0123456789ab", i, id)
-				err := c.rawRequest(host, id, body, &res)
-				if err == nil && res.events != loopbackTokens {
-					err = fmt.Errorf("raw reader: %s: %d token events, want %d", id, res.events, loopbackTokens)
-				}
-				if err != nil {
-					mu.Lock()
-					fail = err
-					mu.Unlock()
-					c.c.Close()
-					c = nil
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if fail != nil {
-		b.Fatal(fail)
-	}
-	return (cpuTime() - before) / (loopbackConc + loopbackRequests)
+	return runRawBodies(b, url, label, func(dst []byte, i int, id string) []byte {
+		return bodies.body(dst, "0123456789ab", i, id)
+	}).cpuPerReq
 }

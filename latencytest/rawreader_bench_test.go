@@ -308,8 +308,14 @@ func (c *rawConn) rawRequest(host, id string, body []byte, res *rawResult) error
 // runRaw runs the reference reader: loopbackConc workers, each on its own
 // kept connection, a warm-up round then the measured requests.
 func runRaw(b *testing.B, url string, label string) clientRun {
-	host := strings.TrimPrefix(url, "http://")
 	body := []byte(`{"max_tokens":64,"messages":[{"role":"user","content":"Say sixty-four words."}],"model":"fake-model","stream":true,"stream_options":{"include_usage":true}}`)
+	return runRawBodies(b, url, label, func(_ []byte, _ int, _ string) []byte { return body })
+}
+
+// runRawBodies is runRaw with request i's body built by body (into dst,
+// reused by each worker).
+func runRawBodies(b *testing.B, url, label string, body func(dst []byte, i int, id string) []byte) clientRun {
+	host := strings.TrimPrefix(url, "http://")
 	before := cpuTime()
 	var (
 		mu   sync.Mutex
@@ -335,6 +341,7 @@ func runRaw(b *testing.B, url string, label string) clientRun {
 				}
 			}()
 			var res rawResult
+			var buf []byte
 			for i := range next {
 				if c == nil {
 					nc, err := net.Dial("tcp", host)
@@ -350,7 +357,8 @@ func runRaw(b *testing.B, url string, label string) clientRun {
 					mu.Unlock()
 				}
 				id := label + "-" + strconv.Itoa(i)
-				err := c.rawRequest(host, id, body, &res)
+				buf = body(buf[:0], i, id)
+				err := c.rawRequest(host, id, buf, &res)
 				if err == nil && res.events != loopbackTokens {
 					err = fmt.Errorf("raw reader: %s: %d token events, want %d", id, res.events, loopbackTokens)
 				}
