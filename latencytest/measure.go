@@ -232,37 +232,23 @@ func report(t testing.TB, r *Result, prefix, label string, keepContent bool) {
 
 // Measure runs the sweep under t, one subtest per level ("c8") when t is a
 // *testing.T outside a synctest bubble (t.Run cannot be called inside one;
-// there the levels run in turn and are logged). Artifacts and logs as in
-// Batch.Measure.
+// there the levels run in turn and are logged), each level through
+// EachLevel when it is set. Artifacts and logs as in Batch.Measure.
 func (s Sweep) Measure(t testing.TB, p Provider) *SweepResult {
 	t.Helper()
-	levels, err := s.levels()
+	tt, sub := t.(*testing.T)
+	sub = sub && !inBubble(t)
+	sr, err := s.sweep(func(l int, b Batch) (r *Result, _ error) {
+		if sub {
+			tt.Run(b.Label, func(t *testing.T) { r = s.measureLevel(t, l, b, p) })
+			return r, nil
+		}
+		return s.measureLevel(t, l, b, p), nil
+	})
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	out := &SweepResult{Planned: slices.Clone(levels)}
-	tt, isT := t.(*testing.T)
-	for _, l := range levels {
-		b := s.level(l)
-		var r *Result
-		if isT && !inBubble(t) {
-			tt.Run(b.Label, func(t *testing.T) { r = b.Measure(t, p) })
-		} else {
-			r = b.Measure(t, p)
-		}
-		if r == nil {
-			break
-		}
-		out.Levels = append(out.Levels, l)
-		out.Results = append(out.Results, r)
-		if r.Partial {
-			break
-		}
-	}
-	for _, r := range out.Results {
-		r.Disclosure.setLevels(out.Levels)
-	}
-	return out
+	return sr
 }
 
 // ChainSummary is a chain run at a glance, for summary.json: what ran, the

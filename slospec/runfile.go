@@ -32,13 +32,13 @@ func RunFile(t *testing.T, path string) {
 //   - with a records target, no load: the records are merged by level
 //     (latencytest.MergeLevels), and each level is judged as below, one
 //     subtest per level and per objective (see Spec's Records);
-//   - the load, when there are objectives: one subtest per concurrency
-//     level ("c8") that measures the batch with latencytest's
-//     Batch.Measure (records and summary written to the subtest's
-//     artifact directory, kept with go test -artifacts), then one subtest
-//     per objective ("c8/ttft_p99") that judges it with Check, so each
-//     objective passes or fails on its own with the whole failure screen;
-//     the combined report is logged;
+//   - the load, when there are objectives: a latencytest.Sweep over the
+//     levels, run with Sweep.Measure: one subtest per concurrency level
+//     ("c8") that measures the batch as Batch.Measure does (records and
+//     summary written to the subtest's artifact directory, kept with go
+//     test -artifacts), then one subtest per objective ("c8/ttft_p99")
+//     that judges it with Check, so each objective passes or fails on its
+//     own with the whole failure screen; the combined report is logged;
 //   - the chains, when set: a "chains" subtest, measured with
 //     Chain.Measure, then a subtest per chain objective, judged with
 //     Check (task_per_call with Check, on the chains' calls).
@@ -255,7 +255,9 @@ func (rt runTarget) measure(t *testing.T, fn func(t *testing.T, p latencytest.Pr
 	})
 }
 
-// runLoad runs the load level by level; it returns a verdict per level.
+// runLoad runs the load level by level, as a latencytest.Sweep whose
+// levels each measure the target (rt.measure) and are judged in their
+// subtest; it returns a verdict per level.
 func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 	t.Helper()
 	objs := make([]sloassert.Objective, len(s.Objectives))
@@ -264,29 +266,29 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 	}
 	levels := s.Load.Levels()
 	var verdicts []string
-	for i, level := range levels {
-		b := s.Load.Batch
-		b.Concurrency, b.Label = level, ""
+	sw := latencytest.Sweep{Batch: s.Load.Batch, Levels: levels}
+	sw.Label = ""
+	sw.EachLevel = func(tb testing.TB, level int, measure func(testing.TB, latencytest.Provider) *latencytest.Result) {
+		t := tb.(*testing.T) // Sweep.Measure passes a *testing.T its own
 		name := fmt.Sprintf("c%d", level)
 		var res *latencytest.Result
-		t.Run(name, func(t *testing.T) {
-			rt.measure(t, func(t *testing.T, p latencytest.Provider) { res = b.Measure(t, p) })
-			if res == nil {
-				t.Fatalf("slospec: spec %s: %s: the batch did not run", title, name)
-			}
-			verdicts = append(verdicts, s.judgeLevel(t, title, rt, name, res, levels, objs))
-		})
+		rt.measure(t, func(t *testing.T, p latencytest.Provider) { res = measure(t, p) })
 		if res == nil {
-			verdicts = append(verdicts, name+" did not run")
-			break
+			t.Fatalf("slospec: spec %s: %s: the batch did not run", title, name)
 		}
-		if res.Partial {
-			if rest := levels[i+1:]; len(rest) > 0 {
-				t.Errorf("slospec: spec %s: %s ended early (%s); levels %v not run", title, name, res.PartialReason, rest)
-			} else {
-				t.Errorf("slospec: spec %s: %s ended early (%s)", title, name, res.PartialReason)
-			}
-			break
+		verdicts = append(verdicts, s.judgeLevel(t, title, rt, name, res, levels, objs))
+	}
+	sr := sw.Measure(t, nil)
+	ran := len(sr.Levels)
+	switch {
+	case ran < len(levels) && (ran == 0 || !sr.Results[ran-1].Partial):
+		verdicts = append(verdicts, fmt.Sprintf("c%d did not run", levels[ran]))
+	case ran > 0 && sr.Results[ran-1].Partial:
+		name, res := fmt.Sprintf("c%d", sr.Levels[ran-1]), sr.Results[ran-1]
+		if rest := levels[ran:]; len(rest) > 0 {
+			t.Errorf("slospec: spec %s: %s ended early (%s); levels %v not run", title, name, res.PartialReason, rest)
+		} else {
+			t.Errorf("slospec: spec %s: %s ended early (%s)", title, name, res.PartialReason)
 		}
 	}
 	return verdicts

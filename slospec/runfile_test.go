@@ -248,3 +248,44 @@ func TestRunFileChainsQueueing(t *testing.T) {
 		}
 	}
 }
+
+// A level that ends early fails the spec and the levels after it do not
+// run: here the test's deadline (go test -timeout, less Measure's margin
+// of at least 5s) has passed before the first level starts, so c1 sends
+// nothing and c2 never runs.
+func TestRunFileEndpointEndsEarly(t *testing.T) {
+	f := fakeprovider.New(fakeprovider.Profile{Model: "loopback-model", TTFT: fakeprovider.Fixed(time.Duration(0)),
+		ITL: fakeprovider.Fixed(time.Duration(0)), OutputTokens: fakeprovider.Fixed(4)})
+	defer f.Close()
+	srv := fakeprovider.NewServer(f)
+	defer srv.Close()
+	t.Setenv("TAILGUARD_SPEC_TEST_BASE_URL", srv.URL+"/v1")
+	t.Setenv("TAILGUARD_SPEC_TEST_API_KEY", "")
+	t.Setenv("TAILGUARD_SPEC_TEST_MODEL", "loopback-model")
+	timeout := flag.Lookup("test.timeout")
+	was := timeout.Value.String()
+	if err := timeout.Value.Set("1s"); err != nil { // the inner test's deadline: 1s away
+		t.Fatal(err)
+	}
+	ok, skipped, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/endpoint.yaml") })
+	if err := timeout.Value.Set(was); err != nil {
+		t.Fatal(err)
+	}
+	if ok || skipped {
+		t.Fatalf("ok %v, skipped %v:\n%s", ok, skipped, out)
+	}
+	if got, want := failedTestNames(out), []string{"inner", "inner/c1", "inner/c1/cache_miss", "inner/c1/error_rate"}; !slices.Equal(got, want) {
+		t.Errorf("failed tests %v, want %v:\n%s", got, want, out)
+	}
+	for _, w := range []string{"slospec: spec endpoint: c1 ended early (sent 0 of 30 requests in run 0: the context ended", "); levels [2] not run", "c1 FAIL"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "inner/c2") {
+		t.Errorf("c2 ran:\n%s", out)
+	}
+	if n := len(f.Served()); n != 0 {
+		t.Errorf("the endpoint served %d requests, want 0", n)
+	}
+}
