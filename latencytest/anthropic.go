@@ -40,7 +40,7 @@ const defaultAnthropicMaxTokens = 4096
 // message_stop without message_start and tool input that is not JSON
 // fail it as bad_stream too. Event types it does not know are skipped
 // with a note. It panics if baseURL is not an http(s) URL.
-func Anthropic(baseURL string, opts ...AnthropicOption) *LLMProvider {
+func Anthropic(baseURL string, opts ...WholeAnswerOption) *LLMProvider {
 	return newOpenAI(baseURL, messagesAPI, func(o *LLMProvider) {
 		for _, opt := range opts {
 			opt.applyAnthropic(o)
@@ -48,20 +48,13 @@ func Anthropic(baseURL string, opts ...AnthropicOption) *LLMProvider {
 	})
 }
 
-// Environment variables read by AnthropicFromEnv.
-const (
-	EnvAnthropicBaseURL = "ANTHROPIC_BASE_URL"
-	EnvAnthropicAPIKey  = "ANTHROPIC_API_KEY"
-	EnvAnthropicModel   = "ANTHROPIC_MODEL"
-)
-
 // AnthropicFromEnv returns the Anthropic provider for ANTHROPIC_BASE_URL,
 // ANTHROPIC_API_KEY and ANTHROPIC_MODEL. The base URL is taken as
 // Anthropic's SDKs take it, without the version ("https://api.anthropic.com"):
 // "/v1" is added unless its path already ends in "/v1". The error names the
 // variables that are unset. The key must be set but may be empty (for a
 // local server without keys); the others must not be empty.
-func AnthropicFromEnv(opts ...AnthropicOption) (*LLMProvider, error) {
+func AnthropicFromEnv(opts ...WholeAnswerOption) (*LLMProvider, error) {
 	_, u, key, model, err := fromEnv(EnvAnthropicBaseURL, EnvAnthropicAPIKey, EnvAnthropicModel)
 	if err != nil {
 		return nil, err
@@ -69,7 +62,7 @@ func AnthropicFromEnv(opts ...AnthropicOption) (*LLMProvider, error) {
 	if p := strings.TrimRight(u.Path, "/"); !strings.HasSuffix(p, "/v1") {
 		u.Path, u.RawPath = p+"/v1", ""
 	}
-	all := append([]AnthropicOption{WithModel(model), WithAPIKey(key)}, opts...)
+	all := append([]WholeAnswerOption{WithModel(model), WithAPIKey(key)}, opts...)
 	return Anthropic(u.String(), all...), nil
 }
 

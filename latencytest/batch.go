@@ -66,17 +66,6 @@ type Batch struct {
 	align alignment // what Run did about StartAt
 }
 
-// A Batch's defaults.
-const (
-	// DefaultRequests is the number of measured requests a Batch sends
-	// unless told otherwise (Batch.Requests), and a spec's load per level:
-	// 75, the fewest that reliably expose cold starts (10-20 miss them).
-	DefaultRequests = 75
-	// DefaultWarmup is the number of warm-up requests a Batch sends and
-	// discards unless told otherwise (Warmup, NoWarmup).
-	DefaultWarmup = 10
-)
-
 // Mix is a prompt mix: each request draws a class by weight, from a seeded
 // generator keyed by the request's index, so a trace ID always gets the same
 // class.
@@ -469,9 +458,6 @@ const (
 	fnvOffset64 = 14695981039346656037
 	fnvPrime64  = 1099511628211
 )
-
-// NonceLen is the length of the nonce prefix in bytes.
-const NonceLen = 38
 
 const filler = "Measure the tail, not the median: a clean median with a slow p99 means " +
 	"some users wait every day. Report p50, p95 and p99 together with the spread, " +

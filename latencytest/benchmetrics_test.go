@@ -61,7 +61,7 @@ func TestReportMetrics(t *testing.T) {
 			res := testing.Benchmark(func(b *testing.B) {
 				for b.Loop() {
 				}
-				latencytest.ReportMetrics(b, r)
+				r.ReportMetrics(b)
 			})
 			got := maps.Clone(res.Extra)
 			for _, k := range []string{"ttft-cv-%", "total-cv-%"} {

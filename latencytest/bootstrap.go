@@ -2,34 +2,21 @@ package latencytest
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/stats"
 )
-
-// ChainPrediction is the predicted distribution of chain totals at one
-// length, from the run's own calls drawn independently: always a
-// prediction, never a measurement.
-type ChainPrediction struct {
-	Length        int
-	P50, P95, P99 time.Duration
-}
-
-// String labels the figures as predicted.
-func (p ChainPrediction) String() string {
-	return fmt.Sprintf("%d calls (predicted, independent draws): p50 %s, p95 %s, p99 %s",
-		p.Length, format.Duration(p.P50), format.Duration(p.P95), format.Duration(p.P99))
-}
 
 // PredictionCheck sets a chain run's measured totals beside the totals
 // predicted from its own calls drawn independently: where the measured
 // tail is heavier than predicted, the calls of a chain are correlated and
 // a prediction from single calls would have flattered the provider.
 type PredictionCheck struct {
-	Length             int
-	Measured           Summary
-	Predicted          ChainPrediction
+	Length   int
+	Measured Summary
+	// Predicted is the distribution of the bootstrapped chains' totals:
+	// always a prediction from independent draws, never a measurement.
+	Predicted          Summary
 	MeasuredOverP95    float64 // measured p95 / predicted p95
 	CorrelationWarning string  // set when the measured p95 is 10% or more above the prediction
 	// ModelOnly says the chains ran tool steps (Chain.Tool): Measured is
@@ -72,8 +59,7 @@ func (cr *ChainResult) CheckPrediction(seed uint64) (PredictionCheck, bool) {
 			}
 		}
 	}
-	pc := PredictionCheck{Length: length, Measured: measured.Summarize(), ModelOnly: modelOnly,
-		Predicted: ChainPrediction{Length: length, P50: pred.Quantile(0.5), P95: pred.Quantile(0.95), P99: pred.Quantile(0.99)}}
+	pc := PredictionCheck{Length: length, Measured: measured.Summarize(), Predicted: pred.Summarize(), ModelOnly: modelOnly}
 	if m, p := pc.Measured.P95, pc.Predicted.P95; m != Failed && p != Failed && p > 0 {
 		pc.MeasuredOverP95 = float64(m) / float64(p)
 		if pc.MeasuredOverP95 >= 1.1 {

@@ -49,10 +49,6 @@ type Chain struct {
 	align alignment // what Run did about StartAt
 }
 
-// DefaultChainPrompt opens a chain unless Chain.Prompt is set.
-const DefaultChainPrompt = "You are an agent working through a task in steps. " +
-	"Reply with one short sentence: the next step of planning a small database migration."
-
 func (c Chain) normalized() (Chain, error) {
 	if c.Chains == 0 {
 		c.Chains = 30

@@ -30,10 +30,6 @@ const (
 	RecordsCompact RecordMode = "compact"
 )
 
-// CompactAbove is the planned request count above which RecordsAuto
-// keeps compact records: 100,000.
-const CompactAbove = 100_000
-
 // compactFor reports whether a run of planned requests keeps compact
 // records; the error names a mode that is not one.
 func (m RecordMode) compactFor(planned int) (bool, error) {

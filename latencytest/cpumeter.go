@@ -41,6 +41,3 @@ func (m cpuMeter) perWall() float64 {
 // virtualClock reports whether t comes from synctest's fake clock, which
 // starts at midnight UTC 2000-01-01: no real run starts before 2001.
 func virtualClock(t time.Time) bool { return t.Year() < 2001 }
-
-// BusyClient is the CPU/wall above which the client is part of the tail.
-const BusyClient = 0.7

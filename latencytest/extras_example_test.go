@@ -43,7 +43,7 @@ func ExampleChainResult_CheckPrediction() {
 
 // ReportMetrics puts a batch's latency figures beside ns/op, for
 // benchstat to compare across commits.
-func ExampleReportMetrics() {
+func ExampleResult_ReportMetrics() {
 	res := testing.Benchmark(func(b *testing.B) {
 		r := &latencytest.Result{}
 		for i := range 100 {
@@ -52,7 +52,7 @@ func ExampleReportMetrics() {
 		}
 		for b.Loop() {
 		}
-		latencytest.ReportMetrics(b, r)
+		r.ReportMetrics(b)
 	})
 	fmt.Println(time.Duration(res.Extra["ttft-p50-ns"]), res.Extra["failed-requests"])
 	// Output: 149.5ms 0

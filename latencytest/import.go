@@ -69,7 +69,9 @@ func ImportedMetrics(format string) []string {
 }
 
 // Import reads one file of another load tool's per-request output (format
-// is one of Formats) and returns its requests as a Result, with the
+// is one of Formats, or "" to detect it from the keys of the file's first
+// record: contents that fit no format, or more than one, are an error
+// that says which) and returns its requests as a Result, with the
 // semantics of this package's own records: TTFT, first answer where the
 // tool tells it apart, inter-token gaps, total time, token counts, errors
 // mapped to error classes (http_<status>, transport, total_timeout,
@@ -93,6 +95,16 @@ func Import(format string, r io.Reader) (*Result, error) {
 		im  *importer
 		err error
 	)
+	if format == "" {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return nil, fmt.Errorf("latencytest: import: %w", err)
+		}
+		if format, err = detectFormat(b); err != nil {
+			return nil, fmt.Errorf("%w (name the format)", err)
+		}
+		r = bytes.NewReader(b)
+	}
 	switch format {
 	case FormatTailguard:
 		recs, err := ReadRecords(r)
@@ -124,7 +136,7 @@ func Import(format string, r io.Reader) (*Result, error) {
 
 // ImportFile reads the file at path with Import; a gzipped file (k6
 // --out json=results.gz) is unzipped first. An empty format is detected
-// from the file (DetectFormat). A tailguard records file is read with
+// from the file, as Import does. A tailguard records file is read with
 // MergeRecords, so the summary.json beside it counts too.
 func ImportFile(format, path string) (*Result, error) {
 	b, err := os.ReadFile(path)
@@ -141,7 +153,7 @@ func ImportFile(format, path string) (*Result, error) {
 		}
 	}
 	if format == "" {
-		if format, err = DetectFormat(b); err != nil {
+		if format, err = detectFormat(b); err != nil {
 			return nil, fmt.Errorf("%w (file %s; name the format)", err, path)
 		}
 	}
@@ -240,7 +252,7 @@ func sameFormat(paths []string) (string, error) {
 				b, _ = io.ReadAll(zr)
 			}
 		}
-		f, err := DetectFormat(b)
+		f, err := detectFormat(b)
 		if err != nil {
 			return "", fmt.Errorf("%w (file %s; name the format)", err, p)
 		}
@@ -259,10 +271,10 @@ func partialNote(res *Result) string {
 	return ""
 }
 
-// DetectFormat names the format of a file's contents (one of Formats),
+// detectFormat names the format of a file's contents (one of Formats),
 // from the keys of its first record. Contents that fit no format, or more
 // than one, are an error that says which.
-func DetectFormat(b []byte) (string, error) {
+func detectFormat(b []byte) (string, error) {
 	t := bytes.TrimLeft(b, " \t\r\n\ufeff")
 	if len(t) == 0 {
 		return "", errors.New("latencytest: detect format: the file is empty")

@@ -284,6 +284,15 @@ func TestDetectFormat(t *testing.T) {
 	if _, err := latencytest.DetectFormat([]byte(both)); err == nil || !strings.Contains(err.Error(), "ambiguous") {
 		t.Errorf("a line with aiperf and vegeta keys: %v, want ambiguous", err)
 	}
+	// Import("", r) detects the same way, and refuses what detection refuses.
+	if res, err := latencytest.Import("", bytes.NewReader(own.Bytes())); err != nil || res.Len() != 1 {
+		t.Errorf(`Import("", own records): %v`, err)
+	}
+	for _, bad := range []string{"", "hello", both} {
+		if _, err := latencytest.Import("", strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "name the format") {
+			t.Errorf(`Import("", %q) = %v, want a detection error`, bad, err)
+		}
+	}
 }
 
 // TestImportLevels imports two files of one format: levels split, IDs

@@ -160,13 +160,6 @@ func newOpenAI(baseURL string, api *protocol, configure func(*LLMProvider)) *LLM
 	return o
 }
 
-// Environment variables read by OpenAIFromEnv.
-const (
-	EnvBaseURL = "OPENAI_BASE_URL"
-	EnvAPIKey  = "OPENAI_API_KEY"
-	EnvModel   = "OPENAI_MODEL"
-)
-
 // OpenAIFromEnv returns the OpenAI provider for OPENAI_BASE_URL,
 // OPENAI_API_KEY and OPENAI_MODEL. The error names the variables that are
 // unset. The key must be set but may be empty (for a local server without

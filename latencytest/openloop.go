@@ -73,22 +73,6 @@ type OpenLoop struct {
 	align alignment // what Run did about StartAt
 }
 
-// OpenLoop's limits.
-const (
-	// DefaultMaxInFlight is OpenLoop.MaxInFlight's default: a safety cap
-	// on the requests in flight, high enough that an honest open loop
-	// rarely meets it (10,000).
-	DefaultMaxInFlight = 10_000
-	// MaxOpenLoopRequests is the most requests one OpenLoop run may plan
-	// (10,000,000): every record is kept in memory (about 0.5 KB each).
-	MaxOpenLoopRequests = 10_000_000
-	// LateStart is how late a request must start, after its scheduled
-	// send, to count as late in Result.Lag and the disclosure: 1ms. Below
-	// it is timer and scheduler jitter on a real clock (on synctest's fake
-	// clock a request is either exactly on time or waited for something).
-	LateStart = time.Millisecond
-)
-
 // normalized fills defaults and checks the configuration; every error
 // names its field.
 func (o OpenLoop) normalized() (OpenLoop, error) {

@@ -2,46 +2,40 @@ package latencytest
 
 // Each provider takes its own option type, so that an option a provider
 // would not use does not compile: WithBody is an HTTPOption only,
-// WithoutStreamOptions an OpenAIOption only. The options every provider
-// takes (WithHTTPClient, WithAPIKey, WithHeader) are an Option, which is
-// each of them; WithModel and WithNetHTTP are an LLMOption. A slice of
-// options is typed for the provider it is given to
-// ([]latencytest.OpenAIOption for OpenAI(url, opts...)).
+// WithoutStreamOptions an OpenAIOption only, WithoutStreaming a
+// WholeAnswerOption only. The options every provider takes
+// (WithHTTPClient, WithAPIKey, WithHeader) are an Option, which is each of
+// them; WithModel and WithNetHTTP are an LLMOption, which OpenAI,
+// Responses and Anthropic take. A slice of options is typed for the
+// provider it is given to ([]latencytest.OpenAIOption for OpenAI(url,
+// opts...)).
 
 // OpenAIOption configures OpenAI and OpenAIFromEnv.
 type OpenAIOption interface{ applyOpenAI(*LLMProvider) }
 
-// ResponsesOption configures Responses.
-type ResponsesOption interface{ applyResponses(*LLMProvider) }
-
-// AnthropicOption configures Anthropic and AnthropicFromEnv.
-type AnthropicOption interface{ applyAnthropic(*LLMProvider) }
+// WholeAnswerOption configures Responses, Anthropic and AnthropicFromEnv:
+// the providers that can ask for a whole answer instead of a stream
+// (WithoutStreaming).
+type WholeAnswerOption interface {
+	applyResponses(*LLMProvider)
+	applyAnthropic(*LLMProvider)
+}
 
 // HTTPOption configures HTTP.
 type HTTPOption interface{ applyHTTP(*LLMProvider) }
-
-// Option configures every provider: OpenAI, Responses, Anthropic and
-// HTTP.
-type Option interface {
-	OpenAIOption
-	ResponsesOption
-	AnthropicOption
-	HTTPOption
-}
 
 // LLMOption configures the LLM providers: OpenAI, Responses and
 // Anthropic.
 type LLMOption interface {
 	OpenAIOption
-	ResponsesOption
-	AnthropicOption
+	WholeAnswerOption
 }
 
-// WholeAnswerOption configures the providers that can ask for a whole
-// answer instead of a stream: Responses and Anthropic.
-type WholeAnswerOption interface {
-	ResponsesOption
-	AnthropicOption
+// Option configures every provider: OpenAI, Responses, Anthropic and
+// HTTP.
+type Option interface {
+	LLMOption
+	HTTPOption
 }
 
 // allOption is an Option.

@@ -14,8 +14,8 @@ func TestOptionsApplyWhereTheyWork(t *testing.T) {
 		typ  reflect.Type
 	}{
 		{"OpenAI", reflect.TypeFor[OpenAIOption]()},
-		{"Responses", reflect.TypeFor[ResponsesOption]()},
-		{"Anthropic", reflect.TypeFor[AnthropicOption]()},
+		{"Responses", reflect.TypeFor[interface{ applyResponses(*LLMProvider) }]()},
+		{"Anthropic", reflect.TypeFor[interface{ applyAnthropic(*LLMProvider) }]()},
 		{"HTTP", reflect.TypeFor[HTTPOption]()},
 	}
 	all := []string{"OpenAI", "Responses", "Anthropic", "HTTP"}
@@ -54,7 +54,9 @@ func TestOptionsApplyWhereTheyWork(t *testing.T) {
 		{"WithoutStreaming for OpenAI", reflect.TypeFor[WholeAnswerOption](), reflect.TypeFor[OpenAIOption](), false},
 		{"WithModel for HTTP", reflect.TypeFor[LLMOption](), reflect.TypeFor[HTTPOption](), false},
 		{"WithAPIKey for HTTP", reflect.TypeFor[Option](), reflect.TypeFor[HTTPOption](), true},
-		{"WithAPIKey for Anthropic", reflect.TypeFor[Option](), reflect.TypeFor[AnthropicOption](), true},
+		{"WithAPIKey for Anthropic", reflect.TypeFor[Option](), reflect.TypeFor[WholeAnswerOption](), true},
+		{"WithModel for Responses", reflect.TypeFor[LLMOption](), reflect.TypeFor[WholeAnswerOption](), true},
+		{"WithoutStreamOptions for Responses", reflect.TypeFor[OpenAIOption](), reflect.TypeFor[WholeAnswerOption](), false},
 	} {
 		if got := c.typ.Implements(c.kind); got != c.want {
 			t.Errorf("%s compiles: %v, want %v", c.name, got, c.want)

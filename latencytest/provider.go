@@ -37,9 +37,6 @@ type Request struct {
 	prompt *promptTemplate
 }
 
-// DefaultHardCap is the longest any call may take unless told otherwise.
-const DefaultHardCap = 150 * time.Second
-
 // limit is the call's deadline: the smaller of TotalTimeout and HardCap.
 func (r Request) limit() time.Duration {
 	capd := r.HardCap

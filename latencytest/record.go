@@ -11,10 +11,6 @@ import (
 	"unicode/utf8"
 )
 
-// NotObserved marks a time in a Record that did not happen (no token, no
-// answer): -1ns.
-const NotObserved = time.Duration(-1)
-
 // Error classes of a Record's Err. "" means success. HTTP errors are
 // "http_<status>" (see HTTPClass).
 const (
@@ -29,14 +25,15 @@ const (
 	ClassTransport         = "transport"           // no HTTP answer: connection refused, reset, DNS…
 	ClassCanceled          = "canceled"            // the run's context ended (deadline, cancel)
 	ClassCallError         = "call_error"          // a Func call returned an error that no HTTP attempt explains (its text in Detail)
+	// ClassToolError is a chain's class (ChainRun.Err), never a call's: a
+	// tool step (Chain.Tool) returned an error, its text in
+	// ChainRun.ToolErr.
+	ClassToolError = "tool_error"
 )
 
-// ClassToolError is a chain's class (ChainRun.Err), never a call's: a
-// tool step (Chain.Tool) returned an error, its text in ChainRun.ToolErr.
-const ClassToolError = "tool_error"
-
-// Classes lists the error classes besides "http_<status>": every Class
-// constant above (add a new class to both).
+// Classes lists the error classes of a call besides "http_<status>": every
+// Class constant above but ClassToolError, a chain's (add a new class to
+// both).
 var Classes = []string{
 	ClassFirstTokenTimeout, ClassTotalTimeout, ClassEmptyStream, ClassEmptyAnswer, ClassTruncated,
 	ClassBadStream, ClassRefusal, ClassContentFilter, ClassTransport, ClassCanceled, ClassCallError,
@@ -45,15 +42,19 @@ var Classes = []string{
 // HTTPClass is the class of an HTTP error status: "http_529".
 func HTTPClass(status int) string { return fmt.Sprintf("http_%d", status) }
 
-// IsClass reports whether class is one a Record's Err can hold: one of
-// Classes, or "http_" and a status from 100 to 599 ("http_529").
-func IsClass(class string) bool {
+// CheckClass returns an error unless class is one a Record's Err can hold:
+// one of Classes, or "http_" and a status from 100 to 599 ("http_529").
+// The error names the class and the classes there are.
+func CheckClass(class string) error {
 	if slices.Contains(Classes, class) {
-		return true
+		return nil
 	}
 	code, ok := strings.CutPrefix(class, "http_")
-	return ok && len(code) == 3 && code[0] >= '1' && code[0] <= '5' &&
-		code[1] >= '0' && code[1] <= '9' && code[2] >= '0' && code[2] <= '9'
+	if ok && len(code) == 3 && code[0] >= '1' && code[0] <= '5' &&
+		code[1] >= '0' && code[1] <= '9' && code[2] >= '0' && code[2] <= '9' {
+		return nil
+	}
+	return fmt.Errorf("latencytest: unknown error class %q (want http_<status> such as http_529, or one of %s)", class, strings.Join(Classes, ", "))
 }
 
 // Record is one call, measured on the client with the monotonic clock. All

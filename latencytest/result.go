@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -305,7 +306,7 @@ func (r *Result) Retried() int {
 // started in it, in submission order. A window with no request is kept,
 // empty, so the indexes stay regular. A Result cut short (Partial) passes
 // that on to its last window. It panics when d is not positive or would
-// make more than MaxWindows windows (WindowCount says how many).
+// make more than MaxWindows windows (CheckWindows says why).
 func (r *Result) Windows(d time.Duration) []Window {
 	if d <= 0 {
 		panic(fmt.Sprintf("latencytest: Windows: window length %v is not positive", d))
@@ -313,10 +314,10 @@ func (r *Result) Windows(d time.Duration) []Window {
 	if r.Len() == 0 {
 		return nil
 	}
-	n := r.WindowCount(d)
-	if n > MaxWindows {
-		panic("latencytest: Windows: " + TooManyWindows(r, d))
+	if err := r.CheckWindows(d); err != nil {
+		panic("latencytest: Windows: " + strings.TrimPrefix(err.Error(), "latencytest: "))
 	}
+	n := r.WindowCount(d)
 	out := make([]Window, n)
 	for i := range out {
 		from, to := time.Duration(i)*d, time.Duration(i+1)*d
@@ -363,6 +364,32 @@ func (r *Result) WindowCount(d time.Duration) int {
 		return math.MaxInt
 	}
 	return int(n)
+}
+
+// CheckWindows returns an error unless Windows can cut r into windows of
+// length d: d must be positive and make at most MaxWindows windows. The
+// error says why: "a 34s run in windows of 6ns makes 5666666667 windows
+// (more than 100000): 6ns is 6 nanoseconds, a bare number where a duration
+// belongs (write 6*time.Hour or 6*time.Minute)", naming a bare count of
+// nanoseconds as the likely typo.
+func (r *Result) CheckWindows(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("latencytest: window length %v is not positive", d)
+	}
+	if r.WindowCount(d) <= MaxWindows {
+		return nil
+	}
+	last := time.Duration(0)
+	for _, rec := range r.All() {
+		last = max(last, rec.Start.Sub(r.Start))
+	}
+	s := fmt.Sprintf("a %v run in windows of %v makes %d windows (more than %d)", last, d, uint64(last/d)+1, MaxWindows)
+	if d < time.Microsecond {
+		s += fmt.Sprintf(": %v is %d nanoseconds, a bare number where a duration belongs (write %d*time.Hour or %d*time.Minute)", d, int64(d), int64(d), int64(d))
+	} else {
+		s += ": choose a longer window"
+	}
+	return fmt.Errorf("latencytest: %s", s)
 }
 
 // ColdStarts is the TTFT of every request that may have met a cold start,
@@ -659,4 +686,65 @@ func (r *Result) snapshot() *Result {
 	}
 	return &Result{Records: slices.Clone(r.Records), compact: c, Planned: r.Planned, Partial: r.Partial,
 		PartialReason: r.PartialReason, Start: r.Start, End: time.Now(), CPUPerWall: math.NaN()}
+}
+
+// ReportMetrics reports r's latency figures as benchmark metrics
+// (b.ReportMetric), so benchstat compares them across commits like
+// ns/op: p50, p95 and p99 of TTFT and of total time in nanoseconds
+// ("ttft-p50-ns", "ttft-p95-ns", "ttft-p99-ns", "total-p50-ns",
+// "total-p95-ns", "total-p99-ns"; benchstat shows them in seconds with SI
+// prefixes), the CV of each in percent ("ttft-cv-%", "total-cv-%"), and
+// the count of failed measured requests ("failed-requests", always
+// reported, 0 included).
+//
+// A failed request counts as infinitely slow: a quantile that reaches one,
+// and the CV of a sample that holds one, has no finite value and is left
+// out (benchstat then shows the metric as missing for that run, never as
+// a better number), and the log says which. A metric is left out too when
+// the sample is below MinSamples for it (p99 needs 100 requests), as a p99
+// of 30 requests would be a number without a tail behind it.
+//
+// benchstat needs several runs to give a confidence interval and a
+// p-value: run each benchmark at least 6 times, one batch per run, and
+// compare the files:
+//
+//	go test -run '^$' -bench Latency -benchtime=1x -count=6 > new.txt
+//	benchstat old.txt new.txt
+//
+// Call it once per benchmark run, after the measured batch; a later call
+// replaces the values (ReportMetric keeps the last value of each unit).
+// A nil r reports nothing and logs why.
+func (r *Result) ReportMetrics(b *testing.B) {
+	b.Helper()
+	if r == nil {
+		b.Logf("latencytest: ReportMetrics: no result (a nil *Result)")
+		return
+	}
+	for _, m := range []struct {
+		name string
+		s    Sample
+	}{{"ttft", r.TTFT()}, {"total", r.Total()}} {
+		for _, q := range []struct {
+			name string
+			q    float64
+			min  int
+		}{{"p50", 0.5, 2}, {"p95", 0.95, 20}, {"p99", 0.99, 100}} {
+			unit := m.name + "-" + q.name + "-ns"
+			switch v := m.s.Quantile(q.q); {
+			case len(m.s) < q.min:
+				b.Logf("latencytest: %s not reported: %s needs n >= %d (have %d)", unit, q.name, q.min, len(m.s))
+			case v == Failed:
+				b.Logf("latencytest: %s not reported: it reaches a failed request (%d of %d failed)", unit, m.s.Failures(), len(m.s))
+			default:
+				b.ReportMetric(float64(v/time.Nanosecond), unit)
+			}
+		}
+		unit := m.name + "-cv-%"
+		if cv := m.s.CV(); math.IsNaN(cv) || math.IsInf(cv, 0) {
+			b.Logf("latencytest: %s not reported: no finite CV (%d of %d failed)", unit, m.s.Failures(), len(m.s))
+		} else {
+			b.ReportMetric(cv, unit)
+		}
+	}
+	b.ReportMetric(float64(r.Counts().Failed), "failed-requests")
 }

@@ -11,12 +11,6 @@ import (
 	"github.com/tailguard/tailguard/internal/stats"
 )
 
-// Failed is the value a failed request takes in a latency Sample: it never
-// delivered what was timed, so it counts as infinitely slow. A quantile
-// that reaches a failed request is Failed, and a failed request can only
-// make a figure worse, never better.
-const Failed = time.Duration(math.MaxInt64)
-
 // Sample is a set of latencies, one per request (or per token for ITL), in
 // the order they were recorded. Failed requests are present as Failed.
 // Methods never reorder the receiver.

@@ -28,20 +28,6 @@ type Arrival struct {
 	MaxTokens int
 }
 
-// Limits on a replayed arrival's sizes: a trace line asking for more is
-// refused (naming the line), since each replayed prompt is built in
-// memory and a typo (an extra digit or ten) would grow a run to
-// gigabytes.
-const (
-	// MaxReplayPromptTokens is the largest PromptTokens of an arrival:
-	// 10,000,000 tokens (about 40 MB of prompt text), beyond the largest
-	// context windows.
-	MaxReplayPromptTokens = 10_000_000
-	// MaxReplayMaxTokens is the largest MaxTokens of an arrival: 1,048,576
-	// (1<<20, the largest max_tokens the fake provider accepts).
-	MaxReplayMaxTokens = 1 << 20
-)
-
 // overLimit names the size of a that is above its limit.
 func (a Arrival) overLimit() string {
 	if a.PromptTokens > MaxReplayPromptTokens {

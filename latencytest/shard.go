@@ -11,42 +11,6 @@ import (
 	"time"
 )
 
-// The environment variables Measure reads (Load.FromEnv) to fill the
-// fields a runner leaves unset; Run reads none.
-const (
-	// EnvShard gives a runner its shard when its Shard field is zero:
-	// "i/n", i from 0 (JOB_COMPLETION_INDEX of a Kubernetes Indexed Job is
-	// 0-based too; a GitHub Actions matrix can list 0 to n-1). See Shard.
-	EnvShard = "TAILGUARD_SHARD"
-	// EnvStartAt aligns the shards of one run: an RFC 3339 instant
-	// ("2025-06-01T12:00:00Z") that every runner of the process waits for
-	// before its first request (Load.StartAt, when that field is zero).
-	// It may be at most MaxStartWait ahead and at most MaxStartLate past
-	// when a runner starts; further is an error that names the variable.
-	// Once a runner of the process has reached the instant, later runners
-	// of the same process (the next level of a sweep, a chain after a
-	// batch) start at once. A runner inside a synctest bubble (virtual
-	// time, from 2000) ignores a real instant (2001 or later), logs so
-	// once, and says so in box 9: the variable set for a distributed run
-	// does not fail the virtual-time tests of the same process.
-	EnvStartAt = "TAILGUARD_START_AT"
-	// EnvLocation labels the client's network location in the disclosure
-	// when Load.Location is empty.
-	EnvLocation = "TAILGUARD_LOCATION"
-)
-
-// How far a start instant (Load.StartAt, TAILGUARD_START_AT) may be from
-// the moment a runner starts.
-const (
-	// MaxStartWait is how far ahead it may be: 10 minutes. A later
-	// instant is a typo (or a time zone mistake), not a plan.
-	MaxStartWait = 10 * time.Minute
-	// MaxStartLate is how long ago it may be: 1 minute. A shard that
-	// starts later than that did not run alongside the others, and its
-	// merged figures would say they did.
-	MaxStartLate = time.Minute
-)
-
 // Shard is one part of a run split over several processes or machines:
 // shard Index of Count, Index from 0. A sharded runner sends only its
 // share of the whole run, and the shards together send every request of

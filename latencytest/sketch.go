@@ -10,11 +10,6 @@ import (
 	"github.com/tailguard/tailguard/internal/stats"
 )
 
-// SketchAlpha is the relative accuracy of a Sketch: every quantile it
-// gives is within 1% of the exact one (|estimate - exact| <= 0.01 ×
-// exact), Failed where the exact quantile is Failed, 0 where it is 0.
-const SketchAlpha = 0.01
-
 // Sketch summarises a large set of latencies (a compact Result's
 // inter-token gaps) in log-spaced buckets (DDSketch): a value v > 0 goes
 // to bucket i = ceil(log_gamma(v)), gamma = (1+SketchAlpha)/(1-SketchAlpha),

@@ -21,35 +21,6 @@ type Window struct {
 // String names the window by its bounds: "[30h0m0s, 36h0m0s)".
 func (w Window) String() string { return fmt.Sprintf("[%v, %v)", w.From, w.To) }
 
-// MaxWindows is the most windows Windows makes: a window length that
-// would cut the run into more (6 ns written as a bare 6 where 6*time.Hour
-// was meant) is refused rather than filling memory.
-const MaxWindows = 100_000
-
-// TooManyWindows says why a window length d is refused for r: "a 34s run
-// in windows of 6ns makes 5666666667 windows (more than 100000): a window
-// is a duration, 6ns here; write PerWindow(6*time.Hour) for 6 hours". It
-// names a bare count of nanoseconds as the likely typo.
-func TooManyWindows(r *Result, d time.Duration) string {
-	last := time.Duration(0)
-	for _, rec := range r.All() {
-		last = max(last, rec.Start.Sub(r.Start))
-	}
-	s := fmt.Sprintf("a %v run in windows of %v makes %d windows (more than %d)", last, d, uint64(last/d)+1, MaxWindows)
-	if d < time.Microsecond {
-		s += fmt.Sprintf(": %v is %d nanoseconds, a bare number where a duration belongs (write %d*time.Hour or %d*time.Minute)", d, int64(d), int64(d), int64(d))
-	} else {
-		s += ": choose a longer window"
-	}
-	return s
-}
-
-// DefaultIdleGap is how long a provider must have had nothing in flight
-// from this client before a request counts as a cold-start candidate in
-// ColdStarts: one minute. A server that unloads sooner needs a shorter
-// gap (ColdStartsAfter, sloassert.AfterIdle).
-const DefaultIdleGap = time.Minute
-
 // ColdStart is one cold-start candidate of a run (ColdStartCandidates).
 type ColdStart struct {
 	// ID is the request's trace ID; Index its place in Result.Records.

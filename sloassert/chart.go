@@ -300,8 +300,8 @@ func timelineChart(r *latencytest.Result, m Metric, window time.Duration) Chart 
 	if window <= 0 {
 		window = roundWindow(span / 20)
 	}
-	if r.WindowCount(window) > latencytest.MaxWindows {
-		panic("sloassert: timeline chart: " + latencytest.TooManyWindows(r, window))
+	if err := r.CheckWindows(window); window > 0 && err != nil {
+		panic("sloassert: timeline chart: " + strings.TrimPrefix(err.Error(), "latencytest: "))
 	}
 	xu := time.Second
 	switch {

@@ -372,16 +372,6 @@ func MaxTailRatio(metric Metric, max float64) Objective {
 	}}
 }
 
-// CheckClass returns an error unless class is one latencytest records
-// (latencytest.IsClass: one of latencytest.Classes, or "http_" and a
-// three-digit status such as "http_529").
-func CheckClass(class string) error {
-	if latencytest.IsClass(class) {
-		return nil
-	}
-	return fmt.Errorf("sloassert: unknown error class %q (want http_<status> such as http_529, or one of %s)", class, strings.Join(latencytest.Classes, ", "))
-}
-
 // MaxErrorRate is the objective "at most the fraction max (0.01 for 1%) of
 // measured requests failed", counting only the given classes when any are
 // given. A max outside [0,1) (a percent written where a fraction belongs,

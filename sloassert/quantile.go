@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tailguard/tailguard/internal/format"
@@ -504,8 +505,8 @@ func judgeErrorRate(name string, r *latencytest.Result, max float64, classes []s
 		return out
 	}
 	for _, c := range classes {
-		if err := CheckClass(c); err != nil {
-			out.Note = err.Error()
+		if err := latencytest.CheckClass(c); err != nil {
+			out.Note = strings.TrimPrefix(err.Error(), "latencytest: ")
 			return out
 		}
 	}

@@ -182,7 +182,7 @@ func TestErrorClassesAreChecked(t *testing.T) {
 		}
 	}
 	for _, c := range append(slices.Clone(latencytest.Classes), "http_529", "http_429", "http_500") {
-		if err := sloassert.CheckClass(c); err != nil {
+		if err := latencytest.CheckClass(c); err != nil {
 			t.Errorf("class %q: %v", c, err)
 		}
 	}

@@ -24,8 +24,8 @@ func (o Objective) judgeOn(r *latencytest.Result) Outcome {
 		out.Note = fmt.Sprintf("PerWindow(%v): the window length is not positive", o.opts.window)
 		return out
 	}
-	if r.WindowCount(o.opts.window) > latencytest.MaxWindows {
-		out.Note = fmt.Sprintf("PerWindow(%v): %s", o.opts.window, latencytest.TooManyWindows(r, o.opts.window))
+	if err := r.CheckWindows(o.opts.window); o.opts.window > 0 && err != nil {
+		out.Note = fmt.Sprintf("PerWindow(%v): %s", o.opts.window, strings.TrimPrefix(err.Error(), "latencytest: "))
 		return out
 	}
 	wins := r.Windows(o.opts.window)

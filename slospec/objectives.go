@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -282,8 +283,8 @@ func (p *specParser) errorRate(f specEntry, out *[]Objective) {
 					p.errorf(n.Line, el.path, "class %q given twice", c)
 					continue
 				}
-				if err := sloassert.CheckClass(c); err != nil {
-					p.errorf(n.Line, el.path, "%s", strings.TrimPrefix(err.Error(), "sloassert: "))
+				if err := latencytest.CheckClass(c); err != nil {
+					p.errorf(n.Line, el.path, "%s", strings.TrimPrefix(err.Error(), "latencytest: "))
 					continue
 				}
 				seen[c] = true

@@ -1,0 +1,125 @@
+package latencytest
+
+import (
+	"math"
+	"time"
+)
+
+// The environment variables, read only at the edge: OpenAIFromEnv reads
+// the OPENAI_* ones, AnthropicFromEnv the ANTHROPIC_* ones, and
+// Load.FromEnv (which Measure calls) the TAILGUARD_* ones to fill the
+// fields a runner leaves unset. Run reads none.
+const (
+	EnvBaseURL          = "OPENAI_BASE_URL"
+	EnvAPIKey           = "OPENAI_API_KEY"
+	EnvModel            = "OPENAI_MODEL"
+	EnvAnthropicBaseURL = "ANTHROPIC_BASE_URL"
+	EnvAnthropicAPIKey  = "ANTHROPIC_API_KEY"
+	EnvAnthropicModel   = "ANTHROPIC_MODEL"
+	// EnvShard gives a runner its shard when its Shard field is zero:
+	// "i/n", i from 0 (JOB_COMPLETION_INDEX of a Kubernetes Indexed Job is
+	// 0-based too; a GitHub Actions matrix can list 0 to n-1). See Shard.
+	EnvShard = "TAILGUARD_SHARD"
+	// EnvStartAt aligns the shards of one run: an RFC 3339 instant
+	// ("2025-06-01T12:00:00Z") that every runner of the process waits for
+	// before its first request (Load.StartAt, when that field is zero).
+	// It may be at most MaxStartWait ahead and at most MaxStartLate past
+	// when a runner starts; further is an error that names the variable.
+	// Once a runner of the process has reached the instant, later runners
+	// of the same process (the next level of a sweep, a chain after a
+	// batch) start at once. A runner inside a synctest bubble (virtual
+	// time, from 2000) ignores a real instant (2001 or later), logs so
+	// once, and says so in box 9: the variable set for a distributed run
+	// does not fail the virtual-time tests of the same process.
+	EnvStartAt = "TAILGUARD_START_AT"
+	// EnvLocation labels the client's network location in the disclosure
+	// when Load.Location is empty.
+	EnvLocation = "TAILGUARD_LOCATION"
+)
+
+// The defaults: what a run does when a field is left zero.
+const (
+	// DefaultRequests is the number of measured requests a Batch sends
+	// unless told otherwise (Batch.Requests), and a spec's load per level:
+	// 75, the fewest that reliably expose cold starts (10-20 miss them).
+	DefaultRequests = 75
+	// DefaultWarmup is the number of warm-up requests a Batch sends and
+	// discards unless told otherwise (Warmup, NoWarmup).
+	DefaultWarmup = 10
+	// DefaultMaxInFlight is OpenLoop.MaxInFlight's default: a safety cap
+	// on the requests in flight, high enough that an honest open loop
+	// rarely meets it (10,000).
+	DefaultMaxInFlight = 10_000
+	// DefaultHardCap is the longest any call may take unless told
+	// otherwise.
+	DefaultHardCap = 150 * time.Second
+	// DefaultIdleGap is how long a provider must have had nothing in
+	// flight from this client before a request counts as a cold-start
+	// candidate in ColdStarts: one minute. A server that unloads sooner
+	// needs a shorter gap (ColdStartsAfter, sloassert.AfterIdle).
+	DefaultIdleGap = time.Minute
+	// DefaultChainPrompt opens a chain unless Chain.Prompt is set.
+	DefaultChainPrompt = "You are an agent working through a task in steps. " +
+		"Reply with one short sentence: the next step of planning a small database migration."
+	// CompactAbove is the planned request count above which RecordsAuto
+	// keeps compact records: 100,000.
+	CompactAbove = 100_000
+)
+
+// The limits: input beyond them is refused with an error that names it,
+// since a typo (an extra digit, a bare number where a duration belongs)
+// would otherwise grow a run to gigabytes or make it wait for hours.
+const (
+	// MaxOpenLoopRequests is the most requests one OpenLoop run may plan
+	// (10,000,000; compact records keep about 60 bytes each).
+	MaxOpenLoopRequests = 10_000_000
+	// MaxReplayPromptTokens is the largest PromptTokens of a replayed
+	// arrival: 10,000,000 tokens (about 40 MB of prompt text), beyond the
+	// largest context windows. Each replayed prompt is built in memory.
+	MaxReplayPromptTokens = 10_000_000
+	// MaxReplayMaxTokens is the largest MaxTokens of a replayed arrival:
+	// 1,048,576 (1<<20, the largest max_tokens the fake provider accepts).
+	MaxReplayMaxTokens = 1 << 20
+	// MaxStartWait is how far ahead of a runner's start a start instant
+	// (Load.StartAt, EnvStartAt) may be: 10 minutes. A later instant is a
+	// typo (or a time zone mistake), not a plan.
+	MaxStartWait = 10 * time.Minute
+	// MaxStartLate is how long before a runner's start a start instant
+	// may be: 1 minute. A shard that starts later than that did not run
+	// alongside the others, and its merged figures would say they did.
+	MaxStartLate = time.Minute
+	// MaxWindows is the most windows Result.Windows makes: a window
+	// length that would cut the run into more (6 ns written as a bare 6
+	// where 6*time.Hour was meant) is refused (Result.CheckWindows).
+	MaxWindows = 100_000
+)
+
+// The values that mark a time that is not a latency.
+const (
+	// Failed is the value a failed request takes in a latency Sample: it
+	// never delivered what was timed, so it counts as infinitely slow. A
+	// quantile that reaches a failed request is Failed, and a failed
+	// request can only make a figure worse, never better.
+	Failed = time.Duration(math.MaxInt64)
+	// NotObserved marks a time in a Record that did not happen (no token,
+	// no answer): -1ns.
+	NotObserved = time.Duration(-1)
+)
+
+// The fixed figures of a measurement.
+const (
+	// NonceLen is the length of the nonce prefix in bytes.
+	NonceLen = 38
+	// SketchAlpha is the relative accuracy of a Sketch: every quantile it
+	// gives is within 1% of the exact one (|estimate - exact| <= 0.01 ×
+	// exact), Failed where the exact quantile is Failed, 0 where it is 0.
+	SketchAlpha = 0.01
+	// LateStart is how late a request must start, after its scheduled
+	// send, to count as late in Result.Lag and the disclosure: 1ms. Below
+	// it is timer and scheduler jitter on a real clock (on synctest's fake
+	// clock a request is either exactly on time or waited for something).
+	LateStart = time.Millisecond
+	// BusyClient is the client CPU/wall above which the client is part
+	// of the tail it measured (box 13 and the reports warn).
+	BusyClient = 0.7
+)
