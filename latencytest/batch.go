@@ -83,15 +83,6 @@ type PromptClass struct {
 	MaxTokens    int
 }
 
-// DefaultMix is 70% short, 20% medium, 10% long prompts (about 200, 1,000
-// and 6,000 tokens, capped at 100, 300 and 600 tokens), seed 7: the mix
-// of published benchmarks (docs/sources.md).
-var DefaultMix = Mix{Seed: 7, Classes: []PromptClass{
-	{Name: "short", Weight: 0.7, PromptTokens: 200, MaxTokens: 100},
-	{Name: "medium", Weight: 0.2, PromptTokens: 1000, MaxTokens: 300},
-	{Name: "long", Weight: 0.1, PromptTokens: 6000, MaxTokens: 600},
-}}
-
 func (m Mix) orDefault() Mix {
 	if len(m.Classes) == 0 {
 		return DefaultMix

@@ -123,3 +123,19 @@ const (
 	// of the tail it measured (box 13 and the reports warn).
 	BusyClient = 0.7
 )
+
+// The default load: what a Sweep and a Batch use when Levels or Mix are
+// left empty.
+var (
+	// DefaultLevels are one user, a few, a crowd: the levels of published
+	// benchmarks (docs/sources.md).
+	DefaultLevels = []int{1, 8, 50}
+	// DefaultMix is 70% short, 20% medium, 10% long prompts (about 200,
+	// 1,000 and 6,000 tokens, capped at 100, 300 and 600 tokens), seed 7:
+	// the mix of published benchmarks (docs/sources.md).
+	DefaultMix = Mix{Seed: 7, Classes: []PromptClass{
+		{Name: "short", Weight: 0.7, PromptTokens: 200, MaxTokens: 100},
+		{Name: "medium", Weight: 0.2, PromptTokens: 1000, MaxTokens: 300},
+		{Name: "long", Weight: 0.1, PromptTokens: 6000, MaxTokens: 600},
+	}}
+)

@@ -251,10 +251,10 @@ func (s Sweep) Measure(t testing.TB, p Provider) *SweepResult {
 	return sr
 }
 
-// ChainSummary is a chain run at a glance, for summary.json: what ran, the
+// chainSummary is a chain run at a glance, for summary.json: what ran, the
 // chain totals, the chain error rate and the calls' ResultSummary (JSON as
 // in ResultSummary: snake_case, _ns, null for Failed).
-type ChainSummary struct {
+type chainSummary struct {
 	// Test, Label, Concurrency and Model say what ran, as in ResultSummary
 	// (Concurrency is the chains run at once).
 	Test        string `json:"test,omitempty"`
@@ -273,8 +273,8 @@ type ChainSummary struct {
 }
 
 // MarshalJSON writes a NaN error rate as null.
-func (s ChainSummary) MarshalJSON() ([]byte, error) {
-	type plain ChainSummary
+func (s chainSummary) MarshalJSON() ([]byte, error) {
+	type plain chainSummary
 	return json.Marshal(struct {
 		plain
 		ErrorRate *float64 `json:"chain_error_rate"`
@@ -308,7 +308,7 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 	calls.Disclosure, calls.PartialReason = cr.Disclosure, cr.PartialReason
 	totals := cr.Totals().Summarize()
 	cs := calls.Summarize()
-	sum := ChainSummary{Test: t.Name(), Label: label, Concurrency: max(c.Concurrency, 1), Model: cs.Model,
+	sum := chainSummary{Test: t.Name(), Label: label, Concurrency: max(c.Concurrency, 1), Model: cs.Model,
 		Chains: len(cr.Chains), Totals: totals, ErrorRate: cr.ErrorRate(), Calls: cs}
 	writeSummary(t, path, sum)
 	t.Attr("tailguard.chain.total.p50", format.Duration(totals.P50))

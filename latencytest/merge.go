@@ -222,7 +222,7 @@ func filesOnly(paths []string) []string {
 }
 
 // summaryFile is what MergeRecords reads of a summary.json: a
-// ResultSummary, or a ChainSummary (whose calls hold the same keys).
+// ResultSummary, or a chainSummary (whose calls hold the same keys).
 type summaryFile struct {
 	Test       string       `json:"test"`
 	Label      string       `json:"label"`

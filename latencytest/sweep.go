@@ -36,10 +36,6 @@ type SweepResult struct {
 	Planned []int
 }
 
-// DefaultLevels are one user, a few, a crowd: the levels of published
-// benchmarks (docs/sources.md).
-var DefaultLevels = []int{1, 8, 50}
-
 func (s Sweep) levels() ([]int, error) {
 	lv := s.Levels
 	if len(lv) == 0 {
