@@ -63,6 +63,28 @@ type MachineLoad struct {
 	ReadLagP50 time.Duration
 	ReadLagP99 time.Duration
 	ReadLagMax time.Duration
+	// Sources are, for a merged result (MergeRecords, MergeLevels), each
+	// source's own figures as its summary.json kept them, in the order
+	// merged; nil for one run. The figures above are then the worst of
+	// the sources' that were measured in real time: the highest PSI,
+	// load, runnable tasks, lateness and read lag, the longest Wall, the
+	// fewest Cores, Wakeups and Reads summed; Virtual only when every
+	// source with figures ran in virtual time. Warning and String speak
+	// per source, so one busy shard is named, never averaged away.
+	Sources []SourceMachine
+}
+
+// SourceMachine is one source's machine figures in a merged result
+// (MachineLoad.Sources).
+type SourceMachine struct {
+	// Source names the source as the merge does: "shard 1/4 of c8
+	// (path/records.jsonl)" for a shard, else the records file's path.
+	Source string `json:"source"`
+	// Machine is the source's figures; nil (null in JSON) when its
+	// summary.json holds none: there is no summary beside the records,
+	// or it was written before summaries kept them. Then whether its
+	// timings include scheduling delay is not known, and nothing warns.
+	Machine *MachineLoad `json:"machine"`
 }
 
 // probeInterval is how long the client's timer probe sleeps between
@@ -101,7 +123,14 @@ const (
 // runnable tasks above the cores, or (for a run of a minute or more) the
 // 1-minute load average above the cores. "" when none holds, when m is nil (not measured) and
 // in virtual time; a signal that is not available never warns.
+//
+// For a merged result it is every source's own warning, each after the
+// source's name ("shard 1/4 of c8 (path): the machine was busy: ..."),
+// joined by "; ": it warns when any source's would, and names it.
 func (m *MachineLoad) Warning() string {
+	if m != nil && m.Sources != nil {
+		return m.sourcesWarning()
+	}
 	if m == nil || m.Virtual {
 		return ""
 	}
@@ -134,14 +163,27 @@ func (m *MachineLoad) Warning() string {
 }
 
 // String renders the figures on one line, "not available" for a signal
-// the platform does not give.
+// the platform does not give. For a merged result: the worst figures,
+// then each source's in brief, then the sources whose figures were not
+// recorded.
 func (m *MachineLoad) String() string {
 	if m == nil {
 		return "machine signals not recorded"
 	}
-	if m.Virtual {
-		return "machine signals and timer lateness not measured (virtual time)"
+	if m.Sources != nil {
+		return m.sourcesString()
 	}
+	if m.Virtual {
+		return virtualMachine
+	}
+	return "machine: " + m.figures()
+}
+
+// virtualMachine is String in virtual time.
+const virtualMachine = "machine signals and timer lateness not measured (virtual time)"
+
+// figures renders the figures of a run measured in real time.
+func (m *MachineLoad) figures() string {
 	psi := "PSI cpu some not available"
 	if !math.IsNaN(m.PSISome) {
 		psi = fmt.Sprintf("PSI cpu some %.1f%% of the run", m.PSISome*100)
@@ -162,7 +204,7 @@ func (m *MachineLoad) String() string {
 	if m.Reads > 0 {
 		reads = fmt.Sprintf("socket read lag p50 %s p99 %s max %s (%d reads)", fmtLate(m.ReadLagP50), fmtLate(m.ReadLagP99), fmtLate(m.ReadLagMax), m.Reads)
 	}
-	return fmt.Sprintf("machine: %s; %s on %d cores; %s; %s", psi, load, m.Cores, late, reads)
+	return fmt.Sprintf("%s; %s on %d cores; %s; %s", psi, load, m.Cores, late, reads)
 }
 
 // fmtLate renders a lateness in milliseconds with two decimals.
@@ -176,6 +218,7 @@ func (m MachineLoad) MarshalJSON() ([]byte, error) {
 		Virtual: m.Virtual, Wall: m.Wall, PSISome: finite(m.PSISome), Load: finite(m.Load), Runnable: finite(m.Runnable),
 		Cores: m.Cores, Wakeups: m.Wakeups, LateP50: m.LateP50, LateP99: m.LateP99, LateMax: m.LateMax,
 		Reads: m.Reads, ReadLagP50: m.ReadLagP50, ReadLagP99: m.ReadLagP99, ReadLagMax: m.ReadLagMax,
+		Sources: m.Sources,
 	})
 }
 
@@ -193,25 +236,26 @@ func (m *MachineLoad) UnmarshalJSON(b []byte) error {
 	}
 	*m = MachineLoad{Virtual: v.Virtual, Wall: v.Wall, PSISome: nan(v.PSISome), Load: nan(v.Load), Runnable: nan(v.Runnable),
 		Cores: v.Cores, Wakeups: v.Wakeups, LateP50: v.LateP50, LateP99: v.LateP99, LateMax: v.LateMax,
-		Reads: v.Reads, ReadLagP50: v.ReadLagP50, ReadLagP99: v.ReadLagP99, ReadLagMax: v.ReadLagMax}
+		Reads: v.Reads, ReadLagP50: v.ReadLagP50, ReadLagP99: v.ReadLagP99, ReadLagMax: v.ReadLagMax, Sources: v.Sources}
 	return nil
 }
 
 type machineJSON struct {
-	Virtual    bool          `json:"virtual,omitempty"`
-	Wall       time.Duration `json:"wall_ns"`
-	PSISome    *float64      `json:"psi_cpu_some"`
-	Load       *float64      `json:"load_avg_1m"`
-	Runnable   *float64      `json:"runnable"`
-	Cores      int           `json:"cores"`
-	Wakeups    int           `json:"probe_wakeups"`
-	LateP50    time.Duration `json:"late_p50_ns"`
-	LateP99    time.Duration `json:"late_p99_ns"`
-	LateMax    time.Duration `json:"late_max_ns"`
-	Reads      int           `json:"socket_reads,omitempty"`
-	ReadLagP50 time.Duration `json:"read_lag_p50_ns,omitempty"`
-	ReadLagP99 time.Duration `json:"read_lag_p99_ns,omitempty"`
-	ReadLagMax time.Duration `json:"read_lag_max_ns,omitempty"`
+	Virtual    bool            `json:"virtual,omitempty"`
+	Wall       time.Duration   `json:"wall_ns"`
+	PSISome    *float64        `json:"psi_cpu_some"`
+	Load       *float64        `json:"load_avg_1m"`
+	Runnable   *float64        `json:"runnable"`
+	Cores      int             `json:"cores"`
+	Wakeups    int             `json:"probe_wakeups"`
+	LateP50    time.Duration   `json:"late_p50_ns"`
+	LateP99    time.Duration   `json:"late_p99_ns"`
+	LateMax    time.Duration   `json:"late_max_ns"`
+	Reads      int             `json:"socket_reads,omitempty"`
+	ReadLagP50 time.Duration   `json:"read_lag_p50_ns,omitempty"`
+	ReadLagP99 time.Duration   `json:"read_lag_p99_ns,omitempty"`
+	ReadLagMax time.Duration   `json:"read_lag_max_ns,omitempty"`
+	Sources    []SourceMachine `json:"sources,omitempty"`
 }
 
 // The files the signals are read from on Linux; elsewhere they are absent

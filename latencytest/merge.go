@@ -24,13 +24,17 @@ import (
 // file is a records file (LoadRecords); the summary.json that Measure
 // writes beside it ("summary-c8.json" beside "records-c8.jsonl"), when
 // present, gives the source's planned count, client CPU/wall, location,
-// partial reason and disclosure.
+// partial reason, disclosure and machine figures.
 //
 // The Result holds every record in full (the files of a compact run hold
 // full records, gaps included: Result.Compact shrinks the merged result),
 // ordered by send time (trace ID for ties); Planned sums the sources';
 // Start and End span them all; CPUPerWall is the highest of the sources' (the busiest client); Partial
-// when any source was. Its Disclosure lists each source (Sources: path,
+// when any source was. Machine holds every source's machine figures
+// (MachineLoad.Sources; a source whose summary has none is named as not
+// recorded) and the worst of them, and warns, naming each source, when
+// any source's figures say its timings may include scheduling delay of
+// the client (MachineLoad.Warning); box 13 shows them. Its Disclosure lists each source (Sources: path,
 // counts, run window, CPU/wall, location), fills the boxes the sources
 // agree on with their common answer (and lists differing ones per
 // source), and warns (Warnings, and box 9 marked missing) when the
@@ -231,6 +235,7 @@ type summaryFile struct {
 	CPUPerWall *float64     `json:"cpu_per_wall"`
 	Partial    string       `json:"partial"`
 	Disclosure *Disclosure  `json:"disclosure"`
+	Machine    *MachineLoad `json:"machine"`
 	Calls      *summaryFile `json:"calls"`
 }
 
@@ -325,6 +330,7 @@ func mergeSources(srcs []*MergeSource, gaps []shardGap, level int) *Result {
 	if len(partial) > 0 {
 		res.Partial, res.PartialReason = true, strings.Join(partial, "; ")
 	}
+	res.Machine = mergeMachine(srcs)
 	res.Disclosure = discloseMerge(srcs, res)
 	return res
 }
@@ -410,6 +416,7 @@ func discloseMerge(srcs []*MergeSource, res *Result) Disclosure {
 	}
 	d.mergeWindow(srcs, res)
 	d.mergeCPU(srcs)
+	d.noteMergedMachine(res.Machine)
 	d.mergeLocation(srcs)
 	return d
 }

@@ -46,7 +46,8 @@ type MergeSource struct {
 	// with fewer records than planned. It makes the merge Partial.
 	Incomplete string `json:"incomplete,omitempty"`
 
-	boxes    map[int]Box // its summary's disclosure, by box
+	boxes    map[int]Box  // its summary's disclosure, by box
+	machine  *MachineLoad // its summary's machine figures (nil: none)
 	records  []Record
 	levelKey string      // its records' concurrency levels, to compare windows within a level
 	end      *recordsEnd // its end line (nil: the file does not end with one)
@@ -111,6 +112,7 @@ func (src *MergeSource) readSummary() error {
 	if s.CPUPerWall != nil {
 		src.CPUPerWall = *s.CPUPerWall
 	}
+	src.machine = s.Machine
 	if s.Disclosure != nil {
 		src.boxes = map[int]Box{}
 		for _, b := range s.Disclosure.Boxes {

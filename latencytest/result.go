@@ -32,8 +32,9 @@ type Result struct {
 	// (NaN when unknown). Above 0.7 the client is part of the tail.
 	CPUPerWall float64 `json:"cpu_per_wall"`
 	// Machine is what other processes did to the client's timings over
-	// the run (PSI, load, timer lateness; see MachineLoad); nil when not
-	// measured (a merge, a baseline read from records).
+	// the run (PSI, load, timer lateness; see MachineLoad); for a merge,
+	// every source's figures (MachineLoad.Sources); nil when not measured
+	// (a baseline read from records).
 	Machine *MachineLoad `json:"machine,omitempty"`
 	// RepeatGaps holds the run-to-run gaps when the batch was repeated.
 	RepeatGaps []RepeatGap `json:"repeat_gaps,omitempty"`
