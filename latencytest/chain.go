@@ -191,6 +191,9 @@ func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSourc
 		}
 		id := fmt.Sprintf("%s-call%02d", run.ID, k)
 		req := c.request(id, history)
+		if k == 0 { // the opening prompt behind the nonce: its body is prebuilt (promptbody.go)
+			req.prompt = templateFor(c.Prompt)
+		}
 		rec := p.Call(ctx, req)
 		rec.ID, rec.Chain, rec.Call, rec.Concurrency = id, i, k, c.Concurrency
 		if rec.MaxTokens == 0 {

@@ -234,11 +234,7 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 	recs := o.into.sink(planned)
 	b := o.batch()
 	nonce := newNonceSource(o.NoNonce)
-	longest := 0 // the replay's longest prompt, in tokens
-	for _, a := range o.Replay {
-		longest = max(longest, a.PromptTokens)
-	}
-	replayText := promptText(longest * 4) // each replayed prompt is a prefix of it
+	replay := newReplayPrompts(o.Replay) // the requests as the trace sizes them (schedule.go)
 	sem := make(chan struct{}, o.MaxInFlight)
 	limit := o.limit()
 	timer := time.NewTimer(time.Hour)
@@ -295,17 +291,7 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 			break
 		}
 		id := fmt.Sprintf("%s-%04d", o.Label, i)
-		req, class := b.request(id, i, nonce)
-		if o.Replay != nil {
-			a := o.Replay[i]
-			if a.PromptTokens > 0 {
-				req.Messages[0].Content = nonce.prefix(id) + replayText[:a.PromptTokens*4]
-				class = "replay"
-			}
-			if a.MaxTokens > 0 {
-				req.MaxTokens = a.MaxTokens
-			}
-		}
+		req, class := replay.request(b, id, i, nonce)
 		sent++
 		slot := k
 		wg.Add(1)

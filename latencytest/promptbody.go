@@ -7,16 +7,20 @@ import (
 )
 
 // A Batch's mix prompts are long (up to ~24,000 bytes) and the same for
-// every request of a class but for the leading nonce. The body of such a
-// request is built once per class (and per provider, max_tokens,
-// temperature and stream_options), by the provider's own encoder, and
-// each request is a copy of it with its nonce written into place:
-// the prompt is JSON-escaped once, not once per request, and the bytes
-// sent are those the encoder would write.
+// every request of a class but for the leading nonce; so are a Chain's
+// first calls (its opening prompt) and a replayed trace's arrivals of
+// one prompt size. The body of such a request is built once per class
+// (and per provider, max_tokens, temperature and stream_options), by the
+// provider's own encoder, and each request is a copy of it with its
+// nonce written into place: the prompt is JSON-escaped once, not once
+// per request, and the bytes sent are those the encoder would write.
+// Whatever else (a chain's later calls, whose history grows; a prompt
+// size asked once) is encoded in full.
 
 // promptTemplate is one shared prompt text: a request built from it (see
-// Batch.request) carries a pointer to it, and a provider that finds its
-// message to be the text behind a nonce sends a prebuilt body.
+// Batch.request, Chain.runChain, replayPrompts) carries a pointer to it,
+// and a provider that finds its message to be the text behind a nonce
+// sends a prebuilt body.
 type promptTemplate struct {
 	text string
 }
@@ -48,15 +52,54 @@ func promptFor(chars int) *promptTemplate {
 // tokens), the same for every call.
 func promptText(chars int) string { return promptFor(chars).text }
 
+// Other texts shared by many requests (a Chain's opening prompt, a size
+// of prompt that a replayed trace asks for more than once) have a shared
+// template too: the same text gives the same template in every run, so a
+// provider's prebuilt body of it (kept by template) serves them all. At
+// most maxSharedTemplates texts of at most maxTemplateChars bytes are
+// kept (their strings as given, not copied); past either, a text has no
+// template and its requests are encoded in full, as without one.
+const (
+	maxSharedTemplates = 256
+	maxTemplateChars   = 256 << 10
+)
+
+var sharedTemplates = map[string]*promptTemplate{}
+
+// templateFor returns the shared template of text, or nil when it is
+// longer than maxTemplateChars or the table is full.
+func templateFor(text string) *promptTemplate {
+	if len(text) > maxTemplateChars {
+		return nil
+	}
+	promptMu.Lock()
+	defer promptMu.Unlock()
+	if t, ok := sharedTemplates[text]; ok {
+		return t
+	}
+	if len(sharedTemplates) >= maxSharedTemplates {
+		return nil
+	}
+	t := &promptTemplate{text: text}
+	sharedTemplates[text] = t
+	return t
+}
+
 // appendNonced appends the message content nonce + text.
 func appendNonced(b []byte, n nonceSource, traceID, text string) []byte {
 	b = n.appendPrefix(b, traceID)
 	return append(b, text...)
 }
 
-// maxBodyTemplates bounds a provider's prebuilt bodies: past it, bodies
-// of new shapes are built per request (as they would be without).
-const maxBodyTemplates = 64
+// maxBodyTemplates and maxBodyBytes bound a provider's prebuilt bodies
+// (64 shapes, 16 MiB of bodies; the default mix's three classes take ~29
+// KB for each set of options): past either, bodies of new shapes
+// are built per request (as they would be without), with no search for
+// the nonce's place.
+const (
+	maxBodyTemplates = 64
+	maxBodyBytes     = 16 << 20
+)
 
 // bodyKey is what a prebuilt body depends on besides the provider.
 type bodyKey struct {
@@ -78,8 +121,9 @@ type bodyTemplate struct {
 
 // bodyCache is a provider's prebuilt bodies.
 type bodyCache struct {
-	mu sync.Mutex
-	m  map[bodyKey]*bodyTemplate
+	mu    sync.Mutex
+	m     map[bodyKey]*bodyTemplate
+	bytes int // the bodies' lengths summed
 }
 
 // templated reports whether req is its template's text behind a nonce
@@ -125,7 +169,11 @@ func (o *LLMProvider) requestBody(req Request, streamOptions bool) ([]byte, erro
 	}
 	o.bodies.mu.Lock()
 	t, found := o.bodies.m[k]
+	full := len(o.bodies.m) >= maxBodyTemplates || o.bodies.bytes >= maxBodyBytes
 	o.bodies.mu.Unlock()
+	if !found && full {
+		return o.payload(req, streamOptions)
+	}
 	if found {
 		if t.body == nil {
 			return o.payload(req, streamOptions)
@@ -152,8 +200,9 @@ func (o *LLMProvider) requestBody(req Request, streamOptions bool) ([]byte, erro
 	if o.bodies.m == nil {
 		o.bodies.m = map[bodyKey]*bodyTemplate{}
 	}
-	if len(o.bodies.m) < maxBodyTemplates {
+	if len(o.bodies.m) < maxBodyTemplates && o.bodies.bytes+len(t.body) <= maxBodyBytes {
 		o.bodies.m[k] = t
+		o.bodies.bytes += len(t.body)
 	}
 	o.bodies.mu.Unlock()
 	if t.body == nil {

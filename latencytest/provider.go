@@ -33,7 +33,9 @@ type Request struct {
 	// (total_timeout); 0 means DefaultHardCap.
 	HardCap time.Duration
 	// prompt is the shared text Messages end with, when a Batch built
-	// them from its mix: the body is then prebuilt (promptbody.go).
+	// them from its mix (or a Chain its first call, or a replayed trace
+	// a prompt size it repeats): the body is then prebuilt
+	// (promptbody.go).
 	prompt *promptTemplate
 }
 

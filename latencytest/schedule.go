@@ -8,6 +8,7 @@ import (
 	"math"
 	randv2 "math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -239,4 +240,82 @@ func (a *arrivals) count(upTo int) int {
 		n++
 	}
 	return n
+}
+
+// replayPrompts builds the requests of an open loop: the Batch's, or,
+// for a replayed trace's arrival that sizes its own prompt
+// (Arrival.PromptTokens), the nonce then the filler text cut at 4
+// characters a token (a prefix of the trace's longest prompt, as the mix
+// writes it). The prompt sizes most asked for (up to
+// maxReplayTemplates, each by more than one arrival) share a template
+// (templateFor), so their bodies are prebuilt (promptbody.go); a size
+// asked once is encoded in full: a template of it would be built, kept
+// and never used again.
+type replayPrompts struct {
+	arrivals  []Arrival
+	text      string                  // the longest replayed prompt
+	templates map[int]*promptTemplate // by prompt tokens
+}
+
+// maxReplayTemplates is how many prompt sizes of one trace get a
+// template: half a provider's prebuilt bodies (maxBodyTemplates).
+const maxReplayTemplates = maxBodyTemplates / 2
+
+// newReplayPrompts prepares the prompts of the arrivals (nil: none,
+// every request is the Batch's).
+func newReplayPrompts(arr []Arrival) replayPrompts {
+	r := replayPrompts{arrivals: arr}
+	if arr == nil {
+		return r
+	}
+	longest := 0
+	asked := map[int]int{} // prompt tokens -> arrivals
+	var sizes []int        // in order of first arrival
+	for _, a := range arr {
+		if a.PromptTokens <= 0 {
+			continue
+		}
+		longest = max(longest, a.PromptTokens)
+		if asked[a.PromptTokens] == 0 {
+			sizes = append(sizes, a.PromptTokens)
+		}
+		asked[a.PromptTokens]++
+	}
+	r.text = promptText(longest * 4)
+	slices.SortStableFunc(sizes, func(a, b int) int { return asked[b] - asked[a] })
+	r.templates = map[int]*promptTemplate{}
+	for _, n := range sizes[:min(len(sizes), maxReplayTemplates)] {
+		if asked[n] < 2 {
+			break
+		}
+		if t := templateFor(r.text[:n*4]); t != nil {
+			r.templates[n] = t
+		}
+	}
+	return r
+}
+
+// request builds request i (trace ID id) of b, as its replayed arrival
+// sizes it; the class is "replay" for an arrival that sizes its prompt,
+// else the Batch's.
+func (r replayPrompts) request(b Batch, id string, i int, nonce nonceSource) (Request, string) {
+	if r.arrivals == nil || r.arrivals[i].PromptTokens <= 0 {
+		req, class := b.request(id, i, nonce)
+		if r.arrivals != nil && r.arrivals[i].MaxTokens > 0 {
+			req.MaxTokens = r.arrivals[i].MaxTokens
+		}
+		return req, class
+	}
+	a := r.arrivals[i]
+	req := b.Load.request(id, nil)
+	switch {
+	case a.MaxTokens > 0:
+		req.MaxTokens = a.MaxTokens
+	case req.MaxTokens == 0 && b.Prompt == "": // the mix's cap, as Batch.request gives it
+		req.MaxTokens = b.Mix.class(i).MaxTokens
+	}
+	text := r.text[:a.PromptTokens*4]
+	req.Messages = []Message{{Role: "user", Content: string(appendNonced(make([]byte, 0, NonceLen+len(text)), nonce, id, text))}}
+	req.prompt = r.templates[a.PromptTokens]
+	return req, "replay"
 }
