@@ -128,7 +128,7 @@ const (
 // source's name ("shard 1/4 of c8 (path): the machine was busy: ..."),
 // joined by "; ": it warns when any source's would, and names it.
 func (m *MachineLoad) Warning() string {
-	if m != nil && m.Sources != nil {
+	if m != nil && len(m.Sources) > 0 {
 		return m.sourcesWarning()
 	}
 	if m == nil || m.Virtual {
@@ -170,7 +170,7 @@ func (m *MachineLoad) String() string {
 	if m == nil {
 		return "machine signals not recorded"
 	}
-	if m.Sources != nil {
+	if len(m.Sources) > 0 {
 		return m.sourcesString()
 	}
 	if m.Virtual {

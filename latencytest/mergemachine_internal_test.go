@@ -16,8 +16,8 @@ func TestMergeMachineCombines(t *testing.T) {
 	nan := math.NaN()
 	a := &MachineLoad{Wall: 3 * time.Second, PSISome: 0.04, Load: nan, Runnable: 6.5, Cores: 8, Wakeups: 600,
 		LateP50: 100 * time.Microsecond, LateP99: 1900 * time.Microsecond, LateMax: 5 * time.Millisecond}
-	b := &MachineLoad{Wall: 9 * time.Second, PSISome: nan, Load: 1.5, Runnable: 1.1, Cores: 2, Wakeups: 0,
-		LateP99: time.Hour, // no wake-up timed: ignored
+	// b timed no wake-up: its LateP99 is left out.
+	b := &MachineLoad{Wall: 9 * time.Second, PSISome: nan, Load: 1.5, Runnable: 1.1, Cores: 2, Wakeups: 0, LateP99: time.Hour,
 		Reads: 50, ReadLagP50: 20 * time.Microsecond, ReadLagP99: 3 * time.Millisecond, ReadLagMax: 4 * time.Millisecond}
 	v := &MachineLoad{Virtual: true, PSISome: 1, Load: nan, Runnable: nan, Cores: 64}
 	srcs := []*MergeSource{{Path: "a.jsonl", machine: a}, {Path: "b.jsonl", machine: b}, {Path: "v.jsonl", machine: v}, {Path: "old.jsonl"}}
