@@ -29,19 +29,19 @@ import (
 // The Result holds every record in full (the files of a compact run hold
 // full records, gaps included: Result.Compact shrinks the merged result),
 // ordered by send time (trace ID for ties); Planned sums the sources';
-// Start and End span them all; CPUPerWall is the highest of the sources' (the busiest client); Partial
-// when any source was. Machine holds every source's machine figures
-// (MachineLoad.Sources; a source whose summary has none is named as not
-// recorded) and the worst of them, and warns, naming each source, when
-// any source's figures say its timings may include scheduling delay of
-// the client (MachineLoad.Warning); box 13 shows them. Its Disclosure lists each source (Sources: path,
-// counts, run window, CPU/wall, location), fills the boxes the sources
-// agree on with their common answer (and lists differing ones per
-// source), and warns (Warnings, and box 9 marked missing) when the
-// sources of one load level have run windows that do not overlap: they did
-// not load the provider at the same time, so the merged figures describe
-// separate smaller runs, not their combined load (align them with
-// TAILGUARD_START_AT).
+// Start and End span them all; CPUPerWall is the highest of the sources'
+// (the busiest client); Partial when any source was. Machine holds every
+// source's machine figures (MachineLoad.Sources; a source whose summary
+// has none is named as not recorded) and the worst of them, and warns,
+// naming each source, when any source's figures say its timings may
+// include scheduling delay of the client (MachineLoad.Warning); box 13
+// shows them. Its Disclosure lists each source (Sources: path, counts, run
+// window, CPU/wall, location), fills the boxes the sources agree on with
+// their common answer (and lists differing ones per source), and warns
+// (Warnings, and box 9 marked missing) when the sources of one load level
+// have run windows that do not overlap: they did not load the provider at
+// the same time, so the merged figures describe separate smaller runs, not
+// their combined load (align them with TAILGUARD_START_AT).
 //
 // Complete: each source is checked against what it says of itself. Its
 // end line (WriteRecords ends a file with its count) or its summary
