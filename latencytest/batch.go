@@ -220,6 +220,9 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 	// its idle connections closed when the run ends (each sweep level's).
 	ctx, endConns := withConcurrency(ctx, b.Concurrency)
 	defer endConns()
+	// One goroutine ends the requests past their deadlines (deadlines.go).
+	ctx, endWatch := watchDeadlines(ctx)
+	defer endWatch()
 	nonce := newNonceSource(b.NoNonce)
 	if stopped != "" {
 		res.Partial, res.PartialReason = true, "sent 0 requests: "+stopped

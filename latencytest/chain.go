@@ -130,6 +130,9 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	// closed when the run ends.
 	ctx, endConns := withConcurrency(ctx, c.Concurrency)
 	defer endConns()
+	// One goroutine ends the requests past their deadlines (deadlines.go).
+	ctx, endWatch := watchDeadlines(ctx)
+	defer endWatch()
 	nonce := newNonceSource(c.NoNonce)
 	limit := c.limit()
 	runs := make([]ChainRun, len(mine))

@@ -67,11 +67,11 @@ func runFunc(parent context.Context, req Request, fn func(ctx context.Context, r
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	c := newCall(req.ID, ctx, parent)
-	total := time.AfterFunc(req.limit(), func() { cancel(errTotalTimeout) })
+	total := afterFunc(parent, req.limit(), func() { cancel(errTotalTimeout) })
 	defer total.Stop()
 	if req.FirstTokenTimeout > 0 {
 		c.mu.Lock()
-		c.firstTimeout = time.AfterFunc(req.FirstTokenTimeout, func() {
+		c.firstTimeout = afterFunc(parent, req.FirstTokenTimeout, func() {
 			if c.boundByFirstToken() {
 				cancel(errFirstTokenTimeout)
 			}

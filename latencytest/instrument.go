@@ -140,7 +140,7 @@ type funcCall struct {
 	id           string
 	start        time.Time
 	ctx, parent  context.Context
-	firstTimeout *time.Timer // nil without a first-token timeout
+	firstTimeout pendingFunc // zero without a first-token timeout
 
 	mu       sync.Mutex
 	attempts []*attempt
@@ -302,9 +302,7 @@ func (c *funcCall) headers(a *attempt, resp *http.Response) {
 func (c *funcCall) firstToken() {
 	if !c.token {
 		c.token = true
-		if c.firstTimeout != nil {
-			c.firstTimeout.Stop()
-		}
+		c.firstTimeout.Stop()
 	}
 }
 

@@ -386,11 +386,11 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 	// the trace and the closures below are the client's own work, not the
 	// request's time.
 	var start time.Time
-	total := time.AfterFunc(req.limit(), func() { cancel(errTotalTimeout) })
+	total := afterFunc(parent, req.limit(), func() { cancel(errTotalTimeout) })
 	defer total.Stop()
-	var first *time.Timer
+	var first pendingFunc // zero: no first-token timeout
 	if req.FirstTokenTimeout > 0 {
-		first = time.AfterFunc(req.FirstTokenTimeout, func() { cancel(errFirstTokenTimeout) })
+		first = afterFunc(parent, req.FirstTokenTimeout, func() { cancel(errFirstTokenTimeout) })
 		defer first.Stop()
 	}
 
@@ -501,11 +501,7 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, errorMessage([]byte(o.redact(string(b))))))
 	}
 
-	st := newStreamTimer(&rec, o.redact, func() {
-		if first != nil {
-			first.Stop()
-		}
-	})
+	st := newStreamTimer(&rec, o.redact, first.Stop)
 	if o.api != nil && o.api.decoder != nil {
 		st.st.proto = o.api.decoder()
 	}

@@ -194,6 +194,9 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	// idle ones are closed when the run ends.
 	ctx, endConns := withConcurrency(ctx, o.MaxInFlight)
 	defer endConns()
+	// One goroutine ends the requests past their deadlines (deadlines.go).
+	ctx, endWatch := watchDeadlines(ctx)
+	defer endWatch()
 	whole := o.arrivals().count(MaxOpenLoopRequests + 1)
 	if whole > MaxOpenLoopRequests {
 		return nil, fmt.Errorf("latencytest: open loop: the arrivals plan more than %d requests (MaxOpenLoopRequests): lower rate or duration, or set requests", MaxOpenLoopRequests)
