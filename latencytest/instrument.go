@@ -477,7 +477,7 @@ func (b *timedBody) Close() error {
 	b.c.closed(b.a)
 	if rest {
 		bp := readBuffers.Get().(*[]byte)
-		drain(b.rc, *bp, b.cancel)
+		drain(b.reqCtx, b.rc, *bp, b.cancel)
 		readBuffers.Put(bp)
 	}
 	err := b.rc.Close()

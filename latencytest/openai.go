@@ -535,7 +535,7 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 	}
 	end(st.now())
 	if st.st.done && !eof {
-		drain(resp.Body, buf, cancel)
+		drain(parent, resp.Body, buf, cancel)
 	}
 	st.finish()
 	if class, detail := st.verdict(); class != "" {
@@ -665,9 +665,10 @@ var errDrained = errors.New("the body did not end within the grace after [DONE]"
 
 // drain reads what follows [DONE] (the chunked body's end, most often
 // already received) and discards it, for at most doneGrace and doneDrain
-// bytes; then the body's end is reached or the request is canceled.
-func drain(body io.Reader, buf []byte, cancel context.CancelCauseFunc) {
-	t := time.AfterFunc(doneGrace, func() { cancel(errDrained) })
+// bytes; then the body's end is reached or the request is canceled. The
+// grace is waited on the run's deadline watcher when ctx carries one.
+func drain(ctx context.Context, body io.Reader, buf []byte, cancel context.CancelCauseFunc) {
+	t := afterFunc(ctx, doneGrace, func() { cancel(errDrained) })
 	defer t.Stop()
 	for n := 0; n < doneDrain; {
 		k, err := body.Read(buf)

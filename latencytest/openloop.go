@@ -231,7 +231,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 }
 
 // send runs the dispatcher: it waits for each request's due time and a
-// free slot, then starts it on its own goroutine.
+// free slot, then hands it to an idle worker goroutine (or a new one).
 func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned int) ([]Record, loopStats) {
 	var st loopStats
 	recs := o.into.sink(planned)
@@ -239,11 +239,19 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 	nonce := newNonceSource(o.NoNonce)
 	replay := newReplayPrompts(o.Replay) // the requests as the trace sizes them (schedule.go)
 	sem := make(chan struct{}, o.MaxInFlight)
+	jobs := make(chan func()) // to an idle worker
+	workers := 0
+	var wg sync.WaitGroup
+	work := func(job func()) { // a worker: its first job, then others until the run ends
+		defer wg.Done()
+		for ; job != nil; job = <-jobs {
+			job()
+		}
+	}
 	limit := o.limit()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	var wg sync.WaitGroup
 	sent := 0
 	shard := ""
 	if o.Shard.sharded() {
@@ -297,9 +305,7 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 		req, class := replay.request(b, id, i, nonce)
 		sent++
 		slot := k
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		job := func() {
 			defer func() { <-sem }()
 			began := time.Now()
 			rec := p.Call(ctx, req)
@@ -310,8 +316,25 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 				rec.MaxTokens = req.MaxTokens
 			}
 			recs.put(slot, rec)
-		}()
+		}
+		// An idle worker takes the request, else a new one: workers are
+		// reused, so each request does not pay for a new goroutine's
+		// stack growing through the call. Holding a slot, this request is
+		// at most the MaxInFlight-th in flight: with MaxInFlight workers,
+		// one is idle or about to be.
+		select {
+		case jobs <- job:
+		default:
+			if workers < o.MaxInFlight {
+				workers++
+				wg.Add(1)
+				go work(job)
+			} else {
+				jobs <- job
+			}
+		}
 	}
+	close(jobs)
 	wg.Wait()
 	return recs.done(sent), st
 }
