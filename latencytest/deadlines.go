@@ -220,14 +220,15 @@ func (w *deadlineWatcher) run() {
 	for {
 		w.mu.Lock()
 		var next time.Duration
-		fs, next, w.armed = w.due(time.Since(w.epoch), fs[:0])
-		w.target = next
+		var armed bool
+		fs, next, armed = w.due(time.Since(w.epoch), fs[:0])
+		w.armed, w.target = armed, next
 		w.mu.Unlock()
 		for i, f := range fs {
 			f()
 			fs[i] = nil
 		}
-		if w.armed {
+		if armed {
 			d := next - time.Since(w.epoch)
 			if d <= 0 {
 				continue

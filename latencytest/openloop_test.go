@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -480,4 +482,50 @@ func TestOpenLoopMeasure(t *testing.T) {
 			t.Errorf("the summary screen has no row from the schedule:\n%s", s)
 		}
 	})
+}
+
+// An open loop reuses its workers: requests that do not overlap all run
+// on one goroutine, and requests that do run on at most MaxInFlight
+// goroutines, each starting on time.
+func TestOpenLoopReusesWorkers(t *testing.T) {
+	for _, c := range []struct {
+		took        time.Duration // each request's time (arrivals 100 ms apart)
+		maxInFlight int
+		want        int // goroutines at most
+	}{{50 * ms, 0, 1}, {1000 * ms, 4, 4}} {
+		synctest.Test(t, func(t *testing.T) {
+			var mu sync.Mutex
+			seen := map[string]bool{}
+			p := latencytest.Func(func(ctx context.Context, req latencytest.Request) error {
+				buf := make([]byte, 64)
+				g := strings.Fields(string(buf[:runtime.Stack(buf, false)]))[1]
+				mu.Lock()
+				seen[g] = true
+				mu.Unlock()
+				time.Sleep(c.took)
+				return nil
+			})
+			r, err := latencytest.OpenLoop{Rate: 10, Arrivals: latencytest.ArrivalsConstant, Requests: 40, MaxInFlight: c.maxInFlight}.Run(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cn := r.Counts(); cn.Kept != 40 || cn.Failed != 0 {
+				t.Fatalf("counts %+v", cn)
+			}
+			if len(seen) > c.want || len(seen) == 0 {
+				t.Errorf("requests of %v ran on %d goroutines, want at most %d", c.took, len(seen), c.want)
+			}
+			for i, rec := range r.Records {
+				// Four in flight, each 1 s, one due every 100 ms: the
+				// fifth waits for the first, and so on.
+				want := time.Duration(0)
+				if c.maxInFlight > 0 && i >= c.maxInFlight {
+					want = time.Duration(i/c.maxInFlight)*c.took - time.Duration(i-i%c.maxInFlight)*100*ms
+				}
+				if rec.StartDelay != max(want, 0) || rec.Total != c.took {
+					t.Errorf("%s: started %v late, took %v; want %v, %v", rec.ID, rec.StartDelay, rec.Total, max(want, 0), c.took)
+				}
+			}
+		})
+	}
 }
