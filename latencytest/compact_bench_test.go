@@ -22,7 +22,8 @@ import (
 // alive and the fake gone), and the process's peak RSS (VmHWM: run one
 // benchmark per process for a clean figure). 100k runs under any -bench;
 // 1M and 10M only when named ("Compact1M", "Compact10M") or with
-// TAILGUARD_BENCH_MILLION=1 (1M) / TAILGUARD_BENCH_10M=1 (10M).
+// TAILGUARD_BENCH_MILLION=1 (1M) / TAILGUARD_BENCH_10M=1 (10M). A 10M
+// run takes longer than go test's default timeout: add -timeout 0.
 
 func BenchmarkCompactBatch100k(b *testing.B)    { benchCompact(b, "batch", 100_000) }
 func BenchmarkCompactOpenLoop100k(b *testing.B) { benchCompact(b, "openloop", 100_000) }

@@ -8,7 +8,8 @@ import (
 
 // A run's deadline watcher: one goroutine and one timer that end every
 // request of the run past its hard cap (or TotalTimeout, or
-// FirstTokenTimeout), in place of a timer per request.
+// FirstTokenTimeout, or the grace after [DONE]), in place of a timer per
+// request.
 //
 // A timer per request costs more than its own time: a stopped timer
 // stays in its timer heap until it would have fired when the heap is a
@@ -24,9 +25,9 @@ import (
 // deadline is ended by the same function at the same instant as its own
 // timer would have ended it.
 
-// deadlineLanes is how many distinct wait times one watcher keeps
-// (a run has at most two: its limit and FirstTokenTimeout); a request
-// with another wait time gets a timer of its own.
+// deadlineLanes is how many distinct wait times one watcher keeps (a
+// run has at most three: its limit, FirstTokenTimeout and doneGrace); a
+// wait of another time gets a timer of its own.
 const deadlineLanes = 4
 
 // deadlineWatcher is one run's watcher (see watchDeadlines).
