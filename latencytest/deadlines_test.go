@@ -205,3 +205,34 @@ func cmpOr(d, or time.Duration) time.Duration {
 	}
 	return d
 }
+
+// On the real clock too: overlapping calls that ignore everything but
+// ctx each end at their limit or later (never before), as total_timeout,
+// and the others succeed; the run returns with no watcher left.
+func TestDeadlinesInARunRealClock(t *testing.T) {
+	const limit = 30 * ms
+	p := latencytest.Func(func(ctx context.Context, req latencytest.Request) error {
+		if strings.HasSuffix(req.ID, "1") || strings.HasSuffix(req.ID, "4") {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	r, err := latencytest.Batch{Requests: 6, NoWarmup: true, Concurrency: 3, Load: latencytest.Load{TotalTimeout: limit}}.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWatcher(t)
+	failed := 0
+	for _, rec := range r.Records {
+		if !rec.OK() {
+			failed++
+			if rec.Err != latencytest.ClassTotalTimeout || rec.Total < limit {
+				t.Errorf("%s: %s after %v, want total_timeout after %v or later", rec.ID, rec.Err, rec.Total, limit)
+			}
+		}
+	}
+	if failed != 2 {
+		t.Errorf("%d failed, want 2 (c3-0001, c3-0004)", failed)
+	}
+}
