@@ -209,6 +209,112 @@ func rawStreams(b *testing.B, addr string, n int, stop <-chan struct{}, spread t
 	return done.Load()
 }
 
+// lazyStreams is rawStreams with clients as cheap as they can honestly
+// be: each connection is a plain blocking socket outside Go's poller (so
+// the bytes the fake writes wake nobody), and one goroutine drains every
+// connection without blocking once every poll, reading what has arrived
+// in a 256 KiB buffer and sending the next request when a stream has
+// ended. The fake's write times do not depend on when the bytes are read
+// as long as the client's receive buffer never fills: the largest amount
+// found queued on one connection at a poll is returned as maxQueued, with
+// the connections' receive buffer size, to show that it did not.
+func lazyStreams(b *testing.B, addr string, n int, stop <-chan struct{}, spread, poll time.Duration) (requests int64, maxQueued, rcvbuf int) {
+	req := []byte("POST /v1/chat/completions HTTP/1.1\r\nHost: fake\r\nContent-Type: application/json\r\n" +
+		"Content-Length: " + strconv.Itoa(len(benchBody)) + "\r\n\r\n" + string(benchBody))
+	const end = "data: [DONE]\n\n\r\n0\r\n\r\n"
+	tcp, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sa := &syscall.SockaddrInet4{Port: tcp.Port}
+	copy(sa.Addr[:], tcp.IP.To4())
+	type lazyConn struct {
+		fd    int
+		start time.Time // when to send the first request
+		open  bool      // a request is being answered
+		tail  []byte
+	}
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	conns := make([]*lazyConn, n)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				_ = syscall.Close(c.fd)
+			}
+		}
+	}()
+	t0 := time.Now()
+	for i := range conns {
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			b.Fatalf("connection %d: %v", i, err)
+		}
+		conns[i] = &lazyConn{fd: fd, start: t0.Add(time.Duration(r.Int64N(int64(spread))))}
+		if err := syscall.Connect(fd, sa); err != nil {
+			b.Fatalf("connection %d: %v", i, err)
+		}
+		_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	}
+	rcvbuf, _ = syscall.GetsockoptInt(conns[0].fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF)
+	buf := make([]byte, 256<<10)
+	send := func(c *lazyConn) bool {
+		if _, err := syscall.Write(c.fd, req); err != nil { // tiny: never blocks
+			b.Errorf("sending a request: %v", err)
+			return false
+		}
+		c.open, c.tail = true, c.tail[:0]
+		return true
+	}
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return requests, maxQueued, rcvbuf
+		case <-tick.C:
+		}
+		now := time.Now()
+		for _, c := range conns {
+			if !c.open {
+				if !c.start.IsZero() && now.After(c.start) {
+					c.start = time.Time{}
+					if !send(c) {
+						return requests, maxQueued, rcvbuf
+					}
+				}
+				continue
+			}
+			queued := 0
+			for {
+				k, _, err := syscall.Recvfrom(c.fd, buf, syscall.MSG_DONTWAIT)
+				if err == syscall.EAGAIN || err == syscall.EINTR {
+					break
+				}
+				if err != nil || k == 0 {
+					b.Errorf("reading a stream: %d bytes, %v", k, err)
+					return requests, maxQueued, rcvbuf
+				}
+				queued += k
+				c.tail = append(c.tail, buf[max(0, k-64):k]...)
+				if len(c.tail) > 64 {
+					c.tail = append(c.tail[:0], c.tail[len(c.tail)-64:]...)
+				}
+				if k < len(buf) {
+					break
+				}
+			}
+			maxQueued = max(maxQueued, queued)
+			if bytes.HasSuffix(c.tail, []byte(end)) {
+				requests++
+				c.open = false
+				if !send(c) {
+					return requests, maxQueued, rcvbuf
+				}
+			}
+		}
+	}
+}
+
 // machineBusy is the CPU time the whole machine has spent on anything but
 // idling and waiting for I/O since boot (Linux's /proc/stat); 0 where
 // that is not available.
@@ -241,46 +347,71 @@ func machineBusy() time.Duration {
 // minus due time, as the fake measures it), at 100, 1,000 and 2,000
 // concurrent 64-token streams at 10 ms ITL over loopback: 10k, 100k and
 // 200k events/s when the fake keeps up. Each level runs a 2 s window
-// after every stream has started. It also reports the cores the fake,
-// the clients and the whole machine kept busy in the window: on a shared
+// after every stream has started, twice: with lazy clients (lazyStreams:
+// sockets outside the poller, drained every 40 ms; they also report the
+// most bytes found queued on one connection, against its receive buffer)
+// and with eager ones (rawStreams: a goroutine per connection blocked in
+// a read, woken by every write). It also reports the cores the fake, the
+// clients and the whole machine kept busy in the window: on a shared
 // machine, lateness includes waiting for a core.
 func BenchmarkFakeScale(b *testing.B) {
 	for _, streams := range []int{100, 1000, 2000} {
-		b.Run(strconv.Itoa(streams)+"-streams", func(b *testing.B) {
-			var rep scaleReport
-			var wall, clientCPU, busy time.Duration
-			for b.Loop() {
-				c := startScaleChild(b)
-				stop := make(chan struct{})
-				var requests int64
-				var wg sync.WaitGroup
-				spread := 660 * time.Millisecond // one stream: TTFT and 64 ITLs
-				wg.Go(func() { requests = rawStreams(b, c.addr, streams, stop, spread) })
-				time.Sleep(spread + 200*time.Millisecond)
-				c.command(b, "start")
-				start, clientCPU0, busy0 := time.Now(), processCPU(), machineBusy()
-				time.Sleep(2 * time.Second)
-				rep = c.report(b)
-				wall = time.Since(start)
-				clientCPU, busy = processCPU()-clientCPU0, machineBusy()-busy0
-				close(stop)
-				wg.Wait()
-				c.close()
-				if requests == 0 || rep.Lateness.Events == 0 {
-					b.Fatalf("%d requests completed, %d events measured", requests, rep.Lateness.Events)
-				}
-			}
-			ev := float64(rep.Lateness.Events)
-			b.ReportMetric(float64(rep.CPU.Nanoseconds())/ev/1e3, "cpu-us/event")
-			b.ReportMetric(ev/wall.Seconds(), "events/s")
-			b.ReportMetric(float64(rep.Lateness.P50.Nanoseconds())/1e3, "late-p50-us")
-			b.ReportMetric(float64(rep.Lateness.P99.Nanoseconds())/1e3, "late-p99-us")
-			b.ReportMetric(float64(rep.Lateness.Max.Nanoseconds())/1e3, "late-max-us")
-			b.ReportMetric(rep.CPU.Seconds()/wall.Seconds(), "fake-cores")
-			b.ReportMetric(clientCPU.Seconds()/wall.Seconds(), "client-cores")
-			if busy > 0 { // the whole machine, other processes included
-				b.ReportMetric(busy.Seconds()/wall.Seconds(), "machine-busy-cores")
-			}
-		})
+		for _, mode := range []string{"lazy", "eager"} {
+			b.Run(strconv.Itoa(streams)+"-streams-"+mode, func(b *testing.B) {
+				benchFakeScale(b, streams, mode == "lazy")
+			})
+		}
+	}
+}
+
+func benchFakeScale(b *testing.B, streams int, lazy bool) {
+	var rep scaleReport
+	var wall, clientCPU, busy time.Duration
+	var maxQueued, rcvbuf int
+	for b.Loop() {
+		c := startScaleChild(b)
+		stop := make(chan struct{})
+		var requests int64
+		var wg sync.WaitGroup
+		spread := 660 * time.Millisecond // one stream: TTFT and 64 ITLs
+		if lazy {
+			wg.Go(func() {
+				requests, maxQueued, rcvbuf = lazyStreams(b, c.addr, streams, stop, spread, 40*time.Millisecond)
+			})
+		} else {
+			wg.Go(func() { requests = rawStreams(b, c.addr, streams, stop, spread) })
+		}
+		time.Sleep(spread + 200*time.Millisecond)
+		c.command(b, "start")
+		start, clientCPU0, busy0 := time.Now(), processCPU(), machineBusy()
+		time.Sleep(2 * time.Second)
+		rep = c.report(b)
+		wall = time.Since(start)
+		clientCPU, busy = processCPU()-clientCPU0, machineBusy()-busy0
+		close(stop)
+		wg.Wait()
+		c.close()
+		if requests == 0 || rep.Lateness.Events == 0 {
+			b.Fatalf("%d requests completed, %d events measured", requests, rep.Lateness.Events)
+		}
+	}
+	ev := float64(rep.Lateness.Events)
+	b.ReportMetric(float64(rep.CPU.Nanoseconds())/ev/1e3, "cpu-us/event")
+	b.ReportMetric(ev/wall.Seconds(), "events/s")
+	b.ReportMetric(float64(rep.Lateness.P50.Nanoseconds())/1e3, "late-p50-us")
+	b.ReportMetric(float64(rep.Lateness.P99.Nanoseconds())/1e3, "late-p99-us")
+	b.ReportMetric(float64(rep.Lateness.Max.Nanoseconds())/1e3, "late-max-us")
+	b.ReportMetric(rep.CPU.Seconds()/wall.Seconds(), "fake-cores")
+	b.ReportMetric(clientCPU.Seconds()/wall.Seconds(), "client-cores")
+	b.ReportMetric(float64(clientCPU.Nanoseconds())/ev/1e3, "client-cpu-us/event")
+	if busy > 0 { // the whole machine, other processes included
+		b.ReportMetric(busy.Seconds()/wall.Seconds(), "machine-busy-cores")
+	}
+	if lazy {
+		b.ReportMetric(float64(maxQueued)/1024, "client-max-queued-KiB")
+		b.ReportMetric(float64(rcvbuf)/1024, "client-rcvbuf-KiB")
+		if maxQueued > rcvbuf/4 {
+			b.Errorf("a client found %d bytes queued, over a quarter of its %d-byte receive buffer: the fake's writes may have been held back", maxQueued, rcvbuf)
+		}
 	}
 }
