@@ -74,16 +74,22 @@ const clockWindow = 250 * time.Microsecond
 type schedule struct {
 	window  time.Duration
 	waiters waiterHeap
-	last    time.Time // the last wake-up
-	armed   time.Time // the instant the timer is set for; zero when it is not
+	last    time.Time      // the last wake-up
+	armed   time.Time      // the instant the timer is set for; zero when it is not
+	writers []*aheadWriter // the last wake-up's streams to write (see ahead.go)
 }
 
 // add registers a wait until t and reports the instant the timer must be
 // set for, if that changed: the deadline, or one window after the last
 // wake-up if that is later.
 func (s *schedule) add(t time.Time, ch chan struct{}) (arm time.Time, ok bool) {
-	heap.Push(&s.waiters, waiter{t: t, ch: ch})
-	when := t
+	return s.push(waiter{t: t, ch: ch})
+}
+
+// push registers a wait, as add does.
+func (s *schedule) push(w waiter) (arm time.Time, ok bool) {
+	heap.Push(&s.waiters, w)
+	when := w.t
 	if w := s.last.Add(s.window); when.Before(w) {
 		when = w
 	}
@@ -95,13 +101,21 @@ func (s *schedule) add(t time.Time, ch chan struct{}) (arm time.Time, ok bool) {
 }
 
 // wake is a wake-up at now: it appends the channels of every wait due by
-// now to batch, earliest deadline first, and reports when the timer must
-// be set for next (ok false: no wait left).
+// now to batch and the streams whose events are due to s.writers (both
+// earliest deadline first), and reports when the timer must be set for
+// next (ok false: no wait left).
 func (s *schedule) wake(now time.Time, batch []chan struct{}) (_ []chan struct{}, arm time.Time, ok bool) {
 	s.last = now
 	s.armed = time.Time{}
+	clear(s.writers)
+	s.writers = s.writers[:0]
 	for len(s.waiters) > 0 && !s.waiters[0].t.After(now) {
-		batch = append(batch, heap.Pop(&s.waiters).(waiter).ch)
+		w := heap.Pop(&s.waiters).(waiter)
+		if w.w != nil {
+			s.writers = append(s.writers, w.w)
+		} else {
+			batch = append(batch, w.ch)
+		}
 	}
 	if len(s.waiters) == 0 {
 		return batch, time.Time{}, false
@@ -113,10 +127,12 @@ func (s *schedule) wake(now time.Time, batch []chan struct{}) (_ []chan struct{}
 	return batch, s.armed, true
 }
 
-// waiter is one session's wait: ch (buffered, 1) gets a value at t.
+// waiter is one session's wait: ch (buffered, 1) gets a value at t, or
+// w's events due by then are written.
 type waiter struct {
 	t  time.Time
 	ch chan struct{}
+	w  *aheadWriter
 }
 
 type waiterHeap []waiter
@@ -165,18 +181,36 @@ func (c *preciseClock) at(t time.Time, ch chan struct{}) {
 	}
 }
 
+// atWriter arranges for a's events due by t to be written at t or at
+// most one window later.
+func (c *preciseClock) atWriter(t time.Time, a *aheadWriter) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if arm, ok := c.sched.push(waiter{t: t, w: a}); ok && !c.closed {
+		c.hw.arm(time.Until(arm))
+	}
+}
+
 // run waits for the timer and wakes the waiters whose deadlines have
-// come, then arms the timer for the next. The wake-ups are sent after
-// the lock is released, so that the sessions they wake can register
-// their next waits at once.
+// come, then writes the events due of the streams handed to it (see
+// ahead.go), then arms the timer for the next. The wake-ups are sent and
+// the events written after the lock is released, so that the sessions
+// can register their next waits at once; only run touches
+// c.sched.writers.
 func (c *preciseClock) run() {
 	defer close(c.done)
+	type again struct {
+		t time.Time
+		w *aheadWriter
+	}
+	var next []again
 	for c.hw.wait() {
 		c.mu.Lock()
 		batch, arm, ok := c.sched.wake(time.Now(), c.batch[:0])
 		if ok && !c.closed {
 			c.hw.arm(time.Until(arm))
 		}
+		writers := c.sched.writers
 		c.mu.Unlock()
 		for i, ch := range batch {
 			select {
@@ -186,6 +220,26 @@ func (c *preciseClock) run() {
 			batch[i] = nil
 		}
 		c.batch = batch
+		if len(writers) == 0 {
+			continue
+		}
+		next = next[:0]
+		for _, w := range writers {
+			if t, ok := w.writeDue(time.Now()); ok {
+				next = append(next, again{t, w})
+			}
+		}
+		if len(next) == 0 {
+			continue
+		}
+		c.mu.Lock()
+		for _, n := range next {
+			if arm, ok := c.sched.push(waiter{t: n.t, w: n.w}); ok && !c.closed {
+				c.hw.arm(time.Until(arm))
+			}
+		}
+		c.mu.Unlock()
+		clear(next)
 	}
 }
 

@@ -56,3 +56,25 @@ func (k *kernelTimer) wait() bool {
 }
 
 func (k *kernelTimer) close() { _ = k.f.Close() }
+
+// rawWrites: the clock can write to sockets itself (see ahead.go).
+const rawWrites = true
+
+// rawWrite makes one attempt to write b to the (non-blocking) socket
+// under rc: it never waits for room. It returns how much was written;
+// an error when nothing could be (syscall.EAGAIN: the buffer is full).
+func rawWrite(rc syscall.RawConn, b []byte) (int, error) {
+	var n int
+	var err error
+	if cerr := rc.Write(func(fd uintptr) bool {
+		for {
+			n, err = syscall.Write(int(fd), b)
+			if err != syscall.EINTR {
+				return true
+			}
+		}
+	}); cerr != nil {
+		return 0, cerr
+	}
+	return max(n, 0), err
+}

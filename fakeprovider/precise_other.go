@@ -4,6 +4,7 @@ package fakeprovider
 
 import (
 	"errors"
+	"syscall"
 	"time"
 )
 
@@ -18,3 +19,10 @@ func newKernelTimer() (*kernelTimer, error) {
 func (*kernelTimer) arm(time.Duration) {}
 func (*kernelTimer) wait() bool        { return false }
 func (*kernelTimer) close()            {}
+
+// rawWrites: the clock writes to no socket here (there is no clock).
+const rawWrites = false
+
+func rawWrite(syscall.RawConn, []byte) (int, error) {
+	return 0, errors.New("fakeprovider: no raw writes here")
+}

@@ -64,13 +64,20 @@ func startServer(f *Fake, addr string, bodyTimeout time.Duration) (*Server, erro
 	s := &Server{URL: "http://" + ln.Addr().String(), ln: ln, cancel: cancel, done: make(chan struct{})}
 	s.srv = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ProtoMajor != 1 || r.ProtoMinor < 1 || r.Method == http.MethodHead {
+				// Not a chunked stream: the clock must not write to it.
+				r = r.WithContext(context.WithValue(r.Context(), rawConnKey{}, nil))
+			}
 			rc := http.NewResponseController(w)
 			if rc.SetReadDeadline(time.Now().Add(bodyTimeout)) == nil {
 				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 			}
 			f.ServeHTTP(w, r)
 		}),
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		BaseContext: func(net.Listener) context.Context { return ctx },
+		// The connection, for the clock to write streams' events to (see
+		// ahead.go).
+		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, rawConnKey{}, c) },
 		ReadHeaderTimeout: headerTimeout,
 		IdleTimeout:       idleTimeout,
 	}

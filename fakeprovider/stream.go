@@ -33,6 +33,8 @@ type session struct {
 	late    *latenessHist // the fake's, over real sockets; nil in memory
 	dues    []time.Time   // due instants of the events in out (when late is set)
 	duesBuf [4]time.Time
+	ahead   *aheadWriter    // the clock writes the events (see ahead.go); nil: the session does
+	ctx     context.Context // the request's
 
 	enc      encoder // Responses or Messages; nil for chat
 	toolOpen int     // chat tool calls whose first chunk is written
@@ -50,6 +52,7 @@ var (
 // one event per chunk, stalls and faults where planned; the slot is released
 // when generation ends.
 func (s *session) run(ctx context.Context) {
+	s.ctx = ctx
 	p := &s.f.p
 	pl, req, sv := s.pl, s.req, s.sv
 	sv.Queued, sv.ColdStart, sv.CacheHit = s.ad.queued, s.ad.coldStart, s.ad.cacheHit
@@ -117,12 +120,23 @@ func (s *session) run(ctx context.Context) {
 		s.header = true // flushed before the first wait, or with the first events
 		s.initChunks()
 	}
-	defer func() {
+	if s.ahead = newAheadWriter(ctx, s); s.ahead != nil {
+		// The header (and a protocol's opening events) leave now, through
+		// net/http, as before the first wait; the events, through the clock.
+		if !s.flushOut() {
+			s.ahead = nil
+			return
+		}
+	}
+	defer func(a *aheadWriter) {
+		if a != nil {
+			s.stopAhead(a)
+		}
 		if s.timer != nil {
 			s.timer.Stop()
 		}
 		s.freeOut()
-	}()
+	}(s.ahead)
 	faultAt := -1
 	if pl.fault == FaultDisconnect || pl.fault == FaultMalformed || pl.fault == FaultErrorEvent {
 		faultAt = min(pl.faultAfter, total)
@@ -177,7 +191,11 @@ func (s *session) run(ctx context.Context) {
 				t = t.Add(saturate(float64(pl.nextITL(p)) * slow))
 			}
 		}
-		if !at(sent, k) || !s.sleep(ctx, t) {
+		if s.ahead != nil {
+			if !at(sent, k) { // the event is handed to the clock below
+				return
+			}
+		} else if !at(sent, k) || !s.sleep(ctx, t) {
 			return
 		}
 		kind := kindText
@@ -202,7 +220,7 @@ func (s *session) run(ctx context.Context) {
 				s.out = s.appendTokens(s.out, sent, k, inReasoning)
 			}
 		}
-		if req.stream && s.late != nil {
+		if req.stream && s.late != nil && s.ahead == nil {
 			if s.dues == nil {
 				s.dues = s.duesBuf[:0]
 			}
@@ -212,6 +230,9 @@ func (s *session) run(ctx context.Context) {
 		sent += k
 		sv.Tokens = sent
 		sv.ReasoningTokens = min(sent, reasoning)
+		if s.ahead != nil && !s.handAhead(ctx, t, sent, sv.ReasoningTokens, sv.ToolCalls) {
+			return
+		}
 	}
 	if !at(total, 0) || !s.sleep(ctx, t) {
 		return
@@ -318,6 +339,9 @@ func (s *session) errorEvent(sent int) {
 // due stay queued (one write for all of them); before a wait they are
 // written and flushed.
 func (s *session) sleep(ctx context.Context, t time.Time) bool {
+	if s.ahead != nil && !s.drainAhead() {
+		return false
+	}
 	d := time.Until(t)
 	if d <= 0 {
 		if ctx.Err() != nil {
@@ -357,6 +381,9 @@ func (s *session) write(b []byte) bool {
 // flushOut writes the queued events (and a header not yet sent) and
 // flushes; false when the client is gone.
 func (s *session) flushOut() bool {
+	if s.ahead != nil && !s.drainAhead() {
+		return false
+	}
 	if len(s.out) == 0 && !s.header {
 		return true
 	}
