@@ -131,8 +131,8 @@ func (s *session) handAhead(ctx context.Context, t time.Time, tokens, reasoning,
 		s.dues = append(s.dues[:0], t)
 		return s.sleepPrecise(ctx, s.clock, t)
 	}
-	if a.pending() == 0 {
-		a.buf, a.off, a.ents, a.head = a.buf[:0], 0, a.ents[:0], 0
+	if a.head > 0 && (len(a.ents) == cap(a.ents) || len(a.buf)+len(s.out)+16 > cap(a.buf)) {
+		a.compact()
 	}
 	a.buf = strconv.AppendInt(a.buf, int64(len(s.out)), 16)
 	a.buf = append(a.buf, "\r\n"...)
@@ -160,6 +160,19 @@ func (s *session) handAhead(ctx context.Context, t time.Time, tokens, reasoning,
 			return false
 		}
 	}
+}
+
+// compact moves the events not written yet to the front of the storage
+// (a.mu held).
+func (a *aheadWriter) compact() {
+	n := copy(a.ents, a.ents[a.head:])
+	clear(a.ents[n:])
+	a.ents = a.ents[:n]
+	for i := range a.ents {
+		a.ents[i].end -= a.off
+	}
+	a.buf = a.buf[:copy(a.buf, a.buf[a.off:])]
+	a.off, a.head = 0, 0
 }
 
 // drainAhead waits until every event handed to the clock is written; if

@@ -3,6 +3,7 @@ package fakeprovider
 import (
 	"container/heap"
 	"context"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -27,18 +28,14 @@ import (
 // wake-ups stay under 4,000 a second however many streams there are. An
 // event due later than a window after the last wake-up (a fake serving a
 // few streams) leaves to the microsecond; under load an event waits at
-// most a window more. What remains per event is mostly the socket write,
-// whose kernel side (delivering the bytes to the client and waking it) is
-// charged to the fake. Measured by BenchmarkFakeScale (64-token streams at
-// 10 ms ITL over loopback, the fake in a process of its own; Fake.Lateness
-// is the fake's write time minus due time) on 2 virtual cores shared with
-// other work (load average around 20, so the fake got 0.2 to 0.6 of a
-// core): 25 to 45 µs of CPU per event at 100 streams, with lateness p50
-// 0.3 to 0.4 ms; 6 to 13 µs at 1,000 and 7 to 13 µs at 2,000, which that
-// share of the machine could not keep up with (30k to 64k events a second,
-// lateness in the hundreds of milliseconds). BenchmarkClockStreams times
-// the clock alone: 19 to 24 µs per wait at 100 waiters, 2.5 to 3.9 µs at
-// 1,000.
+// most a window more. On a Server the wake-up also writes the events
+// itself, straight to the sockets (see ahead.go), so a stream's goroutine
+// wakes once per few events, not once per event. What remains per event
+// is mostly the socket write, whose kernel side (delivering the bytes to
+// the client) is charged to the fake. BenchmarkFakeScale measures it
+// (64-token streams at 10 ms ITL over loopback, the fake in a process of
+// its own; Fake.Lateness is the fake's write time minus due time); its
+// figures are in docs/fakeprovider.md.
 //
 // Requests through the in-memory transport (Fake.Client, synctest's
 // bubble) use plain timers on the bubble's clock instead, exact to the
@@ -59,7 +56,24 @@ type preciseClock struct {
 	closed bool
 	batch  []chan struct{} // run's wake-ups, reused
 	done   chan struct{}
+
+	// A wake-up with many streams to write shares them with a helper
+	// goroutine (where there is more than one CPU): helpIn takes its
+	// share, helpOut gives back the streams to come back for.
+	helpIn  chan []*aheadWriter
+	helpOut chan []again
 }
+
+// again is a stream the clock must come back to at t.
+type again struct {
+	t time.Time
+	w *aheadWriter
+}
+
+// helpAbove is the number of streams to write in one wake-up above which
+// the clock shares them with its helper: two threads write at once. (A
+// loopback write costs 3 to 10 µs: 32 of them fill half a window.)
+const helpAbove = 32
 
 // clockWindow is the shortest time between two of the clock's wake-ups:
 // waits that end within it of a wake-up are served by the next one,
@@ -157,6 +171,10 @@ func newPreciseClock() *preciseClock {
 		return nil
 	}
 	c := &preciseClock{hw: hw, sched: schedule{window: clockWindow}, done: make(chan struct{})}
+	if runtime.GOMAXPROCS(0) > 1 {
+		c.helpIn, c.helpOut = make(chan []*aheadWriter), make(chan []again)
+		go c.help()
+	}
 	go c.run()
 	return c
 }
@@ -199,9 +217,8 @@ func (c *preciseClock) atWriter(t time.Time, a *aheadWriter) {
 // c.sched.writers.
 func (c *preciseClock) run() {
 	defer close(c.done)
-	type again struct {
-		t time.Time
-		w *aheadWriter
+	if c.helpIn != nil {
+		defer close(c.helpIn)
 	}
 	var next []again
 	for c.hw.wait() {
@@ -224,10 +241,13 @@ func (c *preciseClock) run() {
 			continue
 		}
 		next = next[:0]
-		for _, w := range writers {
-			if t, ok := w.writeDue(time.Now()); ok {
-				next = append(next, again{t, w})
-			}
+		if c.helpIn != nil && len(writers) > helpAbove {
+			half := len(writers) / 2
+			c.helpIn <- writers[half:]
+			next = writeDue(writers[:half], next)
+			next = append(next, <-c.helpOut...)
+		} else {
+			next = writeDue(writers, next)
 		}
 		if len(next) == 0 {
 			continue
@@ -241,6 +261,27 @@ func (c *preciseClock) run() {
 		c.mu.Unlock()
 		clear(next)
 	}
+}
+
+// help writes the streams run shares with it.
+func (c *preciseClock) help() {
+	var next []again
+	for ws := range c.helpIn {
+		clear(next)
+		next = writeDue(ws, next[:0])
+		c.helpOut <- next
+	}
+}
+
+// writeDue writes the due events of the streams ws and appends those the
+// clock must come back for to next.
+func writeDue(ws []*aheadWriter, next []again) []again {
+	for _, w := range ws {
+		if t, ok := w.writeDue(time.Now()); ok {
+			next = append(next, again{t, w})
+		}
+	}
+	return next
 }
 
 // sleepPrecise is session.sleep on the fake's clock.

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -31,8 +32,13 @@ import (
 const scaleChildEnv = "TAILGUARD_FAKE_SCALE_CHILD"
 
 // scaleProfileEnv names a file for the child's CPU profile of its
-// measurement window (the last level's, when several run).
+// measurement window; each level writes its own, named with the level's
+// benchmark name after the given one (prof-1000-streams-lazy).
 const scaleProfileEnv = "TAILGUARD_FAKE_SCALE_CPUPROFILE"
+
+// scaleStreamsEnv replaces BenchmarkFakeScale's levels with its own
+// comma-separated numbers of streams ("300,500").
+const scaleStreamsEnv = "TAILGUARD_FAKE_SCALE_STREAMS"
 
 // scaleProfile: 64-token streams at 10 ms ITL after a 10 ms TTFT, one
 // token per event, with slots for every stream (nothing queues).
@@ -104,6 +110,10 @@ type scaleChild struct {
 func startScaleChild(b *testing.B) *scaleChild {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestScaleChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), scaleChildEnv+"=1")
+	if path := os.Getenv(scaleProfileEnv); path != "" {
+		_, level, _ := strings.Cut(b.Name(), "/")
+		cmd.Env = append(cmd.Env, scaleProfileEnv+"="+path+"-"+level)
+	}
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -341,12 +351,99 @@ func machineBusy() time.Duration {
 	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
 }
 
+// benchLoopbackWrite is the floor under the fake's CPU per event: one
+// thread writes 220-byte chunks (the size of a chat event) to 1,000
+// loopback connections in turn, 100 every millisecond (100k writes a
+// second, as the fake at 1,000 streams), read by a lazy client; it
+// reports that thread's CPU (user and system) per write. Linux only
+// (per-thread CPU time).
+func benchLoopbackWrite(b *testing.B) {
+	const conns, perMs, rounds = 1000, 100, 2000
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	var srv []net.Conn
+	var fds []int
+	defer func() {
+		for _, c := range srv {
+			c.Close()
+		}
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+	}()
+	for range conns {
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fds = append(fds, fd)
+		if err := syscall.Connect(fd, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			b.Fatal(err)
+		}
+		c, err := ln.Accept()
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv = append(srv, c)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { // the lazy reader
+		buf := make([]byte, 256<<10)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(40 * time.Millisecond):
+			}
+			for _, fd := range fds {
+				for {
+					k, _, err := syscall.Recvfrom(fd, buf, syscall.MSG_DONTWAIT)
+					if err != nil || k < len(buf) {
+						break
+					}
+				}
+			}
+		}
+	})
+	defer func() { close(stop); wg.Wait() }()
+	threadCPU := func() time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(1, &ru) // RUSAGE_THREAD
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	msg := bytes.Repeat([]byte("x"), 220)
+	var cpu time.Duration
+	for b.Loop() {
+		runtime.LockOSThread()
+		cpu0, next := threadCPU(), time.Now()
+		for r := range rounds {
+			for k := range perMs {
+				if _, err := srv[(r*perMs+k)%conns].Write(msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+			next = next.Add(time.Millisecond)
+			time.Sleep(time.Until(next))
+		}
+		cpu = threadCPU() - cpu0
+		runtime.UnlockOSThread()
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/(rounds*perMs)/1e3, "cpu-us/write")
+}
+
 // BenchmarkFakeScale reports the fake server's CPU per streamed event
 // (its own process's user+system time over a window, divided by the
 // events it wrote in it) and its event lateness p50/p99/max (write time
 // minus due time, as the fake measures it), at 100, 1,000 and 2,000
 // concurrent 64-token streams at 10 ms ITL over loopback: 10k, 100k and
-// 200k events/s when the fake keeps up. Each level runs a 2 s window
+// 200k events/s when the fake keeps up. First, write-alone (Linux): the
+// CPU of one loopback write of an event's size, measured alone, the floor
+// under the fake's CPU per event. Each level runs a 2 s window
 // after every stream has started, twice: with lazy clients (lazyStreams:
 // sockets outside the poller, drained every 40 ms; they also report the
 // most bytes found queued on one connection, against its receive buffer)
@@ -355,7 +452,21 @@ func machineBusy() time.Duration {
 // clients and the whole machine kept busy in the window: on a shared
 // machine, lateness includes waiting for a core.
 func BenchmarkFakeScale(b *testing.B) {
-	for _, streams := range []int{100, 1000, 2000} {
+	if runtime.GOOS == "linux" {
+		b.Run("write-alone", benchLoopbackWrite)
+	}
+	levels := []int{100, 1000, 2000}
+	if env := os.Getenv(scaleStreamsEnv); env != "" {
+		levels = levels[:0]
+		for f := range strings.SplitSeq(env, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("%s=%q: %q is not a number of streams", scaleStreamsEnv, env, f)
+			}
+			levels = append(levels, n)
+		}
+	}
+	for _, streams := range levels {
 		for _, mode := range []string{"lazy", "eager"} {
 			b.Run(strconv.Itoa(streams)+"-streams-"+mode, func(b *testing.B) {
 				benchFakeScale(b, streams, mode == "lazy")
