@@ -3,9 +3,14 @@
 package fakeprovider
 
 import (
+	"bufio"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -98,4 +103,109 @@ func TestSlowReaderStallsNoOne(t *testing.T) {
 	}
 	closeSlow()
 	client.CloseIdleConnections()
+}
+
+// TestClockWritesWhatNetHTTPWould: streams whose events the clock writes
+// (a Server) carry the same bytes as streams written by net/http (the
+// fake as another server's handler), for every protocol, with a stall
+// and with each fault that breaks a stream midway: the clock's chunks, the
+// goroutine's writes after them and the end of the body keep their order.
+func TestClockWritesWhatNetHTTPWould(t *testing.T) {
+	if c := newPreciseClock(); c == nil {
+		t.Skip("no kernel timer here: the clock writes no socket")
+	} else {
+		c.close()
+	}
+	protocols := []struct{ path, body string }{
+		{"/v1/chat/completions", `{"model":"fake-model","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`},
+		{"/v1/responses", `{"model":"fake-model","input":"hi","stream":true}`},
+		{"/v1/messages", `{"model":"fake-model","max_tokens":64,"messages":[{"role":"user","content":"hi"}],"stream":true}`},
+	}
+	scripts := map[string]ScriptEntry{
+		"plain":       {Fault: "none"},
+		"stall":       {Fault: "none", Stall: &ScriptStall{AfterToken: 4, Duration: 5 * time.Millisecond}},
+		"malformed":   {Fault: FaultMalformed, AfterToken: 5},
+		"error_event": {Fault: FaultErrorEvent, AfterToken: 5},
+		"disconnect":  {Fault: FaultDisconnect, AfterToken: 5},
+	}
+	created := regexp.MustCompile(`"created(_at)?":\d+`)
+	get := func(base, path, body string) string {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body) // a disconnect ends it with an error
+		return created.ReplaceAllString(string(b), `"created$1":0`)
+	}
+	for _, p := range protocols {
+		for name, sc := range scripts {
+			profile := Profile{
+				TTFT: Fixed(time.Millisecond), ITL: Fixed(time.Millisecond), OutputTokens: Fixed(12),
+				Script: []ScriptEntry{sc},
+			}
+			clocked := mustNew(t, profile)
+			srv := NewServer(clocked)
+			written := aheadWritten.Load()
+			got := get(srv.URL, p.path, p.body)
+			byClock := aheadWritten.Load() - written
+			srv.Close()
+			plain := mustNew(t, profile)
+			hs := httptest.NewServer(plain)
+			want := get(hs.URL, p.path, p.body)
+			hs.Close()
+			if got != want {
+				t.Errorf("%s %s: the clock's stream differs from net/http's:\n%s\nwant:\n%s", p.path, name, got, want)
+			}
+			if byClock < 4 {
+				t.Errorf("%s %s: the clock wrote %d events", p.path, name, byClock)
+			}
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// TestClockCountsWhatWasWritten: a stream formats its events ahead of
+// the clock; when its client goes away, its record counts the tokens the
+// clock wrote, not those formatted ahead (at 100 ms ITL, eight events
+// ahead would be 800 ms of tokens the client never got).
+func TestClockCountsWhatWasWritten(t *testing.T) {
+	if c := newPreciseClock(); c == nil {
+		t.Skip("no kernel timer here: the clock writes no socket")
+	} else {
+		c.close()
+	}
+	f := mustNew(t, Profile{TTFT: Fixed(time.Millisecond), ITL: Fixed(100 * time.Millisecond), OutputTokens: Fixed(100)})
+	srv := NewServer(f)
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(chatBody(reqOpts{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(resp.Body)
+	for seen := 0; seen < 4; { // the role chunk, then three tokens' chunks
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			seen++
+		}
+	}
+	resp.Body.Close() // the connection closes: the body was not read to its end
+	var sv Served
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if s := f.Served(); len(s) == 1 {
+			sv = s[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stream was never recorded")
+		}
+	}
+	// Three events read; one more may have been written before the fake
+	// saw the connection close (100 ms later at the latest).
+	if !sv.Canceled || sv.Tokens < 3 || sv.Tokens > 5 {
+		t.Errorf("canceled %v with %d tokens counted; the client read 3 and closed", sv.Canceled, sv.Tokens)
+	}
 }
