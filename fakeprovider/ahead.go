@@ -30,9 +30,9 @@ import (
 // handed, so the bytes keep their order.
 
 // aheadMax is how many events a stream may have handed to the clock and
-// not yet seen written; the goroutine is woken to format more when half
-// of them are.
-const aheadMax = 8
+// not yet seen written (160 ms at 10 ms ITL); the goroutine is woken to
+// format more when half of them are.
+const aheadMax = 16
 
 // aheadEntry is one event handed to the clock: its bytes end at end in
 // aheadWriter.buf; tokens, reasoning and calls are the stream's counts
@@ -60,6 +60,7 @@ type aheadWriter struct {
 	dead    bool          // the stream ended: write nothing more
 	written aheadEntry    // counts as of the last event written
 	room    chan struct{} // the clock wrote events or gave the stream back
+	wake    atomic.Bool   // room is to be signalled once the clock's writes are done
 }
 
 // aheadWritten counts the events the clock has written and aheadHandBacks
@@ -98,13 +99,13 @@ type aheadQueue struct {
 }
 
 var aheadQueues = sync.Pool{New: func() any {
-	return &aheadQueue{buf: make([]byte, 0, 4<<10), ents: make([]aheadEntry, 0, aheadMax+1)}
+	return &aheadQueue{buf: make([]byte, 0, 8<<10), ents: make([]aheadEntry, 0, aheadMax+1)}
 }}
 
 // pending is the number of events not written yet (a.mu held).
 func (a *aheadWriter) pending() int { return len(a.ents) - a.head }
 
-// signal wakes the stream's goroutine if it waits (a.mu held).
+// signal wakes the stream's goroutine if it waits.
 func (a *aheadWriter) signal() {
 	select {
 	case a.room <- struct{}{}:
@@ -234,7 +235,9 @@ func (s *session) stopAhead(a *aheadWriter) {
 }
 
 // writeDue writes a's events due by now in one non-blocking write; it
-// reports the next event's due instant if the clock must come back for it.
+// reports the next event's due instant if the clock must come back for
+// it. It sets a.wake when the goroutine is to be woken: the clock wakes
+// goroutines after its writes, so that they do not compete with them.
 func (a *aheadWriter) writeDue(now time.Time) (next time.Time, again bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -263,11 +266,11 @@ func (a *aheadWriter) writeDue(now time.Time) (next time.Time, again bool) {
 			// The socket is full (or gone): the goroutine takes over,
 			// with the rest of the bytes.
 			a.blocked, a.queued = true, false
-			a.signal()
+			a.wake.Store(true)
 			return time.Time{}, false
 		}
 		if a.pending() <= aheadMax/2 {
-			a.signal()
+			a.wake.Store(true)
 		}
 	}
 	if a.pending() == 0 {

@@ -167,8 +167,8 @@ func TestClockWritesWhatNetHTTPWould(t *testing.T) {
 
 // TestClockCountsWhatWasWritten: a stream formats its events ahead of
 // the clock; when its client goes away, its record counts the tokens the
-// clock wrote, not those formatted ahead (at 100 ms ITL, eight events
-// ahead would be 800 ms of tokens the client never got).
+// clock wrote, not those formatted ahead (at 100 ms ITL, 16 events
+// ahead would be 1.6 s of tokens the client never got).
 func TestClockCountsWhatWasWritten(t *testing.T) {
 	if c := newPreciseClock(); c == nil {
 		t.Skip("no kernel timer here: the clock writes no socket")

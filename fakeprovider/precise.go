@@ -281,6 +281,11 @@ func writeDue(ws []*aheadWriter, next []again) []again {
 			next = append(next, again{t, w})
 		}
 	}
+	for _, w := range ws {
+		if w.wake.Load() && w.wake.Swap(false) {
+			w.signal()
+		}
+	}
 	return next
 }
 
