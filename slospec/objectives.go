@@ -81,6 +81,24 @@ func (o quantileOptions) apply(so *Objective) {
 	so.AllowSmallSample, so.Demonstrate, so.Refute = o.allowSmall, o.demonstrate, o.refute
 }
 
+// quantileBudget parses a quantile key (p99: 2s) and its positive duration
+// budget. seen maps each quantile already given in the section to its line, so
+// a second key for the same quantile (p99 and p99.0) is an error naming the
+// first line; the quantile is recorded before its budget is parsed.
+func (p *specParser) quantileBudget(g specEntry, seen map[float64]int) (float64, time.Duration, bool) {
+	q, ok := p.quantile(g)
+	if !ok {
+		return 0, 0, false
+	}
+	if l, dup := seen[q]; dup {
+		p.errorf(g.k.Line, g.path, "the same quantile as line %d", l)
+		return 0, 0, false
+	}
+	seen[q] = g.k.Line
+	d, ok := p.duration(g, true)
+	return q, d, ok
+}
+
 // metric parses one metric's objectives: quantiles, cv, tail_ratio, max.
 func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]Objective) {
 	entries, ok := p.mapping(f.v, f.path, false, metricKeys, isQuantileKey)
@@ -115,16 +133,7 @@ func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]Objective) {
 				p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindMaxStall, Budget: d}, g.path)
 			}
 		default:
-			q, ok := p.quantile(g)
-			if !ok {
-				continue
-			}
-			if l, dup := qs[q]; dup {
-				p.errorf(g.k.Line, g.path, "the same quantile as line %d", l)
-				continue
-			}
-			qs[q] = g.k.Line
-			if d, ok := p.duration(g, true); ok {
+			if q, d, ok := p.quantileBudget(g, qs); ok {
 				so := Objective{Key: key, Line: g.k.Line, Kind: KindQuantile, Metric: m, Q: q, Budget: d}
 				opts.apply(&so)
 				p.objective(out, so, g.path)

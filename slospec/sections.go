@@ -429,16 +429,7 @@ func (p *specParser) chainTotal(f specEntry, out *[]Objective) {
 			continue
 		}
 		n++
-		q, ok := p.quantile(g)
-		if !ok {
-			continue
-		}
-		if l, dup := qs[q]; dup {
-			p.errorf(g.k.Line, g.path, "the same quantile as line %d", l)
-			continue
-		}
-		qs[q] = g.k.Line
-		if d, ok := p.duration(g, true); ok {
+		if q, d, ok := p.quantileBudget(g, qs); ok {
 			so := Objective{Key: "chain_total_" + g.key, Line: g.k.Line, Kind: KindChainTotal, Q: q, Budget: d}
 			opts.apply(&so)
 			p.objective(out, so, g.path)

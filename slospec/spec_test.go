@@ -251,6 +251,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"quantile p0", target + "objectives:\n  ttft: {p0: 1s}\n", []string{"line 3: objectives.ttft.p0: quantile p0 is outside p0-p100"}},
 		{"quantile q1.5", target + "objectives:\n  ttft: {q1.5: 1s}\n", []string{"line 3: objectives.ttft.q1.5: quantile q1.5 is outside q0-q1"}},
 		{"same quantile twice", target + "objectives:\n  ttft: {p99.5: 1s, q0.995: 2s}\n", []string{"line 3: objectives.ttft.q0.995: the same quantile as line 3"}},
+		{"same chain quantile twice", target + "chains:\n  total: {p50: 30s, q0.5: 40s}\n", []string{"line 3: chains.total.q0.5: the same quantile as line 3"}},
 		{"error rate 1", target + "objectives:\n  error_rate: 1\n", []string{"line 3: objectives.error_rate: 1 is not a percentage: percentages carry % (write 1%)"}},
 		{"error rate 0.01", target + "objectives:\n  error_rate: 0.01\n", []string{"line 3: objectives.error_rate: 0.01 is not a percentage: percentages carry % (write 1% for the fraction 0.01, or 0.01%)"}},
 		{"quoted fraction", target + "objectives:\n  error_rate: \"0.01\"\n", []string{"line 3: objectives.error_rate: 0.01 is not a percentage"}},
