@@ -2,6 +2,7 @@ package svgchart
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -194,6 +195,19 @@ func seriesColor(s Series, i int) string {
 		return s.Color
 	}
 	return Palette[i%len(Palette)]
+}
+
+// stroke gives the rule's colour (ruleColor when unset) and the SVG
+// attribute that dashes it ("" for a solid rule).
+func (r Rule) stroke() (color, dash string) {
+	color = r.Color
+	if color == "" {
+		color = ruleColor
+	}
+	if r.Dashed {
+		dash = ` stroke-dasharray="5 3"`
+	}
+	return color, dash
 }
 
 // newScale fits an axis to its values and picks its ticks.
@@ -438,14 +452,7 @@ func writeRules(b *bytes.Buffer, rules []Rule, sx, sy scale, x0, x1, y0, y1 floa
 	}
 	var vs []placed
 	for _, r := range rules {
-		color := r.Color
-		if color == "" {
-			color = ruleColor
-		}
-		dash := ""
-		if r.Dashed {
-			dash = ` stroke-dasharray="5 3"`
-		}
+		color, dash := r.stroke()
 		if r.Vertical {
 			if !sx.placeable(r.Value) {
 				continue
@@ -464,24 +471,13 @@ func writeRules(b *bytes.Buffer, rules []Rule, sx, sy scale, x0, x1, y0, y1 floa
 			fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="end" fill="%s" %s>%s</text>`+"\n", f1(x1-4), f1(p-4), color, halo, esc(r.Label))
 		}
 	}
-	slices.SortStableFunc(vs, func(a, c placed) int {
-		switch {
-		case a.px < c.px:
-			return -1
-		case a.px > c.px:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(vs, func(a, c placed) int { return cmp.Compare(a.px, c.px) })
 	last := math.Inf(-1) // right edge of the last label
 	for _, v := range vs {
 		if v.r.Label == "" {
 			continue
 		}
-		color := v.r.Color
-		if color == "" {
-			color = ruleColor
-		}
+		color, _ := v.r.stroke()
 		// A label rotated -90 degrees sits left of its baseline: it spans
 		// [x-12, x]. Put it just left of its line; when that would overlap
 		// the last label, just right of its line; else right of the last.
@@ -520,14 +516,7 @@ func writeLegend(b *bytes.Buffer, c Chart, x, y float64) {
 		if r.Label == "" {
 			continue
 		}
-		color := r.Color
-		if color == "" {
-			color = ruleColor
-		}
-		dash := ""
-		if r.Dashed {
-			dash = ` stroke-dasharray="5 3"`
-		}
+		color, dash := r.stroke()
 		if r.Vertical {
 			fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5"%s/>`+"\n", f1(x+9), f1(y-11), f1(x+9), f1(y+2), color, dash)
 		} else {
