@@ -1,6 +1,7 @@
 package sloassert
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -431,15 +432,7 @@ func mannWhitneyU(base, cur latencytest.Sample) MannWhitney {
 	for _, v := range cur {
 		all = append(all, obs{v, true})
 	}
-	slices.SortFunc(all, func(a, b obs) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(all, func(a, b obs) int { return cmp.Compare(a.v, b.v) })
 	n := float64(len(all))
 	var rankSum, ties float64
 	for i := 0; i < len(all); {
