@@ -179,29 +179,17 @@ func MaxChainErrorRate(max float64) Objective {
 
 // evaluateChains judges measured chains (Evaluate).
 func evaluateChains(cr *latencytest.ChainResult, objectives []Objective) Report {
-	rep := Report{Title: "chains", CPUPerWall: math.NaN()}
 	if cr == nil {
-		rep.Problem = "no result to judge"
-		return rep
+		return Report{Title: "chains", CPUPerWall: math.NaN(), Problem: "no result to judge"}
 	}
-	calls := cr.Calls()
-	rep.Counts = calls.Counts()
-	rep.Errors = calls.Errors()
-	rep.ErrorExamples = calls.ErrorExamples()
-	rep.CPUPerWall = cr.CPUPerWall
-	rep.Machine = cr.Machine.Warning()
-	rep.Missing = cr.Disclosure.Missing()
-	rep.RawRecords = cr.Disclosure.Box(3).Answer
-	rep.Setup = setup(cr.Disclosure)
+	calls := cr.Calls() // carries the run's CPUPerWall, Machine and Disclosure
+	rep := runReport("chains", calls, objectives)
 	for _, rec := range calls.Records {
 		if !slices.Contains(rep.Concurrency, rec.Concurrency) {
 			rep.Concurrency = append(rep.Concurrency, rec.Concurrency)
 		}
 	}
 	slices.Sort(rep.Concurrency)
-	if len(objectives) == 0 {
-		rep.Problem = "no objectives: an empty spec never passes"
-	}
 	if len(cr.Chains) == 0 {
 		rep.Problem = "no chain ran"
 	}

@@ -158,28 +158,16 @@ func Evaluate[S Subject](s S, objectives ...Objective) Report {
 
 // evaluate judges a result (Evaluate).
 func evaluate(r *latencytest.Result, objectives []Objective) Report {
-	rep := Report{Title: "result", CPUPerWall: math.NaN()}
 	if r == nil {
-		rep.Problem = "no result to judge"
-		return rep
+		return Report{Title: "result", CPUPerWall: math.NaN(), Problem: "no result to judge"}
 	}
-	rep.Counts = r.Counts()
-	rep.Errors = r.Errors()
-	rep.ErrorExamples = r.ErrorExamples()
-	rep.CPUPerWall = r.CPUPerWall
-	rep.Machine = r.Machine.Warning()
-	rep.Missing = r.Disclosure.Missing()
-	rep.RawRecords = r.Disclosure.Box(3).Answer
-	rep.Setup = setup(r.Disclosure)
+	rep := runReport("result", r, objectives)
 	for _, rec := range r.All() {
 		if !rec.Warmup && rec.Concurrency > 0 && !slices.Contains(rep.Concurrency, rec.Concurrency) {
 			rep.Concurrency = append(rep.Concurrency, rec.Concurrency)
 		}
 	}
 	slices.Sort(rep.Concurrency)
-	if len(objectives) == 0 {
-		rep.Problem = "no objectives: an empty spec never passes"
-	}
 	if rep.Counts.Kept+rep.Counts.Failed == 0 {
 		rep.Problem = "no measured request"
 	}
@@ -206,6 +194,27 @@ func evaluate(r *latencytest.Result, objectives []Objective) Report {
 	}
 	rep.Slowest = slowest(r, metrics[0], 5)
 	judgeShard(&rep, r.Shard, func(i int) options { return objectives[i].opts })
+	return rep
+}
+
+// runReport starts the report of a run from its records (a chain run's
+// calls for chains): counts, errors, client load and disclosure, and the
+// empty-spec problem when there are no objectives.
+func runReport(title string, r *latencytest.Result, objectives []Objective) Report {
+	rep := Report{
+		Title:         title,
+		Counts:        r.Counts(),
+		Errors:        r.Errors(),
+		ErrorExamples: r.ErrorExamples(),
+		CPUPerWall:    r.CPUPerWall,
+		Machine:       r.Machine.Warning(),
+		Missing:       r.Disclosure.Missing(),
+		RawRecords:    r.Disclosure.Box(3).Answer,
+		Setup:         setup(r.Disclosure),
+	}
+	if len(objectives) == 0 {
+		rep.Problem = "no objectives: an empty spec never passes"
+	}
 	return rep
 }
 
