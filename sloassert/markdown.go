@@ -56,13 +56,7 @@ func markdown(rep Report, heading string, charts []string, embed bool) string {
 		sb.WriteString(mdDistributions(rep.Distributions))
 		sb.WriteString("\n")
 	}
-	c := rep.Counts
-	fmt.Fprintf(&sb, "n = %d measured (%d kept, %d failed), %d warm-up discarded, %d sent of %d planned",
-		c.Kept+c.Failed, c.Kept, c.Failed, c.Discarded, c.Sent, c.Planned)
-	if len(rep.Concurrency) > 0 {
-		fmt.Fprintf(&sb, "; concurrency %s", ints(rep.Concurrency))
-	}
-	sb.WriteString(".")
+	sb.WriteString(rep.size() + ".")
 	if rep.Setup != "" {
 		fmt.Fprintf(&sb, " Setup: %s.", mdText(rep.Setup))
 	}

@@ -367,13 +367,7 @@ func (r Report) String() string {
 				format.Float(s.CV, "%.0f"), format.Float(s.TailRatio, "%.2f"))
 		}
 	}
-	c := r.Counts
-	fmt.Fprintf(&sb, "  n = %d measured (%d kept, %d failed), %d warm-up discarded, %d sent of %d planned",
-		c.Kept+c.Failed, c.Kept, c.Failed, c.Discarded, c.Sent, c.Planned)
-	if len(r.Concurrency) > 0 {
-		fmt.Fprintf(&sb, "; concurrency %s", ints(r.Concurrency))
-	}
-	sb.WriteString("\n")
+	sb.WriteString("  " + r.size() + "\n")
 	if r.Setup != "" {
 		fmt.Fprintf(&sb, "  setup: %s\n", r.Setup)
 	}
@@ -507,10 +501,18 @@ func verdictMark(o Outcome, ok, fail, inconclusive string) string {
 	return mark
 }
 
-func ints(xs []int) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprint(x)
+// size says how many requests the report judged, and at which
+// concurrencies: one line shared by the text and Markdown forms.
+func (r Report) size() string {
+	c := r.Counts
+	s := fmt.Sprintf("n = %d measured (%d kept, %d failed), %d warm-up discarded, %d sent of %d planned",
+		c.Kept+c.Failed, c.Kept, c.Failed, c.Discarded, c.Sent, c.Planned)
+	if len(r.Concurrency) > 0 {
+		parts := make([]string, len(r.Concurrency))
+		for i, x := range r.Concurrency {
+			parts[i] = fmt.Sprint(x)
+		}
+		s += "; concurrency " + strings.Join(parts, ", ")
 	}
-	return strings.Join(parts, ", ")
+	return s
 }
