@@ -306,17 +306,13 @@ func (d *messagesDecoder) index(s *stream, typ string, raw json.RawMessage) (int
 // usage takes a Messages usage object (message_start's or
 // message_delta's, whose counts are cumulative).
 func (d *messagesDecoder) usage(s *stream, raw json.RawMessage) {
-	if absent(raw) {
-		return
-	}
 	var u struct {
 		InputTokens              json.RawMessage `json:"input_tokens"`
 		OutputTokens             json.RawMessage `json:"output_tokens"`
 		CacheReadInputTokens     json.RawMessage `json:"cache_read_input_tokens"`
 		CacheCreationInputTokens json.RawMessage `json:"cache_creation_input_tokens"`
 	}
-	if json.Unmarshal(raw, &u) != nil {
-		s.note("usage ignored: not an object (%s)", truncate(string(raw), 40))
+	if !s.decodeUsage(raw, &u) {
 		return
 	}
 	prompt := false

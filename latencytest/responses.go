@@ -265,17 +265,13 @@ func (d *responsesDecoder) response(s *stream, raw json.RawMessage) (errText str
 // output_tokens, input_tokens_details.cached_tokens and
 // output_tokens_details.reasoning_tokens.
 func (s *stream) responsesUsage(raw json.RawMessage) {
-	if absent(raw) {
-		return
-	}
 	var u struct {
 		InputTokens         json.RawMessage `json:"input_tokens"`
 		OutputTokens        json.RawMessage `json:"output_tokens"`
 		InputTokensDetails  json.RawMessage `json:"input_tokens_details"`
 		OutputTokensDetails json.RawMessage `json:"output_tokens_details"`
 	}
-	if json.Unmarshal(raw, &u) != nil {
-		s.note("usage ignored: not an object (%s)", truncate(string(raw), 40))
+	if !s.decodeUsage(raw, &u) {
 		return
 	}
 	s.applyUsage(usageKeys{"input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details"},

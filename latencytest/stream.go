@@ -646,15 +646,23 @@ const maxCount = chunkscan.MaxCount
 // usage takes the token counts of a usage object; a count that is not a
 // whole number in [0, 2^31) is ignored with a note.
 func (s *stream) usage(raw json.RawMessage) {
-	if absent(raw) {
-		return
-	}
 	var u rawUsage
-	if json.Unmarshal(raw, &u) != nil {
-		s.note("usage ignored: not an object (%s)", truncate(string(raw), 40))
-		return
+	if s.decodeUsage(raw, &u) {
+		s.applyUsage(chatUsageKeys, u.PromptTokens, u.CompletionTokens, u.PromptTokensDetails, u.CompletionTokensDetails)
 	}
-	s.applyUsage(chatUsageKeys, u.PromptTokens, u.CompletionTokens, u.PromptTokensDetails, u.CompletionTokensDetails)
+}
+
+// decodeUsage decodes a usage object of any protocol into u (a pointer to
+// its raw fields); false when it is absent, or not an object (noted).
+func (s *stream) decodeUsage(raw json.RawMessage, u any) bool {
+	if absent(raw) {
+		return false
+	}
+	if json.Unmarshal(raw, u) != nil {
+		s.note("usage ignored: not an object (%s)", truncate(string(raw), 40))
+		return false
+	}
+	return true
 }
 
 // usageKeys name a protocol's usage fields: the prompt and answer counts
