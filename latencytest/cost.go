@@ -113,19 +113,8 @@ func (r *Result) Cost(p Prices) CostReport {
 	p.validate()
 	c := CostReport{Unit: "calls"}
 	for _, rec := range r.All() {
-		if rec.Warmup {
-			continue
-		}
-		c.Calls++
-		d, ok := p.of(rec)
-		if !ok {
-			c.Unpriced++
-		}
-		c.Total += d
-		if rec.OK() {
-			c.Useful++
-		} else {
-			c.Wasted += d
+		if !rec.Warmup {
+			c.add(c.price(p, rec), rec.OK())
 		}
 	}
 	c.PerUseful = perUseful(c.Total, c.Useful)
@@ -142,22 +131,33 @@ func (cr *ChainResult) Cost(p Prices) CostReport {
 	c := CostReport{Unit: "chains"}
 	for i := range cr.Chains {
 		ch := &cr.Chains[i]
-		c.Calls++
 		spent := 0.0
 		for k := range ch.Calls {
-			d, ok := p.of(&ch.Calls[k])
-			if !ok {
-				c.Unpriced++
-			}
-			spent += d
+			spent += c.price(p, &ch.Calls[k])
 		}
-		c.Total += spent
-		if ch.OK() {
-			c.Useful++
-		} else {
-			c.Wasted += spent
-		}
+		c.add(spent, ch.OK())
 	}
 	c.PerUseful = perUseful(c.Total, c.Useful)
 	return c
+}
+
+// price prices one call at p, counting it in Unpriced when p cannot.
+func (c *CostReport) price(p Prices, rec *Record) float64 {
+	d, ok := p.of(rec)
+	if !ok {
+		c.Unpriced++
+	}
+	return d
+}
+
+// add counts one unit (a call, or a chain) that cost spent: useful when
+// ok, wasted otherwise.
+func (c *CostReport) add(spent float64, ok bool) {
+	c.Calls++
+	c.Total += spent
+	if ok {
+		c.Useful++
+	} else {
+		c.Wasted += spent
+	}
 }
