@@ -540,6 +540,23 @@ func readLines(r io.Reader, fn func(n int, line []byte) error) (truncated string
 	}
 }
 
+// endLines closes the import of a JSON-lines file from what readLines
+// returned: its error ends the import; a cut file makes it partial; a
+// whole file in which n counts nothing read is the error "no <what> in the
+// file".
+func (im *importer) endLines(cut string, err error, n int, what string) error {
+	if err != nil {
+		return err
+	}
+	if cut != "" {
+		im.partial = append(im.partial, cut)
+	}
+	if n == 0 && cut == "" {
+		return fmt.Errorf("no %s in the file", what)
+	}
+	return nil
+}
+
 // readJSONTree decodes one JSON document into maps, slices, json.Number,
 // strings, bools and nils. When the input ends early it closes what is
 // open, drops every value that may have been cut (an unfinished container,

@@ -194,14 +194,8 @@ func importAIPerf(r io.Reader) (*importer, error) {
 		im.recs = append(im.recs, rec)
 		return nil
 	})
-	if err != nil {
+	if err := im.endLines(cut, err, len(im.recs), "record"); err != nil {
 		return nil, err
-	}
-	if cut != "" {
-		im.partial = append(im.partial, cut)
-	}
-	if len(im.recs) == 0 && cut == "" {
-		return nil, errors.New("no record in the file")
 	}
 	return im, nil
 }

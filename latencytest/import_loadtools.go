@@ -5,7 +5,6 @@ package latencytest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -95,14 +94,8 @@ func importK6(r io.Reader) (*importer, error) {
 		}
 		return err
 	})
-	if err != nil {
+	if err := im.endLines(cut, err, lines, "line"); err != nil {
 		return nil, err
-	}
-	if cut != "" {
-		im.partial = append(im.partial, cut)
-	}
-	if lines == 0 && cut == "" {
-		return nil, errors.New("no line in the file")
 	}
 	for i := range im.recs {
 		if rec := &im.recs[i]; rec.Total == NotObserved && rec.OK() {
@@ -194,14 +187,8 @@ func importVegeta(r io.Reader) (*importer, error) {
 		im.recs = append(im.recs, rec)
 		return nil
 	})
-	if err != nil {
+	if err := im.endLines(cut, err, all, "result"); err != nil {
 		return nil, err
-	}
-	if cut != "" {
-		im.partial = append(im.partial, cut)
-	}
-	if all == 0 && cut == "" {
-		return nil, errors.New("no result in the file")
 	}
 	if all > 0 && small == all {
 		return nil, fmt.Errorf("every latency is under 1µs: vegeta writes nanoseconds; these look like another unit (milliseconds?)")

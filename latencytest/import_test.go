@@ -251,6 +251,8 @@ func TestImportRefuses(t *testing.T) {
 		{"vegeta milliseconds", "vegeta", `{"code":200,"timestamp":"2025-12-01T10:15:00Z","latency":312,"error":""}` + "\n", "nanoseconds"},
 		{"unknown format", "locust", "{}", "unknown format"},
 		{"empty aiperf", "aiperf", "", "no record"},
+		{"empty k6", "k6", "\n", "no line in the file"},
+		{"empty vegeta", "vegeta", "", "no result in the file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
