@@ -79,9 +79,7 @@ func (s *stream) fastEvent(data []byte) (token, ok bool) {
 		token = true
 		s.content.Write(content)
 		s.content.WriteString(contentS)
-		if rec.FirstAnswer < 0 {
-			rec.FirstAnswer = s.now
-		}
+		s.answerAt()
 	}
 	if f.Reasoning {
 		token = true
@@ -90,9 +88,7 @@ func (s *stream) fastEvent(data []byte) (token, ok bool) {
 		token = true
 		s.refusal.Write(refusal)
 		s.refusal.WriteString(refusalS)
-		if rec.FirstAnswer < 0 {
-			rec.FirstAnswer = s.now
-		}
+		s.answerAt()
 	}
 	for k, tc := range f.Tools[:f.NTools] {
 		if s.toolDelta(tc.Index, ids[k], tc.Name, tc.Args) {

@@ -240,9 +240,7 @@ func (s *stream) toolDelta(index int64, id string, name, args bool) (token bool)
 			rec.ToolArgsDone = s.now
 		}
 	}
-	if rec.FirstAnswer < 0 {
-		rec.FirstAnswer = s.now
-	}
+	s.answerAt()
 	return true
 }
 
@@ -410,9 +408,7 @@ func (s *stream) event(ev sse.Event) (token bool) {
 		if text := s.text("delta.content", d.Content); text != "" {
 			token = true
 			s.content.WriteString(text)
-			if s.rec.FirstAnswer < 0 {
-				s.rec.FirstAnswer = s.now
-			}
+			s.answerAt()
 		}
 		if s.text("delta.reasoning_content", d.ReasoningContent) != "" || s.text("delta.reasoning", d.Reasoning) != "" {
 			token = true
@@ -420,9 +416,7 @@ func (s *stream) event(ev sse.Event) (token bool) {
 		if text := s.text("delta.refusal", d.Refusal); text != "" {
 			token = true
 			s.refusal.WriteString(text)
-			if s.rec.FirstAnswer < 0 {
-				s.rec.FirstAnswer = s.now
-			}
+			s.answerAt()
 		}
 		if s.toolCalls(d.ToolCalls) {
 			token = true
