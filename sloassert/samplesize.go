@@ -132,28 +132,12 @@ func searchSampleSize(q, confidence, power, level float64, limit int) int {
 			return math.MaxInt
 		}
 	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if peak(mid) >= power {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
+	hi = bisect(lo, hi, func(n int) bool { return peak(n) >= power })
 	best := edge(hi, -1)
 	if !demo {
 		// The lower bound's power rises through the stretch: the first n
-		// that reaches it.
-		a, b := best-1, edge(hi, +1) // pw(b) >= power
-		for b-a > 1 {
-			mid := a + (b-a)/2
-			if pw(mid) >= power {
-				b = mid
-			} else {
-				a = mid
-			}
-		}
-		best = b
+		// that reaches it (pw(edge(hi, +1)) >= power).
+		best = bisect(best-1, edge(hi, +1), func(n int) bool { return pw(n) >= power })
 	}
 	// Peaks are not quite monotone where the rank moves every step or two
 	// (q near 0.5): look back over eight rank steps (at most 2,000 n).
@@ -164,6 +148,21 @@ func searchSampleSize(q, confidence, power, level float64, limit int) int {
 		}
 	}
 	return best
+}
+
+// bisect narrows lo < hi, where ok(hi) holds and ok(lo) is taken not to,
+// by halving until they are adjacent, and returns hi: the first n above lo
+// where ok holds when ok is monotone.
+func bisect(lo, hi int, ok func(n int) bool) int {
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // decidePower is the probability that n requests decide the objective the
