@@ -261,7 +261,7 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 				names = append(names, r.Model)
 			}
 		}
-		p.Model = cmp.Or(modeString(names), "fitted-model")
+		p.Model = cmp.Or(mode(names), "fitted-model")
 	}
 
 	// Conversation: the ICC of log call totals; per-call values are then
@@ -725,24 +725,12 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// mode is the most frequent value (the smallest on a tie); 0 when empty.
-func mode(xs []int) int {
-	counts := map[int]int{}
-	best, bestN := 0, 0
-	for _, x := range xs {
-		counts[x]++
-	}
-	for _, x := range slices.Sorted(maps.Keys(counts)) {
-		if counts[x] > bestN {
-			best, bestN = x, counts[x]
-		}
-	}
-	return best
-}
-
-func modeString(xs []string) string {
-	counts := map[string]int{}
-	best, bestN := "", 0
+// mode is the most frequent value (the smallest on a tie); the zero value
+// (0, "") when empty.
+func mode[T cmp.Ordered](xs []T) T {
+	counts := map[T]int{}
+	var best T
+	bestN := 0
 	for _, x := range xs {
 		counts[x]++
 	}
