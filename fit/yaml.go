@@ -28,30 +28,29 @@ func WriteProfile(w io.Writer, p fakeprovider.Profile, rep FitReport) error {
 		}
 		b.WriteString(name + ": " + value + "\n")
 	}
+	// A distribution's key is written only when it is set.
+	durKey := func(name string, d fakeprovider.Dist[time.Duration]) {
+		if d.IsSet() {
+			key(name, durDist(d))
+		}
+	}
+	intKey := func(name string, d fakeprovider.Dist[int]) {
+		if d.IsSet() {
+			key(name, intDist(d))
+		}
+	}
 	key("model", strconv.Quote(p.Model))
 	key("seed", strconv.FormatUint(p.Seed, 10))
-	if p.TTFT.IsSet() {
-		key("ttft", durDist(p.TTFT))
-	}
-	if p.PrefillPer1kTokens.IsSet() {
-		key("prefill_per_1k_tokens", durDist(p.PrefillPer1kTokens))
-	}
-	if p.ITL.IsSet() {
-		key("itl", durDist(p.ITL))
-	}
+	durKey("ttft", p.TTFT)
+	durKey("prefill_per_1k_tokens", p.PrefillPer1kTokens)
+	durKey("itl", p.ITL)
 	key("itl_per_request", strconv.FormatBool(p.ITLPerRequest))
 	if p.TTFTITLCorrelation != 0 {
 		key("ttft_itl_correlation", strconv.FormatFloat(p.TTFTITLCorrelation, 'g', -1, 64))
 	}
-	if p.OutputTokens.IsSet() {
-		key("output_tokens", intDist(p.OutputTokens))
-	}
-	if p.ReasoningTokens.IsSet() {
-		key("reasoning_tokens", intDist(p.ReasoningTokens))
-	}
-	if p.TokensPerChunk.IsSet() {
-		key("tokens_per_chunk", intDist(p.TokensPerChunk))
-	}
+	intKey("output_tokens", p.OutputTokens)
+	intKey("reasoning_tokens", p.ReasoningTokens)
+	intKey("tokens_per_chunk", p.TokensPerChunk)
 	if p.SlotsPerReplica != 0 {
 		key("slots_per_replica", strconv.Itoa(p.SlotsPerReplica))
 	}
