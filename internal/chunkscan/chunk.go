@@ -77,19 +77,7 @@ var (
 func Scan(data []byte, f *Facts) (ok bool) {
 	*f = Facts{PromptTokens: -1, Completion: -1, Cached: -1, ReasoningTokens: -1}
 	s := chunkScanner{b: data}
-	var seen uint32
-	once := func(bit int) bool {
-		if seen&(1<<bit) != 0 {
-			return false // a duplicate key: encoding/json takes the last
-		}
-		seen |= 1 << bit
-		return true
-	}
-	ok = s.object(func(key []byte) bool {
-		i, fold := known(key, chunkFields...)
-		if fold || (i >= 0 && !once(i)) {
-			return false
-		}
+	ok = s.fields(chunkFields, func(i int) bool {
 		switch i {
 		case 0: // model
 			sp, esc, present, ok := s.optString()
@@ -148,17 +136,9 @@ func (s *chunkScanner) choice(f *Facts) bool {
 		f.Choice0 = true
 		return true
 	}
-	var seen uint32
 	index := int64(0)
 	var delta Facts
-	ok := s.object(func(key []byte) bool {
-		i, fold := known(key, choiceFields...)
-		if fold || (i >= 0 && seen&(1<<i) != 0) {
-			return false
-		}
-		if i >= 0 {
-			seen |= 1 << i
-		}
+	ok := s.fields(choiceFields, func(i int) bool {
 		switch i {
 		case 0: // index
 			if s.null() {
@@ -285,16 +265,7 @@ func (s *chunkScanner) toolCall(f *Facts) bool {
 		if s.null() {
 			return true
 		}
-		var fseen uint32
-		return s.object(func(key []byte) bool {
-			j, fold := known(key, funcFields...)
-			if fold || (j >= 0 && fseen&(1<<j) != 0) {
-				return false
-			}
-			if j < 0 {
-				return s.skip(0)
-			}
-			fseen |= 1 << j
+		return s.fields(funcFields, func(j int) bool {
 			sp, _, present, ok := s.optString()
 			// Every escape decodes to at least one byte: a non-empty
 			// string is non-empty text.
@@ -340,19 +311,10 @@ func (s *chunkScanner) detail(want int) (n int64, ok bool) {
 	if s.null() {
 		return n, true
 	}
-	var seen uint32
-	ok = s.object(func(key []byte) bool {
-		i, fold := known(key, detailFields...)
-		if fold || (i >= 0 && seen&(1<<i) != 0) {
-			return false
-		}
+	ok = s.fields(detailFields, func(i int) bool {
 		if i != want {
-			if i >= 0 {
-				seen |= 1 << i
-			}
 			return s.skip(0)
 		}
-		seen |= 1 << i
 		var ok bool
 		n, ok = s.optCount()
 		return ok
