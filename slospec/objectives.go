@@ -49,14 +49,19 @@ func (p *specParser) objectives(e specEntry) []Objective {
 	return out
 }
 
-// quantileOptions reads allow_small_sample, demonstrate and refute.
-type quantileOptions struct {
+// quantileSection is what a section's quantile keys share: its
+// allow_small_sample, demonstrate and refute, and the quantiles named so
+// far with their lines (p99 and p99.0 in one section are an error).
+type quantileSection struct {
 	allowSmall          bool
 	demonstrate, refute float64
+	seen                map[float64]int
 }
 
-func (p *specParser) quantileOptions(entries []specEntry) quantileOptions {
-	var o quantileOptions
+// quantileSection reads a section's allow_small_sample, demonstrate and
+// refute.
+func (p *specParser) quantileSection(entries []specEntry) *quantileSection {
+	o := &quantileSection{seen: map[float64]int{}}
 	var conf []specEntry
 	for _, g := range entries {
 		switch g.key {
@@ -77,26 +82,28 @@ func (p *specParser) quantileOptions(entries []specEntry) quantileOptions {
 	return o
 }
 
-func (o quantileOptions) apply(so *Objective) {
-	so.AllowSmallSample, so.Demonstrate, so.Refute = o.allowSmall, o.demonstrate, o.refute
-}
-
-// quantileBudget parses a quantile key (p99: 2s) and its positive duration
-// budget. seen maps each quantile already given in the section to its line, so
-// a second key for the same quantile (p99 and p99.0) is an error naming the
-// first line; the quantile is recorded before its budget is parsed.
-func (p *specParser) quantileBudget(g specEntry, seen map[float64]int) (float64, time.Duration, bool) {
+// quantile adds so, a quantile objective of the section, from its key g
+// (p99: 2s): the quantile, a positive duration budget, and the section's
+// options. A second key for a quantile already named (p99 and p99.0) is an
+// error naming the first line; the quantile counts as named even when its
+// budget is bad.
+func (o *quantileSection) quantile(p *specParser, g specEntry, so Objective, out *[]Objective) {
 	q, ok := p.quantile(g)
 	if !ok {
-		return 0, 0, false
+		return
 	}
-	if l, dup := seen[q]; dup {
+	if l, dup := o.seen[q]; dup {
 		p.errorf(g.k.Line, g.path, "the same quantile as line %d", l)
-		return 0, 0, false
+		return
 	}
-	seen[q] = g.k.Line
+	o.seen[q] = g.k.Line
 	d, ok := p.duration(g, true)
-	return q, d, ok
+	if !ok {
+		return
+	}
+	so.Q, so.Budget = q, d
+	so.AllowSmallSample, so.Demonstrate, so.Refute = o.allowSmall, o.demonstrate, o.refute
+	p.objective(out, so, g.path)
 }
 
 // metric parses one metric's objectives: quantiles, cv, tail_ratio, max.
@@ -105,8 +112,7 @@ func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]Objective) {
 	if !ok {
 		return
 	}
-	opts := p.quantileOptions(entries)
-	qs := map[float64]int{}
+	sec := p.quantileSection(entries)
 	n := 0
 	for _, g := range entries {
 		key := string(m) + "_" + g.key
@@ -133,11 +139,7 @@ func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]Objective) {
 				p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindMaxStall, Budget: d}, g.path)
 			}
 		default:
-			if q, d, ok := p.quantileBudget(g, qs); ok {
-				so := Objective{Key: key, Line: g.k.Line, Kind: KindQuantile, Metric: m, Q: q, Budget: d}
-				opts.apply(&so)
-				p.objective(out, so, g.path)
-			}
+			sec.quantile(p, g, Objective{Key: key, Line: g.k.Line, Kind: KindQuantile, Metric: m}, out)
 		}
 	}
 	if n == 0 {

@@ -421,19 +421,14 @@ func (p *specParser) chainTotal(f specEntry, out *[]Objective) {
 	if !ok {
 		return
 	}
-	opts := p.quantileOptions(entries)
-	qs := map[float64]int{}
+	sec := p.quantileSection(entries)
 	n := 0
 	for _, g := range entries {
 		if !isQuantileKey(g.key) {
 			continue
 		}
 		n++
-		if q, d, ok := p.quantileBudget(g, qs); ok {
-			so := Objective{Key: "chain_total_" + g.key, Line: g.k.Line, Kind: KindChainTotal, Q: q, Budget: d}
-			opts.apply(&so)
-			p.objective(out, so, g.path)
-		}
+		sec.quantile(p, g, Objective{Key: "chain_total_" + g.key, Line: g.k.Line, Kind: KindChainTotal}, out)
 	}
 	if n == 0 {
 		p.errorf(f.k.Line, f.path, "no objective (want a quantile of chain totals such as p95: 60s)")
