@@ -22,7 +22,6 @@ package chunkscan
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -141,15 +140,7 @@ func (s *chunkScanner) choice(f *Facts) bool {
 	ok := s.fields(choiceFields, func(i int) bool {
 		switch i {
 		case 0: // index
-			if s.null() {
-				return true
-			}
-			sp, digits, ok := s.number()
-			if !ok || !digits || sp.End-sp.Start > 18 {
-				return false
-			}
-			index, _ = strconv.ParseInt(string(s.b[sp.Start:sp.End]), 10, 64)
-			return true
+			return s.optIndex(&index)
 		case 1: // delta
 			if s.null() {
 				return true
@@ -245,15 +236,7 @@ func (s *chunkScanner) toolCall(f *Facts) bool {
 	ok := s.fields(toolFields, func(i int) bool {
 		switch i {
 		case 0: // index
-			if s.null() {
-				return true
-			}
-			sp, digits, ok := s.number()
-			if !ok || !digits || sp.End-sp.Start > 18 {
-				return false
-			}
-			t.Index, _ = strconv.ParseInt(string(s.b[sp.Start:sp.End]), 10, 64)
-			return true
+			return s.optIndex(&t.Index)
 		case 1: // id
 			sp, esc, present, ok := s.optString()
 			if present && sp.End > sp.Start {

@@ -323,6 +323,21 @@ func (s *chunkScanner) optString() (sp Span, esc, present, ok bool) {
 	return sp, esc, true, ok
 }
 
+// optIndex scans an index into n: null (n left as it is, as encoding/json
+// leaves it), or a plain integer of at most 18 digits; anything else
+// gives up.
+func (s *chunkScanner) optIndex(n *int64) bool {
+	if s.null() {
+		return true
+	}
+	sp, digits, ok := s.number()
+	if !ok || !digits || sp.End-sp.Start > 18 {
+		return false
+	}
+	*n, _ = strconv.ParseInt(string(s.b[sp.Start:sp.End]), 10, 64)
+	return true
+}
+
 // optCount scans a token count: null (-1), or a plain integer in
 // [0, MaxCount]; anything else gives up.
 func (s *chunkScanner) optCount() (n int64, ok bool) {
