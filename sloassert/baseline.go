@@ -215,31 +215,18 @@ var defaultCompareQuantiles = []float64{0.5, 0.95, 0.99}
 
 // normalized fills the defaults and checks the settings.
 func (c Compare) normalized() (Compare, error) {
-	if c.Metric == "" {
-		c.Metric = TTFT
-	}
+	c.Metric = cmp.Or(c.Metric, TTFT)
 	if len(c.Quantiles) == 0 {
 		c.Quantiles = defaultCompareQuantiles
 	}
 	c.Quantiles = slices.Clone(c.Quantiles)
-	if c.MaxIncrease == 0 {
-		c.MaxIncrease = 0.20
-	}
-	if c.Floor == 0 {
-		c.Floor = 50 * time.Millisecond
-	}
-	if c.FailureFloor == 0 {
-		c.FailureFloor = 0.005
-	}
-	if c.Confidence == 0 {
-		c.Confidence = 0.95
-	}
-	if c.Resamples == 0 {
-		c.Resamples = 2000
-	}
-	if c.Seed == 0 {
-		c.Seed = 1
-	}
+	// A zero setting takes its default (cmp.Or: the first non-zero).
+	c.MaxIncrease = cmp.Or(c.MaxIncrease, 0.20)
+	c.Floor = cmp.Or(c.Floor, 50*time.Millisecond)
+	c.FailureFloor = cmp.Or(c.FailureFloor, 0.005)
+	c.Confidence = cmp.Or(c.Confidence, 0.95)
+	c.Resamples = cmp.Or(c.Resamples, 2000)
+	c.Seed = cmp.Or(c.Seed, 1)
 	var errs []error
 	if _, err := c.Metric.Sample(&latencytest.Result{}); err != nil {
 		errs = append(errs, errors.New(strings.TrimPrefix(err.Error(), "sloassert: ")))
