@@ -114,19 +114,31 @@ func markdown(rep Report, heading string, charts []string, embed bool) string {
 	if len(charts) > 0 {
 		sb.WriteString("### Charts\n\n")
 		if embed {
-			for _, c := range charts {
-				name := strings.TrimSuffix(filepath.Base(c), ".svg")
-				fmt.Fprintf(&sb, "![%s](%s)\n\n", mdText(name), mdLink(c))
-			}
+			sb.WriteString(mdChartImages(charts))
 		} else {
-			names := make([]string, len(charts))
-			for i, c := range charts {
-				names[i] = "`" + mdCode(c) + "`"
-			}
-			fmt.Fprintf(&sb, "%s\n\n", strings.Join(names, ", "))
+			sb.WriteString(mdChartNames(charts) + "\n\n")
 		}
 	}
 	return strings.TrimRight(sb.String(), "\n") + "\n"
+}
+
+// mdChartImages embeds the chart files, a paragraph each, named by their
+// file names.
+func mdChartImages(charts []string) string {
+	var sb strings.Builder
+	for _, c := range charts {
+		fmt.Fprintf(&sb, "![%s](%s)\n\n", mdText(strings.TrimSuffix(filepath.Base(c), ".svg")), mdLink(c))
+	}
+	return sb.String()
+}
+
+// mdChartNames lists the chart files as code spans, comma-separated.
+func mdChartNames(charts []string) string {
+	names := make([]string, len(charts))
+	for i, c := range charts {
+		names[i] = "`" + mdCode(c) + "`"
+	}
+	return strings.Join(names, ", ")
 }
 
 // mdOutcomes is the objectives table.
@@ -270,15 +282,9 @@ func sweepMarkdown(reps []Report, heading string, charts []string, embed bool) s
 	if len(charts) > 0 {
 		sb.WriteString("\n")
 		if embed {
-			for _, c := range charts {
-				fmt.Fprintf(&sb, "![%s](%s)\n\n", mdText(strings.TrimSuffix(filepath.Base(c), ".svg")), mdLink(c))
-			}
+			sb.WriteString(mdChartImages(charts))
 		} else {
-			names := make([]string, len(charts))
-			for i, c := range charts {
-				names[i] = "`" + mdCode(c) + "`"
-			}
-			fmt.Fprintf(&sb, "Charts: %s\n", strings.Join(names, ", "))
+			sb.WriteString("Charts: " + mdChartNames(charts) + "\n")
 		}
 	}
 	return strings.TrimRight(sb.String(), "\n") + "\n"

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -69,6 +70,28 @@ func TestJobSummaryNamesTheTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"## TestJobSummaryNamesTheTest (result): PASS", "`cdf-ttft.svg`", "go test -artifacts"} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("summary lacks %q:\n%s", w, b)
+		}
+	}
+}
+
+// A sweep's summary names its chart files (the summary cannot embed
+// them) on a Charts line, and each level's report its own.
+func TestJobSummaryOfASweepNamesTheCharts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "summary.md")
+	t.Setenv(sloassert.EnvStepSummary, path)
+	t.Setenv(sloassert.EnvSummary, "")
+	sr := &latencytest.SweepResult{Planned: []int{1, 8}}
+	for _, c := range []int{1, 8} {
+		sr.Levels, sr.Results = append(sr.Levels, c), append(sr.Results, synthRun(120, c, 10*time.Millisecond, 0, 0, false))
+	}
+	sloassert.Check(t, sr, sloassert.Q(sloassert.TTFT, 0.5, time.Second))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"Charts: `sweep-ttft.svg`\n", "### Charts\n\n`cdf-ttft-c1.svg`, `cdf-total-c1.svg`\n\n"} {
 		if !strings.Contains(string(b), w) {
 			t.Errorf("summary lacks %q:\n%s", w, b)
 		}
