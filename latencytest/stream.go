@@ -452,15 +452,15 @@ func (s *stream) toolCalls(raw json.RawMessage) (token bool) {
 			s.note("tool call index ignored: not an integer (%s); taken as 0", truncate(string(c.Index), 40))
 			index = 0
 		}
-		id := s.plain("tool call id", c.ID)
+		id := s.str("tool call id", c.ID)
 		var name, args string
 		if !absent(c.Function) {
 			var f rawFunction
 			if json.Unmarshal(c.Function, &f) != nil {
 				s.note("tool call function ignored: not an object (%s)", truncate(string(c.Function), 40))
 			} else {
-				name = s.plain("tool call function.name", f.Name)
-				args = s.plain("tool call function.arguments", f.Arguments)
+				name = s.str("tool call function.name", f.Name)
+				args = s.str("tool call function.arguments", f.Arguments)
 			}
 		}
 		if s.toolDelta(index, id, name != "", args != "") {
@@ -487,22 +487,8 @@ func (s *stream) functionCall(raw json.RawMessage) bool {
 		s.note("delta.function_call ignored: not an object (%s)", truncate(string(raw), 40))
 		return false
 	}
-	name, args := s.plain("function_call.name", f.Name), s.plain("function_call.arguments", f.Arguments)
+	name, args := s.str("function_call.name", f.Name), s.str("function_call.arguments", f.Arguments)
 	return s.toolDelta(legacyCall, "", name != "", args != "")
-}
-
-// plain decodes a field that must be a string (or absent, or null: "");
-// anything else is ignored with a note.
-func (s *stream) plain(field string, raw json.RawMessage) string {
-	if absent(raw) {
-		return ""
-	}
-	var str string
-	if json.Unmarshal(raw, &str) != nil {
-		s.note("%s ignored: not a string (%s)", field, truncate(string(raw), 40))
-		return ""
-	}
-	return str
 }
 
 // text decodes a delta's text: a string, or an array of typed parts
@@ -588,7 +574,7 @@ func (s *stream) completion(body []byte) (class, detail string, ok bool) {
 			continue
 		}
 		if !absent(ch.FinishReason) {
-			s.rec.FinishReason = s.plain("finish_reason", ch.FinishReason)
+			s.rec.FinishReason = s.str("finish_reason", ch.FinishReason)
 		}
 		var m struct {
 			Content      json.RawMessage `json:"content"`
@@ -610,8 +596,8 @@ func (s *stream) completion(body []byte) (class, detail string, ok bool) {
 			if !absent(tc.Function) && json.Unmarshal(tc.Function, &f) != nil {
 				s.note("tool call function ignored: not an object (%s)", truncate(string(tc.Function), 40))
 			}
-			name, args := s.plain("tool call function.name", f.Name), s.plain("tool call function.arguments", f.Arguments)
-			if s.plain("tool call id", tc.ID) == "" && name == "" && args == "" {
+			name, args := s.str("tool call function.name", f.Name), s.str("tool call function.arguments", f.Arguments)
+			if s.str("tool call id", tc.ID) == "" && name == "" && args == "" {
 				continue
 			}
 			s.rec.ToolCalls++
