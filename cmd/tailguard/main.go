@@ -101,8 +101,13 @@ func formatFlag(fs *flag.FlagSet) *string {
 	return fs.String("format", "", "records format: "+strings.Join(latencytest.Formats(), ", ")+" (default: detected from each file)")
 }
 
-func checkFormat(f string) error {
-	if f != "" && !slices.Contains(latencytest.Formats(), f) {
+// parseFlags parses a subcommand's args and checks its -format (from
+// formatFlag).
+func parseFlags(fs *flag.FlagSet, args []string, format *string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if f := *format; f != "" && !slices.Contains(latencytest.Formats(), f) {
 		return fmt.Errorf("-format %q: want one of %s", f, strings.Join(latencytest.Formats(), ", "))
 	}
 	return nil
@@ -119,10 +124,7 @@ func judge(args []string, stdout, stderr io.Writer) (int, error) {
 	format := formatFlag(fs)
 	md := fs.String("markdown", "", "write the reports as Markdown to this file")
 	svg := fs.String("svg", "", "write each level's SVG charts into this directory")
-	if err := fs.Parse(args); err != nil {
-		return exitBad, err
-	}
-	if err := checkFormat(*format); err != nil {
+	if err := parseFlags(fs, args, format); err != nil {
 		return exitBad, err
 	}
 	if fs.NArg() < 1 {
@@ -201,10 +203,7 @@ func compare(args []string, stdout, stderr io.Writer) (int, error) {
 	format := formatFlag(fs)
 	metric := fs.String("metric", "ttft", "clock compared: ttft, first_answer, total, itl, max_gap")
 	maxInc := fs.Float64("max-increase", 0, "allowed increase of a quantile, a fraction (default 0.20)")
-	if err := fs.Parse(args); err != nil {
-		return exitBad, err
-	}
-	if err := checkFormat(*format); err != nil {
+	if err := parseFlags(fs, args, format); err != nil {
 		return exitBad, err
 	}
 	if fs.NArg() != 2 {
@@ -231,10 +230,7 @@ func report(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.SetOutput(stderr)
 	format := formatFlag(fs)
 	svg := fs.String("svg", "", "write the CDF charts (TTFT, total) into this directory")
-	if err := fs.Parse(args); err != nil {
-		return exitBad, err
-	}
-	if err := checkFormat(*format); err != nil {
+	if err := parseFlags(fs, args, format); err != nil {
 		return exitBad, err
 	}
 	if fs.NArg() != 1 {
@@ -312,10 +308,7 @@ func fitCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	format := formatFlag(fs)
 	seed := fs.Int64("seed", -1, "random seed of the fitted profile, >= 0 (-1: the fit's default)")
 	tail := fs.Bool("tail", false, "fit a generalised Pareto tail past the largest TTFT and ITL (fit.WithTail)")
-	if err := fs.Parse(args); err != nil {
-		return exitBad, err
-	}
-	if err := checkFormat(*format); err != nil {
+	if err := parseFlags(fs, args, format); err != nil {
 		return exitBad, err
 	}
 	if fs.NArg() != 1 || *seed < -1 {
