@@ -110,16 +110,6 @@ func deltaPercent(ratio float64) string {
 	return fmt.Sprintf("%+.1f%%", (ratio-1)*100)
 }
 
-func ratioText(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "n/a"
-	case math.IsInf(f, 1):
-		return "inf"
-	}
-	return fmt.Sprintf("%.2f", f)
-}
-
 // tailText renders a tail test's count and p-value for the table: "15 vs
 // 3", "<0.0001"; "n/a" when it was not run.
 func tailText(tt TailTest) (count, p string) {
@@ -174,7 +164,7 @@ func (r BaselineReport) String() string {
 		var failedNotes []string
 		for _, ch := range r.Changes {
 			fmt.Fprintf(&sb, "  %-6s %10s %10s %8s  %-16s", QuantileName(ch.Q), format.Duration(ch.Base),
-				format.Duration(ch.Cur), deltaPercent(ch.Ratio), "["+ratioText(ch.Lo)+", "+ratioText(ch.Hi)+"]")
+				format.Duration(ch.Cur), deltaPercent(ch.Ratio), "["+format.Float(ch.Lo, "%.2f")+", "+format.Float(ch.Hi, "%.2f")+"]")
 			if gap {
 				fmt.Fprintf(&sb, "  %-8s", strings.TrimPrefix(deltaPercent(1+ch.Gap), "+"))
 			}
@@ -217,7 +207,7 @@ func (r BaselineReport) String() string {
 			shift = "the distribution as a whole is slower"
 		}
 		fmt.Fprintf(&sb, "  Mann-Whitney U (current slower?): U = %.1f, z = %s, %s, P(current > baseline) = %.3f: %s\n",
-			mw.U, ratioText(mw.Z), pEquals(mw.P), mw.U/float64(mw.NBase)/float64(mw.NCur), shift)
+			mw.U, format.Float(mw.Z, "%.2f"), pEquals(mw.P), mw.U/float64(mw.NBase)/float64(mw.NCur), shift)
 	}
 	if r.NBase+r.NCur > 0 {
 		runs := "1 run"
