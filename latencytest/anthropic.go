@@ -312,7 +312,7 @@ func (d *messagesDecoder) usage(s *stream, raw json.RawMessage) {
 		CacheReadInputTokens     json.RawMessage `json:"cache_read_input_tokens"`
 		CacheCreationInputTokens json.RawMessage `json:"cache_creation_input_tokens"`
 	}
-	if !s.decodeUsage(raw, &u) {
+	if !s.decodeObject("usage", raw, &u) {
 		return
 	}
 	prompt := false

@@ -231,12 +231,8 @@ func indexKey(raw json.RawMessage) string {
 // response takes the model, usage and finish reason of a response object
 // and returns its error text ("" without one).
 func (d *responsesDecoder) response(s *stream, raw json.RawMessage) (errText string) {
-	if absent(raw) {
-		return ""
-	}
 	var r rawResponse
-	if json.Unmarshal(raw, &r) != nil {
-		s.note("response ignored: not an object (%s)", truncate(string(raw), 40))
+	if !s.decodeObject("response", raw, &r) {
 		return ""
 	}
 	if m := s.str("response.model", r.Model); m != "" {
@@ -271,7 +267,7 @@ func (s *stream) responsesUsage(raw json.RawMessage) {
 		InputTokensDetails  json.RawMessage `json:"input_tokens_details"`
 		OutputTokensDetails json.RawMessage `json:"output_tokens_details"`
 	}
-	if !s.decodeUsage(raw, &u) {
+	if !s.decodeObject("usage", raw, &u) {
 		return
 	}
 	s.applyUsage(usageKeys{"input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details"},

@@ -479,12 +479,8 @@ const legacyCall = -1 << 63
 // sent by older API versions) as a tool call of its own; it reports
 // whether it carried a name or arguments.
 func (s *stream) functionCall(raw json.RawMessage) bool {
-	if absent(raw) {
-		return false
-	}
 	var f rawFunction
-	if json.Unmarshal(raw, &f) != nil {
-		s.note("delta.function_call ignored: not an object (%s)", truncate(string(raw), 40))
+	if !s.decodeObject("delta.function_call", raw, &f) {
 		return false
 	}
 	name, args := s.str("function_call.name", f.Name), s.str("function_call.arguments", f.Arguments)
@@ -627,19 +623,20 @@ const maxCount = chunkscan.MaxCount
 // whole number in [0, 2^31) is ignored with a note.
 func (s *stream) usage(raw json.RawMessage) {
 	var u rawUsage
-	if s.decodeUsage(raw, &u) {
+	if s.decodeObject("usage", raw, &u) {
 		s.applyUsage(chatUsageKeys, u.PromptTokens, u.CompletionTokens, u.PromptTokensDetails, u.CompletionTokensDetails)
 	}
 }
 
-// decodeUsage decodes a usage object of any protocol into u (a pointer to
-// its raw fields); false when it is absent, or not an object (noted).
-func (s *stream) decodeUsage(raw json.RawMessage, u any) bool {
+// decodeObject decodes the object field into v (a pointer to its raw
+// fields); false when it is absent or null, or not an object (noted:
+// "<field> ignored: not an object").
+func (s *stream) decodeObject(field string, raw json.RawMessage, v any) bool {
 	if absent(raw) {
 		return false
 	}
-	if json.Unmarshal(raw, u) != nil {
-		s.note("usage ignored: not an object (%s)", truncate(string(raw), 40))
+	if json.Unmarshal(raw, v) != nil {
+		s.note("%s ignored: not an object (%s)", field, truncate(string(raw), 40))
 		return false
 	}
 	return true
