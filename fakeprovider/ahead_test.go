@@ -43,7 +43,7 @@ func TestSlowReaderStallsNoOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fd, err := tcpSocket()
 	if err != nil {
 		t.Fatal(err)
 	}

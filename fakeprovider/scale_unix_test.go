@@ -255,7 +255,7 @@ func lazyStreams(b *testing.B, addr string, n int, stop <-chan struct{}, spread,
 	}()
 	t0 := time.Now()
 	for i := range conns {
-		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		fd, err := tcpSocket()
 		if err != nil {
 			b.Fatalf("connection %d: %v", i, err)
 		}
@@ -376,7 +376,7 @@ func benchLoopbackWrite(b *testing.B) {
 		}
 	}()
 	for range conns {
-		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		fd, err := tcpSocket()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -525,4 +525,16 @@ func benchFakeScale(b *testing.B, streams int, lazy bool) {
 			b.Errorf("a client found %d bytes queued, over a quarter of its %d-byte receive buffer: the fake's writes may have been held back", maxQueued, rcvbuf)
 		}
 	}
+}
+
+// tcpSocket opens a blocking IPv4 TCP socket outside Go's poller, closed
+// on exec (as SOCK_CLOEXEC would, which not every unix has).
+func tcpSocket() (int, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	return fd, err
 }
