@@ -382,10 +382,12 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	// start is taken last, just before the request goes out: the timers,
-	// the trace and the closures below are the client's own work, not the
-	// request's time.
-	var start time.Time
+	// start is taken before the timers are armed, so that a request its
+	// timeout ended has a Total of at least its limit (a timer armed
+	// first would give it less under a busy scheduler); the trace and the
+	// closures below cost well under a microsecond of it.
+	start := time.Now()
+	rec.Start = start
 	total := afterFunc(parent, req.limit(), func() { cancel(errTotalTimeout) })
 	defer total.Stop()
 	var first pendingFunc // zero: no first-token timeout
@@ -455,8 +457,6 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 
 	// The fast path (internal/h1) where it applies, else net/http.
 	var resp h1.Reply
-	start = time.Now()
-	rec.Start = start
 	if o.h1req != nil && h1.ValidHeaderValue(req.ID) {
 		resp, err = o.fastSend(ctx, parent, req.ID, payload, trace)
 	} else {
