@@ -61,7 +61,7 @@ func TestReportMetrics(t *testing.T) {
 			res := testing.Benchmark(func(b *testing.B) {
 				for b.Loop() {
 				}
-				r.ReportMetrics(b)
+				latencytest.ReportMetrics(b, r)
 			})
 			got := maps.Clone(res.Extra)
 			for _, k := range []string{"ttft-cv-%", "total-cv-%"} {

@@ -43,7 +43,7 @@ func ExampleChainResult_CheckPrediction() {
 
 // ReportMetrics puts a batch's latency figures beside ns/op, for
 // benchstat to compare across commits.
-func ExampleResult_ReportMetrics() {
+func ExampleReportMetrics() {
 	res := testing.Benchmark(func(b *testing.B) {
 		r := &latencytest.Result{}
 		for i := range 100 {
@@ -52,7 +52,7 @@ func ExampleResult_ReportMetrics() {
 		}
 		for b.Loop() {
 		}
-		r.ReportMetrics(b)
+		latencytest.ReportMetrics(b, r)
 	})
 	fmt.Println(time.Duration(res.Extra["ttft-p50-ns"]), res.Extra["failed-requests"])
 	// Output: 149.5ms 0
