@@ -308,14 +308,11 @@ func (r *Result) Retried() int {
 // that on to its last window. It panics when d is not positive or would
 // make more than MaxWindows windows (CheckWindows says why).
 func (r *Result) Windows(d time.Duration) []Window {
-	if d <= 0 {
-		panic(fmt.Sprintf("latencytest: Windows: window length %v is not positive", d))
+	if err := r.CheckWindows(d); err != nil {
+		panic("latencytest: Windows: " + strings.TrimPrefix(err.Error(), "latencytest: "))
 	}
 	if r.Len() == 0 {
 		return nil
-	}
-	if err := r.CheckWindows(d); err != nil {
-		panic("latencytest: Windows: " + strings.TrimPrefix(err.Error(), "latencytest: "))
 	}
 	n := r.WindowCount(d)
 	out := make([]Window, n)
@@ -355,15 +352,16 @@ func (r *Result) WindowCount(d time.Duration) int {
 	if d <= 0 || r.Len() == 0 {
 		return 0
 	}
+	return int(min(uint64(r.lastStart()/d)+1, math.MaxInt))
+}
+
+// lastStart is the latest start of a record, from the run's Start.
+func (r *Result) lastStart() time.Duration {
 	last := time.Duration(0)
 	for _, rec := range r.All() {
 		last = max(last, rec.Start.Sub(r.Start))
 	}
-	n := uint64(last/d) + 1
-	if n > math.MaxInt {
-		return math.MaxInt
-	}
-	return int(n)
+	return last
 }
 
 // CheckWindows returns an error unless Windows can cut r into windows of
@@ -376,14 +374,15 @@ func (r *Result) CheckWindows(d time.Duration) error {
 	if d <= 0 {
 		return fmt.Errorf("latencytest: window length %v is not positive", d)
 	}
-	if r.WindowCount(d) <= MaxWindows {
+	if r.Len() == 0 {
 		return nil
 	}
-	last := time.Duration(0)
-	for _, rec := range r.All() {
-		last = max(last, rec.Start.Sub(r.Start))
+	last := r.lastStart()
+	n := uint64(last/d) + 1
+	if n <= MaxWindows {
+		return nil
 	}
-	s := fmt.Sprintf("a %v run in windows of %v makes %d windows (more than %d)", last, d, uint64(last/d)+1, MaxWindows)
+	s := fmt.Sprintf("a %v run in windows of %v makes %d windows (more than %d)", last, d, n, MaxWindows)
 	if d < time.Microsecond {
 		s += fmt.Sprintf(": %v is %d nanoseconds, a bare number where a duration belongs (write %d*time.Hour or %d*time.Minute)", d, int64(d), int64(d), int64(d))
 	} else {
