@@ -179,26 +179,6 @@ type ResultSummary struct {
 	Machine *MachineLoad `json:"machine,omitempty"`
 }
 
-// MarshalJSON writes snake_case keys, durations in nanoseconds (_ns), and
-// Failed durations and NaN or infinite ratios (which JSON lacks) as null.
-func (s Summary) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		N         int      `json:"n"`
-		Failed    int      `json:"failed"`
-		Min       *int64   `json:"min_ns"`
-		P50       *int64   `json:"p50_ns"`
-		P90       *int64   `json:"p90_ns"`
-		P95       *int64   `json:"p95_ns"`
-		P99       *int64   `json:"p99_ns"`
-		Max       *int64   `json:"max_ns"`
-		Mean      *int64   `json:"mean_ns"`
-		Stddev    *int64   `json:"stddev_ns"`
-		CV        *float64 `json:"cv_percent"`
-		TailRatio *float64 `json:"tail_ratio"`
-	}{s.N, s.Failed, nanos(s.Min), nanos(s.P50), nanos(s.P90), nanos(s.P95), nanos(s.P99), nanos(s.Max),
-		nanos(s.Mean), nanos(s.Stddev), finite(s.CV), finite(s.TailRatio)})
-}
-
 func finite(f float64) *float64 {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil
@@ -315,18 +295,6 @@ type recordSink struct {
 	full  []Record // full records
 }
 
-// sink reserves n slots of r's records (r may be nil: full records,
-// nowhere else).
-func (r *Result) sink(n int) *recordSink {
-	s := &recordSink{res: r}
-	if r != nil && r.compact != nil {
-		s.first = r.compact.reserve(n)
-	} else {
-		s.full = make([]Record, n)
-	}
-	return s
-}
-
 // put stores the record of slot k (safe for concurrent use).
 func (s *recordSink) put(k int, rec Record) {
 	if s.res != nil && s.res.stream != nil {
@@ -346,23 +314,6 @@ func (s *recordSink) done(sent int) []Record {
 		return s.full[:sent]
 	}
 	s.res.compact.truncate(s.first + sent)
-	return nil
-}
-
-// keep sets how r keeps the records of a run of planned requests: compact
-// per mode (see RecordMode), and then streamed to the records file that
-// Measure put in ctx. The error names an unknown mode.
-func (r *Result) keep(ctx context.Context, mode RecordMode) error {
-	compact, err := mode.compactFor(r.Planned)
-	if err != nil {
-		return fmt.Errorf("latencytest: %w", err)
-	}
-	if compact {
-		r.compact = newCompactStore(r.Start)
-		if st, ok := ctx.Value(streamKey{}).(*recordStream); ok {
-			r.stream = st
-		}
-	}
 	return nil
 }
 
@@ -474,30 +425,4 @@ func recordsPath(dir, label string) string {
 		path = filepath.Join(dir, name+".jsonl")
 	}
 	return path
-}
-
-// WriteRecords writes r's records, full or compact, as WriteRecords does
-// (JSONL, then the end line), the answer text left out unless
-// keepContent. Compact records are written as they are kept: no gaps, no
-// answer (see Result.Compact).
-func (r *Result) WriteRecords(w io.Writer, keepContent bool) error {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	n := 0
-	for _, rec := range r.All() {
-		out := rec
-		if !keepContent && rec.Content != "" {
-			c := *rec
-			c.Content = ""
-			out = &c
-		}
-		if err := enc.Encode(out); err != nil {
-			return fmt.Errorf("latencytest: writing record %s: %w", rec.ID, err)
-		}
-		n++
-	}
-	if err := enc.Encode(recordsEnd{Records: &n}); err != nil {
-		return fmt.Errorf("latencytest: writing the end of records: %w", err)
-	}
-	return bw.Flush()
 }

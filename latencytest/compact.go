@@ -3,7 +3,6 @@ package latencytest
 import (
 	"encoding/binary"
 	"fmt"
-	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -355,128 +354,6 @@ func (c *compactStore) clone() *compactStore {
 		out.whole[k] = v
 	}
 	return out
-}
-
-// values yields the gaps in order without allocating.
-func (g Gaps) values() iter.Seq[time.Duration] {
-	return func(yield func(time.Duration) bool) {
-		b := g.b
-		for len(b) > 0 {
-			v, k := binary.Uvarint(b)
-			if k <= 0 || !yield(time.Duration(v)) {
-				return
-			}
-			b = b[k:]
-		}
-	}
-}
-
-// Compacted reports whether r keeps compact records (see Compact):
-// Records is then nil, and All, Len and Record read them.
-func (r *Result) Compacted() bool { return r.compact != nil }
-
-// Compact converts r's records to compact form in place, as a run with
-// RecordMode RecordsCompact keeps them: about 60-80 bytes a request
-// instead of about 1 KB. Every clock (TTFT, first answer, last token,
-// total, max gap, TTFB, connection setup, schedule), token count, status,
-// class, detail, trace ID and start time stays exact, so every figure
-// and verdict but ITL is the same as with full records; the inter-token
-// gaps are pooled in a Sketch (ITL and its quantiles within SketchAlpha,
-// 1%: ITLSketch) and Record.Gaps is empty; the answer text (Content) is
-// dropped. Records is nil afterwards: read the records with All, Len and
-// Record. Compacting a compact result does nothing.
-func (r *Result) Compact() {
-	if r.compact != nil {
-		return
-	}
-	c := newCompactStore(r.Start)
-	for i := range r.Records {
-		c.append(&r.Records[i])
-	}
-	r.compact, r.Records = c, nil
-}
-
-// ITLSketch is the sketch of a compact result's inter-token gaps (nil for
-// full records): its quantiles are within SketchAlpha of the exact ones.
-func (r *Result) ITLSketch() *Sketch {
-	if r.compact == nil {
-		return nil
-	}
-	return &r.compact.itl
-}
-
-// Len is the number of records, warm-up included (len(Records) for full
-// records).
-func (r *Result) Len() int {
-	if r.compact != nil {
-		return len(r.compact.at)
-	}
-	return len(r.Records)
-}
-
-// Record returns a copy of record i (in submission order), full or
-// compact; it panics when i is out of range.
-func (r *Result) Record(i int) Record {
-	if r.compact == nil {
-		return r.Records[i]
-	}
-	var rec Record
-	r.compact.decode(i, &rec)
-	return rec
-}
-
-// All yields every record with its index, in submission order. For full
-// records it yields pointers into Records; for compact records, a record
-// decoded into a buffer that the next step reuses: copy it to keep it.
-func (r *Result) All() iter.Seq2[int, *Record] {
-	return func(yield func(int, *Record) bool) {
-		if r.compact == nil {
-			for i := range r.Records {
-				if !yield(i, &r.Records[i]) {
-					return
-				}
-			}
-			return
-		}
-		var rec Record
-		for i := range r.compact.at {
-			r.compact.decode(i, &rec)
-			if !yield(i, &rec) {
-				return
-			}
-		}
-	}
-}
-
-// models lists the models the records named, sorted (modelsOf for
-// either form).
-func (r *Result) models() []string {
-	if r.compact == nil {
-		return modelsOf(r.Records)
-	}
-	var out []string
-	for _, rec := range r.All() {
-		if m := rec.Model; m != "" && !slices.Contains(out, m) {
-			out = append(out, m)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// RetainedBytes is about how much memory r's records hold: for compact
-// records their store (chunks, slots, strings, sketch); for full records
-// the Record structs, their gaps, strings and answers.
-func (r *Result) RetainedBytes() int {
-	if r.compact != nil {
-		return r.compact.bytes()
-	}
-	n := 0
-	for i := range r.Records {
-		rec := &r.Records[i]
-		n += recordSize + cap(rec.Gaps.b) + len(rec.ID) + len(rec.Content) + len(rec.Detail)
-	}
-	return n
 }
 
 // recordSize is the size of a Record struct, without what it points to.

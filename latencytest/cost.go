@@ -103,44 +103,6 @@ func perUseful(total float64, useful int) float64 {
 	return math.NaN()
 }
 
-// Cost prices the measured calls (warm-up requests are left out, as from
-// every figure) at p: the total, the useful answers (calls that succeeded:
-// see CostReport.Useful), the cost per useful answer and what the failed
-// and empty calls cost. A call priced is priced by its record's usage
-// (for a Func call, its figures' attempt: see Func); attempts that failed
-// before streaming cost nothing. It panics on an invalid price.
-func (r *Result) Cost(p Prices) CostReport {
-	p.validate()
-	c := CostReport{Unit: "calls"}
-	for _, rec := range r.All() {
-		if !rec.Warmup {
-			c.add(c.price(p, rec), rec.OK())
-		}
-	}
-	c.PerUseful = perUseful(c.Total, c.Useful)
-	return c
-}
-
-// Cost prices a chain run at p per chain: Calls counts chains, Useful the
-// chains whose every call succeeded (a task done), Total every call of
-// every chain, Wasted the calls of chains that failed, and PerUseful the
-// cost of one completed task. Unpriced counts calls. It panics on an
-// invalid price.
-func (cr *ChainResult) Cost(p Prices) CostReport {
-	p.validate()
-	c := CostReport{Unit: "chains"}
-	for i := range cr.Chains {
-		ch := &cr.Chains[i]
-		spent := 0.0
-		for k := range ch.Calls {
-			spent += c.price(p, &ch.Calls[k])
-		}
-		c.add(spent, ch.OK())
-	}
-	c.PerUseful = perUseful(c.Total, c.Useful)
-	return c
-}
-
 // price prices one call at p, counting it in Unpriced when p cannot.
 func (c *CostReport) price(p Prices, rec *Record) float64 {
 	d, ok := p.of(rec)

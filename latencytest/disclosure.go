@@ -437,3 +437,15 @@ func (d *Disclosure) mergeLocation(srcs []*MergeSource) {
 	}
 	d.set(14, strings.Join(parts, "; "), unknown > 0)
 }
+
+// noteMergedMachine adds the merged machine figures to box 13 (which
+// mergeCPU filled), with the warning when any source's figures warn. When
+// every source ran in virtual time the box already says so.
+func (d *Disclosure) noteMergedMachine(m *MachineLoad) {
+	b := d.Box(13)
+	s := m.String()
+	if s == "" || strings.Contains(b.Answer, s) {
+		return
+	}
+	d.noteMachine(m)
+}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 )
 
 // WithBody sends body, with the Content-Type contentType, in every request
@@ -173,17 +172,4 @@ func (h *HTTPProvider) do(ctx context.Context, _ Request) error {
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	return err
-}
-
-// byteAt times a read of body bytes at now (from the attempt's start):
-// the first is TTFT and FirstAnswer, the last LastToken, and the longest
-// silence between two reads MaxGap (see HTTP).
-func (a *attempt) byteAt(now time.Duration) {
-	r := &a.rec
-	if r.TTFT < 0 {
-		r.TTFT, r.FirstAnswer = now, now
-	} else {
-		r.MaxGap = max(r.MaxGap, now-r.LastToken)
-	}
-	r.LastToken = now
 }

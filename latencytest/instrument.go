@@ -554,3 +554,16 @@ func (a *attempt) figures(rec *Record) {
 // streamFailed reports an attempt whose 2xx event stream failed its
 // verdict (or was cut): the answer the call got was not a good one.
 func (a *attempt) streamFailed() bool { return (a.sse != nil || a.json) && !a.rec.OK() }
+
+// byteAt times a read of body bytes at now (from the attempt's start):
+// the first is TTFT and FirstAnswer, the last LastToken, and the longest
+// silence between two reads MaxGap (see HTTP).
+func (a *attempt) byteAt(now time.Duration) {
+	r := &a.rec
+	if r.TTFT < 0 {
+		r.TTFT, r.FirstAnswer = now, now
+	} else {
+		r.MaxGap = max(r.MaxGap, now-r.LastToken)
+	}
+	r.LastToken = now
+}

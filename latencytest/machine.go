@@ -484,3 +484,74 @@ func (p *machineProbe) stop() *MachineLoad {
 	}
 	return m
 }
+
+// sourcesWarning is Warning of a merged result: each source's own.
+func (m *MachineLoad) sourcesWarning() string {
+	var out []string
+	for _, s := range m.Sources {
+		if w := s.Machine.Warning(); w != "" {
+			out = append(out, s.Source+": "+w)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// sourcesString is String of a merged result: "machine, worst of 3
+// sources: <figures>; by source: <name>: <brief>, ...; not recorded for
+// <name> (...)".
+func (m *MachineLoad) sourcesString() string {
+	var real, missing []string
+	virtual := 0
+	for _, s := range m.Sources {
+		switch {
+		case s.Machine == nil:
+			missing = append(missing, s.Source)
+		case s.Machine.Virtual:
+			virtual++
+		default:
+			real = append(real, s.Source+": "+s.Machine.brief())
+		}
+	}
+	var parts []string
+	switch {
+	case len(real) > 0:
+		parts = append(parts, fmt.Sprintf("machine, worst of %d source(s) measured in real time: %s; by source: %s",
+			len(real), m.figures(), strings.Join(real, "; ")))
+		if virtual > 0 {
+			parts = append(parts, fmt.Sprintf("%d source(s) ran in virtual time (nothing to measure)", virtual))
+		}
+	case virtual > 0:
+		parts = append(parts, virtualMachine)
+	}
+	if len(missing) > 0 {
+		parts = append(parts, fmt.Sprintf("machine signals not recorded for %d of %d source(s): %s (no summary.json beside the records, or one written before summaries kept the machine's figures): whether their timings include scheduling delay of the client is not known",
+			len(missing), len(m.Sources), strings.Join(missing, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// brief renders one source's figures for a merged result's String:
+// "PSI 1.0%, 1.2 runnable on 2 cores, lateness p99 0.90ms (max 3.00ms),
+// read lag p99 0.05ms", "n/a" for a signal not available.
+func (m *MachineLoad) brief() string {
+	psi := "PSI n/a"
+	if !math.IsNaN(m.PSISome) {
+		psi = fmt.Sprintf("PSI %.1f%%", m.PSISome*100)
+	}
+	load := "load n/a"
+	if !math.IsNaN(m.Load) {
+		load = fmt.Sprintf("load %.2f", m.Load)
+	}
+	if !math.IsNaN(m.Runnable) {
+		load += fmt.Sprintf(", %.1f runnable", m.Runnable)
+	}
+	late := "lateness n/a"
+	if m.Wakeups > 0 {
+		late = fmt.Sprintf("lateness p99 %s (max %s)", fmtLate(m.LateP99), fmtLate(m.LateMax))
+	}
+	reads := "read lag n/a"
+	if m.Reads > 0 {
+		reads = "read lag p99 " + fmtLate(m.ReadLagP99)
+	}
+	return fmt.Sprintf("%s, %s on %d cores, %s, %s", psi, load, m.Cores, late, reads)
+}

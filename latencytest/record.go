@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -376,4 +377,18 @@ type RepeatGap struct {
 	Runs   []time.Duration `json:"runs_ns"`
 	// Gap is (max-min)/min over the runs, a fraction.
 	Gap float64 `json:"gap"`
+}
+
+// values yields the gaps in order without allocating.
+func (g Gaps) values() iter.Seq[time.Duration] {
+	return func(yield func(time.Duration) bool) {
+		b := g.b
+		for len(b) > 0 {
+			v, k := binary.Uvarint(b)
+			if k <= 0 || !yield(time.Duration(v)) {
+				return
+			}
+			b = b[k:]
+		}
+	}
 }

@@ -1,8 +1,12 @@
 package latencytest
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"iter"
 	"maps"
 	"math"
 	"slices"
@@ -308,41 +312,7 @@ func (r *Result) Retried() int {
 // that on to its last window. It panics when d is not positive or would
 // make more than MaxWindows windows (CheckWindows says why).
 func (r *Result) Windows(d time.Duration) []Window {
-	if err := r.CheckWindows(d); err != nil {
-		panic("latencytest: Windows: " + strings.TrimPrefix(err.Error(), "latencytest: "))
-	}
-	if r.Len() == 0 {
-		return nil
-	}
-	n := r.WindowCount(d)
-	out := make([]Window, n)
-	for i := range out {
-		from, to := time.Duration(i)*d, time.Duration(i+1)*d
-		out[i] = Window{Index: i, From: from, To: to, Result: &Result{
-			Start: r.Start.Add(from), End: r.Start.Add(to), CPUPerWall: r.CPUPerWall, Disclosure: r.Disclosure,
-		}}
-	}
-	if r.compact != nil {
-		for i := range out {
-			out[i].compact = newCompactStore(out[i].Start)
-		}
-	}
-	for _, rec := range r.All() {
-		off := rec.Start.Sub(r.Start)
-		i := min(max(int(off/d), 0), n-1) // a record before Start (clock skew) joins the first window
-		if r.compact != nil {
-			out[i].compact.append(rec)
-		} else {
-			out[i].Records = append(out[i].Records, *rec)
-		}
-	}
-	for i := range out {
-		out[i].Planned = out[i].Len()
-	}
-	if r.Partial {
-		out[n-1].Partial, out[n-1].PartialReason = true, r.PartialReason
-	}
-	return out
+	return windowsOf(r, d)
 }
 
 // WindowCount is how many windows of length d Windows cuts the run into:
@@ -428,117 +398,7 @@ func (r *Result) ColdStartIDs(idle time.Duration) []string {
 // median warm TTFT less the fastest class's (see NoWarmClass for a class
 // with no warm request). A fixed prompt (one class) has no excess.
 func (r *Result) ColdStartCandidates(idle time.Duration) []ColdStart {
-	idx, why := r.coldStartCandidates(idle)
-	cand := make(map[int]bool, len(idx))
-	for _, i := range idx {
-		cand[i] = true
-	}
-	warm := map[string]Sample{}
-	tokens := map[string]Sample{} // prompt tokens, as durations for Quantile
-	for i, rec := range r.All() {
-		if cand[i] || rec.Warmup || !rec.OK() || rec.TokensUnobserved() || rec.TTFT <= 0 {
-			continue
-		}
-		warm[rec.PromptClass] = append(warm[rec.PromptClass], rec.TTFT)
-		tokens[rec.PromptClass] = append(tokens[rec.PromptClass], time.Duration(rec.PromptTokens))
-	}
-	median := map[string]time.Duration{}
-	medTokens := map[string]float64{}
-	var fastest time.Duration = -1
-	ref := ""
-	for c, s := range warm {
-		median[c], medTokens[c] = s.Quantile(0.5), float64(tokens[c].Quantile(0.5))
-		if fastest < 0 || median[c] < fastest || median[c] == fastest && c < ref {
-			fastest, ref = median[c], c
-		}
-	}
-	// A class with no warm request (a short run whose one long prompt is
-	// its first) is compared through the prefill cost per prompt token the
-	// warm classes show: the slope from the fastest class to the warm class
-	// with the most prompt tokens, when the server reports prompt tokens.
-	slope, far := 0.0, ref // TTFT per prompt token; the class it is measured to
-	for c := range warm {
-		if medTokens[c] > medTokens[far] || medTokens[c] == medTokens[far] && c < far {
-			far = c
-		}
-	}
-	if dt := medTokens[far] - medTokens[ref]; dt > 0 && median[far] > fastest {
-		slope = float64(median[far]-fastest) / dt
-	}
-	out := make([]ColdStart, 0, len(idx))
-	for k, i := range idx {
-		rec := new(r.Record(i))
-		c := ColdStart{ID: rec.ID, Index: i, Class: rec.PromptClass, TTFT: rec.TTFT, Why: why[k]}
-		if !rec.OK() || rec.TTFT < 0 || rec.TokensUnobserved() {
-			c.TTFT = Failed
-		}
-		if m, ok := median[c.Class]; ok {
-			c.ClassExcess = m - fastest
-		} else {
-			c.NoWarmClass = true
-			if extra := float64(rec.PromptTokens) - medTokens[ref]; slope > 0 && rec.PromptTokens > 0 && extra > 0 {
-				c.ClassExcess = time.Duration(slope * extra)
-			}
-		}
-		c.Compared = c.TTFT
-		if c.TTFT != Failed {
-			c.Compared = max(c.TTFT-c.ClassExcess, 0)
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// coldStartCandidates returns the indexes of the cold-start candidates,
-// in Records order, and why each is one.
-func (r *Result) coldStartCandidates(idle time.Duration) ([]int, []string) {
-	type start struct {
-		at  time.Time
-		end time.Time
-		i   int
-	}
-	order := make([]start, 0, r.Len())
-	warm := map[int]bool{}
-	injected := map[int]string{}
-	for i, rec := range r.All() {
-		order = append(order, start{rec.Start, rec.Start.Add(max(rec.Total, 0)), i})
-		if rec.Warmup {
-			warm[i] = true
-		}
-		if inj := injectedColdStart(rec.Injected); inj != "" {
-			injected[i] = inj
-		}
-	}
-	slices.SortStableFunc(order, func(a, b start) int { return a.at.Compare(b.at) })
-	why := map[int]string{}
-	var busyUntil time.Time // the latest end of a request sent so far
-	for k, o := range order {
-		i, end := o.i, o.end
-		var w []string
-		if warm[i] {
-			w = append(w, "warm-up")
-		}
-		if k == 0 {
-			w = append(w, "first request")
-		} else if gap := o.at.Sub(busyUntil); idle > 0 && gap >= idle {
-			w = append(w, fmt.Sprintf("after %v idle", gap.Round(time.Millisecond)))
-		}
-		if inj := injected[i]; inj != "" {
-			w = append(w, "fake injected "+inj)
-		}
-		if len(w) > 0 {
-			why[i] = strings.Join(w, ", ")
-		}
-		if end.After(busyUntil) {
-			busyUntil = end
-		}
-	}
-	out := slices.Sorted(maps.Keys(why))
-	reasons := make([]string, len(out))
-	for k, i := range out {
-		reasons[k] = why[i]
-	}
-	return out, reasons
+	return coldStartsOf(r, idle)
 }
 
 // fromSchedule collects one value per measured open-loop record; failed
@@ -685,4 +545,185 @@ func (r *Result) snapshot() *Result {
 	}
 	return &Result{Records: slices.Clone(r.Records), compact: c, Planned: r.Planned, Partial: r.Partial,
 		PartialReason: r.PartialReason, Start: r.Start, End: time.Now(), CPUPerWall: math.NaN()}
+}
+
+// sink reserves n slots of r's records (r may be nil: full records,
+// nowhere else).
+func (r *Result) sink(n int) *recordSink {
+	s := &recordSink{res: r}
+	if r != nil && r.compact != nil {
+		s.first = r.compact.reserve(n)
+	} else {
+		s.full = make([]Record, n)
+	}
+	return s
+}
+
+// keep sets how r keeps the records of a run of planned requests: compact
+// per mode (see RecordMode), and then streamed to the records file that
+// Measure put in ctx. The error names an unknown mode.
+func (r *Result) keep(ctx context.Context, mode RecordMode) error {
+	compact, err := mode.compactFor(r.Planned)
+	if err != nil {
+		return fmt.Errorf("latencytest: %w", err)
+	}
+	if compact {
+		r.compact = newCompactStore(r.Start)
+		if st, ok := ctx.Value(streamKey{}).(*recordStream); ok {
+			r.stream = st
+		}
+	}
+	return nil
+}
+
+// WriteRecords writes r's records, full or compact, as WriteRecords does
+// (JSONL, then the end line), the answer text left out unless
+// keepContent. Compact records are written as they are kept: no gaps, no
+// answer (see Result.Compact).
+func (r *Result) WriteRecords(w io.Writer, keepContent bool) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	n := 0
+	for _, rec := range r.All() {
+		out := rec
+		if !keepContent && rec.Content != "" {
+			c := *rec
+			c.Content = ""
+			out = &c
+		}
+		if err := enc.Encode(out); err != nil {
+			return fmt.Errorf("latencytest: writing record %s: %w", rec.ID, err)
+		}
+		n++
+	}
+	if err := enc.Encode(recordsEnd{Records: &n}); err != nil {
+		return fmt.Errorf("latencytest: writing the end of records: %w", err)
+	}
+	return bw.Flush()
+}
+
+// Compacted reports whether r keeps compact records (see Compact):
+// Records is then nil, and All, Len and Record read them.
+func (r *Result) Compacted() bool { return r.compact != nil }
+
+// Compact converts r's records to compact form in place, as a run with
+// RecordMode RecordsCompact keeps them: about 60-80 bytes a request
+// instead of about 1 KB. Every clock (TTFT, first answer, last token,
+// total, max gap, TTFB, connection setup, schedule), token count, status,
+// class, detail, trace ID and start time stays exact, so every figure
+// and verdict but ITL is the same as with full records; the inter-token
+// gaps are pooled in a Sketch (ITL and its quantiles within SketchAlpha,
+// 1%: ITLSketch) and Record.Gaps is empty; the answer text (Content) is
+// dropped. Records is nil afterwards: read the records with All, Len and
+// Record. Compacting a compact result does nothing.
+func (r *Result) Compact() {
+	if r.compact != nil {
+		return
+	}
+	c := newCompactStore(r.Start)
+	for i := range r.Records {
+		c.append(&r.Records[i])
+	}
+	r.compact, r.Records = c, nil
+}
+
+// ITLSketch is the sketch of a compact result's inter-token gaps (nil for
+// full records): its quantiles are within SketchAlpha of the exact ones.
+func (r *Result) ITLSketch() *Sketch {
+	if r.compact == nil {
+		return nil
+	}
+	return &r.compact.itl
+}
+
+// Len is the number of records, warm-up included (len(Records) for full
+// records).
+func (r *Result) Len() int {
+	if r.compact != nil {
+		return len(r.compact.at)
+	}
+	return len(r.Records)
+}
+
+// Record returns a copy of record i (in submission order), full or
+// compact; it panics when i is out of range.
+func (r *Result) Record(i int) Record {
+	if r.compact == nil {
+		return r.Records[i]
+	}
+	var rec Record
+	r.compact.decode(i, &rec)
+	return rec
+}
+
+// All yields every record with its index, in submission order. For full
+// records it yields pointers into Records; for compact records, a record
+// decoded into a buffer that the next step reuses: copy it to keep it.
+func (r *Result) All() iter.Seq2[int, *Record] {
+	return func(yield func(int, *Record) bool) {
+		if r.compact == nil {
+			for i := range r.Records {
+				if !yield(i, &r.Records[i]) {
+					return
+				}
+			}
+			return
+		}
+		var rec Record
+		for i := range r.compact.at {
+			r.compact.decode(i, &rec)
+			if !yield(i, &rec) {
+				return
+			}
+		}
+	}
+}
+
+// models lists the models the records named, sorted (modelsOf for
+// either form).
+func (r *Result) models() []string {
+	if r.compact == nil {
+		return modelsOf(r.Records)
+	}
+	var out []string
+	for _, rec := range r.All() {
+		if m := rec.Model; m != "" && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RetainedBytes is about how much memory r's records hold: for compact
+// records their store (chunks, slots, strings, sketch); for full records
+// the Record structs, their gaps, strings and answers.
+func (r *Result) RetainedBytes() int {
+	if r.compact != nil {
+		return r.compact.bytes()
+	}
+	n := 0
+	for i := range r.Records {
+		rec := &r.Records[i]
+		n += recordSize + cap(rec.Gaps.b) + len(rec.ID) + len(rec.Content) + len(rec.Detail)
+	}
+	return n
+}
+
+// Cost prices the measured calls (warm-up requests are left out, as from
+// every figure) at p: the total, the useful answers (calls that succeeded:
+// see CostReport.Useful), the cost per useful answer and what the failed
+// and empty calls cost. A call priced is priced by its record's usage
+// (for a Func call, its figures' attempt: see Func); attempts that failed
+// before streaming cost nothing. It panics on an invalid price.
+func (r *Result) Cost(p Prices) CostReport {
+	p.validate()
+	c := CostReport{Unit: "calls"}
+	for _, rec := range r.All() {
+		if !rec.Warmup {
+			c.add(c.price(p, rec), rec.OK())
+		}
+	}
+	c.PerUseful = perUseful(c.Total, c.Useful)
+	return c
 }

@@ -1,6 +1,7 @@
 package latencytest
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -263,4 +264,24 @@ func (r Rates) Min() float64 {
 		return math.NaN()
 	}
 	return slices.Min(r)
+}
+
+// MarshalJSON writes snake_case keys, durations in nanoseconds (_ns), and
+// Failed durations and NaN or infinite ratios (which JSON lacks) as null.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		N         int      `json:"n"`
+		Failed    int      `json:"failed"`
+		Min       *int64   `json:"min_ns"`
+		P50       *int64   `json:"p50_ns"`
+		P90       *int64   `json:"p90_ns"`
+		P95       *int64   `json:"p95_ns"`
+		P99       *int64   `json:"p99_ns"`
+		Max       *int64   `json:"max_ns"`
+		Mean      *int64   `json:"mean_ns"`
+		Stddev    *int64   `json:"stddev_ns"`
+		CV        *float64 `json:"cv_percent"`
+		TailRatio *float64 `json:"tail_ratio"`
+	}{s.N, s.Failed, nanos(s.Min), nanos(s.P50), nanos(s.P90), nanos(s.P95), nanos(s.P99), nanos(s.Max),
+		nanos(s.Mean), nanos(s.Stddev), finite(s.CV), finite(s.TailRatio)})
 }

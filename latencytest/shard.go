@@ -1,7 +1,6 @@
 package latencytest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -229,58 +228,6 @@ func (a alignment) note() string {
 		return fmt.Sprintf("; started at %s %s (waited %v)", a.src, a.at.UTC().Format(time.RFC3339Nano), a.waited.Round(time.Millisecond))
 	}
 	return fmt.Sprintf("; %s %s had passed %v before the run began", a.src, a.at.UTC().Format(time.RFC3339Nano), a.late.Round(time.Millisecond))
-}
-
-// waitStart waits for l.StartAt (normalized). err is a configuration
-// error (an instant out of bounds, naming l's source: StartAt or
-// TAILGUARD_START_AT); stopped says why ctx ended the wait. Inside a
-// synctest bubble (virtual time, which starts in 2000) a real instant
-// (2001 or later) is ignored, with one log line per process and a note in
-// box 9: it cannot be reached there, and it aligns real-time shards only.
-// A virtual instant is waited for as usual.
-func (l Load) waitStart(ctx context.Context) (al alignment, stopped string, err error) {
-	at, src := l.StartAt, l.startSrc
-	if at.IsZero() {
-		return al, "", nil
-	}
-	al.src = src
-	al.at = at
-	if virtualClock(time.Now()) && !virtualClock(at) {
-		al.ignored = true
-		ignoreInBubble(src, at)
-		return al, "", nil
-	}
-	aligned.Lock()
-	again := aligned.at.Equal(at)
-	aligned.Unlock()
-	if again {
-		al.again = true
-		return al, "", nil
-	}
-	now := time.Now()
-	switch d := at.Sub(now); {
-	case d > MaxStartWait:
-		return al, "", fmt.Errorf("latencytest: %s%s%s is %v away, more than %v (MaxStartWait)",
-			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), d.Round(time.Second), MaxStartWait)
-	case -d > MaxStartLate:
-		return al, "", fmt.Errorf("latencytest: %s%s%s passed %v ago, more than %v (MaxStartLate): this shard would not run alongside the others",
-			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), (-d).Round(time.Second), MaxStartLate)
-	case d > 0:
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-			al.waited = d
-		case <-ctx.Done():
-			t.Stop()
-			return al, fmt.Sprintf("the context ended while waiting for %s (%s)", src, context.Cause(ctx)), nil
-		}
-	default:
-		al.late = -d
-	}
-	aligned.Lock()
-	aligned.at = at
-	aligned.Unlock()
-	return al, "", nil
 }
 
 // srcSep joins a source and its value in an error: "TAILGUARD_START_AT="
