@@ -503,15 +503,11 @@ func repeatGaps(res *Result, runs int) []RepeatGap {
 // disclose fills a batch's disclosure.
 func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	var d Disclosure
-	d.common(describe(p), res.models(), res.Start, res.End, res.CPUPerWall, b.Location)
+	d.common(describe(p), res.models(), res.Start, res.End, res.CPUPerWall, b.Location, b.align)
 	c := res.Counts()
-	partial := ""
-	if res.Partial {
-		partial = "; PARTIAL: " + res.PartialReason
-	}
+	partial := partialNote(res.Partial, res.PartialReason)
 	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s%s",
 		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, shardIDs(b.Shard, b.shardSrc, b.Warmup+b.Requests, "request", "trace IDs"), partial), false)
-	d.set(9, d.Box(9).Answer+b.align.note(), false)
 	switch warm := b.Shard.Share(b.Warmup); {
 	case b.Warmup > 0 && b.Shard.sharded() && warm == 0:
 		d.set(4, fmt.Sprintf("no: this shard (%s) sent none of the whole run's %d warm-up requests (more shards than warm-up requests), so its first measured request paid its own connection setup; raise Warmup to at least %d",

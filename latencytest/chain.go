@@ -262,13 +262,10 @@ func (c Chain) runTool(ctx context.Context, run *ChainRun, i, k int) (stop bool)
 func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	var d Disclosure
 	calls := res.Calls()
-	d.common(describe(p), modelsOf(calls.Records), res.Start, res.End, res.CPUPerWall, c.Location)
+	d.common(describe(p), modelsOf(calls.Records), res.Start, res.End, res.CPUPerWall, c.Location, c.align)
 	d.set(1, measurementBox+"; chain total measured around each chain", false)
 	cnt := calls.Counts()
-	partial := ""
-	if res.Partial {
-		partial = "; PARTIAL: " + res.PartialReason
-	}
+	partial := partialNote(res.Partial, res.PartialReason)
 	failedChains, cut := 0, 0
 	for i := range res.Chains {
 		switch ch := &res.Chains[i]; {
@@ -284,7 +281,6 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	}
 	d.set(2, fmt.Sprintf("%d of %d chains run (%d with a failed call%s), %d calls sent: %d kept, %d failed%s%s",
 		len(res.Chains), res.Planned, failedChains, cutNote, cnt.Sent, cnt.Kept, cnt.Failed, shardIDs(c.Shard, c.shardSrc, c.Chains, "chain", "trace IDs"), partial), false)
-	d.set(9, d.Box(9).Answer+c.align.note(), false)
 	d.set(4, "no: every call counts", false)
 	d.set(6, "kept: no call was discarded, so a cold start stays in the figures", false)
 	if c.NoNonce {

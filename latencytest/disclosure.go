@@ -230,13 +230,13 @@ const measurementBox = "on the client, monotonic clock: TTFT = first token of an
 	"first answer = first non-empty content, total = end of stream; failed requests count as infinitely slow"
 
 // common fills the boxes every runner shares.
-func (d *Disclosure) common(desc Description, models []string, start, end time.Time, cpu float64, location string) {
+func (d *Disclosure) common(desc Description, models []string, start, end time.Time, cpu float64, location string, al alignment) {
 	d.set(1, measurementBox, false)
 	if desc.Client != "" {
 		d.set(1, measurementBox+"; client: "+desc.Client, false)
 	}
 	d.set(3, "not written (run through a testing.TB wrapper to keep JSONL records)", true)
-	d.set(9, fmt.Sprintf("%s to %s (%v)", start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), end.Sub(start).Round(time.Millisecond)), false)
+	d.set(9, fmt.Sprintf("%s to %s (%v)", start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), end.Sub(start).Round(time.Millisecond))+al.note(), false)
 	switch {
 	case len(models) > 0:
 		d.set(12, fmt.Sprintf("%s (as the API named it; requested %q from %s)", strings.Join(models, ", "), desc.Model, orUnknown(desc.Endpoint)), false)
@@ -448,4 +448,13 @@ func (d *Disclosure) noteMergedMachine(m *MachineLoad) {
 		return
 	}
 	d.noteMachine(m)
+}
+
+// partialNote is "; PARTIAL: <reason>" for a result cut short, to end
+// box 2's counts; "" for a whole one.
+func partialNote(partial bool, reason string) string {
+	if partial {
+		return "; PARTIAL: " + reason
+	}
+	return ""
 }

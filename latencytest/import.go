@@ -233,7 +233,7 @@ func ImportLevels(format string, patterns ...string) (map[int]*Result, error) {
 			res.Disclosure.SetRawRecords(fmt.Sprintf("%d files: %s (%s, imported)", len(paths), strings.Join(paths, ", "), format))
 		}
 		c := res.Counts()
-		res.Disclosure.set(2, fmt.Sprintf("%d requests: %d kept, %d discarded (warm-up), %d failed%s", c.Sent, c.Kept, c.Discarded, c.Failed, partialNote(res)), false)
+		res.Disclosure.set(2, fmt.Sprintf("%d requests: %d kept, %d discarded (warm-up), %d failed%s", c.Sent, c.Kept, c.Discarded, c.Failed, partialNote(res.Partial, res.PartialReason)), false)
 	}
 	return out, nil
 }
@@ -262,13 +262,6 @@ func sameFormat(paths []string) (string, error) {
 		format, first = f, p
 	}
 	return format, nil
-}
-
-func partialNote(res *Result) string {
-	if res.Partial {
-		return "; PARTIAL: " + res.PartialReason
-	}
-	return ""
 }
 
 // detectFormat names the format of a file's contents (one of Formats),
@@ -368,7 +361,7 @@ func (im *importer) result() *Result {
 	}
 	d.set(1, box1+"; failed requests count as infinitely slow", false)
 	c := res.Counts()
-	d.set(2, fmt.Sprintf("%d requests in the file: %d kept, %d discarded (warm-up), %d failed%s", c.Sent, c.Kept, c.Discarded, c.Failed, partialNote(res)), false)
+	d.set(2, fmt.Sprintf("%d requests in the file: %d kept, %d discarded (warm-up), %d failed%s", c.Sent, c.Kept, c.Discarded, c.Failed, partialNote(res.Partial, res.PartialReason)), false)
 	d.set(3, "imported from "+im.tool+"'s output", false)
 	if im.warmup == "" {
 		im.warmup = im.tool + " marks no warm-up request: every request counts"

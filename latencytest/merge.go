@@ -389,10 +389,7 @@ func discloseMerge(srcs []*MergeSource, res *Result) Disclosure {
 		per[i] = fmt.Sprintf("%s: planned %d, sent %d", src.Path, sc.Planned, sc.Sent)
 		paths[i] = src.Path
 	}
-	partial := ""
-	if res.Partial {
-		partial = "; PARTIAL: " + res.PartialReason
-	}
+	partial := partialNote(res.Partial, res.PartialReason)
 	d.set(2, fmt.Sprintf("merged from %d source(s): planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed (%s)%s",
 		n, c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, strings.Join(per, "; "), partial), false)
 	d.set(3, strings.Join(paths, ", "), false)

@@ -381,18 +381,14 @@ func (o OpenLoop) describeArrivals(planned int) string {
 // disclose fills an open loop's disclosure.
 func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	var d Disclosure
-	d.common(describe(p), res.models(), res.Start, res.End, res.CPUPerWall, o.Location)
+	d.common(describe(p), res.models(), res.Start, res.End, res.CPUPerWall, o.Location, o.align)
 	c := res.Counts()
-	partial := ""
-	if res.Partial {
-		partial = "; PARTIAL: " + res.PartialReason
-	}
+	partial := partialNote(res.Partial, res.PartialReason)
 	whole := ""
 	if o.Shard.sharded() {
 		whole = shardIDs(o.Shard, o.shardSrc, o.arrivals().count(MaxOpenLoopRequests), "arrival", "trace IDs")
 	}
 	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d failed; 1 run%s%s", c.Planned, c.Sent, c.Kept, c.Failed, whole, partial), false)
-	d.set(9, d.Box(9).Answer+o.align.note(), false)
 	d.set(4, "no: every request counts (an open loop has no warm-up)", false)
 	d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	if o.NoNonce {
