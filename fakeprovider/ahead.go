@@ -3,7 +3,6 @@ package fakeprovider
 import (
 	"context"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -113,56 +112,6 @@ func (a *aheadWriter) signal() {
 	}
 }
 
-// handAhead hands the events in s.out, due at t, to the clock, and waits
-// while the stream is aheadMax events ahead of the clock. If the stream
-// left the clock (its client stopped reading), it writes what it handed
-// over itself and goes on as a stream without one: it waits until t and
-// leaves s.out for its next write. False when the request ended.
-func (s *session) handAhead(ctx context.Context, t time.Time, tokens, reasoning, tool int) bool {
-	if len(s.out) == 0 { // an empty chunk would end the body
-		return true
-	}
-	a := s.ahead
-	a.mu.Lock()
-	if a.blocked {
-		a.mu.Unlock()
-		if !s.drainAhead() {
-			return false
-		}
-		s.dues = append(s.dues[:0], t)
-		return s.sleepPrecise(ctx, s.clock, t)
-	}
-	if a.head > 0 && (len(a.ents) == cap(a.ents) || len(a.buf)+len(s.out)+16 > cap(a.buf)) {
-		a.compact()
-	}
-	a.buf = strconv.AppendInt(a.buf, int64(len(s.out)), 16)
-	a.buf = append(a.buf, "\r\n"...)
-	a.buf = append(a.buf, s.out...)
-	a.buf = append(a.buf, "\r\n"...)
-	a.ents = append(a.ents, aheadEntry{due: t, end: len(a.buf), tokens: tokens, reasoning: reasoning, tool: tool})
-	s.out = s.out[:0]
-	queue := !a.queued
-	a.queued = true
-	a.mu.Unlock()
-	if queue {
-		s.clock.atWriter(t, a)
-	}
-	for {
-		a.mu.Lock()
-		wait := a.pending() >= aheadMax && !a.blocked
-		a.mu.Unlock()
-		if !wait {
-			return true
-		}
-		select {
-		case <-a.room:
-		case <-ctx.Done():
-			s.sv.Canceled = true
-			return false
-		}
-	}
-}
-
 // compact moves the events not written yet to the front of the storage
 // (a.mu held).
 func (a *aheadWriter) compact() {
@@ -174,64 +123,6 @@ func (a *aheadWriter) compact() {
 	}
 	a.buf = a.buf[:copy(a.buf, a.buf[a.off:])]
 	a.off, a.head = 0, 0
-}
-
-// drainAhead waits until every event handed to the clock is written; if
-// the stream left the clock, it writes them itself, each at its due
-// instant or later, and the stream goes on without the clock's writes.
-// False when the request ended or the client is gone.
-func (s *session) drainAhead() bool {
-	a := s.ahead
-	for {
-		a.mu.Lock()
-		n, blocked := a.pending(), a.blocked
-		a.mu.Unlock()
-		if n == 0 && !blocked {
-			return true
-		}
-		if blocked {
-			break
-		}
-		select {
-		case <-a.room:
-		case <-s.ctx.Done():
-			s.sv.Canceled = true
-			return false
-		}
-	}
-	// The clock has let go of the stream (it writes a blocked stream no
-	// more): the fields are the goroutine's now.
-	for a.head < len(a.ents) {
-		e := a.ents[a.head]
-		if d := time.Until(e.due); d > 0 && !s.sleepPrecise(s.ctx, s.clock, e.due) {
-			return false
-		}
-		if _, err := a.conn.Write(a.buf[a.off:e.end]); err != nil {
-			s.sv.Canceled = true
-			return false
-		}
-		a.late.add(time.Since(e.due))
-		a.off, a.head, a.written = e.end, a.head+1, e
-	}
-	s.ahead = nil // the stream writes its own events from now on
-	return true
-}
-
-// stopAhead ends the clock's writes for the stream (it returns: its
-// handler is done with the connection); a canceled stream's counts are
-// those of the events written.
-func (s *session) stopAhead(a *aheadWriter) {
-	a.mu.Lock()
-	a.dead = true
-	w := a.written
-	a.q.buf, a.q.ents = a.buf[:0], a.ents[:0]
-	clear(a.q.ents[:cap(a.q.ents)])
-	aheadQueues.Put(a.q)
-	a.buf, a.ents, a.q = nil, nil, nil
-	a.mu.Unlock()
-	if s.ahead == a && s.sv.Canceled {
-		s.sv.Tokens, s.sv.ReasoningTokens, s.sv.ToolCalls = w.tokens, w.reasoning, w.tool
-	}
 }
 
 // writeDue writes a's events due by now in one non-blocking write; it

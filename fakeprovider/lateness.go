@@ -22,11 +22,6 @@ type Lateness struct {
 	P50, P99, Max time.Duration
 }
 
-// Lateness returns the lateness of the events the fake has streamed over
-// real sockets so far (a Server, or the Fake as any http.Server's
-// handler).
-func (f *Fake) Lateness() Lateness { return f.late.snapshot() }
-
 // latenessSub is the number of buckets per power of two: a bucket spans
 // 1/16 of its lower edge or less.
 const latenessSub = 16

@@ -2,7 +2,6 @@ package fakeprovider
 
 import (
 	"container/heap"
-	"context"
 	"runtime"
 	"sync"
 	"time"
@@ -287,23 +286,4 @@ func writeDue(ws []*aheadWriter, next []again) []again {
 		}
 	}
 	return next
-}
-
-// sleepPrecise is session.sleep on the fake's clock.
-func (s *session) sleepPrecise(ctx context.Context, c *preciseClock, t time.Time) bool {
-	if s.tick == nil {
-		s.tick = make(chan struct{}, 1)
-	}
-	select {
-	case <-s.tick: // a wake-up left by a wait that ended otherwise
-	default:
-	}
-	c.at(t, s.tick)
-	select {
-	case <-s.tick:
-		return true
-	case <-ctx.Done():
-		s.sv.Canceled = true
-		return false
-	}
 }

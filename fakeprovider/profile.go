@@ -4,9 +4,14 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/stats"
+	"go.yaml.in/yaml/v3"
 )
 
 // Profile describes a simulated provider: its latency model, capacity, cold
@@ -708,3 +713,76 @@ var (
 	unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type \S+$`)
 	badValue     = regexp.MustCompile("^line (\\d+): cannot unmarshal \\S+ `([^`]*)`")
 )
+
+// convZ draws the chain factor's standardized log: a standard normal, or
+// from Conversation.Shape.
+func (p *Profile) convZ(r *rand.Rand) float64 {
+	if p.convShape == nil {
+		return r.NormFloat64()
+	}
+	return stats.Quantile(p.convShape, r.Float64())
+}
+
+// UnmarshalYAML decodes a conversation strictly; icc is a fraction or a
+// percentage (see parseProbability).
+func (c *Conversation) UnmarshalYAML(n *yaml.Node) error {
+	type plain Conversation
+	n, err := withProbabilities(n, "conversation", "icc")
+	if err != nil {
+		return err
+	}
+	return strictDecode(n, (*plain)(c), "conversation", yamlKeys(reflect.TypeFor[Conversation]())...)
+}
+
+// UnmarshalYAML decodes tool_calls strictly; probability is a fraction or
+// a percentage (see parseProbability).
+func (t *ToolCalls) UnmarshalYAML(n *yaml.Node) error {
+	type plain ToolCalls
+	n, err := withProbabilities(n, "tool_calls", "probability")
+	if err != nil {
+		return err
+	}
+	return strictDecode(n, (*plain)(t), "tool_calls", yamlKeys(reflect.TypeFor[ToolCalls]())...)
+}
+
+// UnmarshalYAML decodes a stall strictly; probability is a fraction or a
+// percentage (see parseProbability).
+func (s *Stall) UnmarshalYAML(n *yaml.Node) error {
+	type plain Stall
+	n, err := withProbabilities(n, "stall", "probability")
+	if err != nil {
+		return err
+	}
+	return strictDecode(n, (*plain)(s), "stall", yamlKeys(reflect.TypeFor[Stall]())...)
+}
+
+// UnmarshalYAML decodes {enabled: bool, ttft_factor: number, scope: ttft|prefill}.
+func (c *PrefixCache) UnmarshalYAML(n *yaml.Node) error {
+	var raw struct {
+		Enabled    *bool    `yaml:"enabled"`
+		TTFTFactor *float64 `yaml:"ttft_factor"`
+		Scope      string   `yaml:"scope"`
+	}
+	if err := strictDecode(n, &raw, "prefix_cache", "enabled", "ttft_factor", "scope"); err != nil {
+		return err
+	}
+	if raw.Enabled != nil {
+		c.Disabled = !*raw.Enabled
+	}
+	if raw.TTFTFactor != nil {
+		c.TTFTFactor = *raw.TTFTFactor
+	}
+	c.Scope = raw.Scope
+	return nil
+}
+
+// UnmarshalYAML decodes faults strictly, reading each probability as a
+// fraction or a percentage (see parseProbability).
+func (f *Faults) UnmarshalYAML(n *yaml.Node) error {
+	type plain Faults
+	n, err := withProbabilities(n, "faults", "http_529", "http_429", "http_500", "http_503", "empty", "disconnect", "malformed", "error_event")
+	if err != nil {
+		return err
+	}
+	return strictDecode(n, (*plain)(f), "faults", yamlKeys(reflect.TypeFor[Faults]())...)
+}

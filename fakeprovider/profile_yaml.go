@@ -18,48 +18,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// UnmarshalYAML decodes a conversation strictly; icc is a fraction or a
-// percentage (see parseProbability).
-func (c *Conversation) UnmarshalYAML(n *yaml.Node) error {
-	type plain Conversation
-	n, err := withProbabilities(n, "conversation", "icc")
-	if err != nil {
-		return err
-	}
-	return strictDecode(n, (*plain)(c), "conversation", yamlKeys(reflect.TypeFor[Conversation]())...)
-}
-
-// UnmarshalYAML decodes tool_calls strictly; probability is a fraction or
-// a percentage (see parseProbability).
-func (t *ToolCalls) UnmarshalYAML(n *yaml.Node) error {
-	type plain ToolCalls
-	n, err := withProbabilities(n, "tool_calls", "probability")
-	if err != nil {
-		return err
-	}
-	return strictDecode(n, (*plain)(t), "tool_calls", yamlKeys(reflect.TypeFor[ToolCalls]())...)
-}
-
-// UnmarshalYAML decodes {enabled: bool, ttft_factor: number, scope: ttft|prefill}.
-func (c *PrefixCache) UnmarshalYAML(n *yaml.Node) error {
-	var raw struct {
-		Enabled    *bool    `yaml:"enabled"`
-		TTFTFactor *float64 `yaml:"ttft_factor"`
-		Scope      string   `yaml:"scope"`
-	}
-	if err := strictDecode(n, &raw, "prefix_cache", "enabled", "ttft_factor", "scope"); err != nil {
-		return err
-	}
-	if raw.Enabled != nil {
-		c.Disabled = !*raw.Enabled
-	}
-	if raw.TTFTFactor != nil {
-		c.TTFTFactor = *raw.TTFTFactor
-	}
-	c.Scope = raw.Scope
-	return nil
-}
-
 // maxProfileBytes is the largest profile ParseProfile and LoadProfile
 // read: 1 MiB.
 const maxProfileBytes = 1 << 20
@@ -333,28 +291,6 @@ func wholeNumbers(n *yaml.Node, t reflect.Type, path string) error {
 		}
 	}
 	return nil
-}
-
-// UnmarshalYAML decodes faults strictly, reading each probability as a
-// fraction or a percentage (see parseProbability).
-func (f *Faults) UnmarshalYAML(n *yaml.Node) error {
-	type plain Faults
-	n, err := withProbabilities(n, "faults", "http_529", "http_429", "http_500", "http_503", "empty", "disconnect", "malformed", "error_event")
-	if err != nil {
-		return err
-	}
-	return strictDecode(n, (*plain)(f), "faults", yamlKeys(reflect.TypeFor[Faults]())...)
-}
-
-// UnmarshalYAML decodes a stall strictly; probability is a fraction or a
-// percentage (see parseProbability).
-func (s *Stall) UnmarshalYAML(n *yaml.Node) error {
-	type plain Stall
-	n, err := withProbabilities(n, "stall", "probability")
-	if err != nil {
-		return err
-	}
-	return strictDecode(n, (*plain)(s), "stall", yamlKeys(reflect.TypeFor[Stall]())...)
 }
 
 // yamlKeys lists the yaml keys of a struct's fields.

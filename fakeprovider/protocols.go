@@ -383,18 +383,6 @@ type answerParts struct {
 	args            []string
 }
 
-// parts renders the first reasoning and content tokens of the plan.
-func (s *session) parts(reasoning, content int) answerParts {
-	var a answerParts
-	a.reasoning = string(appendText(nil, 0, reasoning, true))
-	if s.pl.toolCall {
-		a.args = s.pl.toolTexts(content)
-	} else {
-		a.text = string(appendText(nil, reasoning, content, false))
-	}
-	return a
-}
-
 // encoder writes a Responses or Messages stream: start at admission, one
 // tokens per event, then end, or errorEvent or malformed on a fault.
 type encoder interface {

@@ -64,13 +64,6 @@ func (s ToolSteps) Expected() time.Duration {
 	return time.Duration(math.Round(mean(s.Latency)))
 }
 
-// Tool is a latencytest.Chain.Tool that waits as the profile's
-// ToolLatency says (ToolSteps with the profile's Seed): chains run
-// against the fake then spend the tool time the profile states.
-func (f *Fake) Tool(ctx context.Context, chain, call int) error {
-	return ToolSteps{Latency: f.p.ToolLatency, Seed: f.p.Seed}.Wait(ctx, chain, call)
-}
-
 // mean is the distribution's mean: a normal is clipped at zero as its
 // draws are, an interpolated empirical distribution is the mean of its
 // piecewise-linear quantile function, a mixture weighs its parts' means.
@@ -109,25 +102,6 @@ func mean[T Quantity](d Dist[T]) float64 {
 		return m
 	}
 	return 0
-}
-
-// QueueTime is how long the fake kept the request with trace ID id waiting
-// for a free slot (Served.Queued, beyond any cold start), summed over its
-// attempts: the requests served with that ID, and with "<id>-a<n>" (the
-// IDs latencytest.Instrument gives retries). 0 for an ID not served, or no
-// longer held (Profile.ServedLimit). Set as latencytest.Chain.Queueing,
-// it splits a chain's model time into queueing and the rest.
-func (f *Fake) QueueTime(id string) time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var sum time.Duration
-	for i := range f.served {
-		sv := &f.served[i]
-		if sv.ID == id || isAttempt(sv.ID, id) {
-			sum += sv.Queued
-		}
-	}
-	return sum
 }
 
 // isAttempt reports whether got is "<id>-a<n>" for a whole number n.
