@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/stats"
-	"github.com/tailguard/tailguard/latencytest"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -16,6 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/stats"
+	"github.com/tailguard/tailguard/latencytest"
 )
 
 // The two switches that make Regression rewrite its baseline from the
@@ -267,37 +268,6 @@ func (c Compare) tailCount() int {
 
 // alpha is the level of the exact one-sided tests: 1-Confidence.
 func (c Compare) alpha() float64 { return 1 - c.Confidence }
-
-// BaselineReport is the verdict of comparing a run with its baseline: one
-// QuantileChange per quantile, the failure rates, the Mann-Whitney U test
-// and the context.
-type BaselineReport struct {
-	// Baseline says where the baseline came from (its path, from
-	// Regression; "" from Evaluate).
-	Baseline string
-	// Compare holds the settings used, defaults filled in.
-	Compare Compare
-	// Changes holds one entry per quantile, in the order asked.
-	Changes []QuantileChange
-	// Failures compares the shares of failed requests.
-	Failures FailureChange
-	// MannWhitney tests whether the current distribution as a whole is
-	// slower (reported, not part of the verdict).
-	MannWhitney MannWhitney
-	// NBase and NCur are the sample sizes of the metric, failed requests
-	// included; FailedBase and FailedCur count the failed values.
-	NBase, NCur           int
-	FailedBase, FailedCur int
-	// Runs is the number of repeated runs in the baseline (1 without
-	// Batch.Repeat).
-	Runs int
-	// Notes flag what makes the two runs hard to compare (another model,
-	// another concurrency); they do not change the verdict.
-	Notes []string
-	// Problem is set when nothing could be judged: bad settings, no data,
-	// a baseline of failures.
-	Problem string
-}
 
 // QuantileChange is the comparison of one quantile.
 type QuantileChange struct {

@@ -13,6 +13,37 @@ import (
 	"github.com/tailguard/tailguard/latencytest"
 )
 
+// BaselineReport is the verdict of comparing a run with its baseline: one
+// QuantileChange per quantile, the failure rates, the Mann-Whitney U test
+// and the context.
+type BaselineReport struct {
+	// Baseline says where the baseline came from (its path, from
+	// Regression; "" from Evaluate).
+	Baseline string
+	// Compare holds the settings used, defaults filled in.
+	Compare Compare
+	// Changes holds one entry per quantile, in the order asked.
+	Changes []QuantileChange
+	// Failures compares the shares of failed requests.
+	Failures FailureChange
+	// MannWhitney tests whether the current distribution as a whole is
+	// slower (reported, not part of the verdict).
+	MannWhitney MannWhitney
+	// NBase and NCur are the sample sizes of the metric, failed requests
+	// included; FailedBase and FailedCur count the failed values.
+	NBase, NCur           int
+	FailedBase, FailedCur int
+	// Runs is the number of repeated runs in the baseline (1 without
+	// Batch.Repeat).
+	Runs int
+	// Notes flag what makes the two runs hard to compare (another model,
+	// another concurrency); they do not change the verdict.
+	Notes []string
+	// Problem is set when nothing could be judged: bad settings, no data,
+	// a baseline of failures.
+	Problem string
+}
+
 // OK reports whether the comparison passed: something was judged, every
 // quantile could be judged and none regressed. Empty input never passes.
 // OK reports whether the comparison passed: something was judged, every

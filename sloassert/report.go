@@ -516,3 +516,15 @@ func (r Report) size() string {
 	}
 	return s
 }
+
+// shardLine is what the report's first line adds for a shard: the rule
+// when it failed the report, else the shard judged alone.
+func (r Report) shardLine() string {
+	switch {
+	case r.Shard == "":
+		return ""
+	case r.shardRefused:
+		return ": " + r.Shard + ": merge the shards, then judge"
+	}
+	return " (" + r.Shard + " judged alone)"
+}

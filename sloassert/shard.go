@@ -50,15 +50,3 @@ func judgeShard(rep *Report, sh latencytest.Shard, opts func(i int) options) {
 		out.addNote(rep.Shard + ": merge the shards, then judge (latencytest.MergeRecords); AllowShard() judges one shard alone")
 	}
 }
-
-// shardLine is what the report's first line adds for a shard: the rule
-// when it failed the report, else the shard judged alone.
-func (r Report) shardLine() string {
-	switch {
-	case r.Shard == "":
-		return ""
-	case r.shardRefused:
-		return ": " + r.Shard + ": merge the shards, then judge"
-	}
-	return " (" + r.Shard + " judged alone)"
-}
