@@ -20,40 +20,6 @@ func recordsTarget(t Target) runTarget {
 	return runTarget{records: t.Records, format: t.Format, desc: desc}
 }
 
-// levels reads a records target's files, split by load level: this
-// package's own records merged (latencytest.MergeLevels), another tool's
-// imported (latencytest.ImportLevels).
-func (rt runTarget) levels() (map[int]*latencytest.Result, error) {
-	if rt.format == "" || rt.format == latencytest.FormatTailguard {
-		return latencytest.MergeLevels(rt.records)
-	}
-	return latencytest.ImportLevels(rt.format, rt.records)
-}
-
-// recordLevels is levels for a spec: an objective on a clock the
-// records' format does not measure is an error first.
-func (s Spec) recordLevels(rt runTarget) (map[int]*latencytest.Result, error) {
-	if rt.format != "" {
-		if err := measurable(s, rt.format); err != nil {
-			return nil, err
-		}
-	}
-	return rt.levels()
-}
-
-// recordsFormat reads a records target's format key.
-func (p *specParser) recordsFormat(f specEntry) string {
-	v, ok := p.str(f)
-	if !ok {
-		return ""
-	}
-	if !slices.Contains(latencytest.Formats(), v) {
-		p.errorf(f.v.Line, f.path, "unknown format %q (have %s)", v, strings.Join(latencytest.Formats(), ", "))
-		return ""
-	}
-	return v
-}
-
 // LevelReport is one load level of a judged records target: its name
 // ("c8", or "all" for records without a level), the imported or merged
 // result, and the report of the spec's objectives on it.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tailguard/tailguard/latencytest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -460,3 +462,29 @@ func (p *specParser) spec(data []byte) Spec {
 
 // percent renders a fraction as an exact percent: "1%", "0.5%".
 func percent(f float64) string { return fmt.Sprintf("%g%%", math.Round(f*100*1e6)/1e6) }
+
+// resolve makes a target's profile path relative to dir and loads it.
+func (p *specParser) resolve(t *Target, dir string) {
+	if t.Profile == "" {
+		return
+	}
+	if !filepath.IsAbs(t.Profile) {
+		t.Profile = filepath.Join(dir, t.Profile)
+	}
+	if _, err := t.FakeProfile(); err != nil {
+		p.errorf(t.profileLine, t.profileKey, "%v", err)
+	}
+}
+
+// recordsFormat reads a records target's format key.
+func (p *specParser) recordsFormat(f specEntry) string {
+	v, ok := p.str(f)
+	if !ok {
+		return ""
+	}
+	if !slices.Contains(latencytest.Formats(), v) {
+		p.errorf(f.v.Line, f.path, "unknown format %q (have %s)", v, strings.Join(latencytest.Formats(), ", "))
+		return ""
+	}
+	return v
+}

@@ -1,17 +1,19 @@
 package slospec
 
 import (
-	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -159,59 +161,6 @@ type Spec struct {
 	// Chains, when set, runs agent chains.
 	Chains *Chains
 }
-
-// Target names what a spec measures: exactly one of a fake preset, a
-// fake profile file, an endpoint (chat completions, Responses or
-// Messages: see Endpoint), or records already measured.
-type Target struct {
-	// Preset names a fakeprovider preset (fakeprovider.Presets).
-	Preset string
-	// Profile is a fakeprovider profile file. ParseSpec keeps the path as
-	// written (relative to the working directory); LoadSpec makes it
-	// relative to the spec file's directory.
-	Profile string
-	// Endpoint reads an endpoint from the environment.
-	Endpoint *Endpoint
-	// Records is a glob of records files (records.jsonl as
-	// latencytest's Measure writes them) to judge instead of running the
-	// load (see Spec's Records). ParseSpec keeps it as written; LoadSpec
-	// makes a relative one relative to the spec file's directory.
-	Records string
-	// Format is the format of the Records files: one of
-	// latencytest.Formats ("aiperf", "vllm", ...), read with
-	// latencytest.ImportLevels; "" reads this package's own records.
-	Format string
-	// Seed, when set, replaces a fake profile's seed.
-	Seed *uint64
-
-	profileLine int    // where the spec wrote profile, for LoadSpec's errors
-	profileKey  string // "target.profile" or "chains.target.profile"
-}
-
-// Endpoint names the environment variables that hold an endpoint's
-// base URL ("https://host/v1"), API key and model, and the protocol it
-// speaks. Empty names take the protocol's defaults: latencytest.EnvBaseURL,
-// EnvAPIKey and EnvModel for chat and responses, EnvAnthropicBaseURL,
-// EnvAnthropicAPIKey and EnvAnthropicModel for messages. The base URL
-// and model must be set and non-empty, the key must be set (it may be
-// empty, for local servers): a spec run with any of them unset skips.
-type Endpoint struct {
-	BaseURLEnv string
-	APIKeyEnv  string
-	ModelEnv   string
-	// Protocol is ProtocolChat (also for ""), ProtocolResponses or
-	// ProtocolMessages: the provider is latencytest.OpenAI, Responses or
-	// Anthropic (whose base URL is taken as AnthropicFromEnv takes it:
-	// "/v1" is added unless the path ends in it).
-	Protocol string
-}
-
-// The protocols an endpoint target speaks (Endpoint.Protocol).
-const (
-	ProtocolChat      = "chat"      // OpenAI chat completions
-	ProtocolResponses = "responses" // OpenAI's Responses API
-	ProtocolMessages  = "messages"  // Anthropic's Messages API
-)
 
 // Load is the batch a spec runs at each concurrency level.
 type Load struct {
@@ -440,49 +389,6 @@ func LoadSpec(path string) (Spec, error) {
 	return s, nil
 }
 
-// resolve makes a target's profile path relative to dir and loads it.
-func (p *specParser) resolve(t *Target, dir string) {
-	if t.Profile == "" {
-		return
-	}
-	if !filepath.IsAbs(t.Profile) {
-		t.Profile = filepath.Join(dir, t.Profile)
-	}
-	if _, err := t.FakeProfile(); err != nil {
-		p.errorf(t.profileLine, t.profileKey, "%v", err)
-	}
-}
-
-// FakeProfile returns the profile of a fake target (Preset or Profile),
-// with Seed applied. It reads the profile file each time.
-func (t Target) FakeProfile() (fakeprovider.Profile, error) {
-	var (
-		prof fakeprovider.Profile
-		err  error
-	)
-	switch {
-	case t.Endpoint != nil:
-		return prof, errors.New("slospec: the target is an endpoint, not a fake")
-	case t.Records != "":
-		return prof, errors.New("slospec: the target is records, not a fake")
-	case t.Preset != "" && t.Profile != "":
-		return prof, errors.New("slospec: the target names both a preset and a profile")
-	case t.Preset != "":
-		prof, err = fakeprovider.Preset(t.Preset)
-	case t.Profile != "":
-		prof, err = fakeprovider.LoadProfile(t.Profile)
-	default:
-		return prof, errors.New("slospec: the target names no preset, profile or endpoint")
-	}
-	if err != nil {
-		return fakeprovider.Profile{}, err
-	}
-	if t.Seed != nil {
-		prof.Seed = *t.Seed
-	}
-	return prof, nil
-}
-
 // Spec YAML limits: beyond them a value is a typo, not a plan.
 const (
 	specMaxRequests     = 1_000_000
@@ -500,3 +406,259 @@ var (
 	pKey = regexp.MustCompile(`^p([0-9]+(?:\.[0-9]+)?)$`)
 	qKey = regexp.MustCompile(`^q([0-9]*\.?[0-9]+)$`)
 )
+
+// Run runs the spec under t:
+//
+//   - with a records target, no load: the records are merged by level
+//     (latencytest.MergeLevels), and each level is judged as below, one
+//     subtest per level and per objective (see Spec's Records);
+//   - the load, when there are objectives: a latencytest.Sweep over the
+//     levels, run with Sweep.Measure: one subtest per concurrency level
+//     ("c8") that measures the batch as Batch.Measure does (records and
+//     summary written to the subtest's artifact directory, kept with go
+//     test -artifacts), then one subtest per objective ("c8/ttft_p99")
+//     that judges it with Check, so each objective passes or fails on its
+//     own with the whole failure screen; the combined report is logged;
+//   - the chains, when set: a "chains" subtest, measured with
+//     Chain.Measure, then a subtest per chain objective, judged with
+//     Check (task_per_call with Check, on the chains' calls).
+//
+// A fake target (preset or profile) runs in virtual time: each batch, and
+// the chains, inside its own synctest bubble with a fresh fake (so every
+// level starts from the same state), and the subtests are created outside
+// the bubbles. An endpoint target runs in real time, within the test's
+// deadline (Measure stops starting requests before go test -timeout; a
+// level that ends early fails the spec, and the levels after it do not
+// run). When an endpoint's environment variables are unset, Run skips the
+// test and names them.
+func (s Spec) Run(t *testing.T) {
+	t.Helper()
+	title := s.title()
+	if len(s.Objectives) == 0 && (s.Chains == nil || len(s.Chains.Objectives) == 0) {
+		t.Fatalf("slospec: spec %s: no objectives: a spec with no objective never passes", title)
+	}
+	main, chains, skip, err := s.targets()
+	if err != nil {
+		t.Fatalf("slospec: spec %s: %v", title, err)
+	}
+	if skip != "" {
+		t.Skipf("slospec: spec %s: %s", title, skip)
+	}
+	var verdicts []string
+	switch {
+	case len(s.Objectives) > 0 && main.records != "":
+		verdicts = s.runRecords(t, title, main)
+	case len(s.Objectives) > 0:
+		verdicts = s.runLoad(t, title, main)
+	}
+	if s.Chains != nil && len(s.Chains.Objectives) > 0 && chains.records != "" {
+		t.Fatalf("slospec: spec %s: chains need a live target (preset, profile or endpoint): records hold each call, not the measured chain totals", title)
+	}
+	if s.Chains != nil && len(s.Chains.Objectives) > 0 {
+		verdicts = append(verdicts, s.runChains(t, title, chains))
+	}
+	t.Logf("spec %s (%s): %s", title, main.desc, strings.Join(verdicts, "; "))
+}
+
+func (s Spec) title() string {
+	switch {
+	case s.Name != "":
+		return s.Name
+	case s.Path != "":
+		return s.Path
+	}
+	return "(unnamed)"
+}
+
+// targets resolves the load's and the chains' targets; skip says why the
+// spec cannot run here (endpoint variables unset).
+func (s Spec) targets() (main, chains runTarget, skip string, err error) {
+	main, skip, err = s.Target.resolve()
+	if err != nil || skip != "" {
+		return
+	}
+	chains = main
+	if s.Chains != nil && s.Chains.Target != nil {
+		chains, skip, err = s.Chains.Target.resolve()
+	}
+	return
+}
+
+// runLoad runs the load level by level, as a latencytest.Sweep whose
+// levels each measure the target (rt.measure) and are judged in their
+// subtest; it returns a verdict per level.
+func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
+	t.Helper()
+	objs := make([]sloassert.Objective, len(s.Objectives))
+	for i, o := range s.Objectives {
+		objs[i] = o.Objective()
+	}
+	levels := s.Load.Levels()
+	var verdicts []string
+	sw := latencytest.Sweep{Batch: s.Load.Batch, Levels: levels}
+	sw.Label = ""
+	sw.EachLevel = func(tb testing.TB, level int, measure func(testing.TB, latencytest.Provider) *latencytest.Result) {
+		t := tb.(*testing.T) // Sweep.Measure passes a *testing.T its own
+		name := fmt.Sprintf("c%d", level)
+		var res *latencytest.Result
+		rt.measure(t, func(t *testing.T, p latencytest.Provider) { res = measure(t, p) })
+		if res == nil {
+			t.Fatalf("slospec: spec %s: %s: the batch did not run", title, name)
+		}
+		verdicts = append(verdicts, s.judgeLevel(t, title, rt, name, res, levels, objs))
+	}
+	sr := sw.Measure(t, nil)
+	ran := len(sr.Levels)
+	switch {
+	case ran < len(levels) && (ran == 0 || !sr.Results[ran-1].Partial):
+		verdicts = append(verdicts, fmt.Sprintf("c%d did not run", levels[ran]))
+	case ran > 0 && sr.Results[ran-1].Partial:
+		name, res := fmt.Sprintf("c%d", sr.Levels[ran-1]), sr.Results[ran-1]
+		if rest := levels[ran:]; len(rest) > 0 {
+			t.Errorf("slospec: spec %s: %s ended early (%s); levels %v not run", title, name, res.PartialReason, rest)
+		} else {
+			t.Errorf("slospec: spec %s: %s ended early (%s)", title, name, res.PartialReason)
+		}
+	}
+	return verdicts
+}
+
+// judgeLevel judges one level's result with every objective, one subtest
+// each, and writes its report; it returns the level's verdict.
+func (s Spec) judgeLevel(t *testing.T, title string, rt runTarget, name string, res *latencytest.Result, levels []int, objs []sloassert.Objective) string {
+	t.Helper()
+	discloseLevels(&res.Disclosure, levels)
+	rep := sloassert.Evaluate(res, objs...)
+	rep.Title = title + " " + name
+	rep.Replay = rerun.Replay(t, res.Start)
+	if rep.Replay == "" && rt.provider != nil { // a real endpoint: replay against a profile fitted to its records
+		rep.Replay = endpointReplay(t, res)
+	}
+	sloassert.WriteReport(t, res, rep) // charts, report.md, the job summary
+	for j, o := range s.Objectives {
+		t.Run(o.Key, func(t *testing.T) {
+			checkRow(t, objectiveOrigin(title, rt, o), rep.Outcomes[j], rep.Title)
+		})
+	}
+	finishLevel(t, rep)
+	return levelVerdict(name, rep)
+}
+
+// runRecords judges merged records level by level (see Spec's Records);
+// it returns a verdict per level.
+func (s Spec) runRecords(t *testing.T, title string, rt runTarget) []string {
+	t.Helper()
+	byLevel, err := s.recordLevels(rt)
+	if err != nil {
+		t.Fatalf("slospec: spec %s: target records: %v", title, err)
+	}
+	objs := make([]sloassert.Objective, len(s.Objectives))
+	for i, o := range s.Objectives {
+		objs[i] = o.Objective()
+	}
+	have := slices.Sorted(maps.Keys(byLevel))
+	levels := have
+	if len(s.Load.Concurrency) > 0 {
+		levels = slices.Clone(s.Load.Concurrency)
+		var extra []int
+		for _, l := range have {
+			if !slices.Contains(levels, l) {
+				extra = append(extra, l)
+			}
+		}
+		if len(extra) > 0 {
+			t.Logf("slospec: spec %s: the records also hold concurrency %v, not judged (not in load.concurrency %v)", title, extra, levels)
+		}
+	}
+	var verdicts []string
+	for _, level := range levels {
+		name := recordsLevel(level)
+		res := byLevel[level]
+		t.Run(name, func(t *testing.T) {
+			if res == nil {
+				t.Fatalf("slospec: spec %s: %s: no records at concurrency %d (the records hold %v)", title, name, level, have)
+			}
+			for _, w := range res.Disclosure.Warnings {
+				t.Logf("slospec: spec %s: %s: WARNING: %s", title, name, w)
+			}
+			if res.Partial {
+				t.Errorf("slospec: spec %s: %s: the records are partial (%s)", title, name, res.PartialReason)
+			}
+			verdicts = append(verdicts, s.judgeLevel(t, title, rt, name, res, levels, objs))
+		})
+		if res == nil {
+			verdicts = append(verdicts, name+" has no records")
+		}
+	}
+	return verdicts
+}
+
+// runChains runs the chains; it returns their verdict.
+func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
+	t.Helper()
+	c := s.Chains.Chain
+	out := "chains did not run"
+	t.Run("chains", func(t *testing.T) {
+		var cr *latencytest.ChainResult
+		rt.protocol = s.Chains.Protocol
+		rt.onFake = func(f *fakeprovider.Fake) { c.Queueing = f.QueueTime } // the report's queueing split
+		rt.measure(t, func(t *testing.T, p latencytest.Provider) { cr = c.Measure(t, p) })
+		if cr == nil {
+			t.Fatalf("slospec: spec %s: the chains did not run", title)
+		}
+		if cr.Partial {
+			t.Errorf("slospec: spec %s: the chains ended early (%s)", title, cr.PartialReason)
+		}
+		calls := cr.Calls()
+		var chainObjs []sloassert.Objective
+		var callObjs []sloassert.Objective
+		for _, o := range s.Chains.Objectives {
+			if o.IsChain() {
+				chainObjs = append(chainObjs, o.ChainObjective())
+			} else {
+				callObjs = append(callObjs, o.Objective())
+			}
+		}
+		chainRep := sloassert.Evaluate(cr, chainObjs...)
+		chainRep.Title = title + " chains"
+		callRep := sloassert.Evaluate(calls, callObjs...)
+		callRep.Title = title + " chain calls"
+		ci, ri := 0, 0
+		for _, o := range s.Chains.Objectives {
+			out, judgedBy := sloassert.Outcome{}, chainRep.Title
+			if o.IsChain() {
+				out, ci = chainRep.Outcomes[ci], ci+1
+			} else {
+				out, ri, judgedBy = callRep.Outcomes[ri], ri+1, callRep.Title
+			}
+			t.Run(o.Key, func(t *testing.T) {
+				checkRow(t, objectiveOrigin(title, rt, o), out, judgedBy)
+			})
+		}
+		ok := true
+		if len(chainObjs) > 0 {
+			sloassert.WriteReport(t, cr, chainRep)
+			ok = finishLevel(t, chainRep) && ok
+		}
+		if len(callObjs) > 0 {
+			sloassert.WriteReport(t, calls, callRep)
+			ok = finishLevel(t, callRep) && ok
+		}
+		out = "chains PASS"
+		if !ok {
+			out = "chains FAIL"
+		}
+	})
+	return out
+}
+
+// recordLevels is levels for a spec: an objective on a clock the
+// records' format does not measure is an error first.
+func (s Spec) recordLevels(rt runTarget) (map[int]*latencytest.Result, error) {
+	if rt.format != "" {
+		if err := measurable(s, rt.format); err != nil {
+			return nil, err
+		}
+	}
+	return rt.levels()
+}

@@ -1,0 +1,193 @@
+package slospec
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/latencytest"
+)
+
+// Target names what a spec measures: exactly one of a fake preset, a
+// fake profile file, an endpoint (chat completions, Responses or
+// Messages: see Endpoint), or records already measured.
+type Target struct {
+	// Preset names a fakeprovider preset (fakeprovider.Presets).
+	Preset string
+	// Profile is a fakeprovider profile file. ParseSpec keeps the path as
+	// written (relative to the working directory); LoadSpec makes it
+	// relative to the spec file's directory.
+	Profile string
+	// Endpoint reads an endpoint from the environment.
+	Endpoint *Endpoint
+	// Records is a glob of records files (records.jsonl as
+	// latencytest's Measure writes them) to judge instead of running the
+	// load (see Spec's Records). ParseSpec keeps it as written; LoadSpec
+	// makes a relative one relative to the spec file's directory.
+	Records string
+	// Format is the format of the Records files: one of
+	// latencytest.Formats ("aiperf", "vllm", ...), read with
+	// latencytest.ImportLevels; "" reads this package's own records.
+	Format string
+	// Seed, when set, replaces a fake profile's seed.
+	Seed *uint64
+
+	profileLine int    // where the spec wrote profile, for LoadSpec's errors
+	profileKey  string // "target.profile" or "chains.target.profile"
+}
+
+// Endpoint names the environment variables that hold an endpoint's
+// base URL ("https://host/v1"), API key and model, and the protocol it
+// speaks. Empty names take the protocol's defaults: latencytest.EnvBaseURL,
+// EnvAPIKey and EnvModel for chat and responses, EnvAnthropicBaseURL,
+// EnvAnthropicAPIKey and EnvAnthropicModel for messages. The base URL
+// and model must be set and non-empty, the key must be set (it may be
+// empty, for local servers): a spec run with any of them unset skips.
+type Endpoint struct {
+	BaseURLEnv string
+	APIKeyEnv  string
+	ModelEnv   string
+	// Protocol is ProtocolChat (also for ""), ProtocolResponses or
+	// ProtocolMessages: the provider is latencytest.OpenAI, Responses or
+	// Anthropic (whose base URL is taken as AnthropicFromEnv takes it:
+	// "/v1" is added unless the path ends in it).
+	Protocol string
+}
+
+// The protocols an endpoint target speaks (Endpoint.Protocol).
+const (
+	ProtocolChat      = "chat"      // OpenAI chat completions
+	ProtocolResponses = "responses" // OpenAI's Responses API
+	ProtocolMessages  = "messages"  // Anthropic's Messages API
+)
+
+// FakeProfile returns the profile of a fake target (Preset or Profile),
+// with Seed applied. It reads the profile file each time.
+func (t Target) FakeProfile() (fakeprovider.Profile, error) {
+	var (
+		prof fakeprovider.Profile
+		err  error
+	)
+	switch {
+	case t.Endpoint != nil:
+		return prof, errors.New("slospec: the target is an endpoint, not a fake")
+	case t.Records != "":
+		return prof, errors.New("slospec: the target is records, not a fake")
+	case t.Preset != "" && t.Profile != "":
+		return prof, errors.New("slospec: the target names both a preset and a profile")
+	case t.Preset != "":
+		prof, err = fakeprovider.Preset(t.Preset)
+	case t.Profile != "":
+		prof, err = fakeprovider.LoadProfile(t.Profile)
+	default:
+		return prof, errors.New("slospec: the target names no preset, profile or endpoint")
+	}
+	if err != nil {
+		return fakeprovider.Profile{}, err
+	}
+	if t.Seed != nil {
+		prof.Seed = *t.Seed
+	}
+	return prof, nil
+}
+
+func (t Target) resolve() (runTarget, string, error) {
+	if t.Records != "" {
+		return recordsTarget(t), "", nil
+	}
+	if t.Endpoint == nil {
+		prof, err := t.FakeProfile()
+		if err != nil {
+			return runTarget{}, "", err
+		}
+		desc := "preset " + t.Preset
+		if t.Profile != "" {
+			desc = "profile " + t.Profile
+		}
+		desc += fmt.Sprintf(", seed %d, virtual time", prof.Seed)
+		return runTarget{fake: &prof, desc: desc}, "", nil
+	}
+	if path := os.Getenv(EnvReplayProfile); path != "" {
+		prof, err := fakeprovider.LoadProfile(path)
+		if err != nil {
+			return runTarget{}, "", fmt.Errorf("%s: %w", EnvReplayProfile, err)
+		}
+		return runTarget{fake: &prof, desc: fmt.Sprintf("endpoint replayed against the profile %s ($%s), seed %d, virtual time", path, EnvReplayProfile, prof.Seed)}, "", nil
+	}
+	return t.Endpoint.resolve()
+}
+
+// Vars returns the names of the base URL, API key and model variables,
+// defaults applied.
+func (e Endpoint) Vars() (baseURL, apiKey, model string) {
+	baseURL, apiKey, model = e.BaseURLEnv, e.APIKeyEnv, e.ModelEnv
+	defBase, defKey, defModel := latencytest.EnvBaseURL, latencytest.EnvAPIKey, latencytest.EnvModel
+	if e.Protocol == ProtocolMessages {
+		defBase, defKey, defModel = latencytest.EnvAnthropicBaseURL, latencytest.EnvAnthropicAPIKey, latencytest.EnvAnthropicModel
+	}
+	if baseURL == "" {
+		baseURL = defBase
+	}
+	if apiKey == "" {
+		apiKey = defKey
+	}
+	if model == "" {
+		model = defModel
+	}
+	return baseURL, apiKey, model
+}
+
+// Missing names the variables that keep the endpoint from running: the
+// base URL and model when unset or empty, the API key when unset (set it
+// empty for a local server that needs none).
+func (e Endpoint) Missing() []string {
+	baseVar, keyVar, modelVar := e.Vars()
+	var missing []string
+	if os.Getenv(baseVar) == "" {
+		missing = append(missing, baseVar)
+	}
+	if _, ok := os.LookupEnv(keyVar); !ok {
+		missing = append(missing, keyVar)
+	}
+	if os.Getenv(modelVar) == "" {
+		missing = append(missing, modelVar)
+	}
+	return missing
+}
+
+// resolve reads the endpoint from the environment; skip names the unset
+// variables.
+func (e Endpoint) resolve() (runTarget, string, error) {
+	if missing := e.Missing(); len(missing) > 0 {
+		return runTarget{}, fmt.Sprintf("endpoint target: %s not set (the API key may be set empty for a local server); skipping",
+			strings.Join(missing, ", ")), nil
+	}
+	baseVar, keyVar, modelVar := e.Vars()
+	base, key, model := os.Getenv(baseVar), os.Getenv(keyVar), os.Getenv(modelVar)
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return runTarget{}, "", fmt.Errorf("%s is not an http(s) URL (its value is not shown: it may hold a secret)", baseVar)
+	}
+	// An empty key is no key (WithAPIKey("") sends none).
+	withModel, withKey := latencytest.WithModel(model), latencytest.WithAPIKey(key)
+	var p latencytest.Provider
+	switch e.Protocol {
+	case ProtocolResponses:
+		p = latencytest.Responses(base, withModel, withKey)
+	case ProtocolMessages:
+		if path := strings.TrimRight(u.Path, "/"); !strings.HasSuffix(path, "/v1") {
+			u.Path, u.RawPath = path+"/v1", ""
+		}
+		p = latencytest.Anthropic(u.String(), withModel, withKey)
+	default:
+		p = latencytest.OpenAI(base, withModel, withKey)
+	}
+	proto := e.Protocol
+	if proto == "" {
+		proto = ProtocolChat
+	}
+	return runTarget{provider: p, desc: fmt.Sprintf("endpoint $%s (%s), model %s, real time", baseVar, proto, model)}, "", nil
+}
