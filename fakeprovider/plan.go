@@ -443,14 +443,7 @@ func (pr *Predictor) predict(id string, promptTokens, maxTokens, inFlight int, g
 		ttft = saturate((float64(pl.ttft) + float64(pl.prefill)*float64(promptTokens)/1000) * slow)
 	}
 	t := ttft
-	faultAt := -1
-	if pl.fault == FaultDisconnect || pl.fault == FaultMalformed || pl.fault == FaultErrorEvent {
-		faultAt = min(pl.faultAfter, total)
-	}
-	stallAt := -1
-	if pl.stall > 0 {
-		stallAt = min(pl.stallAfter, total)
-	}
+	faultAt, stallAt := pl.cuts(total)
 	errEnd := errors.New("end")
 	at := func(sent, k int) error {
 		if stallAt >= sent && stallAt < sent+max(k, 1) {
@@ -614,4 +607,18 @@ func (pl *plan) toolTexts(content int) []string {
 		content -= k
 	}
 	return out
+}
+
+// cuts is where the plan breaks its stream of total tokens, each as the
+// tokens sent before it, -1 for none: a mid-stream fault (disconnect,
+// malformed or error event) and a stall.
+func (pl *plan) cuts(total int) (faultAt, stallAt int) {
+	faultAt, stallAt = -1, -1
+	if pl.fault == FaultDisconnect || pl.fault == FaultMalformed || pl.fault == FaultErrorEvent {
+		faultAt = min(pl.faultAfter, total)
+	}
+	if pl.stall > 0 {
+		stallAt = min(pl.stallAfter, total)
+	}
+	return faultAt, stallAt
 }

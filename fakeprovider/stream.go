@@ -137,14 +137,7 @@ func (s *session) run(ctx context.Context) {
 		}
 		s.freeOut()
 	}(s.ahead)
-	faultAt := -1
-	if pl.fault == FaultDisconnect || pl.fault == FaultMalformed || pl.fault == FaultErrorEvent {
-		faultAt = min(pl.faultAfter, total)
-	}
-	stallAt := -1
-	if pl.stall > 0 {
-		stallAt = min(pl.stallAfter, total)
-	}
+	faultAt, stallAt := pl.cuts(total)
 	// at applies what is planned before the event that follows `sent`
 	// tokens: a stall stretches t; a fault fires. It reports false when the
 	// request ended.
