@@ -30,7 +30,7 @@ type presetFit struct {
 var presetFits = []presetFit{
 	{"mistral-3-14b", "results_mistral-3-14B.json", "sweep", func(p *fakeprovider.Profile, rep *fit.FitReport) {
 		p.PrefillPer1kTokens = fakeprovider.Fixed(35 * time.Millisecond)
-		rep.Sources["prefill_per_1k_tokens"] = "set by hand: 35ms per 1k uncached prompt tokens from seed 001's mixed-prompt runs on the same model (every record here has a 20-token prompt, so the records cannot show it; it adds 0.7ms at that prompt)"
+		rep.Sources["prefill_per_1k_tokens"] = "set by hand: 35ms per 1k uncached prompt tokens from the benchmarking levers study's mixed-prompt runs on the same model (docs/sources.md; every record here has a 20-token prompt, so the records cannot show it; it adds 0.7ms at that prompt)"
 		rep.Notes = slices.DeleteFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, "prefill:") })
 		rep.Sources["ttft"] = strings.Replace(rep.Sources["ttft"], "as measured: prefill is not modelled (see the note below), so the prompt-size effect stays in this spread",
 			"as measured (every prompt had 20 tokens; the prefill set by hand adds 0.7ms to each)", 1)
