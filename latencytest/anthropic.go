@@ -40,10 +40,10 @@ const defaultAnthropicMaxTokens = 4096
 // message_stop without message_start and tool input that is not JSON
 // fail it as bad_stream too. Event types it does not know are skipped
 // with a note. It panics if baseURL is not an http(s) URL.
-func Anthropic(baseURL string, opts ...WholeAnswerOption) *LLMProvider {
+func Anthropic(baseURL string, opts ...LLMOption) *LLMProvider {
 	return newOpenAI(baseURL, messagesAPI, func(o *LLMProvider) {
 		for _, opt := range opts {
-			opt.applyAnthropic(o)
+			opt.applyLLM(o)
 		}
 	})
 }
@@ -54,7 +54,7 @@ func Anthropic(baseURL string, opts ...WholeAnswerOption) *LLMProvider {
 // "/v1" is added unless its path already ends in "/v1". The error names the
 // variables that are unset. The key must be set but may be empty (for a
 // local server without keys); the others must not be empty.
-func AnthropicFromEnv(opts ...WholeAnswerOption) (*LLMProvider, error) {
+func AnthropicFromEnv(opts ...LLMOption) (*LLMProvider, error) {
 	_, u, key, model, err := fromEnv(EnvAnthropicBaseURL, EnvAnthropicAPIKey, EnvAnthropicModel)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func AnthropicFromEnv(opts ...WholeAnswerOption) (*LLMProvider, error) {
 	if p := strings.TrimRight(u.Path, "/"); !strings.HasSuffix(p, "/v1") {
 		u.Path, u.RawPath = p+"/v1", ""
 	}
-	all := append([]WholeAnswerOption{WithModel(model), WithAPIKey(key)}, opts...)
+	all := append([]LLMOption{WithModel(model), WithAPIKey(key)}, opts...)
 	return Anthropic(u.String(), all...), nil
 }
 

@@ -63,7 +63,8 @@ type callKey struct{}
 // (response.* or message_start and content_block_* types), else it is
 // taken as chat completions. A non-streamed JSON answer to a POST on
 // /responses or /messages (or whose JSON is a response or message object)
-// is read as WithoutStreaming reads one.
+// is read as WithoutStreaming reads one; a chat.completion too, but a
+// JSON answer that holds none (an embeddings list) is not judged.
 // Each request is an Attempt of the call (see Func); the body is never
 // read ahead of your client, an early Close ends the attempt, and the
 // transport is safe for concurrent requests. A Close after [DONE] reads

@@ -118,6 +118,9 @@ func WithoutStreamOptions() OpenAIOption {
 // refused one took; the run's disclosure counts such requests. Requests
 // in flight when the refusal came are each resent the same way, once.
 // WithoutStreamOptions never sends it.
+//
+// WithoutStreaming asks for whole chat.completion answers instead (stream
+// false, no stream_options) and times them as that option describes.
 func OpenAI(baseURL string, opts ...OpenAIOption) *LLMProvider {
 	return newOpenAI(baseURL, chatAPI, func(o *LLMProvider) {
 		for _, opt := range opts {
@@ -140,6 +143,9 @@ func newOpenAI(baseURL string, api *protocol, configure func(*LLMProvider)) *LLM
 	u.RawPath = escaped
 	o := &LLMProvider{url: u.String(), model: defaultModel, header: http.Header{}, api: api}
 	configure(o)
+	if o.noStream {
+		o.noStreamOptions.Store(true) // nothing to refuse (see Call)
+	}
 	if api.prepare != nil {
 		api.prepare(o)
 	}
@@ -150,8 +156,8 @@ func newOpenAI(baseURL string, api *protocol, configure func(*LLMProvider)) *LLM
 			o.h1req, _ = h1.NewRequest(u, o.header, func(h http.Header) { o.setHeaders(h, "") })
 		}
 	}
-	o.bodyTail = appendBodyTail(nil, o.model, true)
-	o.bodyTailPlain = appendBodyTail(nil, o.model, false)
+	o.bodyTail = appendBodyTail(nil, o.model, !o.noStream, !o.noStream)
+	o.bodyTailPlain = appendBodyTail(nil, o.model, !o.noStream, false)
 	o.endpoint = redactURL(o.url)
 	o.secrets = secretsOf(o.key, o.header, u)
 	if api.public != nil {
@@ -263,7 +269,8 @@ func (o *LLMProvider) clientName() string {
 // payload encodes the request body as json.Marshal encodes the map
 // {"max_tokens", "messages", "model", "stream", "stream_options",
 // "temperature"} (keys sorted, max_tokens and temperature only when set,
-// stream_options only with streamOptions), without reflection: the part
+// stream_options only with streamOptions; stream false and no
+// stream_options for WithoutStreaming), without reflection: the part
 // after the messages is built once.
 func (o *LLMProvider) payload(req Request, streamOptions bool) ([]byte, error) {
 	if o.api != nil && o.api.payload != nil {
@@ -313,12 +320,12 @@ func (o *LLMProvider) payload(req Request, streamOptions bool) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendBodyTail appends what follows the messages in every request body,
-// stream_options included or not.
-func appendBodyTail(b []byte, model string, streamOptions bool) []byte {
+// appendBodyTail appends what follows the messages in every request body:
+// the model, stream true or false, stream_options included or not.
+func appendBodyTail(b []byte, model string, stream, streamOptions bool) []byte {
 	b = append(b, `,"model":`...)
 	b = appendJSONString(b, model)
-	b = append(b, `,"stream":true`...)
+	b = strconv.AppendBool(append(b, `,"stream":`...), stream)
 	if streamOptions {
 		b = append(b, `,"stream_options":{"include_usage":true}`...)
 	}
@@ -350,7 +357,8 @@ var (
 // carry it.
 const streamOptionsNote = "resent without stream_options: the server refused it"
 
-// Call streams one chat completion and measures it. Every string the
+// Call sends one request (see OpenAI, Responses, Anthropic) and measures
+// it. Every string the
 // record keeps is scrubbed of the provider's secrets (see WithAPIKey).
 func (o *LLMProvider) Call(parent context.Context, req Request) Record {
 	refused := false
@@ -545,7 +553,8 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 }
 
 // setHeaders sets the provider's headers on h, which holds the user's
-// (WithHeader): Content-Type, Accept, X-Request-ID, the key's
+// (WithHeader): Content-Type, Accept (text/event-stream, or
+// application/json with WithoutStreaming), X-Request-ID, the key's
 // Authorization, and Accept-Encoding: identity unless the user set one.
 // Both paths send these (see h1.NewRequest). Identity, because a compressed
 // answer is what a compressing layer buffers before it sends anything, so
@@ -554,7 +563,11 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 // decodeBody).
 func (o *LLMProvider) setHeaders(h http.Header, id string) {
 	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "text/event-stream")
+	if o.noStream {
+		h.Set("Accept", "application/json")
+	} else {
+		h.Set("Accept", "text/event-stream")
+	}
 	h.Set("X-Request-ID", id)
 	if h.Get("Accept-Encoding") == "" {
 		h.Set("Accept-Encoding", "identity")

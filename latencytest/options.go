@@ -1,34 +1,27 @@
 package latencytest
 
 // Each provider takes its own option type, so that an option a provider
-// would not use does not compile: WithBody is an HTTPOption only,
-// WithoutStreamOptions an OpenAIOption only, WithoutStreaming a
-// WholeAnswerOption only. The options every provider takes
-// (WithHTTPClient, WithAPIKey, WithHeader) are an Option, which is each of
-// them; WithModel and WithNetHTTP are an LLMOption, which OpenAI,
-// Responses and Anthropic take. A slice of options is typed for the
-// provider it is given to ([]latencytest.OpenAIOption for OpenAI(url,
-// opts...)).
+// would not use does not compile: WithBody and WithOpenAIStream are an
+// HTTPOption only, WithoutStreamOptions an OpenAIOption only. The options
+// every provider takes (WithHTTPClient, WithAPIKey, WithHeader) are an
+// Option, which is each of them; WithModel, WithNetHTTP and
+// WithoutStreaming are an LLMOption, which OpenAI, Responses and
+// Anthropic take. A slice of options is typed for the provider it is
+// given to ([]latencytest.OpenAIOption for OpenAI(url, opts...),
+// []latencytest.LLMOption for Responses and Anthropic).
 
 // OpenAIOption configures OpenAI and OpenAIFromEnv.
 type OpenAIOption interface{ applyOpenAI(*LLMProvider) }
 
-// WholeAnswerOption configures Responses, Anthropic and AnthropicFromEnv:
-// the providers that can ask for a whole answer instead of a stream
-// (WithoutStreaming).
-type WholeAnswerOption interface {
-	applyResponses(*LLMProvider)
-	applyAnthropic(*LLMProvider)
-}
-
 // HTTPOption configures HTTP.
 type HTTPOption interface{ applyHTTP(*LLMProvider) }
 
-// LLMOption configures the LLM providers: OpenAI, Responses and
-// Anthropic.
+// LLMOption configures the LLM providers: OpenAI and OpenAIFromEnv (it is
+// an OpenAIOption), Responses, Anthropic and AnthropicFromEnv (which take
+// nothing else).
 type LLMOption interface {
 	OpenAIOption
-	WholeAnswerOption
+	applyLLM(*LLMProvider)
 }
 
 // Option configures every provider: OpenAI, Responses, Anthropic and
@@ -41,28 +34,20 @@ type Option interface {
 // allOption is an Option.
 type allOption func(*LLMProvider)
 
-func (f allOption) applyOpenAI(o *LLMProvider)    { f(o) }
-func (f allOption) applyResponses(o *LLMProvider) { f(o) }
-func (f allOption) applyAnthropic(o *LLMProvider) { f(o) }
-func (f allOption) applyHTTP(o *LLMProvider)      { f(o) }
+func (f allOption) applyOpenAI(o *LLMProvider) { f(o) }
+func (f allOption) applyLLM(o *LLMProvider)    { f(o) }
+func (f allOption) applyHTTP(o *LLMProvider)   { f(o) }
 
 // llmOption is an LLMOption.
 type llmOption func(*LLMProvider)
 
-func (f llmOption) applyOpenAI(o *LLMProvider)    { f(o) }
-func (f llmOption) applyResponses(o *LLMProvider) { f(o) }
-func (f llmOption) applyAnthropic(o *LLMProvider) { f(o) }
+func (f llmOption) applyOpenAI(o *LLMProvider) { f(o) }
+func (f llmOption) applyLLM(o *LLMProvider)    { f(o) }
 
 // chatOption is OpenAI's own.
 type chatOption func(*LLMProvider)
 
 func (f chatOption) applyOpenAI(o *LLMProvider) { f(o) }
-
-// wholeOption is a WholeAnswerOption.
-type wholeOption func(*LLMProvider)
-
-func (f wholeOption) applyResponses(o *LLMProvider) { f(o) }
-func (f wholeOption) applyAnthropic(o *LLMProvider) { f(o) }
 
 // httpOption is HTTP's own.
 type httpOption func(*LLMProvider)

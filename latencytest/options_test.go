@@ -8,58 +8,54 @@ import (
 
 // Each option is of the types of the providers that use it, and of no
 // other: given to a provider that would ignore it, it does not compile.
+// The providers' option types are read from their signatures, and each
+// option's type both as declared (what a call site is checked against)
+// and as returned.
 func TestOptionsApplyWhereTheyWork(t *testing.T) {
+	variadic := func(f any) reflect.Type {
+		ft := reflect.TypeOf(f)
+		return ft.In(ft.NumIn() - 1).Elem()
+	}
 	kinds := []struct {
 		name string
 		typ  reflect.Type
 	}{
-		{"OpenAI", reflect.TypeFor[OpenAIOption]()},
-		{"Responses", reflect.TypeFor[interface{ applyResponses(*LLMProvider) }]()},
-		{"Anthropic", reflect.TypeFor[interface{ applyAnthropic(*LLMProvider) }]()},
-		{"HTTP", reflect.TypeFor[HTTPOption]()},
+		{"OpenAI", variadic(OpenAI)},
+		{"OpenAIFromEnv", variadic(OpenAIFromEnv)},
+		{"Responses", variadic(Responses)},
+		{"Anthropic", variadic(Anthropic)},
+		{"AnthropicFromEnv", variadic(AnthropicFromEnv)},
+		{"HTTP", variadic(HTTP)},
 	}
-	all := []string{"OpenAI", "Responses", "Anthropic", "HTTP"}
-	llm := []string{"OpenAI", "Responses", "Anthropic"}
+	openai := []string{"OpenAI", "OpenAIFromEnv"}
+	llm := append(openai[:2:2], "Responses", "Anthropic", "AnthropicFromEnv")
+	all := append(llm[:5:5], "HTTP")
 	for _, tc := range []struct {
 		name string
-		opt  any
+		ctor any // the option's constructor: its declared result type
+		opt  any // an option it returns
 		want []string
 	}{
-		{"WithHTTPClient", WithHTTPClient(http.DefaultClient), all},
-		{"WithAPIKey", WithAPIKey("k"), all},
-		{"WithHeader", WithHeader("X-A", "b"), all},
-		{"WithModel", WithModel("m"), llm},
-		{"WithNetHTTP", WithNetHTTP(), llm},
-		{"WithoutStreamOptions", WithoutStreamOptions(), []string{"OpenAI"}},
-		{"WithoutStreaming", WithoutStreaming(), []string{"Responses", "Anthropic"}},
-		{"WithBody", WithBody("text/plain", nil), []string{"HTTP"}},
-		{"WithOpenAIStream", WithOpenAIStream(), []string{"HTTP"}},
+		{"WithHTTPClient", WithHTTPClient, WithHTTPClient(http.DefaultClient), all},
+		{"WithAPIKey", WithAPIKey, WithAPIKey("k"), all},
+		{"WithHeader", WithHeader, WithHeader("X-A", "b"), all},
+		{"WithModel", WithModel, WithModel("m"), llm},
+		{"WithNetHTTP", WithNetHTTP, WithNetHTTP(), llm},
+		{"WithoutStreaming", WithoutStreaming, WithoutStreaming(), llm},
+		{"WithoutStreamOptions", WithoutStreamOptions, WithoutStreamOptions(), openai},
+		{"WithBody", WithBody, WithBody("text/plain", nil), []string{"HTTP"}},
+		{"WithOpenAIStream", WithOpenAIStream, WithOpenAIStream(), []string{"HTTP"}},
 	} {
-		var got []string
-		for _, k := range kinds {
-			if reflect.TypeOf(tc.opt).Implements(k.typ) {
-				got = append(got, k.name)
+		for _, typ := range []reflect.Type{reflect.TypeOf(tc.ctor).Out(0), reflect.TypeOf(tc.opt)} {
+			var got []string
+			for _, k := range kinds {
+				if typ.Implements(k.typ) {
+					got = append(got, k.name)
+				}
 			}
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s applies to %v, want %v", tc.name, got, tc.want)
-		}
-	}
-	// The declared result types say the same, so call sites are checked.
-	for _, c := range []struct {
-		name      string
-		typ, kind reflect.Type
-		want      bool
-	}{
-		{"WithoutStreaming for OpenAI", reflect.TypeFor[WholeAnswerOption](), reflect.TypeFor[OpenAIOption](), false},
-		{"WithModel for HTTP", reflect.TypeFor[LLMOption](), reflect.TypeFor[HTTPOption](), false},
-		{"WithAPIKey for HTTP", reflect.TypeFor[Option](), reflect.TypeFor[HTTPOption](), true},
-		{"WithAPIKey for Anthropic", reflect.TypeFor[Option](), reflect.TypeFor[WholeAnswerOption](), true},
-		{"WithModel for Responses", reflect.TypeFor[LLMOption](), reflect.TypeFor[WholeAnswerOption](), true},
-		{"WithoutStreamOptions for Responses", reflect.TypeFor[OpenAIOption](), reflect.TypeFor[WholeAnswerOption](), false},
-	} {
-		if got := c.typ.Implements(c.kind); got != c.want {
-			t.Errorf("%s compiles: %v, want %v", c.name, got, c.want)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%s (%v) applies to %v, want %v", tc.name, typ, got, tc.want)
+			}
 		}
 	}
 }

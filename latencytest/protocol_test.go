@@ -125,16 +125,16 @@ func replay(blocks []string) *http.Client {
 // protoProvider is the built-in provider of a protocol on client c.
 // applying configures a provider of any protocol with opts (all of them
 // options the LLM providers share, or WithoutStreaming).
-func applying(opts []WholeAnswerOption) func(*LLMProvider) {
+func applying(opts []LLMOption) func(*LLMProvider) {
 	return func(o *LLMProvider) {
 		for _, opt := range opts {
-			opt.applyAnthropic(o)
+			opt.applyLLM(o)
 		}
 	}
 }
 
-func protoProvider(api *protocol, c *http.Client, opts ...WholeAnswerOption) *LLMProvider {
-	opts = append([]WholeAnswerOption{WithHTTPClient(c), WithAPIKey(key), WithModel("m-1")}, opts...)
+func protoProvider(api *protocol, c *http.Client, opts ...LLMOption) *LLMProvider {
+	opts = append([]LLMOption{WithHTTPClient(c), WithAPIKey(key), WithModel("m-1")}, opts...)
 	return newOpenAI("http://fake/v1", api, applying(opts))
 }
 
@@ -199,7 +199,7 @@ func TestProtocolFixturesEveryByteSplit(t *testing.T) {
 // net/http only.
 func pipeProto(t *testing.T, api *protocol, srv *pipeServer, fast bool) *LLMProvider {
 	t.Helper()
-	opts := []WholeAnswerOption{withDial(srv.dial), WithAPIKey(key), WithModel("m-1")}
+	opts := []LLMOption{withDial(srv.dial), WithAPIKey(key), WithModel("m-1")}
 	if !fast {
 		opts = append(opts, WithoutFastPath())
 	}

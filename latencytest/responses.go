@@ -27,10 +27,10 @@ import (
 // request as bad_stream, naming the server's error; so do function-call
 // arguments that are not JSON. Event types it does not know are skipped
 // with a note. It panics if baseURL is not an http(s) URL.
-func Responses(baseURL string, opts ...WholeAnswerOption) *LLMProvider {
+func Responses(baseURL string, opts ...LLMOption) *LLMProvider {
 	return newOpenAI(baseURL, responsesAPI, func(o *LLMProvider) {
 		for _, opt := range opts {
-			opt.applyResponses(o)
+			opt.applyLLM(o)
 		}
 	})
 }

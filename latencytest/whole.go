@@ -8,18 +8,21 @@ import (
 	"time"
 )
 
-// WithoutStreaming makes the Responses and Anthropic providers ask for the
-// whole answer at once (stream false) and time it as Instrument times a
-// non-streamed chat completion: Total is the body's end, the token clocks
-// (TTFT, first answer, gaps) stay NotObserved, as a whole answer has no
-// first token to time, and FirstToolCall and ToolArgsDone are the body's
-// end when it holds a tool call. Text, refusals, tool calls, usage and
-// the finish reason are read as from a stream and judged alike (a
-// tool-call-only answer is a success; no text and no tool call, e.g.
-// nothing but reasoning, is empty_answer). OpenAI (chat completions)
-// always streams: it does not take this option.
-func WithoutStreaming() WholeAnswerOption {
-	return wholeOption(func(o *LLMProvider) { o.noStream = true })
+// WithoutStreaming makes OpenAI, Responses and Anthropic ask for the
+// whole answer at once (stream false; OpenAI sends no stream_options, as
+// with WithoutStreamOptions, and no provider asks for text/event-stream)
+// and time it as Instrument times a non-streamed answer: Total is the
+// body's end, the token clocks (TTFT, first answer, gaps) stay
+// NotObserved, as a whole answer has no first token to time, and
+// FirstToolCall and ToolArgsDone are the body's end when it holds a tool
+// call. Text, refusals, tool calls, usage and the finish reason are read
+// as from a stream and judged alike (a tool-call-only answer is a
+// success; no text and no tool call, e.g. nothing but reasoning, is
+// empty_answer); a body that is not the protocol's answer object (a chat
+// completion, a response, a message) fails as bad_stream, naming what it
+// is. Description.Kind says "(not streaming)".
+func WithoutStreaming() LLMOption {
+	return llmOption(func(o *LLMProvider) { o.noStream = true })
 }
 
 // callWhole reads and judges a non-streamed 2xx answer (WithoutStreaming).
@@ -57,12 +60,26 @@ func wholeProtocol(b []byte) (*protocol, bool) {
 	return nil, false
 }
 
-// decodeWhole decodes a non-streamed Responses or Messages answer (its
-// body redacted) into rec, as stream.completion decodes a chat
-// completion: the token clocks stay NotObserved, a tool call's clocks are
-// now. It judges it: the error class and detail, or "" for a good answer.
+// decodeWhole decodes a non-streamed answer of api (its body redacted)
+// into rec: a chat completion by stream.completion, a Responses or
+// Messages answer alike: the token clocks stay NotObserved, a tool call's
+// clocks are now. It judges it: the error class and detail, or "" for a
+// good answer.
 func decodeWhole(api *protocol, body []byte, rec *Record, now time.Duration) (class, detail string) {
 	s := &stream{rec: rec, now: now}
+	if api == chatAPI {
+		if class, detail, ok := s.completion(body); ok {
+			return class, detail
+		}
+		what := "a JSON object with choices"
+		switch other, _ := wholeProtocol(body); other {
+		case responsesAPI:
+			what = "it is a Responses API response object"
+		case messagesAPI:
+			what = "it is a Messages API message object"
+		}
+		return ClassBadStream, "the answer is not a chat completion (" + what + "): " + truncate(string(body), 120)
+	}
 	answer := false // text, a refusal or a tool call
 	text := func(t string) {
 		if t != "" {

@@ -1,7 +1,10 @@
 package latencytest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -14,6 +17,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/tailguard/tailguard/fakeprovider"
 )
 
 // Non-streamed answers in the shapes the providers document: the
@@ -77,10 +82,7 @@ func TestWholeAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				req := Request{ID: "w-1", Messages: []Message{{Role: "user", Content: "hi"}}}
-				var recs []Record
-				if tc.api != chatAPI {
-					recs = append(recs, protoProvider(tc.api, jsonAnswer(200, tc.body), WithoutStreaming()).Call(context.Background(), req))
-				}
+				recs := []Record{protoProvider(tc.api, jsonAnswer(200, tc.body), WithoutStreaming()).Call(context.Background(), req)}
 				hc := &http.Client{Transport: Instrument(jsonAnswer(200, tc.body).Transport)}
 				recs = append(recs, Func(func(ctx context.Context, _ Request) error { return sdkWhole(ctx, tc.api, hc) }).Call(context.Background(), req))
 				for i, rec := range recs {
@@ -88,15 +90,17 @@ func TestWholeAnswers(t *testing.T) {
 						rec.TokenEvents != 0 || rec.Gaps.Len() != 0 || rec.Content != tc.content || rec.ToolCalls != 1 ||
 						rec.FirstToolCall != at || rec.ToolArgsDone != at || rec.PromptTokens != tc.prompt || rec.CompletionTokens != tc.compl ||
 						rec.CachedTokens != tc.cached || rec.Model != tc.model || rec.FinishReason != tc.finish {
-						t.Errorf("record %d (0: built-in unless chat): %+v", i, rec)
+						t.Errorf("record %d (0: built-in, 1: Instrument): %+v", i, rec)
 					}
 				}
 			})
 		})
 	}
-	p := protoProvider(responsesAPI, jsonAnswer(200, wholeResponses), WithoutStreaming())
-	if d := p.Describe(); d.Kind != "openai-responses (not streaming)" {
-		t.Errorf("description %+v", d)
+	for api, kind := range map[*protocol]string{chatAPI: "openai-chat-completions (not streaming)",
+		responsesAPI: "openai-responses (not streaming)", messagesAPI: "anthropic-messages (not streaming)"} {
+		if d := protoProvider(api, jsonAnswer(200, wholeResponses), WithoutStreaming()).Describe(); d.Kind != kind {
+			t.Errorf("description %+v, want kind %q", d, kind)
+		}
 	}
 }
 
@@ -121,28 +125,44 @@ func sdkWhole(ctx context.Context, api *protocol, hc *http.Client) error {
 
 // Non-streamed answers that are no good answer: classified, the same from
 // the built-in provider and through Instrument, never a success without
-// a token.
+// a token. A chat body that holds no chat completion fails the built-in
+// provider, which asked for one; Instrument does not judge it (see
+// TestInstrumentNonStreamedCompletion).
 func TestWholeBadAnswers(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		api    *protocol
-		body   string
-		class  string
-		detail string
+		name    string
+		api     *protocol
+		body    string
+		class   string
+		detail  string
+		lenient bool // Instrument leaves it unjudged
 	}{
 		{"responses failed", responsesAPI, `{"object":"response","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}`,
-			ClassBadStream, "response failed: server_error: boom"},
+			ClassBadStream, "response failed: server_error: boom", false},
 		{"responses reasoning only", responsesAPI, `{"object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"reasoning","summary":[{"type":"summary_text","text":"hmm"}]}]}`,
-			ClassEmptyAnswer, "max_output_tokens"},
-		{"responses no output", responsesAPI, `{"object":"response","status":"completed","output":[]}`, ClassEmptyAnswer, "no answer content"},
+			ClassEmptyAnswer, "max_output_tokens", false},
+		{"responses no output", responsesAPI, `{"object":"response","status":"completed","output":[]}`, ClassEmptyAnswer, "no answer content", false},
 		{"responses arguments not JSON", responsesAPI, `{"object":"response","status":"completed","output":[{"type":"function_call","name":"f","arguments":"{\"a\":"}]}`,
-			ClassBadStream, "not JSON"},
+			ClassBadStream, "not JSON", false},
 		{"responses refusal", responsesAPI, `{"object":"response","status":"completed","output":[{"type":"message","content":[{"type":"refusal","refusal":"I can't"}]}]}`,
-			ClassRefusal, "I can't"},
+			ClassRefusal, "I can't", false},
 		{"messages thinking only", messagesAPI, `{"type":"message","content":[{"type":"thinking","thinking":"hmm"}],"stop_reason":"max_tokens"}`,
-			ClassEmptyAnswer, "max_tokens"},
-		{"messages empty", messagesAPI, `{"type":"message","content":[],"stop_reason":"end_turn"}`, ClassEmptyAnswer, "no answer content"},
-		{"messages not JSON", messagesAPI, `{"type":"message","content":[`, ClassBadStream, "not a message object"},
+			ClassEmptyAnswer, "max_tokens", false},
+		{"messages empty", messagesAPI, `{"type":"message","content":[],"stop_reason":"end_turn"}`, ClassEmptyAnswer, "no answer content", false},
+		{"messages not JSON", messagesAPI, `{"type":"message","content":[`, ClassBadStream, "not a message object", false},
+		{"chat empty", chatAPI, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"length"}]}`,
+			ClassEmptyAnswer, `finish_reason "length"`, false},
+		{"chat reasoning only", chatAPI, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"reasoning_content":"hmm"},"finish_reason":"length"}]}`,
+			ClassEmptyAnswer, "no answer content", false},
+		{"chat refusal", chatAPI, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't"},"finish_reason":"stop"}]}`,
+			ClassRefusal, "I can't", false},
+		{"chat content filter", chatAPI, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Here"},"finish_reason":"content_filter"}]}`,
+			ClassContentFilter, "content_filter", false},
+		{"chat error object", chatAPI, `{"error":{"message":"overloaded","type":"server_error"}}`, ClassBadStream, "server_error: overloaded", false},
+		{"chat not JSON", chatAPI, `{"id":"chatcmpl-1","choices":[{"message":`, ClassBadStream, `not a chat completion (a JSON object with choices): {"id":"chatcmpl-1"`, true},
+		{"chat a response object", chatAPI, `{"object":"response","status":"completed","output":[]}`, ClassBadStream, "not a chat completion (it is a Responses API response object)", true},
+		{"chat a message object", chatAPI, `{"type":"message","content":[]}`, ClassBadStream, "not a chat completion (it is a Messages API message object)", true},
+		{"chat embeddings", chatAPI, `{"object":"list","data":[{"embedding":[0.1]}]}`, ClassBadStream, `not a chat completion (a JSON object with choices): {"object":"list"`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -150,12 +170,193 @@ func TestWholeBadAnswers(t *testing.T) {
 				built := protoProvider(tc.api, jsonAnswer(200, tc.body), WithoutStreaming()).Call(context.Background(), req)
 				hc := &http.Client{Transport: Instrument(jsonAnswer(200, tc.body).Transport)}
 				inst := Func(func(ctx context.Context, _ Request) error { return rawRead(ctx, hc, "/v1"+tc.api.path) }).Call(context.Background(), req)
-				for _, rec := range []Record{built, inst} {
-					if rec.Err != tc.class || !strings.Contains(rec.Detail, tc.detail) {
-						t.Errorf("got %q %q, want %q ~%q: %+v", rec.Err, rec.Detail, tc.class, tc.detail, rec)
+				if tc.lenient && !inst.OK() {
+					t.Errorf("Instrument judged %q %q, want no verdict", inst.Err, inst.Detail)
+				}
+				for i, rec := range []Record{built, inst} {
+					if i == 1 && tc.lenient {
+						continue
+					}
+					if rec.Err != tc.class || !strings.Contains(rec.Detail, tc.detail) || rec.TTFT != NotObserved || rec.Total != 700*time.Millisecond {
+						t.Errorf("record %d (0: built-in, 1: Instrument): got %q %q, want %q ~%q: %+v", i, rec.Err, rec.Detail, tc.class, tc.detail, rec)
 					}
 				}
 			})
+		})
+	}
+}
+
+// fakeChat is an OpenAI provider on the fake f, with opts, that keeps
+// each request's body and Accept header.
+func fakeChat(f *fakeprovider.Fake, bodies *[]map[string]any, accepts *[]string, opts ...OpenAIOption) *LLMProvider {
+	hc := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		if json.Unmarshal(b, &m) != nil {
+			m = map[string]any{"unparsed": string(b)}
+		}
+		*bodies, *accepts = append(*bodies, m), append(*accepts, r.Header.Get("Accept"))
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		return f.Transport().RoundTrip(r)
+	})}
+	return OpenAI("http://fake/v1", append([]OpenAIOption{WithHTTPClient(hc), WithAPIKey(key)}, opts...)...)
+}
+
+// Non-streamed chat completions from the fake: the request says stream
+// false with no stream_options (with or without WithoutStreamOptions, in
+// either order) and accepts JSON; the answer's Total is the fake's planned
+// end (the streamed answer's end, to the nanosecond), the token clocks
+// stay NotObserved, and text, usage, model and finish reason are read.
+// The streamed control asks for a stream with usage and ends at the same
+// instant.
+func TestWholeChatFromFake(t *testing.T) {
+	prof := fakeprovider.Profile{TTFT: fakeprovider.Fixed(200 * time.Millisecond), ITL: fakeprovider.Fixed(10 * time.Millisecond),
+		OutputTokens: fakeprovider.Fixed(16), SlotsPerReplica: 4}
+	const end = 350 * time.Millisecond // the first token at 200 ms, 15 more at 10 ms
+	for _, tc := range []struct {
+		name   string
+		opts   []OpenAIOption
+		stream bool
+	}{
+		{"streamed", nil, true},
+		{"WithoutStreaming", []OpenAIOption{WithoutStreaming()}, false},
+		{"WithoutStreamOptions first", []OpenAIOption{WithoutStreamOptions(), WithoutStreaming()}, false},
+		{"WithoutStreamOptions after", []OpenAIOption{WithoutStreaming(), WithoutStreamOptions()}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := fakeprovider.New(prof)
+				defer f.Close()
+				var bodies []map[string]any
+				var accepts []string
+				p := fakeChat(f, &bodies, &accepts, tc.opts...)
+				rec := p.Call(context.Background(), Request{ID: "cw-1", MaxTokens: 64, Messages: []Message{{Role: "user", Content: "hi"}}})
+				if !rec.OK() || rec.Total != end || rec.CompletionTokens != 16 || rec.PromptTokens == 0 || !rec.UsageReported ||
+					rec.FinishReason != "stop" || rec.Model != "fake-model" || rec.Content == "" || rec.ToolCalls != 0 || len(rec.Notes) != 0 {
+					t.Errorf("record %+v", rec)
+				}
+				whole := !tc.stream
+				if whole != (rec.TTFT == NotObserved && rec.FirstAnswer == NotObserved && rec.LastToken == NotObserved &&
+					rec.TokenEvents == 0 && rec.Gaps.Len() == 0) {
+					t.Errorf("token clocks of a whole answer (%v): TTFT %v first answer %v last token %v, %d events, %d gaps",
+						whole, rec.TTFT, rec.FirstAnswer, rec.LastToken, rec.TokenEvents, rec.Gaps.Len())
+				}
+				if len(bodies) != 1 {
+					t.Fatalf("%d requests sent, want 1: %v", len(bodies), bodies)
+				}
+				_, so := bodies[0]["stream_options"]
+				if bodies[0]["stream"] != tc.stream || so != tc.stream || bodies[0]["max_tokens"] != 64.0 {
+					t.Errorf("request body %v: want stream %v, stream_options %v", bodies[0], tc.stream, tc.stream)
+				}
+				if want := map[bool]string{true: "text/event-stream", false: "application/json"}[tc.stream]; accepts[0] != want {
+					t.Errorf("Accept %q, want %q", accepts[0], want)
+				}
+				sv := f.Served()
+				if len(sv) != 1 || sv[0].Status != 200 || sv[0].Protocol != "chat" || sv[0].Tokens != 16 || sv[0].FinishReason != "stop" {
+					t.Errorf("served %+v", sv)
+				}
+				if kind := map[bool]string{true: "openai-chat-completions (streaming)", false: "openai-chat-completions (not streaming)"}[tc.stream]; p.Describe().Kind != kind {
+					t.Errorf("kind %q, want %q", p.Describe().Kind, kind)
+				}
+			})
+		})
+	}
+}
+
+// A tool-call-only answer (no text) from the fake, not streamed: a
+// success, its tool call at the body's end, which is the streamed
+// answer's end.
+func TestWholeChatToolCallFromFake(t *testing.T) {
+	prof := fakeprovider.Profile{TTFT: fakeprovider.Fixed(100 * time.Millisecond), ITL: fakeprovider.Fixed(10 * time.Millisecond),
+		OutputTokens: fakeprovider.Fixed(8), ToolCalls: fakeprovider.ToolCalls{Probability: 1, ArgumentsTokens: fakeprovider.Fixed(5)}}
+	var recs [2]Record
+	for i, opts := range [][]OpenAIOption{nil, {WithoutStreaming()}} {
+		synctest.Test(t, func(t *testing.T) {
+			f := fakeprovider.New(prof)
+			defer f.Close()
+			var bodies []map[string]any
+			var accepts []string
+			recs[i] = fakeChat(f, &bodies, &accepts, opts...).Call(context.Background(), Request{ID: "tool-1", Messages: []Message{{Role: "user", Content: "hi"}}})
+			if sv := f.Served(); len(sv) != 1 || sv[0].ToolCalls != 1 || sv[0].FinishReason != "tool_calls" {
+				t.Errorf("served %+v", sv)
+			}
+		})
+	}
+	streamed, whole := recs[0], recs[1]
+	if !streamed.OK() || streamed.ToolCalls != 1 || streamed.Total <= 100*time.Millisecond {
+		t.Fatalf("streamed control %+v", streamed)
+	}
+	if !whole.OK() || whole.Total != streamed.Total || whole.ToolCalls != 1 || whole.Content != "" ||
+		whole.FirstToolCall != whole.Total || whole.ToolArgsDone != whole.Total || whole.FirstAnswer != NotObserved ||
+		whole.FinishReason != "tool_calls" || whole.CompletionTokens != streamed.CompletionTokens {
+		t.Errorf("whole %+v\nstreamed %+v", whole, streamed)
+	}
+}
+
+// Failures of non-streamed chat completions from the fake: an error
+// status, a cut body, an error answer and an empty one, each classified,
+// each request sent once.
+func TestWholeChatFailuresFromFake(t *testing.T) {
+	prof := fakeprovider.Profile{TTFT: fakeprovider.Fixed(100 * time.Millisecond), ITL: fakeprovider.Fixed(10 * time.Millisecond),
+		OutputTokens: fakeprovider.Fixed(8), Script: []fakeprovider.ScriptEntry{{ID: "s503", Status: 503},
+			{ID: "malformed", Fault: "malformed"}, {ID: "error_event", Fault: "error_event"}, {ID: "empty", Fault: "empty"}}}
+	for _, tc := range []struct{ id, class, detail string }{
+		{"s503", "http_503", ""},
+		{"malformed", ClassBadStream, `not a chat completion (a JSON object with choices): {"id":"chatcmpl-broken"`},
+		{"error_event", "http_500", ""},
+		{"empty", ClassEmptyAnswer, "no answer content or tool call"},
+	} {
+		t.Run(tc.id, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := fakeprovider.New(prof)
+				defer f.Close()
+				var bodies []map[string]any
+				var accepts []string
+				rec := fakeChat(f, &bodies, &accepts, WithoutStreaming()).Call(context.Background(), Request{ID: tc.id, Messages: []Message{{Role: "user", Content: "hi"}}})
+				if rec.Err != tc.class || !strings.Contains(rec.Detail, tc.detail) || rec.TTFT != NotObserved || rec.Total <= 0 {
+					t.Errorf("got %q %q, want %q ~%q: %+v", rec.Err, rec.Detail, tc.class, tc.detail, rec)
+				}
+				if len(bodies) != 1 || len(f.Served()) != 1 {
+					t.Errorf("%d requests sent, %d served, want 1", len(bodies), len(f.Served()))
+				}
+			})
+		})
+	}
+}
+
+// A server's 400 that names stream_options resends a streamed request
+// without it; a whole request sent none, so it is not resent.
+func TestWholeChatNoStreamOptionsResend(t *testing.T) {
+	for _, tc := range []struct {
+		opts []OpenAIOption
+		sent int
+	}{{nil, 2}, {[]OpenAIOption{WithoutStreaming()}, 1}} {
+		sent := 0
+		hc := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+			sent++
+			return &http.Response{StatusCode: 400, Header: http.Header{"Content-Type": {"application/json"}}, Request: r,
+				Body: io.NopCloser(strings.NewReader(`{"error":{"message":"stream_options: extra inputs are not permitted"}}`))}, nil
+		})}
+		rec := OpenAI("http://fake/v1", append([]OpenAIOption{WithHTTPClient(hc)}, tc.opts...)...).Call(context.Background(), Request{ID: "r-1"})
+		if sent != tc.sent || rec.Err != "http_400" {
+			t.Errorf("options %d: %d requests sent, want %d: %+v", len(tc.opts), sent, tc.sent, rec)
+		}
+	}
+}
+
+// Whatever a whole chat answer echoes of the key (model, content, an
+// error or a body that is no answer) is redacted.
+func TestWholeChatRedacts(t *testing.T) {
+	good := strings.Replace(strings.Replace(wholeChat, `"gpt-4.1-2025-04-14"`, `"`+key+`"`, 1), "Let me check.", "your key is "+key, 1)
+	for _, body := range []string{good, `{"error":{"message":"bad key ` + key + `"}}`, `{"id":"` + key + `","choices":[`} {
+		synctest.Test(t, func(t *testing.T) {
+			rec := protoProvider(chatAPI, jsonAnswer(200, body), WithoutStreaming()).Call(context.Background(), Request{ID: "k-1"})
+			if s := fmt.Sprintf("%+v", rec); strings.Contains(s, key) || !strings.Contains(s, "[redacted]") {
+				t.Errorf("record %s", s)
+			}
 		})
 	}
 }
