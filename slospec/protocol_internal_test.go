@@ -29,6 +29,14 @@ func TestEndpointProtocol(t *testing.T) {
 			[3]string{"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"}},
 		{"{protocol: messages, base_url_env: GW_URL, model_env: GW_MODEL}", "http://gw.test/v1", "anthropic-messages (streaming)", "http://gw.test/v1/messages",
 			[3]string{"GW_URL", "ANTHROPIC_API_KEY", "GW_MODEL"}},
+		{"{stream: true}", "http://h.test/v1", "openai-chat-completions (streaming)", "http://h.test/v1/chat/completions",
+			[3]string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"}},
+		{"{stream: false}", "http://h.test/v1", "openai-chat-completions (not streaming)", "http://h.test/v1/chat/completions",
+			[3]string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"}},
+		{"{protocol: responses, stream: false}", "http://h.test/v1", "openai-responses (not streaming)", "http://h.test/v1/responses",
+			[3]string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"}},
+		{"{stream: false, protocol: messages}", "http://h.test", "anthropic-messages (not streaming)", "http://h.test/v1/messages",
+			[3]string{"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"}},
 	} {
 		s, err := ParseSpec([]byte("target:\n  endpoint: " + tc.spec + "\nobjectives: {error_rate: 1%}\n"))
 		if err != nil {
@@ -47,7 +55,8 @@ func TestEndpointProtocol(t *testing.T) {
 			t.Fatalf("%s: %v %s", tc.spec, err, skip)
 		}
 		d := rt.provider.(latencytest.Describer).Describe()
-		if d.Kind != tc.kind || d.Endpoint != tc.endpoint || d.Model != "model-x" || !strings.Contains(rt.desc, "$"+b) {
+		if d.Kind != tc.kind || d.Endpoint != tc.endpoint || d.Model != "model-x" || !strings.Contains(rt.desc, "$"+b) ||
+			strings.Contains(rt.desc, "not streaming") != strings.Contains(tc.kind, "not streaming") {
 			t.Errorf("%s: %+v (%s), want %s at %s", tc.spec, d, rt.desc, tc.kind, tc.endpoint)
 		}
 	}

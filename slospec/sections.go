@@ -88,8 +88,13 @@ var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (p *specParser) endpoint(e specEntry) *Endpoint {
 	ep := &Endpoint{}
-	entries, _ := p.mapping(e.v, e.path, true, []string{"base_url_env", "api_key_env", "model_env", "protocol"}, nil)
+	entries, _ := p.mapping(e.v, e.path, true, []string{"base_url_env", "api_key_env", "model_env", "protocol", "stream"}, nil)
 	for _, f := range entries {
+		if f.key == "stream" {
+			stream, ok := p.boolean(f)
+			ep.NoStreaming = ok && !stream
+			continue
+		}
 		name, ok := p.str(f)
 		if !ok {
 			continue

@@ -55,6 +55,10 @@ type Endpoint struct {
 	// Anthropic (whose base URL is taken as AnthropicFromEnv takes it:
 	// "/v1" is added unless the path ends in it).
 	Protocol string
+	// NoStreaming (the spec's "stream: false") asks for whole answers
+	// instead of streams (latencytest.WithoutStreaming): Total is each
+	// body's end, and TTFT and the other token clocks are not observed.
+	NoStreaming bool
 }
 
 // The protocols an endpoint target speaks (Endpoint.Protocol).
@@ -172,22 +176,32 @@ func (e Endpoint) resolve() (runTarget, string, error) {
 		return runTarget{}, "", fmt.Errorf("%s is not an http(s) URL (its value is not shown: it may hold a secret)", baseVar)
 	}
 	// An empty key is no key (WithAPIKey("") sends none).
-	withModel, withKey := latencytest.WithModel(model), latencytest.WithAPIKey(key)
+	opts := []latencytest.LLMOption{latencytest.WithModel(model), latencytest.WithAPIKey(key)}
+	if e.NoStreaming {
+		opts = append(opts, latencytest.WithoutStreaming())
+	}
 	var p latencytest.Provider
 	switch e.Protocol {
 	case ProtocolResponses:
-		p = latencytest.Responses(base, withModel, withKey)
+		p = latencytest.Responses(base, opts...)
 	case ProtocolMessages:
 		if path := strings.TrimRight(u.Path, "/"); !strings.HasSuffix(path, "/v1") {
 			u.Path, u.RawPath = path+"/v1", ""
 		}
-		p = latencytest.Anthropic(u.String(), withModel, withKey)
+		p = latencytest.Anthropic(u.String(), opts...)
 	default:
-		p = latencytest.OpenAI(base, withModel, withKey)
+		chat := make([]latencytest.OpenAIOption, len(opts))
+		for i, o := range opts {
+			chat[i] = o
+		}
+		p = latencytest.OpenAI(base, chat...)
 	}
 	proto := e.Protocol
 	if proto == "" {
 		proto = ProtocolChat
+	}
+	if e.NoStreaming {
+		proto += ", not streaming"
 	}
 	return runTarget{provider: p, desc: fmt.Sprintf("endpoint $%s (%s), model %s, real time", baseVar, proto, model)}, "", nil
 }
