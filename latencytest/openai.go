@@ -209,8 +209,9 @@ func fromEnv(baseVar, keyVar, modelVar string) (base string, u *url.URL, key, mo
 // readBuffers holds the 32 KiB buffers calls read their bodies through.
 var readBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// LLMProvider is the provider OpenAI, Responses and Anthropic return: a
-// streaming LLM API spoken over HTTP, one protocol each. Its methods are
+// LLMProvider is the provider OpenAI, Responses and Anthropic return: an
+// LLM API spoken over HTTP, one protocol each, streamed unless
+// WithoutStreaming. Its methods are
 // safe for concurrent use.
 type LLMProvider struct {
 	url, endpoint string
