@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sloassert"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -446,6 +447,13 @@ func (p *specParser) spec(data []byte) Spec {
 			p.errorf(p.chainsLine, "chains.protocol", "%s, but the chains' endpoint target speaks %s (set protocol in the endpoint)", s.Chains.Protocol, cmp.Or(ep.Protocol, ProtocolChat))
 		}
 	}
+	if ep := s.Target.Endpoint; ep != nil && ep.NoStreaming {
+		for _, o := range s.Objectives {
+			if what := streamedOnly(o); what != "" {
+				p.errorf(o.Line, "objectives."+o.Key, "%s, but target.endpoint has stream: false: a whole answer has no first token and no gap to time, only its total (drop stream: false, or judge total)", what)
+			}
+		}
+	}
 	switch {
 	case len(s.Objectives) == 0 && s.Chains == nil:
 		line := objLine
@@ -487,4 +495,24 @@ func (p *specParser) recordsFormat(f specEntry) string {
 		return ""
 	}
 	return v
+}
+
+// streamedOnly says what an objective judges that only a streamed answer
+// shows (a token clock, the decode speed, a stall, a cold start's TTFT),
+// "" when a whole answer's total serves it.
+func streamedOnly(o Objective) string {
+	switch o.Kind {
+	case KindQuantile, KindCV, KindTailRatio:
+		switch o.Metric {
+		case sloassert.TTFT, sloassert.FirstAnswer, sloassert.ITL, sloassert.MaxGap:
+			return "judges " + string(o.Metric)
+		}
+	case KindDecodeRate:
+		return "judges the decode speed (tokens after the first, over their time)"
+	case KindMaxStall:
+		return "judges the longest gap between tokens"
+	case KindColdStart:
+		return "judges cold starts by their TTFT"
+	}
+	return ""
 }

@@ -35,7 +35,8 @@ import (
 //	  #   model_env: OPENAI_MODEL         # the defaults: "endpoint: {}")
 //	  #   protocol: chat            # chat (default), responses or messages (Anthropic;
 //	  #                             #   its defaults are ANTHROPIC_BASE_URL, _API_KEY, _MODEL)
-//	  #   stream: true              # default; false asks for whole answers (WithoutStreaming)
+//	  #   stream: true              # default; false asks for whole answers (WithoutStreaming),
+//	  #                             # timed by total only: token-clock objectives are refused
 //	  # records: "shards/**/records*.jsonl"  # judge records already measured (see Records)
 //	  seed: 3                       # fake targets only: overrides the profile's seed
 //	load:                           # the batch run at each concurrency level

@@ -57,7 +57,9 @@ type Endpoint struct {
 	Protocol string
 	// NoStreaming (the spec's "stream: false") asks for whole answers
 	// instead of streams (latencytest.WithoutStreaming): Total is each
-	// body's end, and TTFT and the other token clocks are not observed.
+	// body's end, and TTFT and the other token clocks are not observed,
+	// so ParseSpec refuses objectives on them (a token clock, the decode
+	// speed, max_gap.max, cold_start).
 	NoStreaming bool
 }
 
