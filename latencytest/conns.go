@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-
-	"github.com/tailguard/tailguard/internal/h1"
 )
 
 // defaultMaxIdleConnsPerHost is how many idle connections the OpenAI
@@ -33,18 +31,6 @@ func defaultTransport() *http.Transport {
 // a redirected endpoint is a base URL to correct (the record says where
 // it pointed). A client of your own (WithHTTPClient) keeps its policy.
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
-// transport is defaultTransport, dialing through o.dial when a test set
-// it, its connections stamping their reads (see h1.StampConn) and timing
-// their lag (see lagDial).
-func (o *LLMProvider) transport() *http.Transport {
-	t := defaultTransport()
-	if o.dial != nil {
-		t.DialContext = o.dial
-	}
-	t.DialContext = h1.StampingDial(lagDial(t.DialContext)) // reads timed against the socket (readlag.go)
-	return t
-}
 
 // concurrencyKey is the context key under which a runner tells the
 // provider how many requests it keeps in flight (a *runConns: see
@@ -129,99 +115,4 @@ func concurrencyOf(ctx context.Context, h connHolder) int {
 	}
 	rc.join(h)
 	return rc.n
-}
-
-// hold counts a run using the pools for n requests in flight.
-func (o *LLMProvider) hold(n int) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.users == nil {
-		o.users = map[int]int{}
-	}
-	o.users[n]++
-}
-
-// release ends a run's use of the pools for n requests in flight; the
-// last run's end closes their idle connections (a connection returned
-// later is closed, not kept: see h1.Pool.CloseIdle and net/http's
-// CloseIdleConnections).
-func (o *LLMProvider) release(n int) {
-	o.mu.Lock()
-	o.users[n]--
-	if o.users[n] > 0 {
-		o.mu.Unlock()
-		return
-	}
-	delete(o.users, n)
-	c, p := o.bounded[n], o.pools[n]
-	o.mu.Unlock()
-	if c != nil {
-		c.CloseIdleConnections()
-	}
-	if p != nil {
-		p.CloseIdle()
-	}
-}
-
-// clientFor returns the client for a run of n requests in flight (0:
-// unknown): with the default transport, one bounded to n connections.
-func (o *LLMProvider) clientFor(ctx context.Context) *http.Client {
-	if !o.ownTransport {
-		return o.client
-	}
-	n := concurrencyOf(ctx, o)
-	if n < 1 {
-		return o.client
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	c := o.bounded[n]
-	if c == nil {
-		t := o.transport()
-		t.MaxConnsPerHost, t.MaxIdleConnsPerHost = n, max(n, defaultMaxIdleConnsPerHost)
-		c = &http.Client{Transport: t, CheckRedirect: noRedirects}
-		if o.bounded == nil {
-			o.bounded = map[int]*http.Client{}
-		}
-		o.bounded[n] = c
-	}
-	return c
-}
-
-// poolFor returns the fast path's pool for a run of n requests in flight
-// (0: unknown, no bound), as clientFor does for net/http.
-func (o *LLMProvider) poolFor(ctx context.Context) *h1.Pool {
-	n := concurrencyOf(ctx, o)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	p := o.pools[n]
-	if p == nil {
-		p = &h1.Pool{Addr: o.h1req.Addr, Limit: n, MaxIdle: max(n, defaultMaxIdleConnsPerHost), Dialer: lagDial(o.dial)}
-		if o.pools == nil {
-			o.pools = map[int]*h1.Pool{}
-		}
-		o.pools[n] = p
-	}
-	return p
-}
-
-// CloseIdleConnections closes the idle connections of the provider's own
-// transports (see WithHTTPClient); a client of your own is yours to close.
-// A run closes those of the pool it used when it ends (see
-// withConcurrency); call it when a test ends against a server that stays
-// up, so that no connection of calls outside a run outlives the test
-// (goleak).
-func (o *LLMProvider) CloseIdleConnections() {
-	if !o.ownTransport {
-		return
-	}
-	o.client.CloseIdleConnections()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, c := range o.bounded {
-		c.CloseIdleConnections()
-	}
-	for _, p := range o.pools {
-		p.CloseIdle()
-	}
 }

@@ -1,8 +1,6 @@
 package latencytest
 
 import (
-	"bytes"
-	"math"
 	"sync"
 )
 
@@ -153,60 +151,4 @@ func jsonPlain(s string) bool {
 		}
 	}
 	return true
-}
-
-// requestBody is the body of req: a copy of its prebuilt body with the
-// nonce in place when req is built from a prompt template, else what
-// payload encodes. The bytes are the same either way.
-func (o *LLMProvider) requestBody(req Request, streamOptions bool) ([]byte, error) {
-	nonce, ok := templated(req)
-	if !ok {
-		return o.payload(req, streamOptions)
-	}
-	k := bodyKey{prompt: req.prompt, nonceLen: len(nonce), maxTokens: req.MaxTokens, streamOptions: streamOptions}
-	if req.Temperature != nil {
-		k.temperature, k.hasTemp = math.Float64bits(*req.Temperature), true
-	}
-	o.bodies.mu.Lock()
-	t, found := o.bodies.m[k]
-	full := len(o.bodies.m) >= maxBodyTemplates || o.bodies.bytes >= maxBodyBytes
-	o.bodies.mu.Unlock()
-	if !found && full {
-		return o.payload(req, streamOptions)
-	}
-	if found {
-		if t.body == nil {
-			return o.payload(req, streamOptions)
-		}
-		b := make([]byte, len(t.body))
-		copy(b, t.body)
-		copy(b[t.at:], nonce)
-		return b, nil
-	}
-	// The first request of its shape: encode it in full, and keep the
-	// encoding as the shape's template when its nonce is found exactly
-	// once (a nonce is random: it is).
-	b, err := o.payload(req, streamOptions)
-	if err != nil {
-		return nil, err
-	}
-	t = &bodyTemplate{}
-	if nonce == "" {
-		t.body = b
-	} else if at := bytes.Index(b, []byte(nonce)); at >= 0 && bytes.LastIndex(b, []byte(nonce)) == at {
-		t.body, t.at = b, at
-	}
-	o.bodies.mu.Lock()
-	if o.bodies.m == nil {
-		o.bodies.m = map[bodyKey]*bodyTemplate{}
-	}
-	if len(o.bodies.m) < maxBodyTemplates && o.bodies.bytes+len(t.body) <= maxBodyBytes {
-		o.bodies.m[k] = t
-		o.bodies.bytes += len(t.body)
-	}
-	o.bodies.mu.Unlock()
-	if t.body == nil {
-		return b, nil
-	}
-	return append([]byte(nil), b...), nil // the template is never sent (fastSend clears what it sends)
 }

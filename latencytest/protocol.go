@@ -2,7 +2,6 @@ package latencytest
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -50,22 +49,6 @@ type eventDecoder interface {
 	terminal() string
 }
 
-// dispatch decodes one event with the stream's protocol.
-func (s *stream) dispatch(ev sse.Event) bool {
-	if s.proto != nil {
-		return s.proto.event(s, ev)
-	}
-	return s.event(ev)
-}
-
-// endMark names what a good stream ends with: "[DONE]" for chat.
-func (s *stream) endMark() string {
-	if s.proto != nil {
-		return s.proto.terminal()
-	}
-	return "[DONE]"
-}
-
 // sniffProtocol picks the decoder for a stream whose protocol the request
 // path did not tell (Instrument on a gateway's path): by the event type of
 // its first event that names one, or nil for chat completions.
@@ -105,65 +88,10 @@ func protocolOfPath(path string) (d eventDecoder, known bool) {
 	return nil, false
 }
 
-// answerAt marks the first answer (text, refusal or tool call) now.
-func (s *stream) answerAt() {
-	if s.rec.FirstAnswer < 0 {
-		s.rec.FirstAnswer = s.now
-	}
-}
-
-// toolCallStarted counts a tool call whose name arrived now: the first
-// one sets FirstToolCall (ToolArgsDone waits for its arguments, as in
-// chat completions).
-func (s *stream) toolCallStarted() {
-	s.rec.ToolCalls++
-	if s.rec.ToolCalls == 1 {
-		s.rec.FirstToolCall = s.now
-	}
-	s.answerAt()
-}
-
-// toolArgs times an arguments delta of tool call n (from 1 in order of
-// arrival): the first call's last delta is its ToolArgsDone.
-func (s *stream) toolArgs(n int) {
-	if n == 1 {
-		s.rec.ToolArgsDone = s.now
-	}
-	s.answerAt()
-}
-
-// fail marks the stream bad (the first reason wins) and stops it.
-func (s *stream) fail(format string, args ...any) {
-	if s.bad == "" {
-		s.bad = fmt.Sprintf(format, args...)
-	}
-	s.stop = true
-}
-
-// str decodes a JSON string field; absent or not a string gives "" (the
-// latter noted).
-func (s *stream) str(field string, raw json.RawMessage) string {
-	if absent(raw) {
-		return ""
-	}
-	var v string
-	if json.Unmarshal(raw, &v) != nil {
-		s.note("%s ignored: not a string (%s)", field, truncate(string(raw), 40))
-		return ""
-	}
-	return v
-}
-
 // validArgs reports whether a tool call's arguments are JSON ("" counts
 // as no arguments).
 func validArgs(args string) bool {
 	return strings.TrimSpace(args) == "" || json.Valid([]byte(args))
-}
-
-// unknownEvent notes an event type the decoder does not know, once per
-// type; the event is skipped.
-func (s *stream) unknownEvent(typ string) {
-	s.note("unknown event type %q skipped", truncate(typ, 60))
 }
 
 // eventType is an event's type: the JSON "type" field, else the SSE event

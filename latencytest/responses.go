@@ -257,23 +257,6 @@ func (d *responsesDecoder) response(s *stream, raw json.RawMessage) (errText str
 	return ""
 }
 
-// responsesUsage takes a Responses usage object: input_tokens,
-// output_tokens, input_tokens_details.cached_tokens and
-// output_tokens_details.reasoning_tokens.
-func (s *stream) responsesUsage(raw json.RawMessage) {
-	var u struct {
-		InputTokens         json.RawMessage `json:"input_tokens"`
-		OutputTokens        json.RawMessage `json:"output_tokens"`
-		InputTokensDetails  json.RawMessage `json:"input_tokens_details"`
-		OutputTokensDetails json.RawMessage `json:"output_tokens_details"`
-	}
-	if !s.decodeObject("usage", raw, &u) {
-		return
-	}
-	s.applyUsage(usageKeys{"input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details"},
-		u.InputTokens, u.OutputTokens, u.InputTokensDetails, u.OutputTokensDetails)
-}
-
 // responsesErrorText renders a Responses error event: {"type":"error",
 // "code":..., "message":...}, or an "error" object inside it.
 func responsesErrorText(e rawResponsesEvent) string {

@@ -74,9 +74,6 @@ func secretsOf(key string, h http.Header, u *url.URL) []string {
 	return out
 }
 
-// redact replaces every secret in s by "[redacted]".
-func (o *LLMProvider) redact(s string) string { return redactSecrets(o.secrets, s) }
-
 // redactSecrets replaces every one of secrets in s by "[redacted]", in
 // every form a server may echo it in: as given; JSON-escaped (any
 // \uXXXX, \/ and the like), percent-escaped (a query or a path, any hex
@@ -521,12 +518,6 @@ func unescapeOnce(text string, spans bool) (out string, from, to []int, changed 
 	}
 	return unsafe.String(&b[0], len(b)), from, to, changed // b is not written again
 }
-
-// scrub redacts every string of a record that came from the server or
-// the network: the model name, the answer (assembled, so a key split
-// across chunks is caught), the detail, the notes, the finish reason and
-// the fake's injection note.
-func (o *LLMProvider) scrub(rec *Record) { scrubRecord(o.secrets, rec) }
 
 // scrubRecord redacts secrets from every string of rec that came from a
 // server, the network or the user's code (see LLMProvider.scrub), its attempts'

@@ -1,179 +1,17 @@
 package latencytest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
-	"mime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/tailguard/tailguard/internal/chunkscan"
 	"github.com/tailguard/tailguard/internal/sse"
 )
-
-// streamTimer times an OpenAI-style chat-completions event stream as its
-// bytes arrive, into a Record whose durations count from the request's
-// start: TTFT, first answer, every gap and the longest, token events,
-// usage, model, finish reason and the answer. It is the one decoder behind
-// both the OpenAI provider (which reads the body itself) and Instrument
-// (which times the bytes as the user's client reads them).
-type streamTimer struct {
-	parser  sse.Parser
-	st      stream
-	redact  func(string) string
-	onFirst func() // called at the first token; may be nil
-	emit    sse.Emit
-	sniff   bool // the protocol is unknown: the first events tell (protocol.go)
-}
-
-// newStreamTimer times a stream into rec, whose token clocks must start
-// NotObserved. redact scrubs event data before anything keeps or cuts it.
-func newStreamTimer(rec *Record, redact func(string) string, onFirst func()) *streamTimer {
-	t := &streamTimer{st: stream{rec: rec}, redact: redact, onFirst: onFirst}
-	t.emit = t.onRaw
-	return t
-}
-
-// feed parses bytes that a read returned at now (from the request's
-// start); now is kept even when b is empty, as the time the stream ended.
-// The error is for an event beyond the size limit (a bad stream).
-func (t *streamTimer) feed(b []byte, now time.Duration) error {
-	t.st.now = now
-	if len(b) == 0 {
-		return nil
-	}
-	return t.parser.Feed(b, t.emit)
-}
-
-// end is called at EOF: it dispatches an event left without its blank
-// line ("data: [DONE]" at the very end).
-func (t *streamTimer) end() { t.parser.End(t.emit) }
-
-// stopped reports [DONE] or an error: nothing after it counts.
-func (t *streamTimer) stopped() bool { return t.st.stop }
-
-// now is the time of the last read fed.
-func (t *streamTimer) now() time.Duration { return t.st.now }
-
-// finish stores the answer (see stream.finish).
-func (t *streamTimer) finish() { t.st.finish() }
-
-// onRaw decodes one event (its data valid only during the call) and times
-// it: the common chunk through the fast path (chunk.go), anything else,
-// and any event that holds a secret, through encoding/json (stream.event).
-func (t *streamTimer) onRaw(typ string, data []byte, id string) {
-	st, rec := &t.st, t.st.rec
-	if st.stop {
-		return // nothing after [DONE] or an error counts
-	}
-	if t.sniff && st.proto == nil && rec.TokenEvents == 0 {
-		st.proto = sniffProtocol(typ, data)
-	}
-	var token bool
-	fast := false
-	redacted, clean := t.clean(data)
-	if clean && typ != "error" && st.proto == nil {
-		if string(bytes.TrimSpace(data)) == "[DONE]" {
-			st.done, st.stop = true, true
-			return
-		}
-		token, fast = st.fastEvent(data)
-		if fast && fastPathCheck != nil {
-			fastPathCheck(data)
-		}
-	}
-	if !fast {
-		if clean {
-			redacted = string(data)
-		}
-		token = st.dispatch(sse.Event{Type: typ, Data: redacted, ID: id}) // redacted before any note or detail cuts it
-	}
-	if !token {
-		return
-	}
-	if rec.TTFT < 0 {
-		rec.TTFT = st.now
-		if t.onFirst != nil {
-			t.onFirst()
-		}
-	} else {
-		gap := st.now - rec.LastToken
-		rec.Gaps.Add(gap)
-		rec.MaxGap = max(rec.MaxGap, gap)
-	}
-	rec.LastToken = st.now
-	rec.TokenEvents++
-}
-
-// clean reports whether data holds no secret (redaction leaves it as it
-// is); otherwise it returns the redacted text. The redactor is handed a
-// view of data that it does not keep (redactSecrets only searches it),
-// so that the common case allocates nothing.
-func (t *streamTimer) clean(data []byte) (redacted string, clean bool) {
-	if len(data) == 0 {
-		return "", true
-	}
-	view := unsafe.String(&data[0], len(data))
-	r := t.redact(view)
-	if len(r) == len(view) && unsafe.StringData(r) == unsafe.StringData(view) {
-		return "", true
-	}
-	return strings.Clone(r), false
-}
-
-// fastPathCheck, when set (by the package's tests), is called with every
-// event the fast path decoded, to check it against encoding/json.
-var fastPathCheck func(data []byte)
-
-// verdict judges a stream that ended (EOF or [DONE]; call finish first):
-// the error class and detail, or "" for a good answer.
-func (t *streamTimer) verdict() (class, detail string) {
-	st, rec := &t.st, t.st.rec
-	switch {
-	case st.bad != "":
-		return ClassBadStream, st.bad
-	case !st.done:
-		return ClassTruncated, "the stream ended without " + st.endMark()
-	case rec.FinishReason == "content_filter":
-		return ClassContentFilter, fmt.Sprintf("the provider's content filter stopped the answer (finish_reason content_filter) after %d token events: a policy outcome, not latency", rec.TokenEvents)
-	case st.refusal.Len() > 0:
-		return ClassRefusal, "refused: " + truncate(t.redact(st.refusal.String()), 200)
-	case rec.TokenEvents == 0:
-		return ClassEmptyStream, "the stream ended without a token"
-	case rec.FirstAnswer < 0:
-		return ClassEmptyAnswer, fmt.Sprintf("%d token events but no answer content or tool call (finish_reason %q)", rec.TokenEvents, rec.FinishReason)
-	}
-	return "", ""
-}
-
-// isEventStream reports whether a Content-Type is text/event-stream (in any
-// case, parameters allowed). A response without a Content-Type is given
-// the benefit of the doubt.
-func isEventStream(ct string) bool {
-	if strings.TrimSpace(ct) == "" {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		mt, _, _ = strings.Cut(ct, ";")
-	}
-	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
-}
-
-// isJSON reports whether a Content-Type is application/json or a +json
-// type (in any case, parameters allowed).
-func isJSON(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || strings.HasSuffix(mt, "+json")
-}
 
 // stream is the state of one chat-completions stream being decoded.
 type stream struct {
@@ -186,7 +24,7 @@ type stream struct {
 	stop     bool   // stop reading: [DONE] or an error
 	others   bool   // a choice other than index 0 was seen
 	notesCut bool
-	last     chunkscan.Template // the last chunk scanned whole (fastevent.go)
+	last     chunkscan.Template // the last chunk scanned whole (see fastEvent)
 	proto    eventDecoder       // nil: chat completions (protocol.go)
 	// toolAt is the tool call each tool-call index is on (see toolDelta);
 	// nil until the first tool-call delta.
@@ -697,4 +535,188 @@ func (s *stream) count(field string, raw json.RawMessage) (n int, ok bool) {
 	}
 	s.note("%s = %s ignored: not a token count", field, truncate(v, 40))
 	return 0, false
+}
+
+// fastEvent applies a chunk the fast path could read; ok is false (and
+// nothing changed) when data must go through event.
+func (s *stream) fastEvent(data []byte) (token, ok bool) {
+	var f chunkscan.Facts
+	if !s.last.Match(data, &f) {
+		if !chunkscan.Scan(data, &f) {
+			return false, false
+		}
+		s.last.Keep(data, &f)
+	}
+	// Strings with escapes are decoded before anything changes.
+	var model, finish, content, refusal []byte
+	var modelS, finishS, contentS, refusalS string
+	decode := func(sp chunkscan.Span, esc bool, b *[]byte, str *string) bool {
+		if t, ok := chunkscan.Text(data, sp, esc); ok {
+			*b = t
+			return true
+		}
+		v, ok := chunkscan.Unquote(data, sp)
+		*str = v
+		return ok
+	}
+	if f.Used && !decode(f.Model, f.ModelEsc, &model, &modelS) ||
+		f.HasFinish && !decode(f.Finish, f.FinishEsc, &finish, &finishS) ||
+		f.HasContent && !decode(f.Content, f.ContentEsc, &content, &contentS) ||
+		f.HasRefusal && !decode(f.Refusal, f.RefusalEsc, &refusal, &refusalS) {
+		return false, false
+	}
+	var ids [chunkscan.MaxTools]string
+	for k, tc := range f.Tools[:f.NTools] {
+		if tc.HasID {
+			var b []byte
+			if !decode(tc.ID, tc.IDEsc, &b, &ids[k]) {
+				return false, false
+			}
+			if b != nil {
+				ids[k] = string(b)
+			}
+		}
+	}
+	rec := s.rec
+	if f.Used {
+		switch {
+		case len(model) > 0 && string(model) != rec.Model:
+			rec.Model = string(model)
+		case model == nil && modelS != "":
+			rec.Model = modelS
+		}
+	}
+	if f.PromptTokens >= 0 {
+		rec.PromptTokens, rec.UsageReported = int(f.PromptTokens), true
+	}
+	if f.Completion >= 0 {
+		rec.CompletionTokens, rec.UsageReported = int(f.Completion), true
+	}
+	if f.Cached >= 0 {
+		rec.CachedTokens, rec.CachedReported = int(f.Cached), true
+	}
+	if f.ReasoningTokens >= 0 {
+		rec.ReasoningTokens = int(f.ReasoningTokens)
+	}
+	if f.Others {
+		s.others = true
+	}
+	if f.HasFinish {
+		if finish != nil {
+			if string(finish) != rec.FinishReason {
+				rec.FinishReason = string(finish)
+			}
+		} else {
+			rec.FinishReason = finishS
+		}
+	}
+	if len(content) > 0 || contentS != "" {
+		token = true
+		s.content.Write(content)
+		s.content.WriteString(contentS)
+		s.answerAt()
+	}
+	if f.Reasoning {
+		token = true
+	}
+	if len(refusal) > 0 || refusalS != "" {
+		token = true
+		s.refusal.Write(refusal)
+		s.refusal.WriteString(refusalS)
+		s.answerAt()
+	}
+	for k, tc := range f.Tools[:f.NTools] {
+		if s.toolDelta(tc.Index, ids[k], tc.Name, tc.Args) {
+			token = true
+		}
+	}
+	return token, true
+}
+
+// dispatch decodes one event with the stream's protocol.
+func (s *stream) dispatch(ev sse.Event) bool {
+	if s.proto != nil {
+		return s.proto.event(s, ev)
+	}
+	return s.event(ev)
+}
+
+// endMark names what a good stream ends with: "[DONE]" for chat.
+func (s *stream) endMark() string {
+	if s.proto != nil {
+		return s.proto.terminal()
+	}
+	return "[DONE]"
+}
+
+// answerAt marks the first answer (text, refusal or tool call) now.
+func (s *stream) answerAt() {
+	if s.rec.FirstAnswer < 0 {
+		s.rec.FirstAnswer = s.now
+	}
+}
+
+// toolCallStarted counts a tool call whose name arrived now: the first
+// one sets FirstToolCall (ToolArgsDone waits for its arguments, as in
+// chat completions).
+func (s *stream) toolCallStarted() {
+	s.rec.ToolCalls++
+	if s.rec.ToolCalls == 1 {
+		s.rec.FirstToolCall = s.now
+	}
+	s.answerAt()
+}
+
+// toolArgs times an arguments delta of tool call n (from 1 in order of
+// arrival): the first call's last delta is its ToolArgsDone.
+func (s *stream) toolArgs(n int) {
+	if n == 1 {
+		s.rec.ToolArgsDone = s.now
+	}
+	s.answerAt()
+}
+
+// fail marks the stream bad (the first reason wins) and stops it.
+func (s *stream) fail(format string, args ...any) {
+	if s.bad == "" {
+		s.bad = fmt.Sprintf(format, args...)
+	}
+	s.stop = true
+}
+
+// str decodes a JSON string field; absent or not a string gives "" (the
+// latter noted).
+func (s *stream) str(field string, raw json.RawMessage) string {
+	if absent(raw) {
+		return ""
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		s.note("%s ignored: not a string (%s)", field, truncate(string(raw), 40))
+		return ""
+	}
+	return v
+}
+
+// unknownEvent notes an event type the decoder does not know, once per
+// type; the event is skipped.
+func (s *stream) unknownEvent(typ string) {
+	s.note("unknown event type %q skipped", truncate(typ, 60))
+}
+
+// responsesUsage takes a Responses usage object: input_tokens,
+// output_tokens, input_tokens_details.cached_tokens and
+// output_tokens_details.reasoning_tokens.
+func (s *stream) responsesUsage(raw json.RawMessage) {
+	var u struct {
+		InputTokens         json.RawMessage `json:"input_tokens"`
+		OutputTokens        json.RawMessage `json:"output_tokens"`
+		InputTokensDetails  json.RawMessage `json:"input_tokens_details"`
+		OutputTokensDetails json.RawMessage `json:"output_tokens_details"`
+	}
+	if !s.decodeObject("usage", raw, &u) {
+		return
+	}
+	s.applyUsage(usageKeys{"input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details"},
+		u.InputTokens, u.OutputTokens, u.InputTokensDetails, u.OutputTokensDetails)
 }

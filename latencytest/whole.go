@@ -3,7 +3,6 @@ package latencytest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 )
@@ -23,20 +22,6 @@ import (
 // is. Description.Kind says "(not streaming)".
 func WithoutStreaming() LLMOption {
 	return llmOption(func(o *LLMProvider) { o.noStream = true })
-}
-
-// callWhole reads and judges a non-streamed 2xx answer (WithoutStreaming).
-func (o *LLMProvider) callWhole(rec *Record, body io.Reader, start time.Time, end func(time.Duration),
-	fail func(class, detail string) Record, failed func(error) Record) Record {
-	b, err := io.ReadAll(io.LimitReader(body, maxCompletionBody))
-	if err != nil {
-		return failed(err)
-	}
-	end(time.Since(start))
-	if class, detail := decodeWhole(o.api, []byte(o.redact(string(b))), rec, rec.Total); class != "" {
-		return fail(class, detail)
-	}
-	return *rec
 }
 
 // wholeProtocol tells a non-streamed answer's protocol by its JSON:
