@@ -30,9 +30,9 @@
 // in-band error event), each in the shape of the protocol asked for; a
 // load level may carry its own stall and fault rates. An interpolated
 // [Dist] may end in a generalised Pareto [Tail] that draws past its
-// largest value. A [ScriptEntry] forces a fault or a stall on chosen requests. Inside
-// synctest.Test a 30 s cold start or a 20 min stall costs no real time and
-// is measured exactly.
+// largest value. A [ScriptEntry] forces a fault or a stall on chosen
+// requests. Inside synctest.Test a 30 s cold start or a 20 min stall
+// costs no real time and is measured exactly.
 //
 // Every random draw comes from (Profile.Seed, request key), the key being
 // the request's X-Request-ID header, so concurrency and goroutine order do

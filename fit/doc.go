@@ -47,5 +47,5 @@
 //
 // docs/fit.md in the repository has the details (the prefill test and its
 // measured rates, the tail, the size caps, the fidelity figures) and how
-// the presets were fitted and hold out.
+// the presets were fitted and held out.
 package fit
