@@ -1,6 +1,7 @@
 package latencytest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,11 +37,22 @@ import (
 //   - when fn returned an error: its last attempt's class if that attempt
 //     failed (http_529 once your client's retries ran out, truncated,
 //     transport, ...), else call_error; Detail is fn's error text;
-//   - when fn returned nil but its last attempt was a 2xx event stream
-//     or chat.completion that failed (empty_answer, empty_stream, refusal,
-//     content_filter, bad_stream, truncated), that class: the call got no
-//     good answer, as the OpenAI provider would judge it;
+//   - when fn returned nil but its last attempt (leaving out attempts the
+//     client canceled, such as a hedged request's loser) was a 2xx event
+//     stream or chat.completion that failed (empty_answer, empty_stream,
+//     refusal, content_filter, bad_stream, truncated), that class: the
+//     call got no good answer, as the OpenAI provider would judge it;
+//   - when fn returned nil but every attempt failed (an HTTP 500 or 401
+//     your client did not turn into an error, a reset it swallowed), the
+//     last attempt's class: a call none of whose requests succeeded is
+//     not a success because fn looked away. One attempt that succeeded is
+//     enough (a retry that worked, the winner of a hedged pair whose
+//     loser was canceled);
 //   - else success.
+//
+// So a call whose answer comes from somewhere Instrument does not see (a
+// cache, a fallback client) after its instrumented request failed counts
+// as failed: instrument the fallback's transport too.
 //
 // Func's Describe names it "Go function (Func)".
 func Func(fn func(ctx context.Context, req Request) error) Provider {
@@ -85,20 +97,30 @@ func runFunc(parent context.Context, req Request, fn func(ctx context.Context, r
 
 	rec := Record{ID: req.ID, MaxTokens: req.MaxTokens, Start: c.start, Total: took,
 		TTFB: NotObserved, TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
-	var last, good *attempt
+	var last, live, good *attempt
 	for _, a := range attempts {
 		rec.Attempts = append(rec.Attempts, a.export())
 		last = a
+		if a.rec.Err != ClassCanceled {
+			live = a
+		}
 		if a.rec.OK() {
 			good = a
 		}
 	}
-	// The figures: the last attempt that succeeded, else the last one;
-	// the last one too when the call failed on it.
+	// The call is judged on its last attempt when fn failed; when fn
+	// returned nil, on its last attempt the client did not cancel (a
+	// hedged request's loser says nothing of the call).
+	judged := last
+	if err == nil && live != nil {
+		judged = live
+	}
+	// The figures: the last attempt that succeeded, else the judged one;
+	// the judged one too when the call failed on it.
 	from := good
-	lastFailed := last != nil && !last.rec.OK()
-	if from == nil || (lastFailed && (err != nil || last.streamFailed())) {
-		from = last
+	lastFailed := judged != nil && !judged.rec.OK()
+	if from == nil || (lastFailed && (err != nil || judged.streamFailed())) {
+		from = judged
 	}
 	if from != nil {
 		from.figures(&rec)
@@ -112,11 +134,15 @@ func runFunc(parent context.Context, req Request, fn func(ctx context.Context, r
 	case err != nil && parent.Err() != nil:
 		rec.Err, rec.Detail = ClassCanceled, "the run ended: "+context.Cause(parent).Error()
 	case err != nil && lastFailed:
-		rec.Err, rec.Detail = last.rec.Err, err.Error()
+		rec.Err, rec.Detail = judged.rec.Err, err.Error()
 	case err != nil:
 		rec.Err, rec.Detail = ClassCallError, err.Error()
-	case lastFailed && last.streamFailed():
-		rec.Err, rec.Detail = last.rec.Err, last.rec.Detail
+	case lastFailed && judged.streamFailed():
+		rec.Err, rec.Detail = judged.rec.Err, judged.rec.Detail
+	case lastFailed && good == nil:
+		rec.Err = judged.rec.Err
+		rec.Detail = fmt.Sprintf("the call returned no error, but none of its %d HTTP request(s) succeeded; the last: %s",
+			len(attempts), cmp.Or(judged.rec.Detail, judged.rec.Err))
 	}
 	if !rec.OK() && rec.LastToken >= 0 {
 		rec.MaxGap = max(rec.MaxGap, rec.Total-rec.LastToken)

@@ -410,6 +410,12 @@ func (c *funcCall) read(a *attempt, b []byte, err error, reqCtx context.Context)
 		switch {
 		case a.sse.stopped():
 			c.endStream(a, now, false)
+		case err == io.EOF && reqCtx.Err() != nil:
+			// The stream ended short because the client canceled it
+			// (a transport that ends the body cleanly on a cancel):
+			// the client's doing, not a truncated answer.
+			class, detail := c.classify(err, reqCtx)
+			c.end(a, now, class, detail)
 		case err == io.EOF:
 			a.sse.end()
 			c.endStream(a, now, false)
