@@ -233,6 +233,30 @@ func TestRunFileChainsWithTools(t *testing.T) {
 	}
 }
 
+// A fake target whose profile states tool_latency runs its tool steps
+// when the spec names none (every chain 5 x 350ms + 4 x 250ms, and the
+// task sets 4 x 250ms aside), and a tool: key in the spec replaces it
+// (4 x 50ms).
+func TestRunFileChainsToolsFromProfile(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want []string
+	}{
+		{"profile-tools-failing.yaml", []string{"chain total p50 <= 2749.0ms", "2750.0ms", "chain tools", "<= 350.0ms suffices"}},
+		{"profile-tools-override-failing.yaml", []string{"chain total p50 <= 1949.0ms", "1950.0ms", "chain tools"}},
+	} {
+		ok, _, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/"+tc.spec) })
+		if want := []string{"inner", "inner/chains", "inner/chains/chain_total_p50"}; ok || !slices.Equal(failedTestNames(out), want) {
+			t.Errorf("%s: ok %v, failed %v, want %v:\n%s", tc.spec, ok, failedTestNames(out), want, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.spec, w, out)
+			}
+		}
+	}
+}
+
 // Chains against a fake: the report splits the time the fake queued the
 // calls out of the model time (Chain.Queueing is the fake's QueueTime).
 // One slot, two chains of two 350ms calls at once: one chain's calls

@@ -98,7 +98,8 @@ import (
 //	                                # chain totals, its mean taken out of the task's budget;
 //	                                # or {latency: {dist: lognormal, median: 200ms, p99: 2s},
 //	                                # seed: 7}: any fakeprovider distribution, drawn per
-//	                                # chain and call from the seed (default 0)
+//	                                # chain and call from the seed (default 0); without
+//	                                # it, a fake target's profile tool_latency, if any
 //
 // # Units
 //
@@ -207,6 +208,9 @@ type Chains struct {
 	// ToolLatency is the mean wait of the tool step run after each call but
 	// the last (Chain.Tool waits as Tool says), 0 for none. It counts in
 	// the chain totals, and the task's tool time is (calls-1)·ToolLatency.
+	// Without a tool step in the spec, chains run against a fake whose
+	// profile states tool_latency take the profile's (Fake.Tool), and the
+	// task sets its mean aside alike.
 	ToolLatency time.Duration
 	// Tool is the tool step's wait, a distribution drawn per (seed, chain,
 	// call); its Latency is unset without a tool step.
@@ -603,7 +607,21 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 	t.Run("chains", func(t *testing.T) {
 		var cr *latencytest.ChainResult
 		rt.protocol = s.Chains.Protocol
-		rt.onFake = func(f *fakeprovider.Fake) { c.Queueing = f.QueueTime } // the report's queueing split
+		objectives := slices.Clone(s.Chains.Objectives)
+		rt.onFake = func(f *fakeprovider.Fake) {
+			c.Queueing = f.QueueTime // the report's queueing split
+			if lat := f.Profile().ToolLatency; c.Tool == nil && lat.IsSet() {
+				// No tool step in the spec: the profile's, and the task
+				// sets its mean aside as a tool: key would.
+				c.Tool = f.Tool
+				mean := fakeprovider.ToolSteps{Latency: lat, Seed: f.Profile().Seed}.Expected()
+				for i, o := range objectives {
+					if o.Kind == KindTask {
+						objectives[i].Task.ToolTime = time.Duration(o.Task.Calls-1) * mean
+					}
+				}
+			}
+		}
 		rt.measure(t, func(t *testing.T, p latencytest.Provider) { cr = c.Measure(t, p) })
 		if cr == nil {
 			t.Fatalf("slospec: spec %s: the chains did not run", title)
@@ -614,7 +632,7 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 		calls := cr.Calls()
 		var chainObjs []sloassert.Objective
 		var callObjs []sloassert.Objective
-		for _, o := range s.Chains.Objectives {
+		for _, o := range objectives {
 			if o.IsChain() {
 				chainObjs = append(chainObjs, o.ChainObjective())
 			} else {
@@ -626,7 +644,7 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 		callRep := sloassert.Evaluate(calls, callObjs...)
 		callRep.Title = title + " chain calls"
 		ci, ri := 0, 0
-		for _, o := range s.Chains.Objectives {
+		for _, o := range objectives {
 			out, judgedBy := sloassert.Outcome{}, chainRep.Title
 			if o.IsChain() {
 				out, ci = chainRep.Outcomes[ci], ci+1
