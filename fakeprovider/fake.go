@@ -342,6 +342,8 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 	}
 	if req.noTools {
 		a.plan.withoutTools()
+	} else if req.mustCall {
+		a.plan.withTools(&f.p)
 	}
 	sv := Served{ID: key, Index: -1, Arrival: a.at, Protocol: proto.String()}
 	if !f.send(ctx, event{at: a.at, arr: a}) {

@@ -198,7 +198,7 @@ func newPlan(p *Profile, key string) *plan {
 		pl.ttft, pl.itl = coupled(p.TTFTITLCorrelation, planRand(p, key, streamCopula), p.TTFT, p.ITL)
 	}
 	if tc := p.ToolCalls; tc.Probability > 0 {
-		pl.drawToolCalls(tc, rng(streamToolCall))
+		pl.drawToolCalls(tc, rng(streamToolCall), false)
 	}
 	pl.speed = chainSpeed(p, key)
 	if pl.speed != 1 && pl.itl >= 0 {
@@ -544,9 +544,10 @@ func (pl *plan) chunk(p *Profile, sent, reasoning, total int) int {
 // the answer is tool calls (Profile.ToolCalls) and how long each call's
 // arguments are. The first call's length is drawn right after the coin, so
 // a profile without parallel draws exactly what it drew before parallel
-// existed; the count and the other calls' lengths come after.
-func (pl *plan) drawToolCalls(tc ToolCalls, r *rand.Rand) {
-	if r.Float64() >= tc.Probability {
+// existed; the count and the other calls' lengths come after. force
+// makes the answer tool calls whatever the coin says (see withTools).
+func (pl *plan) drawToolCalls(tc ToolCalls, r *rand.Rand, force bool) {
+	if r.Float64() >= tc.Probability && !force {
 		return
 	}
 	args := tc.ArgumentsTokens.or(Fixed(defaultArgumentsTokens))
@@ -570,6 +571,17 @@ func (pl *plan) drawToolCalls(tc ToolCalls, r *rand.Rand) {
 func (pl *plan) withoutTools() {
 	if pl.toolCall {
 		pl.output, pl.toolCall, pl.toolArgs = pl.textOutput, false, nil
+	}
+}
+
+// withTools makes the answer tool calls for a request whose tool_choice
+// demands one ("required", {"type":"any"} or a named tool) when the coin
+// drew text: the lengths are those the tool-call stream, drawn again from
+// its start, gives past the coin, as if the coin had come up tool calls.
+// Only that stream is read, so every other draw stays as it was.
+func (pl *plan) withTools(p *Profile) {
+	if !pl.toolCall {
+		pl.drawToolCalls(p.ToolCalls, planRand(p, pl.key, streamToolCall), true)
 	}
 }
 

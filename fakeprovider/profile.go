@@ -145,16 +145,15 @@ type Conversation struct {
 // Parallel function calls, one after the other, each with JSON arguments
 // ArgumentsTokens tokens long (drawn per call), streamed in the protocol's
 // shape at the same ITLs as text, no event spanning two calls (chat:
-// delta.tool_calls with one index per call and finish_reason
-// "tool_calls"; Responses: a function_call output item per call and
-// response.function_call_arguments.delta events; Messages: a tool_use
-// content block per call with input_json_delta and stop_reason
-// "tool_use"). Every call calls the request's first tool ("fake_tool"
-// when it lists none). max_tokens caps the arguments as it caps text
-// (the JSON is then cut short, as a provider's would be, and later calls
-// do not begin). A request whose tool_choice forbids tools ("none" for
-// chat and Responses, {"type":"none"} for Messages) gets the text answer
-// it would have had without this key.
+// delta.tool_calls, one index per call, finish_reason "tool_calls";
+// Responses: a function_call item per call; Messages: a tool_use block per
+// call, stop_reason "tool_use"). Call i names the request's tool i mod
+// their number ("fake_tool" when it lists none). max_tokens caps the
+// arguments as it caps text (the JSON cut short, later calls not begun).
+// tool_choice: "none" ({"type":"none"}) gets the text answer it would have
+// had; "required" ({"type":"any"}) turns a text draw into tool calls (the
+// lengths had the coin drawn calls); a named tool is every call's, and a
+// 400 names it when the request does not list it (docs/fakeprovider.md).
 //
 // In YAML: tool_calls: {probability: 30%, arguments_tokens: 40, parallel: 2}.
 type ToolCalls struct {
@@ -164,7 +163,8 @@ type ToolCalls struct {
 	// Default 16.
 	ArgumentsTokens Dist[int] `yaml:"arguments_tokens"`
 	// Parallel is the number of calls in a tool-call answer, drawn per
-	// answer (a draw below 1 counts as 1). Default 1.
+	// answer (below 1 counts as 1); call i names the request's tool i mod
+	// their number (tool_choice forcing one: that one). Default 1.
 	Parallel Dist[int] `yaml:"parallel"`
 }
 

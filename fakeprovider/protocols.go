@@ -37,33 +37,6 @@ func (p protocol) String() string {
 	return ProtocolChat
 }
 
-// defaultToolName is the function a tool-call answer calls when the
-// request lists no tools.
-const defaultToolName = "fake_tool"
-
-// firstToolName is the name of the first tool in raw (a JSON array), or
-// defaultToolName. nested reads chat's {"function":{"name":...}}; else
-// the name is at the top (Responses, Messages).
-func firstToolName(raw json.RawMessage, nested bool) string {
-	var tools []struct {
-		Name     string `json:"name"`
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	if json.Unmarshal(raw, &tools) != nil || len(tools) == 0 {
-		return defaultToolName
-	}
-	name := tools[0].Name
-	if nested {
-		name = tools[0].Function.Name
-	}
-	if name == "" {
-		return defaultToolName
-	}
-	return name
-}
-
 // promptText collects the text of a JSON value, as the fake counts prompt
 // tokens: every string leaf but those of keys that carry no text (type,
 // role, ids, status), object keys in sorted order so that the same prompt
@@ -155,8 +128,9 @@ func parseResponses(r *http.Request, model string) (parsed, *apiError) {
 	p.promptTokens = max(1, len(p.prompt)/4)
 	p.stream = req.Stream
 	p.includeUsage = true
-	p.toolName = firstToolName(req.Tools, false)
-	p.noTools = toolChoiceNone(req.ToolChoice, p.proto)
+	if aerr := p.setTools(req.Tools, req.ToolChoice); aerr != nil {
+		return p, aerr
+	}
 	return p, nil
 }
 
@@ -226,8 +200,9 @@ func parseMessages(r *http.Request, model string) (parsed, *apiError) {
 	p.maxTokens = *req.MaxTokens
 	p.stream = req.Stream
 	p.includeUsage = true
-	p.toolName = firstToolName(req.Tools, false)
-	p.noTools = toolChoiceNone(req.ToolChoice, p.proto)
+	if aerr := p.setTools(req.Tools, req.ToolChoice); aerr != nil {
+		return p, aerr
+	}
 	return p, nil
 }
 
@@ -484,7 +459,7 @@ func (e *responsesEncoder) item(kind tokenKind, index int, status, text string) 
 		return obj{"id", id, "type", "reasoning", "summary", summary}
 	case kindTool:
 		return obj{"id", id, "type", "function_call", "status", status, "arguments", text,
-			"call_id", e.callID(), "name", e.s.req.toolName}
+			"call_id", e.callID(), "name", e.s.req.toolName(e.call)}
 	}
 	content := []any{}
 	if status == "completed" {
@@ -527,7 +502,7 @@ func (e *responsesEncoder) closeItem(b []byte) []byte {
 			"part", obj{"type", "summary_text", "text", text})
 	case kindTool:
 		b = e.event(b, "response.function_call_arguments.done", "item_id", id, "output_index", oi,
-			"name", e.s.req.toolName, "arguments", text)
+			"name", e.s.req.toolName(e.call), "arguments", text)
 	default:
 		b = e.event(b, "response.output_text.done", "item_id", id, "output_index", oi, "content_index", 0, "text", text, "logprobs", []any{})
 		b = e.event(b, "response.content_part.done", "item_id", id, "output_index", oi, "content_index", 0, "part", textPart(text))
@@ -693,7 +668,7 @@ func (e *messagesEncoder) tokens(b []byte, from, k int, kind tokenKind) []byte {
 		case kindReasoning:
 			block = obj{"type", "thinking", "thinking", "", "signature", ""}
 		case kindTool:
-			block = obj{"type", "tool_use", "id", e.toolID(), "name", e.s.req.toolName, "input", obj{}}
+			block = obj{"type", "tool_use", "id", e.toolID(), "name", e.s.req.toolName(e.call), "input", obj{}}
 		default:
 			block = obj{"type", "text", "text", ""}
 		}
@@ -742,7 +717,7 @@ func (e *messagesEncoder) answer(reasoning, content int, finish string) any {
 				input = json.RawMessage("{}")
 			}
 			e.call = call
-			blocks = append(blocks, obj{"type", "tool_use", "id", e.toolID(), "name", e.s.req.toolName, "input", input})
+			blocks = append(blocks, obj{"type", "tool_use", "id", e.toolID(), "name", e.s.req.toolName(e.call), "input", input})
 		}
 	case content > 0:
 		blocks = append(blocks, obj{"type", "text", "text", a.text})

@@ -33,9 +33,10 @@ type chatRequest struct {
 	N           *int  `json:"n"`
 	Logprobs    *bool `json:"logprobs"`
 	TopLogprobs *int  `json:"top_logprobs"`
-	// Tools names the function a tool-call answer calls (the first).
+	// Tools names the functions a tool-call answer calls (see
+	// requestTools).
 	Tools json.RawMessage `json:"tools"`
-	// ToolChoice "none" forbids tool calls.
+	// ToolChoice forbids, demands or forces tool calls (parseToolChoice).
 	ToolChoice json.RawMessage `json:"tool_choice"`
 }
 
@@ -106,8 +107,9 @@ func faultError(status int) *apiError {
 // parsed is a validated request.
 type parsed struct {
 	proto        protocol
-	toolName     string // the function a tool-call answer calls
-	noTools      bool   // tool_choice forbids tool calls
+	toolNames    []string // the functions a tool-call answer's calls cycle through
+	noTools      bool     // tool_choice forbids tool calls
+	mustCall     bool     // tool_choice demands a tool call
 	stream       bool
 	includeUsage bool
 	maxTokens    int // 0: no cap
@@ -185,9 +187,27 @@ func parseRequest(r *http.Request, model string) (parsed, *apiError) {
 	}
 	p.stream = req.Stream
 	p.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	p.toolName = firstToolName(req.Tools, true)
-	p.noTools = toolChoiceNone(req.ToolChoice, protoChat)
+	if aerr := p.setTools(req.Tools, req.ToolChoice); aerr != nil {
+		return p, aerr
+	}
 	return p, nil
+}
+
+// setTools fills p's tool fields from the request's tools and tool_choice
+// (see requestTools); the error is ready to send.
+func (p *parsed) setTools(tools, choice json.RawMessage) *apiError {
+	names, c, aerr := requestTools(p.proto, tools, choice)
+	p.toolNames, p.noTools, p.mustCall = names, c.none, c.required
+	return aerr
+}
+
+// toolName is the function call `call` (from 0) of a tool-call answer
+// names: the request's tools in turn, call i the tool i mod their number.
+func (p *parsed) toolName(call int) string {
+	if len(p.toolNames) == 0 {
+		return defaultToolName
+	}
+	return p.toolNames[call%len(p.toolNames)]
 }
 
 // readBody reads the request body (at most maxBodyBytes). Errors are ready

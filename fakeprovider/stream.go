@@ -481,7 +481,7 @@ func (s *session) appendToolCall(b []byte, from, k int, first bool) []byte {
 	if s.toolOpen <= call {
 		s.toolOpen = call + 1
 		head := `"tool_calls":[{"index":` + index + `,"id":"` + toolID("call", s.sv.Index, call) +
-			`","type":"function","function":{"name":` + jsonString(s.req.toolName) + `,"arguments":""}}]`
+			`","type":"function","function":{"name":` + jsonString(s.req.toolName(call)) + `,"arguments":""}}]`
 		if first {
 			head = `"role":"assistant","content":null,` + head
 		}
@@ -550,7 +550,7 @@ func (s *session) answer(total, reasoning int, finish string, cached int) {
 		var calls []map[string]any
 		for i, args := range s.pl.toolTexts(total - reasoning) {
 			calls = append(calls, map[string]any{"id": toolID("call", s.sv.Index, i), "type": "function",
-				"function": map[string]any{"name": s.req.toolName, "arguments": args}})
+				"function": map[string]any{"name": s.req.toolName(i), "arguments": args}})
 		}
 		msg["tool_calls"] = calls
 	}
