@@ -345,6 +345,9 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 	} else if req.mustCall {
 		a.plan.withTools(&f.p)
 	}
+	if req.oneCall {
+		a.plan.oneToolCall()
+	}
 	sv := Served{ID: key, Index: -1, Arrival: a.at, Protocol: proto.String()}
 	if !f.send(ctx, event{at: a.at, arr: a}) {
 		sv.Canceled = true

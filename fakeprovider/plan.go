@@ -574,6 +574,16 @@ func (pl *plan) withoutTools() {
 	}
 }
 
+// oneToolCall keeps only the first call of a tool-call answer, for a
+// request that allows one (parallel_tool_calls false, Messages'
+// disable_parallel_tool_use); no draw changes.
+func (pl *plan) oneToolCall() {
+	if pl.toolCall && len(pl.toolArgs) > 1 {
+		pl.toolArgs = pl.toolArgs[:1]
+		pl.output = pl.toolArgs[0]
+	}
+}
+
 // withTools makes the answer tool calls for a request whose tool_choice
 // demands one ("required", {"type":"any"} or a named tool) when the coin
 // drew text: the lengths are those the tool-call stream, drawn again from

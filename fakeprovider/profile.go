@@ -164,7 +164,8 @@ type ToolCalls struct {
 	ArgumentsTokens Dist[int] `yaml:"arguments_tokens"`
 	// Parallel is the number of calls in a tool-call answer, drawn per
 	// answer (below 1 counts as 1); call i names the request's tool i mod
-	// their number (tool_choice forcing one: that one). Default 1.
+	// their number (tool_choice forcing one: that one). A request allowing
+	// one call (parallel_tool_calls false) gets the first. Default 1.
 	Parallel Dist[int] `yaml:"parallel"`
 }
 

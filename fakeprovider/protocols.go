@@ -88,6 +88,8 @@ type responsesRequest struct {
 	MaxOutputTokens *int            `json:"max_output_tokens"`
 	Tools           json.RawMessage `json:"tools"`
 	ToolChoice      json.RawMessage `json:"tool_choice"`
+	// ParallelToolCalls false asks for at most one tool call.
+	ParallelToolCalls *bool `json:"parallel_tool_calls"`
 }
 
 // parseResponses reads and validates a POST /v1/responses body.
@@ -128,7 +130,7 @@ func parseResponses(r *http.Request, model string) (parsed, *apiError) {
 	p.promptTokens = max(1, len(p.prompt)/4)
 	p.stream = req.Stream
 	p.includeUsage = true
-	if aerr := p.setTools(req.Tools, req.ToolChoice); aerr != nil {
+	if aerr := p.setTools(req.Tools, req.ToolChoice, req.ParallelToolCalls); aerr != nil {
 		return p, aerr
 	}
 	return p, nil
@@ -200,7 +202,7 @@ func parseMessages(r *http.Request, model string) (parsed, *apiError) {
 	p.maxTokens = *req.MaxTokens
 	p.stream = req.Stream
 	p.includeUsage = true
-	if aerr := p.setTools(req.Tools, req.ToolChoice); aerr != nil {
+	if aerr := p.setTools(req.Tools, req.ToolChoice, nil); aerr != nil { // Messages: tool_choice.disable_parallel_tool_use
 		return p, aerr
 	}
 	return p, nil
@@ -432,7 +434,7 @@ func (e *responsesEncoder) response(status string, output []any, usage any, errO
 	}
 	return obj{"id", e.id, "object", "response", "created_at", e.s.sv.Arrival.Unix(), "status", status,
 		"error", errObj, "incomplete_details", incomplete, "instructions", nil, "max_output_tokens", maxOut,
-		"model", e.s.f.p.Model, "output", output, "parallel_tool_calls", true, "previous_response_id", nil,
+		"model", e.s.f.p.Model, "output", output, "parallel_tool_calls", !e.s.req.oneCall, "previous_response_id", nil,
 		"reasoning", obj{"effort", nil, "summary", nil}, "store", false, "temperature", 1.0,
 		"text", obj{"format", obj{"type", "text"}}, "tool_choice", "auto", "tools", []any{}, "top_p", 1.0,
 		"truncation", "disabled", "usage", usage, "user", nil, "metadata", obj{}}

@@ -38,6 +38,8 @@ type chatRequest struct {
 	Tools json.RawMessage `json:"tools"`
 	// ToolChoice forbids, demands or forces tool calls (parseToolChoice).
 	ToolChoice json.RawMessage `json:"tool_choice"`
+	// ParallelToolCalls false asks for at most one tool call.
+	ParallelToolCalls *bool `json:"parallel_tool_calls"`
 }
 
 type chatMessage struct {
@@ -110,6 +112,7 @@ type parsed struct {
 	toolNames    []string // the functions a tool-call answer's calls cycle through
 	noTools      bool     // tool_choice forbids tool calls
 	mustCall     bool     // tool_choice demands a tool call
+	oneCall      bool     // at most one tool call (parallel_tool_calls false, disable_parallel_tool_use)
 	stream       bool
 	includeUsage bool
 	maxTokens    int // 0: no cap
@@ -187,17 +190,19 @@ func parseRequest(r *http.Request, model string) (parsed, *apiError) {
 	}
 	p.stream = req.Stream
 	p.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	if aerr := p.setTools(req.Tools, req.ToolChoice); aerr != nil {
+	if aerr := p.setTools(req.Tools, req.ToolChoice, req.ParallelToolCalls); aerr != nil {
 		return p, aerr
 	}
 	return p, nil
 }
 
-// setTools fills p's tool fields from the request's tools and tool_choice
-// (see requestTools); the error is ready to send.
-func (p *parsed) setTools(tools, choice json.RawMessage) *apiError {
+// setTools fills p's tool fields from the request's tools, tool_choice
+// (see requestTools) and parallel_tool_calls (chat and Responses; nil when
+// absent); the error is ready to send.
+func (p *parsed) setTools(tools, choice json.RawMessage, parallel *bool) *apiError {
 	names, c, aerr := requestTools(p.proto, tools, choice)
 	p.toolNames, p.noTools, p.mustCall = names, c.none, c.required
+	p.oneCall = c.single || parallel != nil && !*parallel
 	return aerr
 }
 

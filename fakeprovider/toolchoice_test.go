@@ -331,3 +331,26 @@ func TestWithToolsKeepsDraws(t *testing.T) {
 	assert.Greater(t, heads, 100)
 	assert.Greater(t, tails, 100)
 }
+
+// TestOneToolCall: a request that allows one call at a time
+// (parallel_tool_calls false for chat and Responses, Messages'
+// tool_choice {"type":"auto","disable_parallel_tool_use":true}) gets only
+// the first of the three calls the profile draws, in every protocol,
+// streamed and whole; the Responses answer says parallel_tool_calls
+// false.
+func TestOneToolCall(t *testing.T) {
+	eachProtocol(t, namesProfile(1), func(t *testing.T, f *Fake, path string, stream bool) {
+		body := twoToolBodies(stream, map[string]string{"/v1/messages": `{"type":"auto","disable_parallel_tool_use":true}`})[path]
+		if path != "/v1/messages" {
+			body = strings.TrimSuffix(body, "}") + `,"parallel_tool_calls":false}`
+		}
+		rec, raw := instrumentedPost(t, f, path, "one", body)
+		require.True(t, rec.OK(), "%s %s: %s", rec.Err, rec.Detail, raw)
+		assert.Equal(t, 1, rec.ToolCalls)
+		assert.Equal(t, []string{"alpha"}, callNames(t, path, stream, raw), "%s", raw)
+		assert.Equal(t, 1, servedID(t, f, "one").ToolCalls)
+		if path == "/v1/responses" && !stream {
+			assert.Contains(t, string(raw), `"parallel_tool_calls":false`)
+		}
+	})
+}

@@ -55,13 +55,15 @@ type toolChoice struct {
 	required bool   // a tool call: "required" ({"type":"any"}), or named
 	named    bool   // the choice forces one function: name
 	name     string // the function every call names when named
+	single   bool   // Messages' disable_parallel_tool_use: at most one call
 }
 
 // parseToolChoice reads a request's tool_choice in the protocol's form:
 // chat "none", "auto", "required" or {"type":"function","function":
 // {"name":X}}; Responses the same strings or {"type":"function","name":X};
-// Messages {"type":"auto"|"any"|"none"} or {"type":"tool","name":X}.
-// Other values, and none at all, leave the choice to the profile.
+// Messages {"type":"auto"|"any"|"none"} or {"type":"tool","name":X}, each
+// with "disable_parallel_tool_use": true for at most one call. Other
+// values, and none at all, leave the choice to the profile.
 func parseToolChoice(raw json.RawMessage, proto protocol) toolChoice {
 	var s string
 	if proto != protoMessages && json.Unmarshal(raw, &s) == nil {
@@ -73,21 +75,24 @@ func parseToolChoice(raw json.RawMessage, proto protocol) toolChoice {
 		Function struct {
 			Name string `json:"name"`
 		} `json:"function"`
+		DisableParallelToolUse bool `json:"disable_parallel_tool_use"`
 	}
 	if json.Unmarshal(raw, &c) != nil {
 		return toolChoice{}
 	}
+	var tc toolChoice
 	switch {
 	case proto == protoMessages && c.Type == "none":
-		return toolChoice{none: true}
+		tc = toolChoice{none: true}
 	case proto == protoMessages && c.Type == "any":
-		return toolChoice{required: true}
+		tc = toolChoice{required: true}
 	case proto == protoMessages && c.Type == "tool", proto == protoResponses && c.Type == "function":
-		return toolChoice{required: true, named: true, name: c.Name}
+		tc = toolChoice{required: true, named: true, name: c.Name}
 	case proto == protoChat && c.Type == "function":
-		return toolChoice{required: true, named: true, name: c.Function.Name}
+		tc = toolChoice{required: true, named: true, name: c.Function.Name}
 	}
-	return toolChoice{}
+	tc.single = proto == protoMessages && c.DisableParallelToolUse
+	return tc
 }
 
 // requestTools reads a request's tools and tool_choice (see
