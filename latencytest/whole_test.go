@@ -360,3 +360,45 @@ func TestWholeChatRedacts(t *testing.T) {
 		})
 	}
 }
+
+// Whole answers over a real loopback socket, on the provider's own
+// HTTP/1.1 client and on net/http, for each protocol: the fake serves
+// them unstreamed and the record has the answer, a Total and no token
+// clock. (The exact timings are in the synctest tests above.)
+func TestWholeAnswersRealSocket(t *testing.T) {
+	f := fakeprovider.New(fakeprovider.Profile{Model: "m-1", Seed: 1, TTFT: fakeprovider.Fixed(time.Millisecond),
+		ITL: fakeprovider.Fixed(time.Duration(0)), OutputTokens: fakeprovider.Fixed(6)})
+	defer f.Close()
+	srv := fakeprovider.NewServer(f)
+	defer srv.Close()
+	for _, proto := range []struct {
+		name string
+		new  func(opts ...LLMOption) *LLMProvider
+	}{
+		{"chat", func(opts ...LLMOption) *LLMProvider {
+			o := make([]OpenAIOption, len(opts))
+			for i, opt := range opts {
+				o[i] = opt
+			}
+			return OpenAI(srv.URL+"/v1", o...)
+		}},
+		{"responses", func(opts ...LLMOption) *LLMProvider { return Responses(srv.URL+"/v1", opts...) }},
+		{"messages", func(opts ...LLMOption) *LLMProvider { return Anthropic(srv.URL, opts...) }},
+	} {
+		for _, client := range []struct {
+			name string
+			opts []LLMOption
+		}{{"own client", nil}, {"net/http", []LLMOption{WithNetHTTP()}}} {
+			p := proto.new(append([]LLMOption{WithModel("m-1"), WithoutStreaming()}, client.opts...)...)
+			id := "whole-" + proto.name + "-" + strings.ReplaceAll(client.name, " ", "-")
+			rec := p.Call(context.Background(), Request{ID: id, Messages: []Message{{Role: "user", Content: "hi"}}})
+			p.CloseIdleConnections()
+			if !rec.OK() || rec.Content == "" || rec.TTFT != NotObserved || rec.Total <= 0 || rec.Status != 200 {
+				t.Errorf("%s, %s: record %+v", proto.name, client.name, rec)
+			}
+		}
+	}
+	if n := len(f.Served()); n != 6 {
+		t.Errorf("the fake served %d requests, want 6", n)
+	}
+}
