@@ -380,17 +380,28 @@ func TestWireNoResendAfterWrite(t *testing.T) {
 
 // Both paths send the same bytes, Accept-Encoding: identity included: the
 // escaped path (%2F stays), the Host header as net/http writes it (no
-// empty port, no IPv6 zone), headers in net/http's order.
+// empty port, no IPv6 zone), headers in net/http's order; a whole answer
+// (WithoutStreaming) too.
 func TestWireSameRequestBytes(t *testing.T) {
 	ev := tok("a") + done
-	answer := sseHead + "Content-Length: " + strconv.Itoa(len(ev)) + "\r\n\r\n" + ev
-	for _, tc := range []struct{ base, uri, host string }{
-		{"http://127.0.0.1:9/v1?api-version=2024-10-21", "/v1/chat/completions?api-version=2024-10-21", "127.0.0.1:9"},
-		{"http://127.0.0.1:9/openai/deployments/a%2Fb/", "/openai/deployments/a%2Fb/chat/completions", "127.0.0.1:9"},
-		{"http://127.0.0.1:/v1", "/v1/chat/completions", "127.0.0.1"},
-		{"http://[fe80::1%25eth0]:8080/v1", "/v1/chat/completions", "[fe80::1]:8080"},
-		{"http://[::1]:/v1/", "/v1/chat/completions", "[::1]"},
+	streamed := sseHead + "Content-Length: " + strconv.Itoa(len(ev)) + "\r\n\r\n" + ev
+	completion := `{"object":"chat.completion","model":"m-1","choices":[{"index":0,"message":{"role":"assistant","content":"a"},"finish_reason":"stop"}]}`
+	whole := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(completion)) + "\r\n\r\n" + completion
+	for _, tc := range []struct {
+		base, uri, host string
+		whole           bool
+	}{
+		{"http://127.0.0.1:9/v1", "/v1/chat/completions", "127.0.0.1:9", true},
+		{"http://127.0.0.1:9/v1?api-version=2024-10-21", "/v1/chat/completions?api-version=2024-10-21", "127.0.0.1:9", false},
+		{"http://127.0.0.1:9/openai/deployments/a%2Fb/", "/openai/deployments/a%2Fb/chat/completions", "127.0.0.1:9", false},
+		{"http://127.0.0.1:/v1", "/v1/chat/completions", "127.0.0.1", false},
+		{"http://[fe80::1%25eth0]:8080/v1", "/v1/chat/completions", "[fe80::1]:8080", false},
+		{"http://[::1]:/v1/", "/v1/chat/completions", "[::1]", false},
 	} {
+		answer := streamed
+		if tc.whole {
+			answer = whole
+		}
 		var raws []string
 		for _, fast := range []bool{true, false} {
 			srv := &wireServer{conn: func(w *wireConn, _ int) {
@@ -405,6 +416,9 @@ func TestWireSameRequestBytes(t *testing.T) {
 				WithHeader("Zz-After", "after the trace ID"), WithHeader("User-Agent", "tester/1")}
 			if !fast {
 				opts = append(opts, WithNetHTTP())
+			}
+			if tc.whole {
+				opts = append(opts, WithoutStreaming())
 			}
 			o := OpenAI(tc.base, opts...)
 			if fast && h1.Supported && o.h1req == nil {
@@ -428,6 +442,9 @@ func TestWireSameRequestBytes(t *testing.T) {
 		head := "POST " + tc.uri + " HTTP/1.1\r\nHost: " + tc.host + "\r\nUser-Agent: tester/1\r\n"
 		if !strings.HasPrefix(raws[1], head) || !strings.Contains(raws[1], "\r\nAccept-Encoding: identity\r\n") {
 			t.Errorf("%s: sent %q, want it to start %q and ask for identity", tc.base, raws[1], head)
+		}
+		if tc.whole != strings.Contains(raws[1], `"stream":false`) || tc.whole == strings.Contains(raws[1], "Accept: text/event-stream") {
+			t.Errorf("%s, whole %v: sent %q", tc.base, tc.whole, raws[1])
 		}
 	}
 }
