@@ -85,6 +85,21 @@ func TestRecordsFormatRefused(t *testing.T) {
 	if _, err := slospec.Judge(s, "", filepath.Join(dir, "run.json")); err == nil || !strings.Contains(err.Error(), "k6 records do not measure ttft") {
 		t.Errorf("k6 with a TTFT objective: %v", err)
 	}
+	// Objectives that need a clock without naming it: the decode speed
+	// (the gaps between tokens), the longest stall, cold starts (TTFT).
+	for _, tt := range []struct{ format, objective, want string }{
+		{"guidellm", "tokens_per_second: {p50: 10}", "guidellm records do not measure itl"},
+		{"llmperf", "max_gap: {max: 5s}", "llmperf records do not measure max_gap"},
+		{"k6", "cold_start: 10s", "k6 records do not measure ttft"},
+	} {
+		s, err := slospec.ParseSpec([]byte("target: {records: \"run.json\", format: " + tt.format + "}\nobjectives:\n  " + tt.objective + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := slospec.Judge(s, ""); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s with %s: %v, want %q", tt.format, tt.objective, err, tt.want)
+		}
+	}
 	spec := writeSpec(t, dir, "target: {records: \"run.json\", format: vegeta}\nobjectives:\n  ttft: {p50: 200ms}\n")
 	ok, _, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, spec) })
 	if ok || !strings.Contains(out, "vegeta records do not measure ttft") {

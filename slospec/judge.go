@@ -124,19 +124,36 @@ func importedFormat(res *latencytest.Result) string {
 func measurable(s Spec, format string) error {
 	have := latencytest.ImportedMetrics(format)
 	for _, o := range s.Objectives {
-		m := string(o.Metric)
-		switch o.Metric {
-		case sloassert.TTFT, sloassert.FirstAnswer, sloassert.ITL, sloassert.MaxGap, sloassert.Total:
-		default:
-			continue
-		}
-		if !slices.Contains(have, m) {
+		if clock, _ := needs(o); clock != "" && !slices.Contains(have, clock) {
 			where := o.Key
 			if o.Line > 0 {
 				where = fmt.Sprintf("line %d: %s", o.Line, o.Key)
 			}
-			return fmt.Errorf("slospec: spec %s: %s: %s records do not measure %s (they measure %s)", s.title(), where, format, m, strings.Join(have, ", "))
+			return fmt.Errorf("slospec: spec %s: %s: %s records do not measure %s (they measure %s)", s.title(), where, format, clock, strings.Join(have, ", "))
 		}
 	}
 	return nil
+}
+
+// needs is the clock an objective cannot be judged without, named as
+// latencytest.ImportedMetrics names them, and what the objective judges
+// of it: a quantile's, CV's or tail ratio's clock; the gaps between
+// tokens for the decode speed ("itl") and for the longest stall
+// ("max_gap"); TTFT for cold starts. "" for an objective that needs no
+// clock of its own (an error rate, cache misses).
+func needs(o Objective) (clock, what string) {
+	switch o.Kind {
+	case KindQuantile, KindCV, KindTailRatio:
+		switch o.Metric {
+		case sloassert.TTFT, sloassert.FirstAnswer, sloassert.ITL, sloassert.MaxGap, sloassert.Total:
+			return string(o.Metric), "judges " + string(o.Metric)
+		}
+	case KindDecodeRate:
+		return "itl", "judges the decode speed (tokens after the first, over their time)"
+	case KindMaxStall:
+		return "max_gap", "judges the longest gap between tokens"
+	case KindColdStart:
+		return "ttft", "judges cold starts by their TTFT"
+	}
+	return "", ""
 }

@@ -449,7 +449,7 @@ func (p *specParser) spec(data []byte) Spec {
 	}
 	if ep := s.Target.Endpoint; ep != nil && ep.NoStreaming {
 		for _, o := range s.Objectives {
-			if what := streamedOnly(o); what != "" {
+			if clock, what := needs(o); clock != "" && clock != string(sloassert.Total) {
 				p.errorf(o.Line, "objectives."+o.Key, "%s, but target.endpoint has stream: false: a whole answer has no first token and no gap to time, only its total (drop stream: false, or judge total)", what)
 			}
 		}
@@ -495,24 +495,4 @@ func (p *specParser) recordsFormat(f specEntry) string {
 		return ""
 	}
 	return v
-}
-
-// streamedOnly says what an objective judges that only a streamed answer
-// shows (a token clock, the decode speed, a stall, a cold start's TTFT),
-// "" when a whole answer's total serves it.
-func streamedOnly(o Objective) string {
-	switch o.Kind {
-	case KindQuantile, KindCV, KindTailRatio:
-		switch o.Metric {
-		case sloassert.TTFT, sloassert.FirstAnswer, sloassert.ITL, sloassert.MaxGap:
-			return "judges " + string(o.Metric)
-		}
-	case KindDecodeRate:
-		return "judges the decode speed (tokens after the first, over their time)"
-	case KindMaxStall:
-		return "judges the longest gap between tokens"
-	case KindColdStart:
-		return "judges cold starts by their TTFT"
-	}
-	return ""
 }
