@@ -38,7 +38,7 @@ func TestSpecColdStart(t *testing.T) {
 			continue
 		}
 		so := s.Objectives[0]
-		if so.Kind != slospec.KindColdStart || so.Budget != tc.budget || so.AfterIdle != tc.idle || so.Key != "cold_start" {
+		if so.Kind != "cold_start" || so.Budget != tc.budget || so.AfterIdle != tc.idle || so.Key != "cold_start" {
 			t.Errorf("%q: %+v", tc.spec, so)
 		}
 		want := "cold start ttft <= " + format.Duration(tc.budget)

@@ -134,26 +134,3 @@ func measurable(s Spec, format string) error {
 	}
 	return nil
 }
-
-// needs is the clock an objective cannot be judged without, named as
-// latencytest.ImportedMetrics names them, and what the objective judges
-// of it: a quantile's, CV's or tail ratio's clock; the gaps between
-// tokens for the decode speed ("itl") and for the longest stall
-// ("max_gap"); TTFT for cold starts. "" for an objective that needs no
-// clock of its own (an error rate, cache misses).
-func needs(o Objective) (clock, what string) {
-	switch o.Kind {
-	case KindQuantile, KindCV, KindTailRatio:
-		switch o.Metric {
-		case sloassert.TTFT, sloassert.FirstAnswer, sloassert.ITL, sloassert.MaxGap, sloassert.Total:
-			return string(o.Metric), "judges " + string(o.Metric)
-		}
-	case KindDecodeRate:
-		return "itl", "judges the decode speed (tokens after the first, over their time)"
-	case KindMaxStall:
-		return "max_gap", "judges the longest gap between tokens"
-	case KindColdStart:
-		return "ttft", "judges cold starts by their TTFT"
-	}
-	return "", ""
-}

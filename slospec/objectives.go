@@ -4,6 +4,7 @@ package slospec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,32 +18,23 @@ import (
 // batch, so the open loop's from_schedule metrics have nothing to judge.
 var specMetrics = []sloassert.Metric{sloassert.TTFT, sloassert.FirstAnswer, sloassert.Total, sloassert.ITL, sloassert.MaxGap}
 
-// metricKeys are the keys of a metric's objectives map besides quantiles.
-var metricKeys = []string{"cv", "tail_ratio", "max", "allow_small_sample", "demonstrate", "refute"}
+// quantileOptions are the keys of a metric's objectives map that set its
+// quantiles' options; the map's other keys are the kinds' (kindKeys).
+var quantileOptions = []string{"allow_small_sample", "demonstrate", "refute"}
 
-// objectives parses the objectives map.
+// objectives parses the objectives map: each key is a kind's
+// (kindKeys(atTop)) or a metric's map of objectives.
 func (p *specParser) objectives(e specEntry) []Objective {
 	var out []Objective
-	allowed := []string{"tokens_per_second", "error_rate", "cv", "tail_ratio", "cache_miss", "cold_start"}
+	allowed := kindKeys(atTop)
 	for _, m := range specMetrics {
 		allowed = append(allowed, string(m))
 	}
 	entries, _ := p.mapping(e.v, e.path, false, allowed, nil)
 	for _, f := range entries {
-		switch f.key {
-		case "tokens_per_second":
-			p.decodeRates(f, &out)
-		case "error_rate":
-			p.errorRate(f, &out)
-		case "cold_start":
-			p.coldStart(f, &out)
-		case "cv", "tail_ratio":
-			p.byKind(f, &out)
-		case "cache_miss":
-			if b, ok := p.boolean(f); ok && b {
-				p.objective(&out, Objective{Key: "cache_miss", Line: f.k.Line, Kind: KindCacheMiss}, f.path)
-			}
-		default:
+		if k := kindAt(atTop, f.key); k != nil {
+			k.parse(p, f, where{}, &out)
+		} else {
 			p.metric(f, sloassert.Metric(f.key), &out)
 		}
 	}
@@ -106,41 +98,25 @@ func (o *quantileSection) quantile(p *specParser, g specEntry, so Objective, out
 	p.objective(out, so, g.path)
 }
 
-// metric parses one metric's objectives: quantiles, cv, tail_ratio, max.
+// metric parses one metric's objectives: its kinds' keys
+// (kindKeys(atMetric): cv, tail_ratio, max) and quantiles.
 func (p *specParser) metric(f specEntry, m sloassert.Metric, out *[]Objective) {
-	entries, ok := p.mapping(f.v, f.path, false, metricKeys, isQuantileKey)
+	entries, ok := p.mapping(f.v, f.path, false, append(kindKeys(atMetric), quantileOptions...), isQuantileKey)
 	if !ok {
 		return
 	}
-	sec := p.quantileSection(entries)
+	w := where{metric: m, sec: p.quantileSection(entries)}
 	n := 0
 	for _, g := range entries {
-		key := string(m) + "_" + g.key
-		switch g.key {
-		case "allow_small_sample", "demonstrate", "refute":
+		if slices.Contains(quantileOptions, g.key) {
 			continue
 		}
 		n++
-		switch g.key {
-		case "cv":
-			if v, ok := p.percentage(g, 0, specMaxCVPercent, false); ok {
-				p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindCV, Metric: m, Limit: v * 100}, g.path)
-			}
-		case "tail_ratio":
-			if v, ok := p.tailRatio(g); ok {
-				p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindTailRatio, Metric: m, Limit: v}, g.path)
-			}
-		case "max":
-			if m != sloassert.MaxGap {
-				p.errorf(g.k.Line, g.path, "max applies to max_gap only (the longest stall); use a quantile such as p99")
-				continue
-			}
-			if d, ok := p.duration(g, true); ok {
-				p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindMaxStall, Budget: d}, g.path)
-			}
-		default:
-			sec.quantile(p, g, Objective{Key: key, Line: g.k.Line, Kind: KindQuantile, Metric: m}, out)
+		k := kindAt(atMetric, g.key)
+		if k == nil {
+			k = kindAt(atMetric, "") // a quantile key
 		}
+		k.parse(p, g, w, out)
 	}
 	if n == 0 {
 		p.errorf(f.k.Line, f.path, "no objective (want a quantile such as p99, cv or tail_ratio)")
@@ -156,8 +132,9 @@ func (p *specParser) tailRatio(g specEntry) (float64, bool) {
 	return v, ok
 }
 
-// byKind parses cv: {metric: 100%} and tail_ratio: {metric: 5}.
-func (p *specParser) byKind(f specEntry, out *[]Objective) {
+// byKind parses cv: {metric: 100%} and tail_ratio: {metric: 5}: each
+// metric's value with parse, the kind's parser under a metric.
+func (p *specParser) byKind(f specEntry, out *[]Objective, parse func(p *specParser, f specEntry, w where, out *[]Objective)) {
 	var names []string
 	for _, m := range specMetrics {
 		names = append(names, string(m))
@@ -170,15 +147,7 @@ func (p *specParser) byKind(f specEntry, out *[]Objective) {
 		p.errorf(f.k.Line, f.path, "no objective (want a metric: %s)", wantList(names, false))
 	}
 	for _, g := range entries {
-		m := sloassert.Metric(g.key)
-		key := g.key + "_" + f.key
-		if f.key == "cv" {
-			if v, ok := p.percentage(g, 0, specMaxCVPercent, false); ok {
-				p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindCV, Metric: m, Limit: v * 100}, g.path)
-			}
-		} else if v, ok := p.tailRatio(g); ok {
-			p.objective(out, Objective{Key: key, Line: g.k.Line, Kind: KindTailRatio, Metric: m, Limit: v}, g.path)
-		}
+		parse(p, g, where{metric: sloassert.Metric(g.key)}, out)
 	}
 }
 
@@ -204,13 +173,13 @@ func (p *specParser) decodeRates(f specEntry, out *[]Objective) {
 			p.errorf(g.v.Line, g.path, "a floor of %g tokens/s judges nothing: want a positive number", v)
 			continue
 		}
-		p.objective(out, Objective{Key: "tokens_per_second_" + g.key, Line: g.k.Line, Kind: KindDecodeRate, Q: q, Limit: v}, g.path)
+		p.objective(out, Objective{Key: "tokens_per_second_" + g.key, Line: g.k.Line, Kind: kindDecodeRate, Q: q, Limit: v}, g.path)
 	}
 }
 
 // coldStart parses cold_start: 10s or {max: 10s, after_idle: 2s}.
 func (p *specParser) coldStart(f specEntry, out *[]Objective) {
-	so := Objective{Key: "cold_start", Line: f.k.Line, Kind: KindColdStart}
+	so := Objective{Key: "cold_start", Line: f.k.Line, Kind: kindColdStart}
 	if f.v.Kind != yaml.MappingNode {
 		if d, ok := p.duration(f, true); ok {
 			so.Budget = d
@@ -259,7 +228,7 @@ func (p *specParser) errorRateLimit(e specEntry) (float64, bool) {
 
 // errorRate parses error_rate: 1% or {max: 1%, classes: [...]}.
 func (p *specParser) errorRate(f specEntry, out *[]Objective) {
-	so := Objective{Key: "error_rate", Line: f.k.Line, Kind: KindErrorRate}
+	so := Objective{Key: "error_rate", Line: f.k.Line, Kind: kindErrorRate}
 	if f.v.Kind != yaml.MappingNode {
 		v, ok := p.errorRateLimit(f)
 		if ok {

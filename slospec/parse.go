@@ -45,6 +45,9 @@ type specParser struct {
 	chainsLine int
 	// seen maps an objective key to its line, to report repeats.
 	seen map[string]int
+	// records is set when the spec judges records given apart from it
+	// (JudgeFile): its target is optional and its load is not planned.
+	records bool
 }
 
 func (p *specParser) errorf(line int, key, format string, args ...any) {
@@ -425,7 +428,7 @@ func (p *specParser) spec(data []byte) Spec {
 	if len(p.errs) > 0 {
 		return s
 	}
-	if !hasTarget {
+	if !hasTarget && !p.records {
 		p.errorf(root.Line, "target", "missing: want one of preset, profile, endpoint or records")
 	}
 	if s.Target.Records != "" {

@@ -379,12 +379,8 @@ var chainsTable = []field[*Chains]{
 			c.Target = &t
 		}
 	}},
-	{"total", func(p *specParser, f specEntry, c *Chains) { p.chainTotal(f, &c.Objectives) }},
-	{"error_rate", func(p *specParser, f specEntry, c *Chains) {
-		if v, ok := p.errorRateLimit(f); ok {
-			p.objective(&c.Objectives, Objective{Key: "chain_error_rate", Line: f.k.Line, Kind: KindChainErrorRate, Limit: v}, f.path)
-		}
-	}},
+	chainKindField("total"),
+	chainKindField("error_rate"),
 	{"task", func(*specParser, specEntry, *Chains) {}},
 	{"protocol", func(p *specParser, f specEntry, c *Chains) {
 		if name, ok := p.str(f); ok {
@@ -404,7 +400,7 @@ func (p *specParser) chains(e specEntry) *Chains {
 	}
 	parseEntries(p, entries, chainsTable, c)
 	if task, ok := entry(entries, "task"); ok { // after calls and tool, wherever it was written
-		p.task(task, c)
+		kindAt(atChains, "task").parse(p, task, where{chains: c}, &c.Objectives)
 	}
 	if len(c.Objectives) == 0 && len(p.errs) == 0 {
 		p.errorf(e.k.Line, e.path, "no objective judges the chains (want total, error_rate or task)")
@@ -433,7 +429,7 @@ func (p *specParser) chainTotal(f specEntry, out *[]Objective) {
 			continue
 		}
 		n++
-		sec.quantile(p, g, Objective{Key: "chain_total_" + g.key, Line: g.k.Line, Kind: KindChainTotal}, out)
+		sec.quantile(p, g, Objective{Key: "chain_total_" + g.key, Line: g.k.Line, Kind: kindChainTotal}, out)
 	}
 	if n == 0 {
 		p.errorf(f.k.Line, f.path, "no objective (want a quantile of chain totals such as p95: 60s)")
@@ -498,9 +494,9 @@ func lineless(err error) string {
 	return s
 }
 
-// task parses task: {budget, tail_tasks} into the task and per-call
-// objectives.
-func (p *specParser) task(f specEntry, c *Chains) {
+// task parses task: {budget, tail_tasks} of the chains c into the task
+// objective.
+func (p *specParser) task(f specEntry, c *Chains, out *[]Objective) {
 	entries, ok := p.mapping(f.v, f.path, false, []string{"budget", "tail_tasks"}, nil)
 	if !ok {
 		return
@@ -541,26 +537,33 @@ func (p *specParser) task(f specEntry, c *Chains) {
 		p.errorf(f.k.Line, f.path, "budget %v over %d calls leaves no time per call", t.Budget, t.Calls)
 		return
 	}
-	p.objective(&c.Objectives, Objective{Key: "task", Line: f.k.Line, Kind: KindTask, Task: t}, f.path)
+	p.objective(out, Objective{Key: "task", Line: f.k.Line, Kind: kindTask, Task: t}, f.path)
 }
 
-// samples checks that the planned sample can support every quantile.
+// samples checks that the planned sample can support every quantile
+// (each kind's sample rule). With records (a records target, or records
+// given to judge) the sample is not planned: its size is known, and
+// checked, when it is judged.
 func (p *specParser) samples(s *Spec) {
 	n := s.Load.measured()
 	src := fmt.Sprintf("load gives %d measured requests a level", n)
 	for _, o := range s.Objectives {
-		if s.Target.Records != "" { // the merged sample's size is known when it is judged
+		if s.Target.Records != "" || p.records {
 			break
 		}
-		switch o.Kind {
-		case KindQuantile:
-			if o.Metric != sloassert.ITL { // sloassert.ITL pools every gap: its n is not known in advance
-				p.need(o, o.Q, n, src)
+		k := kindOf(o)
+		if k == nil || k.sample == nil {
+			continue
+		}
+		_, q := k.sample(o)
+		switch {
+		case q == 0:
+		case o.Kind == kindTailRatio:
+			if n < sloassert.MinSamples(q) {
+				p.errorf(o.Line, "objectives."+o.Key, "p99/p50 needs n >= %d (%s)", sloassert.MinSamples(q), src)
 			}
-		case KindTailRatio:
-			if o.Metric != sloassert.ITL && n < sloassert.MinSamples(0.99) {
-				p.errorf(o.Line, "objectives."+o.Key, "p99/p50 needs n >= %d (%s)", sloassert.MinSamples(0.99), src)
-			}
+		default:
+			p.need(o, q, n, src)
 		}
 	}
 	if s.Chains == nil {
@@ -575,13 +578,13 @@ func (p *specParser) samples(s *Spec) {
 		calls = 10
 	}
 	for _, o := range s.Chains.Objectives {
-		switch o.Kind {
-		case KindChainTotal:
-			p.need(o, o.Q, chains, fmt.Sprintf("chains.count gives %d chains", chains))
-		case KindTask:
-			p.need(o, 1-o.Task.TailTasks, chains, fmt.Sprintf("chains.count gives %d chains", chains))
-		case KindTaskPerCall:
-			q, _ := o.Task.PerCall()
+		k := kindOf(o)
+		if k == nil || k.sample == nil {
+			continue
+		}
+		if _, q := k.sample(o); o.IsChain() {
+			p.need(o, q, chains, fmt.Sprintf("chains.count gives %d chains", chains))
+		} else {
 			p.need(o, q, chains*calls, fmt.Sprintf("chains give %d calls", chains*calls))
 		}
 	}
@@ -590,7 +593,7 @@ func (p *specParser) samples(s *Spec) {
 // need reports a quantile objective the planned sample n cannot judge.
 func (p *specParser) need(o Objective, q float64, n int, src string) {
 	key := "objectives." + o.Key
-	if o.IsChain() || o.Kind == KindTaskPerCall {
+	if o.IsChain() || o.Kind == kindTaskPerCall {
 		key = "chains." + o.Key
 	}
 	if want := sloassert.MinSamples(q); n < want && !o.AllowSmallSample {

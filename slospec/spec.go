@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
-	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
@@ -217,29 +216,6 @@ type Chains struct {
 	Tool fakeprovider.ToolSteps
 }
 
-// ObjectiveKind says what an Objective judges.
-type ObjectiveKind string
-
-// The kinds of spec objectives. The first seven judge a Result (a level's
-// batch); chain_total, chain_error_rate and task judge a ChainResult;
-// task_per_call (which the parser no longer adds: see Spec's Tasks) judges
-// the chains' calls as one Result when an Objective built in Go asks
-// for it.
-const (
-	KindQuantile       ObjectiveKind = "quantile"          // Metric's Q-quantile <= Budget
-	KindCV             ObjectiveKind = "cv"                // Metric's CV <= Limit percent
-	KindTailRatio      ObjectiveKind = "tail_ratio"        // Metric's p99/p50 <= Limit
-	KindErrorRate      ObjectiveKind = "error_rate"        // failed fraction <= Limit (Classes only, if any)
-	KindDecodeRate     ObjectiveKind = "tokens_per_second" // decode speed's Q-quantile >= Limit tok/s
-	KindCacheMiss      ObjectiveKind = "cache_miss"        // no cached prompt tokens
-	KindMaxStall       ObjectiveKind = "max_stall"         // the longest sloassert.MaxGap <= Budget
-	KindColdStart      ObjectiveKind = "cold_start"        // sloassert.MaxColdStart(Budget), AfterIdle when set
-	KindChainTotal     ObjectiveKind = "chain_total"       // chain totals' Q-quantile <= Budget
-	KindChainErrorRate ObjectiveKind = "chain_error_rate"  // chains with a failed call <= Limit
-	KindTask           ObjectiveKind = "task"              // chain totals' (1-sloassert.Task.TailTasks)-quantile <= sloassert.Task.Budget
-	KindTaskPerCall    ObjectiveKind = "task_per_call"     // sloassert.Task.PerCall on each call's total
-)
-
 // Objective is one objective of a spec, as written.
 type Objective struct {
 	// Key names the objective in the spec and names its subtest:
@@ -247,6 +223,7 @@ type Objective struct {
 	Key string
 	// Line is the line of the spec that wrote it (0 when built in Go).
 	Line int
+	// Kind says what it judges (see ObjectiveKind).
 	Kind ObjectiveKind
 	// Metric is the clock judged by quantile, cv and tail_ratio kinds.
 	Metric sloassert.Metric
@@ -270,85 +247,6 @@ type Objective struct {
 	AllowSmallSample bool
 	Demonstrate      float64
 	Refute           float64
-}
-
-func (o Objective) options() []sloassert.Option {
-	var opts []sloassert.Option
-	if o.AllowSmallSample {
-		opts = append(opts, sloassert.AllowSmallSample())
-	}
-	if o.Demonstrate > 0 {
-		opts = append(opts, sloassert.Demonstrate(o.Demonstrate))
-	}
-	if o.Refute > 0 {
-		opts = append(opts, sloassert.Refute(o.Refute))
-	}
-	return opts
-}
-
-// IsChain reports whether the objective judges a ChainResult
-// (ChainObjective) rather than a Result (Objective).
-func (o Objective) IsChain() bool {
-	switch o.Kind {
-	case KindChainTotal, KindChainErrorRate, KindTask:
-		return true
-	}
-	return false
-}
-
-// Objective returns the objective that judges a Result. For a chain kind
-// (IsChain) it returns an objective that never passes and says why.
-func (o Objective) Objective() sloassert.Objective {
-	opts := o.options()
-	switch o.Kind {
-	case KindQuantile:
-		return sloassert.Q(o.Metric, o.Q, o.Budget, opts...)
-	case KindCV:
-		return sloassert.MaxCV(o.Metric, o.Limit)
-	case KindTailRatio:
-		return sloassert.MaxTailRatio(o.Metric, o.Limit)
-	case KindErrorRate:
-		return sloassert.MaxErrorRate(o.Limit, o.Classes...)
-	case KindDecodeRate:
-		return sloassert.MinDecodeRate(o.Q, o.Limit)
-	case KindCacheMiss:
-		return sloassert.NoCacheHits()
-	case KindMaxStall:
-		return sloassert.MaxStall(o.Budget)
-	case KindColdStart:
-		if o.AfterIdle > 0 {
-			return sloassert.MaxColdStart(o.Budget, sloassert.AfterIdle(o.AfterIdle))
-		}
-		return sloassert.MaxColdStart(o.Budget)
-	case KindTaskPerCall:
-		if err := o.Task.Validate(); err != nil {
-			return sloassert.Invalid(o.Key, err.Error())
-		}
-		return o.Task.Objective(sloassert.Total, opts...)
-	}
-	return sloassert.Invalid(o.Key, fmt.Sprintf("kind %q does not judge a single result", o.Kind))
-}
-
-// ChainObjective returns the objective that judges a ChainResult. For a
-// kind that judges a Result it returns an objective that never passes and
-// says why.
-func (o Objective) ChainObjective() sloassert.Objective {
-	switch o.Kind {
-	case KindChainTotal:
-		return sloassert.ChainQ(o.Q, o.Budget, o.options()...)
-	case KindChainErrorRate:
-		return sloassert.MaxChainErrorRate(o.Limit)
-	case KindTask:
-		if err := o.Task.Validate(); err != nil {
-			return sloassert.Invalid(o.Key, err.Error())
-		}
-		q, per := o.Task.PerCall()
-		plan := fmt.Sprintf("planning figure, not a gate: per call %s <= %s suffices", sloassert.QuantileName(q), format.Duration(per))
-		obj := sloassert.ChainQ(1-o.Task.TailTasks, o.Task.Budget, append(o.options(), sloassert.Note(plan))...)
-		obj.Name = fmt.Sprintf("%s (task of %d calls, %s of tasks)", obj.Name, o.Task.Calls, percent(1-o.Task.TailTasks))
-		return obj
-	}
-	return sloassert.Invalid(o.Key, fmt.Sprintf("kind %q does not judge chains", o.Kind))
 }
 
 // ParseSpec decodes a YAML spec strictly (see Spec for the keys and
@@ -616,7 +514,7 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 				c.Tool = f.Tool
 				mean := fakeprovider.ToolSteps{Latency: lat, Seed: f.Profile().Seed}.Expected()
 				for i, o := range objectives {
-					if o.Kind == KindTask {
+					if o.Kind == kindTask {
 						objectives[i].Task.ToolTime = time.Duration(o.Task.Calls-1) * mean
 					}
 				}

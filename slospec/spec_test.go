@@ -95,23 +95,23 @@ func TestParseSpecEveryKey(t *testing.T) {
 			},
 		},
 		Objectives: []slospec.Objective{
-			{Key: "ttft_p50", Line: 24, Kind: slospec.KindQuantile, Metric: sloassert.TTFT, Q: 0.5, Budget: 400 * time.Millisecond, Refute: 0.95},
-			{Key: "ttft_p99", Line: 24, Kind: slospec.KindQuantile, Metric: sloassert.TTFT, Q: 0.99, Budget: 1500 * time.Millisecond, Refute: 0.95},
-			{Key: "ttft_cv", Line: 24, Kind: slospec.KindCV, Metric: sloassert.TTFT, Limit: 100},
-			{Key: "ttft_tail_ratio", Line: 24, Kind: slospec.KindTailRatio, Metric: sloassert.TTFT, Limit: 5},
-			{Key: "first_answer_p95", Line: 25, Kind: slospec.KindQuantile, Metric: sloassert.FirstAnswer, Q: 0.95, Budget: 2 * time.Second, AllowSmallSample: true},
-			{Key: "first_answer_q0.995", Line: 25, Kind: slospec.KindQuantile, Metric: sloassert.FirstAnswer, Q: 0.995, Budget: 3 * time.Second, AllowSmallSample: true},
-			{Key: "first_answer_p99.9", Line: 25, Kind: slospec.KindQuantile, Metric: sloassert.FirstAnswer, Q: 0.999, Budget: 5 * time.Second, AllowSmallSample: true},
-			{Key: "total_p99", Line: 26, Kind: slospec.KindQuantile, Metric: sloassert.Total, Q: 0.99, Budget: 20 * time.Second, Demonstrate: 0.9},
-			{Key: "itl_p99", Line: 27, Kind: slospec.KindQuantile, Metric: sloassert.ITL, Q: 0.99, Budget: 100 * time.Millisecond},
-			{Key: "max_gap_max", Line: 28, Kind: slospec.KindMaxStall, Budget: 30 * time.Second},
-			{Key: "max_gap_p95", Line: 28, Kind: slospec.KindQuantile, Metric: sloassert.MaxGap, Q: 0.95, Budget: time.Second},
-			{Key: "tokens_per_second_p5", Line: 29, Kind: slospec.KindDecodeRate, Q: 0.05, Limit: 10},
-			{Key: "tokens_per_second_p50", Line: 29, Kind: slospec.KindDecodeRate, Q: 0.5, Limit: 20.5},
-			{Key: "error_rate", Line: 30, Kind: slospec.KindErrorRate, Limit: 0.015, Classes: []string{"http_529", "http_429"}},
-			{Key: "cache_miss", Line: 31, Kind: slospec.KindCacheMiss},
-			{Key: "total_cv", Line: 32, Kind: slospec.KindCV, Metric: sloassert.Total, Limit: 50},
-			{Key: "first_answer_tail_ratio", Line: 33, Kind: slospec.KindTailRatio, Metric: sloassert.FirstAnswer, Limit: 3},
+			{Key: "ttft_p50", Line: 24, Kind: "quantile", Metric: sloassert.TTFT, Q: 0.5, Budget: 400 * time.Millisecond, Refute: 0.95},
+			{Key: "ttft_p99", Line: 24, Kind: "quantile", Metric: sloassert.TTFT, Q: 0.99, Budget: 1500 * time.Millisecond, Refute: 0.95},
+			{Key: "ttft_cv", Line: 24, Kind: "cv", Metric: sloassert.TTFT, Limit: 100},
+			{Key: "ttft_tail_ratio", Line: 24, Kind: "tail_ratio", Metric: sloassert.TTFT, Limit: 5},
+			{Key: "first_answer_p95", Line: 25, Kind: "quantile", Metric: sloassert.FirstAnswer, Q: 0.95, Budget: 2 * time.Second, AllowSmallSample: true},
+			{Key: "first_answer_q0.995", Line: 25, Kind: "quantile", Metric: sloassert.FirstAnswer, Q: 0.995, Budget: 3 * time.Second, AllowSmallSample: true},
+			{Key: "first_answer_p99.9", Line: 25, Kind: "quantile", Metric: sloassert.FirstAnswer, Q: 0.999, Budget: 5 * time.Second, AllowSmallSample: true},
+			{Key: "total_p99", Line: 26, Kind: "quantile", Metric: sloassert.Total, Q: 0.99, Budget: 20 * time.Second, Demonstrate: 0.9},
+			{Key: "itl_p99", Line: 27, Kind: "quantile", Metric: sloassert.ITL, Q: 0.99, Budget: 100 * time.Millisecond},
+			{Key: "max_gap_max", Line: 28, Kind: "max_stall", Budget: 30 * time.Second},
+			{Key: "max_gap_p95", Line: 28, Kind: "quantile", Metric: sloassert.MaxGap, Q: 0.95, Budget: time.Second},
+			{Key: "tokens_per_second_p5", Line: 29, Kind: "tokens_per_second", Q: 0.05, Limit: 10},
+			{Key: "tokens_per_second_p50", Line: 29, Kind: "tokens_per_second", Q: 0.5, Limit: 20.5},
+			{Key: "error_rate", Line: 30, Kind: "error_rate", Limit: 0.015, Classes: []string{"http_529", "http_429"}},
+			{Key: "cache_miss", Line: 31, Kind: "cache_miss"},
+			{Key: "total_cv", Line: 32, Kind: "cv", Metric: sloassert.Total, Limit: 50},
+			{Key: "first_answer_tail_ratio", Line: 33, Kind: "tail_ratio", Metric: sloassert.FirstAnswer, Limit: 3},
 		},
 		Chains: &slospec.Chains{
 			Chain: latencytest.Chain{
@@ -119,10 +119,10 @@ func TestParseSpecEveryKey(t *testing.T) {
 			},
 			Target: &slospec.Target{Preset: "llama-4-maverick-chain", Seed: u64(11)},
 			Objectives: []slospec.Objective{
-				{Key: "chain_total_p50", Line: 48, Kind: slospec.KindChainTotal, Q: 0.5, Budget: 30 * time.Second, AllowSmallSample: true},
-				{Key: "chain_total_p95", Line: 48, Kind: slospec.KindChainTotal, Q: 0.95, Budget: time.Minute, AllowSmallSample: true},
-				{Key: "chain_error_rate", Line: 49, Kind: slospec.KindChainErrorRate, Limit: 0.05},
-				{Key: "task", Line: 50, Kind: slospec.KindTask, Task: sloassert.Task{Calls: 8, Budget: 8 * time.Second, TailTasks: 0.1}},
+				{Key: "chain_total_p50", Line: 48, Kind: "chain_total", Q: 0.5, Budget: 30 * time.Second, AllowSmallSample: true},
+				{Key: "chain_total_p95", Line: 48, Kind: "chain_total", Q: 0.95, Budget: time.Minute, AllowSmallSample: true},
+				{Key: "chain_error_rate", Line: 49, Kind: "chain_error_rate", Limit: 0.05},
+				{Key: "task", Line: 50, Kind: "task", Task: sloassert.Task{Calls: 8, Budget: 8 * time.Second, TailTasks: 0.1}},
 			},
 		},
 	}
@@ -493,11 +493,11 @@ func TestLoadSpecResolvesProfile(t *testing.T) {
 // wrong result never pass.
 func TestSpecObjectiveKinds(t *testing.T) {
 	r := &latencytest.Result{Records: []latencytest.Record{{ID: "a", TTFT: time.Second, Total: 2 * time.Second}, {ID: "b", TTFT: time.Second, Total: 2 * time.Second}}}
-	o := slospec.Objective{Key: "chain_total_p50", Kind: slospec.KindChainTotal, Q: 0.5, Budget: time.Hour}
+	o := slospec.Objective{Key: "chain_total_p50", Kind: "chain_total", Q: 0.5, Budget: time.Hour}
 	if rep := sloassert.Evaluate(r, o.Objective()); rep.OK() {
 		t.Errorf("a chain objective passed on a result:\n%s", rep)
 	}
-	o = slospec.Objective{Key: "ttft_p50", Kind: slospec.KindQuantile, Metric: sloassert.TTFT, Q: 0.5, Budget: time.Hour}
+	o = slospec.Objective{Key: "ttft_p50", Kind: "quantile", Metric: sloassert.TTFT, Q: 0.5, Budget: time.Hour}
 	if rep := sloassert.Evaluate(&latencytest.ChainResult{Chains: []latencytest.ChainRun{{ID: "c", Total: time.Second}}}, o.ChainObjective()); rep.OK() {
 		t.Errorf("a result objective passed on chains:\n%s", rep)
 	}
@@ -508,11 +508,11 @@ func TestSpecObjectiveKinds(t *testing.T) {
 	if rep := sloassert.Evaluate(r, o.Objective()); rep.OK() {
 		t.Errorf("ttft p50 1s within 1s-1ns passed:\n%s", rep)
 	}
-	bad := slospec.Objective{Key: "task", Kind: slospec.KindTask}
+	bad := slospec.Objective{Key: "task", Kind: "task"}
 	if rep := sloassert.Evaluate(&latencytest.ChainResult{Chains: []latencytest.ChainRun{{ID: "c", Total: time.Second}}}, bad.ChainObjective()); rep.OK() {
 		t.Errorf("a task with no calls passed:\n%s", rep)
 	}
-	bad.Kind = slospec.KindTaskPerCall
+	bad.Kind = "task_per_call"
 	if rep := sloassert.Evaluate(r, bad.Objective()); rep.OK() {
 		t.Errorf("a per-call task with no calls passed:\n%s", rep)
 	}
