@@ -181,7 +181,7 @@ var kinds = []objectiveKind{
 		needs: func(Objective) (string, string) { return "max_gap", "judges the longest gap between tokens" },
 		build: func(o Objective) sloassert.Objective { return sloassert.MaxStall(o.Budget) }},
 	{name: kindChainTotal, key: "total", at: atChains, chain: true,
-		parse: func(p *specParser, f specEntry, _ where, out *[]Objective) { p.chainTotal(f, out) },
+		parse:  func(p *specParser, f specEntry, _ where, out *[]Objective) { p.chainTotal(f, out) },
 		sample: func(o Objective) (sloassert.Metric, float64) { return "", o.Q },
 		build: func(o Objective) sloassert.Objective {
 			return sloassert.ChainQ(o.Q, o.Budget, o.options()...)
@@ -194,7 +194,7 @@ var kinds = []objectiveKind{
 		},
 		build: func(o Objective) sloassert.Objective { return sloassert.MaxChainErrorRate(o.Limit) }},
 	{name: kindTask, key: "task", at: atChains, chain: true,
-		parse: func(p *specParser, f specEntry, w where, out *[]Objective) { p.task(f, w.chains, out) },
+		parse:  func(p *specParser, f specEntry, w where, out *[]Objective) { p.task(f, w.chains, out) },
 		sample: func(o Objective) (sloassert.Metric, float64) { return "", 1 - o.Task.TailTasks },
 		build: func(o Objective) sloassert.Objective {
 			if err := o.Task.Validate(); err != nil {
