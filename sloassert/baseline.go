@@ -293,7 +293,8 @@ type QuantileChange struct {
 	// Regression is the verdict: Interval or Tail.Regression.
 	Regression bool
 	// Problem says why this quantile cannot be judged (too few samples,
-	// an undefined run-to-run gap); such a quantile fails the comparison.
+	// an undefined run-to-run gap); such a quantile fails the comparison,
+	// and its Ratio, Lo, Hi and Tail.P are NaN (Tail not run).
 	Problem string
 }
 
@@ -503,6 +504,10 @@ func (c Compare) Evaluate(base, cur *latencytest.Result, opts ...Option) Baselin
 			ch.Interval = ch.Lo > ch.Threshold && exceedsFloor(ch.Base, ch.Cur, c.Floor)
 			ch.Tail = c.tailTest(fb, fc, q, ch.Threshold)
 			ch.Regression = ch.Interval || ch.Tail.Regression
+		}
+		if ch.Problem != "" { // shown as n/a: nothing was judged
+			ch.Ratio, ch.Lo, ch.Hi = math.NaN(), math.NaN(), math.NaN()
+			ch.Tail = TailTest{P: math.NaN(), Skipped: ch.Problem, Value: latencytest.Failed, Limit: latencytest.Failed}
 		}
 		rep.Changes = append(rep.Changes, ch)
 	}

@@ -27,6 +27,92 @@ type LevelReport struct {
 	Name   string
 	Result *latencytest.Result
 	Report sloassert.Report
+	// Undecided says why each objective the level cannot judge cannot be
+	// judged, one line each ("ttft_p99: p99 needs n >= 100 (the records
+	// hold 40 at c8)"): a sample smaller than the objective's rule asks
+	// (unless allow_small_sample), where the data do not already show a
+	// failure (a quantile whose lower confidence bound is over budget
+	// fails on 40 requests too); or a row left inconclusive under
+	// demonstrate or refute.
+	Undecided []string
+	undecided []bool // per outcome of Report
+}
+
+// Verdict is what the level decides: sloassert.Pass when the report
+// passed; sloassert.Fail when an objective failed on the data;
+// sloassert.Inconclusive when the level cannot be judged (no data, a
+// partial run, or every objective that did not pass is Undecided).
+func (lr LevelReport) Verdict() sloassert.Verdict {
+	rep := lr.Report
+	switch {
+	case rep.Problem != "" || rep.Partial != "":
+		return sloassert.Inconclusive
+	case rep.OK():
+		return sloassert.Pass
+	}
+	for i, o := range rep.Outcomes {
+		if !o.OK && (i >= len(lr.undecided) || !lr.undecided[i]) {
+			return sloassert.Fail
+		}
+	}
+	return sloassert.Inconclusive
+}
+
+// undecide fills lr's Undecided from the spec's objectives, in the order
+// of lr.Report.Outcomes.
+func (lr *LevelReport) undecide(objectives []Objective) {
+	lr.undecided = make([]bool, len(lr.Report.Outcomes))
+	for i, out := range lr.Report.Outcomes {
+		if out.OK || i >= len(objectives) {
+			continue
+		}
+		o := objectives[i]
+		why := ""
+		if k := kindOf(o); k != nil && k.sample != nil && !o.AllowSmallSample {
+			if m, q := k.sample(o); q > 0 && m != "" {
+				s, err := m.Sample(lr.Result)
+				// a quantile whose lower bound is already over budget fails
+				// on any n (its Interval is set; other kinds' is not)
+				proven := out.Verdict == sloassert.Fail && out.Interval != ""
+				if need := sloassert.MinSamples(q); err == nil && len(s) < need && !proven {
+					what := sloassert.QuantileName(q)
+					if o.Kind == kindTailRatio {
+						what = "p99/p50"
+					}
+					why = fmt.Sprintf("%s needs n >= %d (the records hold %d at %s)", what, need, len(s), lr.Name)
+				}
+			}
+		}
+		if why == "" && out.Verdict == sloassert.Inconclusive && (o.Demonstrate > 0 || o.Refute > 0) {
+			why = "inconclusive where the spec demands a decision (demonstrate or refute): more data is needed"
+		}
+		if why != "" {
+			lr.undecided[i] = true
+			lr.Undecided = append(lr.Undecided, o.Key+": "+why)
+		}
+	}
+}
+
+// JudgeFile loads the spec at path and judges records with it (Judge):
+// the records given, or without any the spec's target.records. A spec
+// given records needs no target (a target it has is not run), and its
+// load's planned sample is not checked: the records' is, per level, when
+// they are judged (see LevelReport.Undecided).
+func JudgeFile(path, format string, records ...string) ([]LevelReport, error) {
+	s, err := loadSpec(path, len(records) > 0)
+	if err != nil {
+		return nil, err
+	}
+	return Judge(s, format, records...)
+}
+
+// RecordsFormat names the format of a result read from records (one of
+// latencytest.Formats): the tool that measured it.
+func RecordsFormat(res *latencytest.Result) string {
+	if f := importedFormat(res); f != "" {
+		return f
+	}
+	return latencytest.FormatTailguard
 }
 
 // Judge judges records already measured with the spec's objectives, level
@@ -40,7 +126,8 @@ type LevelReport struct {
 // spec without objectives.
 //
 // A partial level is judged, and its report fails saying so (a partial
-// result never passes).
+// result never passes). A level whose sample is too small for an
+// objective says so in its Undecided.
 func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
 	if len(s.Objectives) == 0 {
 		return nil, fmt.Errorf("slospec: spec %s: no objectives: a spec with no objective never passes", s.title())
@@ -100,7 +187,9 @@ func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
 		discloseLevels(&res.Disclosure, levels)
 		rep := sloassert.Evaluate(res, objs...)
 		rep.Title = s.title() + " " + name
-		out = append(out, LevelReport{Name: name, Result: res, Report: rep})
+		lr := LevelReport{Name: name, Result: res, Report: rep}
+		lr.undecide(s.Objectives)
+		out = append(out, lr)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("slospec: spec " + s.title() + ": the records hold no request")

@@ -266,12 +266,16 @@ func ParseSpec(data []byte) (Spec, error) {
 // resolved against the spec's directory, and the profile is loaded and
 // checked (an error gives the line of the profile key). Name defaults to
 // the file name without its extension.
-func LoadSpec(path string) (Spec, error) {
+func LoadSpec(path string) (Spec, error) { return loadSpec(path, false) }
+
+// loadSpec is LoadSpec; records says the spec judges records given apart
+// from it (JudgeFile).
+func loadSpec(path string, records bool) (Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Spec{}, fmt.Errorf("slospec: %w", err)
 	}
-	p := &specParser{}
+	p := &specParser{records: records}
 	s := p.spec(data)
 	if p.err() == nil {
 		dir := filepath.Dir(path)

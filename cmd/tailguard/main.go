@@ -3,29 +3,48 @@
 // serve, GuideLLM, llmperf, k6, vegeta):
 //
 //	tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
-//	tailguard compare [-format F] [-metric ttft] base.jsonl new.jsonl
+//	tailguard compare [-format F] [-metric M] [-quantiles 0.5,0.95,0.99] [-mixed] base new
 //	tailguard report [-format F] [-svg DIR] records.jsonl
 //	tailguard fit [-format F] [-seed N] [-tail] records.jsonl > profile.yaml
 //
 // judge judges the records (the spec's target.records when none are
 // given) with the spec's objectives, level by level, and prints the
 // one-screen report of each level; -markdown writes the reports as
-// Markdown, -svg writes each level's charts into a directory. compare
-// compares a run with a baseline (sloassert's Compare: quantile changes
-// with bootstrap intervals, the tail and failure tests). report prints a
-// distribution: n, p50 p90 p95 p99 max, CV, errors by class (-svg writes
-// its CDF charts). fit writes a
-// fakeprovider profile fitted to the records (package fit); -tail adds a
-// generalised Pareto tail past the largest TTFT and ITL (fit.WithTail).
+// Markdown, -svg writes each level's charts into a directory. A spec
+// given records on the command line needs no target, and its load is not
+// planned: each level's sample is checked against each objective's rule
+// when it is judged (slospec.JudgeFile).
+//
+// compare compares a run with a baseline (sloassert's Compare: quantile
+// changes with bootstrap intervals, the tail and failure tests). -metric
+// defaults to ttft when both files measure it, else total (k6 and vegeta
+// time HTTP only: no TTFT); a metric a file's tool did not measure is
+// refused. -quantiles lists the quantiles compared, as fractions (default
+// 0.5,0.95,0.99; 99 is refused: write 0.99). Two files measured by
+// different tools are refused unless -mixed. A row that cannot be judged
+// (too few samples) prints n/a.
+//
+// report prints a distribution: n, p50 p90 p95 p99 max, CV, errors by
+// class (-svg writes its CDF charts). fit writes a fakeprovider profile
+// fitted to the records (package fit); -tail adds a generalised Pareto
+// tail past the largest TTFT and ITL (fit.WithTail).
 //
 // -format names the records' format (tailguard, aiperf, vllm, guidellm,
 // llmperf, k6, vegeta); by default each file's is detected, and a file
 // that fits none or several is refused.
 //
-// Exit status: 0 pass (judge, compare) or done; 1 fail (an objective or
-// the comparison failed); 2 bad input (a file, a spec or a flag), or a
-// judgement that stays inconclusive where the spec demands a decision
-// (Demonstrate or Refute: more data is needed).
+// Exit status, one rule for every subcommand:
+//
+//	0  pass (judge, compare), or done (report, fit)
+//	1  an objective failed, or the comparison found a regression, on the data
+//	2  cannot judge: bad input (a file, a spec, a flag or its value), a
+//	   partial run, too few samples for an objective or a quantile, a
+//	   metric the tool did not measure, two tools' files without -mixed,
+//	   or a row left inconclusive where the spec demands a decision
+//	   (demonstrate or refute: more data is needed)
+//
+// When some of what was asked failed on the data and the rest cannot be
+// judged, the status is 1: a proven failure is a failure.
 package main
 
 import (
@@ -58,9 +77,10 @@ const (
 
 const usage = `usage:
   tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
-  tailguard compare [-format F] [-metric M] base new
+  tailguard compare [-format F] [-metric M] [-quantiles Q,...] [-mixed] base new
   tailguard report [-format F] [-svg DIR] records
   tailguard fit [-format F] [-seed N] [-tail] records
+exit status: 0 pass, 1 failed on the data, 2 cannot judge (bad input or flag, partial run, too few samples, a metric not measured)
 formats: `
 
 // run runs one subcommand and returns the exit status.
@@ -130,20 +150,19 @@ func judge(args []string, stdout, stderr io.Writer) (int, error) {
 	if fs.NArg() < 1 {
 		return exitBad, errors.New("judge: give a spec: tailguard judge slo.yaml [records...]")
 	}
-	s, err := slospec.LoadSpec(fs.Arg(0))
+	reps, err := slospec.JudgeFile(fs.Arg(0), *format, fs.Args()[1:]...)
 	if err != nil {
 		return exitBad, err
 	}
-	reps, err := slospec.Judge(s, *format, fs.Args()[1:]...)
-	if err != nil {
-		return exitBad, err
-	}
-	code := exitPass
+	var verdicts []sloassert.Verdict
 	var mdText strings.Builder
 	for _, lr := range reps {
 		fmt.Fprint(stdout, lr.Report.String())
+		for _, u := range lr.Undecided {
+			fmt.Fprintf(stdout, "  CANNOT JUDGE %s\n", u)
+		}
 		fmt.Fprintln(stdout)
-		code = max(code, verdictCode(lr.Report, s))
+		verdicts = append(verdicts, lr.Verdict())
 		var charts []string
 		if *svg != "" {
 			if err := os.MkdirAll(*svg, 0o755); err != nil {
@@ -164,65 +183,20 @@ func judge(args []string, stdout, stderr io.Writer) (int, error) {
 			return exitBad, err
 		}
 	}
-	return code, nil
+	return exitCode(verdicts...), nil
 }
 
-// verdictCode maps a level's report to an exit status: 0 pass; 2 when
-// nothing could be judged (no data, a partial result) or when every
-// objective that failed its gate is inconclusive under a policy that
-// demands a decision (Demonstrate or Refute): more data is needed; 1
-// otherwise.
-func verdictCode(rep sloassert.Report, s slospec.Spec) int {
-	if rep.OK() {
-		return exitPass
-	}
-	if rep.Problem != "" {
+// exitCode is the exit status of verdicts (see the command's doc): 1 when
+// any failed on the data, else 2 when any cannot be judged
+// (sloassert.Inconclusive), else 0; 2 for none at all.
+func exitCode(verdicts ...sloassert.Verdict) int {
+	switch {
+	case slices.Contains(verdicts, sloassert.Fail):
+		return exitFail
+	case len(verdicts) == 0 || slices.Contains(verdicts, sloassert.Inconclusive):
 		return exitBad
 	}
-	// Outcomes are in the order of the spec's objectives (slospec.Judge).
-	inconclusive := false
-	for i, o := range rep.Outcomes {
-		if o.OK {
-			continue
-		}
-		demands := i < len(s.Objectives) && (s.Objectives[i].Demonstrate > 0 || s.Objectives[i].Refute > 0)
-		if o.Verdict != sloassert.Inconclusive || !demands {
-			return exitFail
-		}
-		inconclusive = true
-	}
-	if inconclusive {
-		return exitBad
-	}
-	return exitFail
-}
-
-func compare(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("tailguard compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	format := formatFlag(fs)
-	metric := fs.String("metric", "ttft", "clock compared: ttft, first_answer, total, itl, max_gap")
-	maxInc := fs.Float64("max-increase", 0, "allowed increase of a quantile, a fraction (default 0.20)")
-	if err := parseFlags(fs, args, format); err != nil {
-		return exitBad, err
-	}
-	if fs.NArg() != 2 {
-		return exitBad, errors.New("compare: give two records files: tailguard compare base.jsonl new.jsonl")
-	}
-	base, err := load(*format, fs.Arg(0))
-	if err != nil {
-		return exitBad, err
-	}
-	cur, err := load(*format, fs.Arg(1))
-	if err != nil {
-		return exitBad, err
-	}
-	rep := sloassert.Compare{Metric: sloassert.Metric(*metric), MaxIncrease: *maxInc}.Evaluate(base, cur)
-	fmt.Fprint(stdout, rep.String())
-	if !rep.OK() {
-		return exitFail, nil
-	}
-	return exitPass, nil
+	return exitPass
 }
 
 func report(args []string, stdout, stderr io.Writer) (int, error) {
