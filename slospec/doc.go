@@ -33,5 +33,16 @@
 // target: {records: GLOB, format: vllm} judges another load tool's
 // per-request output (one of [latencytest.Formats]) with the same
 // objectives. [Judge] is the pure core of a records target, without a
-// testing.T: the tailguard command's judge subcommand calls it.
+// testing.T; [JudgeFile] loads a spec and judges records given apart from
+// it (the spec then needs no target): the tailguard command's judge
+// subcommand calls it. A level whose sample is too small for an
+// objective's rule is [LevelReport.Undecided], and its [LevelReport.Verdict]
+// inconclusive.
+//
+// # Objective kinds
+//
+// Each kind of objective ([ObjectiveKind]) is one entry of one table:
+// the key that writes it, how it is parsed, the clock it needs measured,
+// its sample-size rule, and the sloassert objective it builds. Adding a
+// kind is that entry plus the sloassert function that judges it.
 package slospec
