@@ -5,6 +5,7 @@ package slospec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/sloassert"
@@ -257,6 +258,19 @@ func chainKindField(key string) field[*Chains] {
 	return field[*Chains]{key, func(p *specParser, f specEntry, c *Chains) {
 		kindAt(atChains, key).parse(p, f, where{chains: c}, &c.Objectives)
 	}}
+}
+
+// chainsKeys is chainsTable, where the chain kinds' keys take their
+// place, with a field for each chain kind it does not place (after its
+// keys): a chain kind added to kinds is a chains key.
+func chainsKeys() []field[*Chains] {
+	t := chainsTable
+	for _, key := range kindKeys(atChains) {
+		if !slices.ContainsFunc(t, func(f field[*Chains]) bool { return f.key == key }) {
+			t = append(slices.Clone(t), chainKindField(key))
+		}
+	}
+	return t
 }
 
 // needs is the clock an objective cannot be judged without, named as

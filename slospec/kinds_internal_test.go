@@ -115,4 +115,24 @@ func TestKindsOneEntry(t *testing.T) {
 	if err != nil {
 		t.Errorf("a total objective on whole answers: %v", err)
 	}
+
+	// a chain kind: a chains key, judged on the chains
+	kinds = append(kinds, objectiveKind{name: "chain_p50", key: "p50_total", at: atChains, chain: true,
+		parse: func(p *specParser, f specEntry, _ where, out *[]Objective) {
+			if d, ok := p.duration(f, true); ok {
+				p.objective(out, Objective{Key: "chain_p50", Line: f.k.Line, Kind: "chain_p50", Budget: d}, f.path)
+			}
+		},
+		build: func(o Objective) sloassert.Objective { return sloassert.ChainQ(0.5, o.Budget) }})
+	s, err = ParseSpec([]byte("target: {preset: mistral-3-14b}\nchains:\n  p50_total: 1s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := s.Chains.Objectives; len(o) != 1 || !o[0].IsChain() || o[0].Line != 3 {
+		t.Fatalf("parsed %+v", o)
+	}
+	cr := &latencytest.ChainResult{Chains: []latencytest.ChainRun{{ID: "c", Total: 2 * time.Second}}}
+	if rep := sloassert.Evaluate(cr, s.Chains.Objectives[0].ChainObjective()); rep.OK() || !strings.Contains(rep.String(), "p50") {
+		t.Errorf("the new chain kind did not judge:\n%s", rep)
+	}
 }

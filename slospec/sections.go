@@ -394,11 +394,12 @@ var chainsTable = []field[*Chains]{
 func (p *specParser) chains(e specEntry) *Chains {
 	c := &Chains{}
 	p.chainsLine = e.k.Line
-	entries, ok := section(p, e, chainsTable)
+	table := chainsKeys()
+	entries, ok := section(p, e, table)
 	if !ok {
 		return c
 	}
-	parseEntries(p, entries, chainsTable, c)
+	parseEntries(p, entries, table, c)
 	if task, ok := entry(entries, "task"); ok { // after calls and tool, wherever it was written
 		kindAt(atChains, "task").parse(p, task, where{chains: c}, &c.Objectives)
 	}
