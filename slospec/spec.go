@@ -216,39 +216,6 @@ type Chains struct {
 	Tool fakeprovider.ToolSteps
 }
 
-// Objective is one objective of a spec, as written.
-type Objective struct {
-	// Key names the objective in the spec and names its subtest:
-	// "ttft_p99", "error_rate", "chain_total_p95", "task".
-	Key string
-	// Line is the line of the spec that wrote it (0 when built in Go).
-	Line int
-	// Kind says what it judges (see ObjectiveKind).
-	Kind ObjectiveKind
-	// Metric is the clock judged by quantile, cv and tail_ratio kinds.
-	Metric sloassert.Metric
-	// Q is the quantile, a fraction in (0,1).
-	Q float64
-	// Budget is the latency budget.
-	Budget time.Duration
-	// Limit is the bound of a non-latency kind: percent for cv, a ratio
-	// for tail_ratio, a fraction for error rates, tokens/s for
-	// tokens_per_second.
-	Limit float64
-	// Classes restricts an error rate to these error classes.
-	Classes []string
-	// AfterIdle is the cold_start kind's idle gap (0: the default,
-	// latencytest.DefaultIdleGap).
-	AfterIdle time.Duration
-	// Task is the task target of the task kinds.
-	Task sloassert.Task
-	// AllowSmallSample, Demonstrate and Refute (a confidence fraction; 0:
-	// off) are the options of quantile kinds.
-	AllowSmallSample bool
-	Demonstrate      float64
-	Refute           float64
-}
-
 // ParseSpec decodes a YAML spec strictly (see Spec for the keys and
 // rules). Every error, one a line when there are several, reads
 // "slospec: line N: key: what is wrong". A profile path is kept as
