@@ -71,15 +71,20 @@ func (lr *LevelReport) undecide(objectives []Objective) {
 		if k := kindOf(o); k != nil && k.sample != nil && !o.AllowSmallSample {
 			if m, q := k.sample(o); q > 0 && m != "" {
 				s, err := m.Sample(lr.Result)
+				n := len(s)
+				if m == sloassert.ITL { // the rule counts requests, as sloassert's
+					c := lr.Result.Counts()
+					n = c.Kept + c.Failed
+				}
 				// a quantile whose lower bound is already over budget fails
 				// on any n (its Interval is set; other kinds' is not)
 				proven := out.Verdict == sloassert.Fail && out.Interval != ""
-				if need := sloassert.MinSamples(q); err == nil && len(s) < need && !proven {
+				if need := sloassert.MinSamples(q); err == nil && n < need && !proven {
 					what := sloassert.QuantileName(q)
 					if o.Kind == kindTailRatio {
 						what = "p99/p50"
 					}
-					why = fmt.Sprintf("%s needs n >= %d (the records hold %d at %s)", what, need, len(s), lr.Name)
+					why = fmt.Sprintf("%s needs n >= %d (the records hold %d at %s)", what, need, n, lr.Name)
 				}
 			}
 		}

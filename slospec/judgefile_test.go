@@ -56,6 +56,8 @@ func TestJudgeUndecided(t *testing.T) {
 		{"tail ratio", "objectives:\n  ttft: {p90: 1s, tail_ratio: 5}\n", sloassert.Inconclusive, "ttft_tail_ratio: p99/p50 needs n >= 100"},
 		// an upper 95% bound on p95 needs n >= 59
 		{"demonstrate", "objectives:\n  ttft: {p95: 1s, demonstrate: 95%}\n  error_rate: 5%\n", sloassert.Inconclusive, "ttft_p95: inconclusive where the spec demands a decision"},
+		// the rule counts ITL's requests, not its gaps (40 x 15)
+		{"itl p99 from 40 requests", "objectives:\n  itl: {p99: 1s}\n", sloassert.Inconclusive, "itl_p99: p99 needs n >= 100 (the records hold 40 at c8)"},
 		{"one proven failure", "objectives:\n  ttft: {p50: 100ms, p99: 1s}\n", sloassert.Fail, "ttft_p99: p99 needs n >= 100"},
 	} {
 		reps, err := slospec.JudgeFile(writeSpec(t, dir, tc.spec), "", few)

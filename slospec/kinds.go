@@ -114,8 +114,8 @@ type objectiveKind struct {
 	needs func(o Objective) (clock, what string)
 	// sample is the metric and quantile the sample-size rule (n >=
 	// sloassert.MinSamples(q), unless AllowSmallSample) is applied to
-	// before judging ("" for chain totals); q 0 when the kind has no such
-	// rule or its n is not known in advance (ITL pools every gap).
+	// ("" for chain totals; for ITL, n counts requests, as sloassert
+	// does); nil for a kind without such a rule.
 	sample func(o Objective) (m sloassert.Metric, q float64)
 	// chain is true for a kind that judges a ChainResult.
 	chain bool
@@ -167,15 +167,10 @@ var kinds = []objectiveKind{
 		needs: clockOf,
 		build: func(o Objective) sloassert.Objective { return sloassert.MaxCV(o.Metric, o.Limit) }},
 	{name: kindTailRatio, key: "tail_ratio", at: atTop | atMetric,
-		parse: parseTailRatio,
-		needs: clockOf,
-		sample: func(o Objective) (sloassert.Metric, float64) {
-			if o.Metric == sloassert.ITL {
-				return o.Metric, 0
-			}
-			return o.Metric, 0.99
-		},
-		build: func(o Objective) sloassert.Objective { return sloassert.MaxTailRatio(o.Metric, o.Limit) }},
+		parse:  parseTailRatio,
+		needs:  clockOf,
+		sample: func(o Objective) (sloassert.Metric, float64) { return o.Metric, 0.99 },
+		build:  func(o Objective) sloassert.Objective { return sloassert.MaxTailRatio(o.Metric, o.Limit) }},
 	{name: kindCacheMiss, key: "cache_miss", at: atTop,
 		parse: func(p *specParser, f specEntry, _ where, out *[]Objective) {
 			if b, ok := p.boolean(f); ok && b {
@@ -196,14 +191,9 @@ var kinds = []objectiveKind{
 		parse: func(p *specParser, f specEntry, w where, out *[]Objective) {
 			w.sec.quantile(p, f, Objective{Key: string(w.metric) + "_" + f.key, Line: f.k.Line, Kind: kindQuantile, Metric: w.metric}, out)
 		},
-		needs: clockOf,
-		sample: func(o Objective) (sloassert.Metric, float64) {
-			if o.Metric == sloassert.ITL {
-				return o.Metric, 0
-			}
-			return o.Metric, o.Q
-		},
-		build: func(o Objective) sloassert.Objective { return sloassert.Q(o.Metric, o.Q, o.Budget, o.options()...) }},
+		needs:  clockOf,
+		sample: func(o Objective) (sloassert.Metric, float64) { return o.Metric, o.Q },
+		build:  func(o Objective) sloassert.Objective { return sloassert.Q(o.Metric, o.Q, o.Budget, o.options()...) }},
 	{name: kindMaxStall, key: "max", at: atMetric,
 		parse: func(p *specParser, f specEntry, w where, out *[]Objective) {
 			if w.metric != sloassert.MaxGap {

@@ -556,9 +556,9 @@ func (p *specParser) samples(s *Spec) {
 		if k == nil || k.sample == nil {
 			continue
 		}
-		_, q := k.sample(o)
+		m, q := k.sample(o)
 		switch {
-		case q == 0:
+		case m == sloassert.ITL: // ITL pools every gap: its n is not known in advance
 		case o.Kind == kindTailRatio:
 			if n < sloassert.MinSamples(q) {
 				p.errorf(o.Line, "objectives."+o.Key, "p99/p50 needs n >= %d (%s)", sloassert.MinSamples(q), src)
