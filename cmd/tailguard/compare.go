@@ -70,7 +70,21 @@ func compare(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	rep := sloassert.Compare{Metric: sloassert.Metric(m), Quantiles: qs, MaxIncrease: *maxInc}.Evaluate(base, cur)
 	fmt.Fprint(stdout, rep.String())
-	return compareCode(rep), nil
+	code := compareCode(rep)
+	if code == exitBad {
+		var rows []string
+		for _, ch := range rep.Changes {
+			if ch.Problem != "" {
+				rows = append(rows, sloassert.QuantileName(ch.Q))
+			}
+		}
+		what := "the comparison"
+		if rep.Problem == "" && len(rows) > 0 {
+			what = strings.Join(rows, ", ")
+		}
+		fmt.Fprintf(stdout, "CANNOT JUDGE %s (exit status 2)\n", what)
+	}
+	return code, nil
 }
 
 // compareMetric is the metric compared: the one asked for, which both

@@ -67,6 +67,7 @@ func TestExitRule(t *testing.T) {
 
 		{"compare: k6 defaults to total", []string{"compare", "-quantiles", "0.5,0.95", k6, k6}, 0, "metric: total (k6 records do not measure ttft", "baseline of failures"},
 		{"compare: a file against itself, p99 cannot be judged", []string{"compare", k6, k6}, 2, "n/a", "<0.0001"},
+		{"compare: says what it cannot judge", []string{"compare", k6, k6}, 2, "CANNOT JUDGE p99 (exit status 2)", ""},
 		{"compare: -quantiles", []string{"compare", "-quantiles", "0.5,0.9", vegeta, vegeta}, 0, "p90", "p95"},
 		{"compare: -quantiles in percent", []string{"compare", "-quantiles", "50,99", vegeta, vegeta}, 2, "50 is a percent, not a fraction: write 0.5 for p50", ""},
 		{"compare: -quantiles not numbers", []string{"compare", "-quantiles", "p99", vegeta, vegeta}, 2, `"p99" is not a number`, ""},
