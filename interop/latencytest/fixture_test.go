@@ -180,4 +180,3 @@ func jsonAnswer(status int, body string) *http.Client {
 		return &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: pr, Request: r}, nil
 	})}
 }
-
