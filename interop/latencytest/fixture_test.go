@@ -1,7 +1,6 @@
 package latencytest_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
