@@ -56,8 +56,8 @@ func ExampleBatch_Run() {
 	// c4-0000 true c4-0002 false
 }
 
-// quick is a fake that answers at once with 5 tokens, except that each
-// token is 1 ms apart.
+// quick is a fake model "m-1" that sends its first token after 1 ms and
+// each of its 5 tokens 1 ms after the one before.
 var quick = fakeprovider.Profile{
 	Model:        "m-1",
 	TTFT:         fakeprovider.Fixed(time.Millisecond),
