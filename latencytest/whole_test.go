@@ -12,12 +12,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/responses"
-
 	"github.com/tailguard/tailguard/fakeprovider"
 )
 
@@ -59,11 +53,12 @@ func jsonAnswer(status int, body string) *http.Client {
 	})}
 }
 
-// Non-streamed answers, from the built-in providers (WithoutStreaming)
-// and from the official SDKs' non-streaming calls through Instrument:
+// Non-streamed answers from the built-in providers (WithoutStreaming):
 // Total and the tool call's clocks are the body's end, to the nanosecond;
 // the token clocks stay NotObserved (no first token to time); the answer,
-// tool calls and usage are read as from a stream.
+// tool calls and usage are read as from a stream. (The interop module's
+// TestWholeAnswersThroughInstrument holds the official SDKs' calls
+// through Instrument to the same figures.)
 func TestWholeAnswers(t *testing.T) {
 	const at = 700 * time.Millisecond
 	for _, tc := range []struct {
@@ -82,16 +77,12 @@ func TestWholeAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				req := Request{ID: "w-1", Messages: []Message{{Role: "user", Content: "hi"}}}
-				recs := []Record{protoProvider(tc.api, jsonAnswer(200, tc.body), WithoutStreaming()).Call(context.Background(), req)}
-				hc := &http.Client{Transport: Instrument(jsonAnswer(200, tc.body).Transport)}
-				recs = append(recs, Func(func(ctx context.Context, _ Request) error { return sdkWhole(ctx, tc.api, hc) }).Call(context.Background(), req))
-				for i, rec := range recs {
-					if !rec.OK() || rec.TTFT != NotObserved || rec.FirstAnswer != NotObserved || rec.LastToken != NotObserved || rec.Total != at ||
-						rec.TokenEvents != 0 || rec.Gaps.Len() != 0 || rec.Content != tc.content || rec.ToolCalls != 1 ||
-						rec.FirstToolCall != at || rec.ToolArgsDone != at || rec.PromptTokens != tc.prompt || rec.CompletionTokens != tc.compl ||
-						rec.CachedTokens != tc.cached || rec.Model != tc.model || rec.FinishReason != tc.finish {
-						t.Errorf("record %d (0: built-in, 1: Instrument): %+v", i, rec)
-					}
+				rec := protoProvider(tc.api, jsonAnswer(200, tc.body), WithoutStreaming()).Call(context.Background(), req)
+				if !rec.OK() || rec.TTFT != NotObserved || rec.FirstAnswer != NotObserved || rec.LastToken != NotObserved || rec.Total != at ||
+					rec.TokenEvents != 0 || rec.Gaps.Len() != 0 || rec.Content != tc.content || rec.ToolCalls != 1 ||
+					rec.FirstToolCall != at || rec.ToolArgsDone != at || rec.PromptTokens != tc.prompt || rec.CompletionTokens != tc.compl ||
+					rec.CachedTokens != tc.cached || rec.Model != tc.model || rec.FinishReason != tc.finish {
+					t.Errorf("built-in record: %+v", rec)
 				}
 			})
 		})
@@ -102,25 +93,6 @@ func TestWholeAnswers(t *testing.T) {
 			t.Errorf("description %+v, want kind %q", d, kind)
 		}
 	}
-}
-
-// sdkWhole makes one non-streaming call with the official SDK of api.
-func sdkWhole(ctx context.Context, api *protocol, hc *http.Client) error {
-	var err error
-	switch api {
-	case responsesAPI:
-		c := openai.NewClient(option.WithBaseURL("http://fake/v1/"), option.WithHTTPClient(hc), option.WithAPIKey(key), option.WithMaxRetries(0))
-		_, err = c.Responses.New(ctx, responses.ResponseNewParams{Model: "m-1", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
-	case messagesAPI:
-		c := anthropic.NewClient(aoption.WithBaseURL("http://fake/"), aoption.WithHTTPClient(hc), aoption.WithAPIKey(key), aoption.WithMaxRetries(0))
-		_, err = c.Messages.New(ctx, anthropic.MessageNewParams{Model: "m-1", MaxTokens: 100,
-			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
-	default:
-		c := openai.NewClient(option.WithBaseURL("http://fake/v1/"), option.WithHTTPClient(hc), option.WithAPIKey(key), option.WithMaxRetries(0))
-		_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m-1",
-			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
-	}
-	return err
 }
 
 // Non-streamed answers that are no good answer: classified, the same from

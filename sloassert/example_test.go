@@ -2,6 +2,9 @@ package sloassert_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tailguard/tailguard/latencytest"
@@ -69,4 +72,56 @@ func ExampleEvaluate_sweep() {
 	// c1 149.5ms pass
 	// c8 1149.5ms fail
 	// sweep passes: false
+}
+
+// inDir prints failures as printT does, with paths relative to dir.
+type inDir struct{ dir string }
+
+func (d inDir) Errorf(format string, args ...any) {
+	text := strings.ReplaceAll(fmt.Sprintf(format, args...), d.dir+string(filepath.Separator), "")
+	fmt.Println(strings.TrimRight(text, "\n"))
+}
+
+// Regression compares a run with a baseline file of raw records (kept
+// under testdata/ and committed, in a real project; SaveBaseline or the
+// -update flag writes it). Here the current run's slowest 5% take twice
+// as long as the baseline's: the p99 and the tail regressed, the median
+// did not.
+func ExampleRegression() {
+	run := func(slow time.Duration) *latencytest.Result {
+		r := &latencytest.Result{Planned: 300}
+		for i := range 300 {
+			d := 200*time.Millisecond + time.Duration(i)*time.Millisecond // 200 ms to 499 ms
+			if i >= 285 {
+				d = slow + time.Duration(i)*time.Millisecond // the slowest 15 requests
+			}
+			r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c8-%04d", i), Concurrency: 8, TTFT: d, Total: 2 * d})
+		}
+		return r
+	}
+	dir, err := os.MkdirTemp("", "baseline")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "ttft.jsonl")
+	if err := sloassert.SaveBaseline(path, run(200*time.Millisecond)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ok := sloassert.Regression(inDir{dir}, path, run(800*time.Millisecond), sloassert.Compare{})
+	fmt.Println(ok)
+	// Output:
+	// ttft vs ttft.jsonl: FAIL (regression at p99)
+	//            baseline    current    delta  95% CI of ratio   tail        p        verdict
+	//   p50       349.5ms    349.5ms    +0.0%  [0.94, 1.07]      79 vs 150   1.0000   ~
+	//   p95       484.1ms    514.0ms    +6.2%  [0.98, 2.28]      15 vs 15    0.5000   ~
+	//   p99       496.0ms   1096.0ms  +121.0%  [2.19, 2.23]      15 vs 3     0.0010   +121.0% REGRESSION (interval and tail)
+	//   tail "a vs j": a successful current requests slower than the baseline's j-th slowest (j: those above its quantile) +max(20%, run gap) and +50.0ms; p: exact exceedance test
+	//   failed requests: 0 of 300 current (0%) vs 0 of 300 baseline (0%), +0.0 points, Fisher p = 1.0000: ~
+	//   regression: the interval's lower end > 1+max(20%, run gap) and current - baseline > 50.0ms; or tail p < 0.05; or failed requests' p < 0.05 and more than +0.5 points
+	//   Mann-Whitney U (current slower?): U = 45112.5, z = 0.05, p = 0.4790, P(current > baseline) = 0.501: no evidence of a whole-distribution shift
+	//   n = 300 baseline (0 failed, 1 run) vs 300 current (0 failed); 2000 bootstrap resamples, seed 1
+	// false
 }

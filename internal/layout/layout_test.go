@@ -36,8 +36,56 @@ var testOnly = []string{
 	"github.com/jarcoal/httpmock",
 	"github.com/stretchr/testify",
 	"go.uber.org/goleak",
+}
+
+// interopOnly are the LLM SDKs: only the interop module (interop/, a
+// module of its own) tests against them, so that this module's go test
+// compiles none and its go.mod requires none.
+var interopOnly = []string{
 	"github.com/openai/openai-go",
 	"github.com/anthropics/anthropic-sdk-go",
+}
+
+// TestNoSDKInTheModule: no file of this module, test files included,
+// imports an LLM SDK, and go.mod requires none; the interop module does
+// hold the SDK tests (its go.mod requires both and replaces this module
+// with the directory above it).
+func TestNoSDKInTheModule(t *testing.T) {
+	root := repoRoot(t)
+	fset := token.NewFileSet()
+	files := 0
+	walkGo(t, root, func(rel string, src []byte) {
+		files++
+		f, err := parser.ParseFile(fset, rel, src, parser.ImportsOnly)
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			for _, sdk := range interopOnly {
+				if path == sdk || strings.HasPrefix(path, sdk+"/") {
+					t.Errorf("%s imports %s: SDK tests belong in interop/", rel, path)
+				}
+			}
+		}
+	})
+	if files < 20 {
+		t.Fatalf("only %d files found: the walk is wrong", files)
+	}
+	for name, want := range map[string]bool{"go.mod": false, "interop/go.mod": true} {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sdk := range interopOnly {
+			if got := bytes.Contains(b, []byte(sdk)); got != want {
+				t.Errorf("%s requires %s: %v, want %v", name, sdk, got, want)
+			}
+		}
+		if want && !bytes.Contains(b, []byte("replace "+module+" => ../")) {
+			t.Errorf("%s does not replace %s with the directory above it", name, module)
+		}
+	}
 }
 
 // TestImportsRunDown: no non-test file imports a package above its own.
@@ -148,8 +196,9 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// walkGo calls fn with every .go file under root, its path relative to
-// root, skipping testdata and hidden directories.
+// walkGo calls fn with every .go file of the module under root, its path
+// relative to root, skipping testdata, hidden directories and nested
+// modules (a directory with a go.mod of its own, such as interop/).
 func walkGo(t *testing.T, root string, fn func(rel string, src []byte)) {
 	t.Helper()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -158,6 +207,9 @@ func walkGo(t *testing.T, root string, fn func(rel string, src []byte)) {
 		}
 		if d.IsDir() {
 			if name := d.Name(); path != root && (name == "testdata" || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); path != root && err == nil {
 				return filepath.SkipDir
 			}
 			return nil

@@ -228,7 +228,7 @@ func TestVercelAISDK(t *testing.T) {
 			t.Fatalf("%s: the fake served no %q", c.Call, ids[c.Call])
 		}
 		seen++
-		if sv.Protocol != fakeprovider.ProtocolResponses || sv.Status != 200 || sv.Canceled {
+		if sv.Protocol != "responses" || sv.Status != 200 || sv.Canceled {
 			t.Errorf("%s: served %+v, want a whole Responses answer", c.Call, sv)
 		}
 		if c.Usage.Output != sv.Tokens || c.Usage.Reasoning != sv.ReasoningTokens || c.Usage.Input != want.Usage.InputTokens || c.Usage.Cached != 0 {

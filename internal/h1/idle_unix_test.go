@@ -1,6 +1,6 @@
 //go:build unix
 
-package latencytest
+package h1
 
 import (
 	"bufio"
@@ -8,7 +8,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/url"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,17 +19,17 @@ import (
 
 // A server that answers on a kept connection while it is idle (here a 408
 // and a close, as some servers do before dropping an idle connection):
-// the fast path must not read that as the next request's answer. The
-// second request gets a new connection and succeeds. Over loopback, since
-// the check looks at the socket.
-func TestFastPathIdleConnectionThatSpoke(t *testing.T) {
+// the pool must not read that as the next request's answer. The second
+// request gets a new connection and succeeds. Over loopback, since the
+// check looks at the socket.
+func TestPoolSkipsAnIdleConnectionThatSpoke(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	ev := tok("a") + done
-	answer := sseHead + "Content-Length: " + strconv.Itoa(len(ev)) + "\r\n\r\n" + ev
+	ev := "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\n"
+	answer := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: " + strconv.Itoa(len(ev)) + "\r\n\r\n" + ev
 	firstDone := make(chan struct{}) // the client finished its first request
 	go func() {
 		for i := 0; ; i++ {
@@ -50,32 +53,44 @@ func TestFastPathIdleConnectionThatSpoke(t *testing.T) {
 			}()
 		}
 	}()
-	o := OpenAI("http://" + ln.Addr().String() + "/v1")
-	defer o.CloseIdleConnections()
-	call := func(id string) Record {
-		return o.Call(context.Background(), Request{ID: id, Messages: []Message{{Role: "user", Content: "hi"}}})
+	u, _ := url.Parse("http://" + ln.Addr().String() + "/v1/chat/completions")
+	r, ok := NewRequest(u, nil, func(h http.Header) { h.Set("Content-Type", "application/json") })
+	if !ok {
+		t.Fatalf("no request for %s", u)
 	}
-	if rec := call("first"); !rec.OK() {
-		t.Fatalf("first request: %+v", rec)
+	p := &Pool{Addr: r.Addr, MaxIdle: 1}
+	defer p.CloseIdle()
+	var dials atomic.Int32
+	trace := &httptrace.ClientTrace{ConnectDone: func(string, string, error) { dials.Add(1) }}
+	call := func(id string) (int, string) {
+		t.Helper()
+		a, err := p.RoundTrip(context.Background(), r.Append(nil, id, []byte(`{}`)), trace)
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		b, err := io.ReadAll(a.Body)
+		a.Body.Close()
+		if err != nil {
+			t.Fatalf("%s: body: %v", id, err)
+		}
+		return a.Status, string(b)
+	}
+	if status, body := call("first"); status != 200 || body != ev {
+		t.Fatalf("first request: %d %q", status, body)
 	}
 	// Wait (on the poller, no sleep) until the 408 has reached the idle
 	// connection, so that the second request meets it there.
-	o.mu.Lock()
-	p := o.pools[0]
-	o.mu.Unlock()
 	idle := p.Idle()
 	if len(idle) != 1 {
 		t.Fatalf("%d idle connections after the first request, want 1", len(idle))
 	}
-	nc := idle[0]
 	close(firstDone)
-	waitReadable(t, nc)
-	rec := call("second")
-	if !rec.OK() {
-		t.Fatalf("second request read the idle connection's 408 as its answer: %+v", rec)
+	waitReadable(t, idle[0])
+	if status, body := call("second"); status != 200 || body != ev {
+		t.Fatalf("second request read the idle connection's 408 as its answer: %d %q", status, body)
 	}
-	if rec.Connect == 0 {
-		t.Errorf("second request reused the connection that had spoken (no connect time)")
+	if n := dials.Load(); n != 2 {
+		t.Errorf("%d connections dialed for 2 requests, want 2: the second reused the connection that had spoken", n)
 	}
 }
 
