@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
 // recordsTarget resolves a records target, in its format.
 func recordsTarget(t Target) runTarget {
 	desc := "records " + t.Records + ", merged"
-	if t.Format != "" && t.Format != latencytest.FormatTailguard {
+	if t.Format != "" && t.Format != records.Tailguard {
 		desc = "records " + t.Records + ", imported from " + t.Format
 	}
 	return runTarget{records: t.Records, format: t.Format, desc: desc}
@@ -33,7 +34,7 @@ type LevelReport struct {
 // by level, without a testing.T: the pure core of a records target (Run
 // and RunFile are its testing wrapper). records are files or globs; none
 // takes the spec's own target.records. format names their format (one of
-// latencytest.Formats); "" takes the spec's target.format, else detects
+// records.Formats); "" takes the spec's target.format, else detects
 // each file's. A level listed in load.concurrency that the records do not
 // hold is an error, as are chains (records hold no chain totals), an
 // objective on a clock the format does not measure (k6 has no TTFT), and a
@@ -64,11 +65,7 @@ func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
 	}
 	var byLevel map[int]*latencytest.Result
 	var err error
-	if format == latencytest.FormatTailguard {
-		byLevel, err = latencytest.MergeLevels(records...)
-	} else {
-		byLevel, err = latencytest.ImportLevels(format, records...)
-	}
+	byLevel, err = importLevels(format, records...)
 	if err != nil {
 		return nil, fmt.Errorf("slospec: spec %s: records: %w", s.title(), err)
 	}
@@ -108,21 +105,17 @@ func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
 	return out, nil
 }
 
-// importedFormat names the format an imported result came from, from its
-// raw-records box ("path (vllm, imported)"); "" for this package's own.
-func importedFormat(res *latencytest.Result) string {
-	a := res.Disclosure.Box(3).Answer
-	for _, f := range latencytest.Formats() {
-		if strings.Contains(a, "("+f+", imported)") {
-			return f
-		}
-	}
-	return ""
-}
+// importLevels is records.ImportLevels (Judge's parameter records hides
+// the package).
+var importLevels = records.ImportLevels
+
+// importedFormat names the format an imported result came from; "" for
+// this package's own.
+func importedFormat(res *latencytest.Result) string { return res.Disclosure.Format }
 
 // measurable refuses an objective on a clock the format does not measure.
 func measurable(s Spec, format string) error {
-	have := latencytest.ImportedMetrics(format)
+	have := records.Metrics(format)
 	for _, o := range s.Objectives {
 		if clock, _ := needs(o); clock != "" && !slices.Contains(have, clock) {
 			where := o.Key
@@ -136,7 +129,7 @@ func measurable(s Spec, format string) error {
 }
 
 // needs is the clock an objective cannot be judged without, named as
-// latencytest.ImportedMetrics names them, and what the objective judges
+// records.Metrics names them, and what the objective judges
 // of it: a quantile's, CV's or tail ratio's clock; the gaps between
 // tokens for the decode speed ("itl") and for the longest stall
 // ("max_gap"); TTFT for cold starts. "" for an objective that needs no
