@@ -17,7 +17,8 @@ import (
 // url=..." (aiohttp), "429 Too Many Requests" (Go's net/http status).
 var statusRE = regexp.MustCompile(`(?i)(?:status[ _-]?code|status|http(?:/[0-9.]+)?|error code|response code)[^0-9a-z]{0,3}([1-5][0-9][0-9])\b` +
 	`|'([1-5][0-9][0-9]) [a-z]` +
-	`|^([1-5][0-9][0-9])(?:, ?message=| [A-Za-z])`)
+	`|\b([1-5][0-9][0-9]), ?message=` +
+	`|^([1-5][0-9][0-9]) [A-Za-z]`)
 
 // textStatus is the HTTP status an error text names: one of the shapes
 // of statusRE, or a whole reason phrase ("Too Many Requests"); 0 for

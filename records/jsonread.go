@@ -99,13 +99,13 @@ func syntaxError(b []byte, err error) error {
 	}
 	off := min(int(se.Offset), len(b))
 	line := 1 + bytes.Count(b[:off], []byte("\n"))
-	start := max(off-1, 0)
-	for _, lit := range []string{"NaN", "-Infinity", "Infinity"} {
-		for k := start; k >= max(start-1, 0); k-- {
-			if bytes.HasPrefix(b[k:], []byte(lit)) {
-				return fmt.Errorf("line %d: %s is not JSON (Python's json writes NaN and Infinity for a value that is not a number): a time that is not a number cannot be judged", line, lit)
-			}
-		}
+	from := bytes.LastIndexByte(b[:max(off-1, 0)], '\n') + 1
+	to := bytes.IndexByte(b[from:], '\n')
+	if to < 0 {
+		to = len(b) - from
+	}
+	if lit := nonJSON(b[from : from+to]); lit != "" {
+		return fmt.Errorf("line %d: %s is not JSON (Python's json writes NaN and Infinity for a value that is not a number): a time that is not a number cannot be judged", line, lit)
 	}
 	return fmt.Errorf("line %d: not JSON: %w", line, err)
 }
@@ -334,7 +334,7 @@ func detect(br *bufio.Reader) (string, io.Reader, error) {
 			t = bytes.TrimLeft(all, " \t\r\n\ufeff")
 			keys, _, err = topKeys(t)
 		}
-		if err != nil {
+		if err != nil && parseErr == nil {
 			parseErr = syntaxError(t, err)
 		}
 		sn.Keys = keys
