@@ -233,12 +233,12 @@ func TestGuideLLMCutReport(t *testing.T) {
 func TestClientTextsNameTheirStatus(t *testing.T) {
 	texts := map[string]string{
 		"httpx.HTTPStatusError: Client error '401 Unauthorized' for url 'http://127.0.0.1:8000/v1/chat/completions'": "http_401",
-		"aiohttp.client_exceptions.ClientResponseError: 401, message='Unauthorized', url='http://127.0.0.1:8000/v1'":   "http_401",
-		"401, message='Unauthorized', url=URL('http://127.0.0.1:8000/v1')":                                            "http_401",
-		"openai.AuthenticationError: Error code: 401 - {'error': {'message': 'bad key'}}":                              "http_401",
+		"aiohttp.client_exceptions.ClientResponseError: 401, message='Unauthorized', url='http://127.0.0.1:8000/v1'": "http_401",
+		"401, message='Unauthorized', url=URL('http://127.0.0.1:8000/v1')":                                           "http_401",
+		"openai.AuthenticationError: Error code: 401 - {'error': {'message': 'bad key'}}":                            "http_401",
 		"Too Many Requests": "http_429",
 		"Traceback (most recent call last):\n  File \"x.py\"\nhttpx.ConnectError: [Errno 111] Connection refused": "transport",
-		"Cannot connect to host 127.0.0.1:8000 ssl:default": "transport",
+		"Cannot connect to host 127.0.0.1:8000 ssl:default":                                                       "transport",
 	}
 	for text, want := range texts {
 		doc := vllmDoc(1, 1, 0.2)
