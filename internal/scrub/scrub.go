@@ -35,7 +35,7 @@ var (
 	userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*):[^/\s@]+@`)
 	// pair: a secret-named key and its value, in a query (?api_key=v&),
 	// a header (x-api-key: v), JSON ("api_key": "v") or prose (key=v).
-	pair = regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:key|token|secret|password|passwd|pwd|sig|signature|auth|authorization|credentials?)["']?)(\s*[=:]\s*["']?)([^\s&"',;)}\]]+)`)
+	pair = regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:key|token|secret|password|passwd|pwd|sig|signature|auth|authorization|credentials?)["']?)(\s*[=:]\s*["']?)(\[REDACTED\]|[^\s&"',;)}\]]+)`)
 	// shapes: well-known API key and token formats.
 	shapes = regexp.MustCompile(`\b(?:sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|gh[pousr]_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`)
 )
@@ -48,11 +48,18 @@ func Text(s string) string {
 	if s == "" {
 		return s
 	}
-	s = bearer.ReplaceAllString(s, "${1}${2}"+Redacted)
+	s = bearer.ReplaceAllStringFunc(s, func(m string) string {
+		sub := bearer.FindStringSubmatch(m)
+		cred := m[len(sub[1])+len(sub[2]):]
+		if len(cred) < 20 && !strings.ContainsAny(cred, "0123456789") {
+			return m // a word after "token" in prose, not a credential
+		}
+		return sub[1] + sub[2] + Redacted
+	})
 	s = userinfo.ReplaceAllString(s, "${1}:"+Redacted+"@")
 	s = pair.ReplaceAllStringFunc(s, func(m string) string {
 		sub := pair.FindStringSubmatch(m)
-		if sub[3] == Redacted || strings.HasPrefix(sub[3], Redacted) {
+		if sub[3] == Redacted {
 			return m
 		}
 		return sub[1] + sub[2] + Redacted
