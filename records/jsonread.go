@@ -23,10 +23,12 @@ func readLines(r io.Reader, s *Sink, fn func(line []byte) error) error {
 	var long []byte
 	for n := 1; ; n++ {
 		b, rerr := br.ReadSlice('\n')
-		for errors.Is(rerr, bufio.ErrBufferFull) { // a line longer than the buffer
+		if errors.Is(rerr, bufio.ErrBufferFull) { // a line longer than the buffer
 			long = append(long[:0], b...)
-			b, rerr = br.ReadSlice('\n')
-			long = append(long, b...)
+			for errors.Is(rerr, bufio.ErrBufferFull) {
+				b, rerr = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
 			b = long
 		}
 		atEnd := errors.Is(rerr, io.EOF)
@@ -290,17 +292,13 @@ func (s Sniff) Has(keys ...string) bool {
 	return true
 }
 
-// sniffLimit is how much of a file detection reads before it reads the
-// first document whole to see its keys.
-const sniffLimit = 1 << 20
-
 // detect names the format of br's contents and returns a reader of every
 // byte (detection may have read some). Contents that fit no format, or
 // more than one, are an error that says which; so is a NaN or Infinity
 // where a number belongs.
 func detect(br *bufio.Reader) (string, io.Reader, error) {
 	var in io.Reader = br
-	head, _ := br.Peek(sniffLimit)
+	head, _ := br.Peek(br.Size()) // what detection sees before it reads a document whole
 	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
 	if len(t) == 0 {
 		return "", nil, errors.New("detect format: the file is empty")
@@ -325,7 +323,7 @@ func detect(br *bufio.Reader) (string, io.Reader, error) {
 			parseErr = lineError(1, line)
 		}
 		keys, cut, err := topKeys(t)
-		if cut && len(head) == sniffLimit && !matchesAny(Sniff{Keys: keys}) { // a big document: read it whole
+		if cut && len(head) == br.Size() && !matchesAny(Sniff{Keys: keys}) { // a big document: read it whole
 			all, rerr := io.ReadAll(br)
 			if rerr != nil {
 				return "", nil, rerr

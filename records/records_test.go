@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -364,8 +365,13 @@ func TestImportVegetaRealRun(t *testing.T) {
 	}
 }
 
-// FuzzImport: no input makes an importer or DetectFormat panic, and an
-// imported result never holds a successful record with a negative total.
+// FuzzImport: no input makes detection or any importer of the registry
+// panic, and no imported result holds a record that could not have been
+// measured (so no verdict can pass on one): every clock is NotObserved or
+// in [0, a day]; a success took time, its first token (when it has one)
+// came after 0 and by its end, as did its first answer, last token,
+// longest gap and first byte; token events mean a timed first token. An
+// import that succeeds holds at least one request.
 func FuzzImport(f *testing.F) {
 	for _, name := range importFixtures {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
@@ -375,20 +381,58 @@ func FuzzImport(f *testing.F) {
 		f.Add(b)
 		f.Add(b[:len(b)/2])
 	}
+	f.Add([]byte(`{"seq":0,"code":200,"timestamp":"2025-12-01T10:15:00Z","latency":0,"error":""}` + "\n"))
+	f.Add([]byte(`{"metadata":{"request_start_ns":1764584100000000000},"metrics":{"time_to_first_token":{"value":450,"unit":"ms"},"request_latency":{"value":0.3,"unit":"s"}}}` + "\n"))
+	f.Add([]byte(`{"ttfts":[0.5],"itls":[[0.1]],"errors":[""],"output_lens":[2],"latencies":[0.2]}`))
+	f.Add([]byte(`[{"error_code":null,"ttft_s":2,"end_to_end_latency_s":1}]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = records.Detect(b)
-		for _, format := range records.Formats() {
+		for _, format := range append(records.Formats(), "") {
 			res, err := records.Import(format, bytes.NewReader(b))
 			if err != nil {
 				continue
 			}
-			for _, r := range res.Records {
-				if r.OK() && r.Total < 0 {
-					t.Fatalf("%s: successful record %s with total %v", format, r.ID, r.Total)
+			if res.Len() == 0 {
+				t.Fatalf("%q: a result with no request and no error", format)
+			}
+			for _, r := range res.All() {
+				if why := implausible(r); why != "" {
+					t.Fatalf("%q: record %s: %s: %+v", format, r.ID, why, *r)
 				}
 			}
 		}
 	})
+}
+
+// implausible says why a record could not have been measured ("" when it
+// could), independently of the importers' own check.
+func implausible(r *latencytest.Record) string {
+	for _, d := range []time.Duration{r.TTFB, r.TTFT, r.FirstAnswer, r.LastToken, r.Total, r.MaxGap} {
+		if d != latencytest.NotObserved && (d < 0 || d > 24*time.Hour) {
+			return fmt.Sprintf("clock %v", d)
+		}
+	}
+	for _, d := range r.Gaps.All() {
+		if d < 0 || d > r.Total {
+			return fmt.Sprintf("gap %v", d)
+		}
+	}
+	if !r.OK() {
+		return ""
+	}
+	switch {
+	case r.Total <= 0:
+		return "a success that took no time"
+	case r.TokenEvents > 0 && r.TTFT <= 0:
+		return "token events without a first token"
+	case r.TTFT > r.Total:
+		return "first token after the end"
+	case r.FirstAnswer > r.Total, r.LastToken > r.Total, r.MaxGap > r.Total, r.TTFB > r.Total:
+		return "a clock after the end"
+	case r.FirstAnswer > 0 && r.TTFT > r.FirstAnswer:
+		return "first token after the first answer"
+	}
+	return ""
 }
 
 // TestImportFileGzip: k6 writes gzip with --out json=results.gz.

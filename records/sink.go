@@ -30,6 +30,7 @@ type Sink struct {
 
 	versions, models, notes, partial []string
 	levels                           []int
+	memo                             map[string]string // texts cleaned so far (error texts repeat)
 }
 
 // fileFingerprints are one file's records, for finding the same run
@@ -119,7 +120,7 @@ func (s *Sink) Add(rec *latencytest.Record, where string) error {
 		rec.ID = fmt.Sprintf("%s-%05d", s.f.Name, s.n)
 	}
 	rec.ID = s.prefix + rec.ID
-	rec.Detail = scrub.Text(rec.Detail)
+	rec.Detail = s.clean(rec.Detail)
 	rec.Model = scrub.Text(rec.Model)
 	rec.FinishReason = scrub.Text(rec.FinishReason)
 	rec.Injected = scrub.Text(rec.Injected)
@@ -147,6 +148,24 @@ func (s *Sink) Add(rec *latencytest.Record, where string) error {
 	b.Add(rec)
 	s.n++
 	return nil
+}
+
+// clean is scrub.Text, remembered for up to 4,096 distinct texts.
+func (s *Sink) clean(text string) string {
+	if text == "" {
+		return ""
+	}
+	if c, ok := s.memo[text]; ok {
+		return c
+	}
+	c := scrub.Text(text)
+	if s.memo == nil {
+		s.memo = map[string]string{}
+	}
+	if len(s.memo) < 4096 {
+		s.memo[text] = c
+	}
+	return c
 }
 
 // maxTime is the longest time a record may hold (a day): a larger value

@@ -40,6 +40,10 @@ var (
 	shapes = regexp.MustCompile(`\b(?:sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|gh[pousr]_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`)
 )
 
+// shapePrefixes are how every key of shapes starts: a text with none of
+// them holds none.
+var shapePrefixes = []string{"sk-", "AKIA", "AIza", "gh", "hf_", "xox", "eyJ"}
+
 // Text returns s on one line, its control characters and escape
 // sequences removed and its secrets replaced by Redacted (see the package
 // doc). Text of a clean text is the text.
@@ -48,23 +52,35 @@ func Text(s string) string {
 	if s == "" {
 		return s
 	}
-	s = bearer.ReplaceAllStringFunc(s, func(m string) string {
-		sub := bearer.FindStringSubmatch(m)
-		cred := m[len(sub[1])+len(sub[2]):]
-		if len(cred) < 20 && !strings.ContainsAny(cred, "0123456789") {
-			return m // a word after "token" in prose, not a credential
+	l := strings.ToLower(s)
+	if strings.Contains(l, "bearer") || strings.Contains(l, "basic") || strings.Contains(l, "token") {
+		s = bearer.ReplaceAllStringFunc(s, func(m string) string {
+			sub := bearer.FindStringSubmatch(m)
+			cred := m[len(sub[1])+len(sub[2]):]
+			if len(cred) < 20 && !strings.ContainsAny(cred, "0123456789") {
+				return m // a word after "token" in prose, not a credential
+			}
+			return sub[1] + sub[2] + Redacted
+		})
+	}
+	if strings.Contains(s, "://") && strings.Contains(s, "@") {
+		s = userinfo.ReplaceAllString(s, "${1}:"+Redacted+"@")
+	}
+	if strings.ContainsAny(s, "=:") {
+		s = pair.ReplaceAllStringFunc(s, func(m string) string {
+			sub := pair.FindStringSubmatch(m)
+			if sub[3] == Redacted {
+				return m
+			}
+			return sub[1] + sub[2] + Redacted
+		})
+	}
+	for _, p := range shapePrefixes {
+		if strings.Contains(s, p) {
+			return shapes.ReplaceAllString(s, Redacted)
 		}
-		return sub[1] + sub[2] + Redacted
-	})
-	s = userinfo.ReplaceAllString(s, "${1}:"+Redacted+"@")
-	s = pair.ReplaceAllStringFunc(s, func(m string) string {
-		sub := pair.FindStringSubmatch(m)
-		if sub[3] == Redacted {
-			return m
-		}
-		return sub[1] + sub[2] + Redacted
-	})
-	return shapes.ReplaceAllString(s, Redacted)
+	}
+	return s
 }
 
 // Controls returns s with escape sequences and bidirectional overrides
