@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
-func write(t *testing.T, dir, name string, b []byte) string {
+func writeBytes(t *testing.T, dir, name string, b []byte) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -35,8 +36,8 @@ func TestSameRunUnderTwoNamesRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := write(t, dir, "run.json.gz", b)
-	copyPath := write(t, dir, "copy.json.gz", b)
+	a := writeBytes(t, dir, "run.json.gz", b)
+	copyPath := writeBytes(t, dir, "copy.json.gz", b)
 	_, err = records.ImportLevels("", a, copyPath)
 	if err == nil || !strings.Contains(err.Error(), "copy.json.gz") || !strings.Contains(err.Error(), "run.json.gz") || !strings.Contains(err.Error(), "40 of its 40") {
 		t.Fatalf("the same run twice: %v; want a refusal naming both files", err)
@@ -123,7 +124,7 @@ func TestVLLMAppendResult(t *testing.T) {
 		b, _ := json.Marshal(vllmDoc(20, level, 0.15))
 		two.Write(append(b, '\n'))
 	}
-	levels, err := records.ImportLevels("", write(t, dir, "sweep.json", two.Bytes()))
+	levels, err := records.ImportLevels("", writeBytes(t, dir, "sweep.json", two.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestVLLMAppendResult(t *testing.T) {
 		b, _ := json.Marshal(vllmDoc(20, 4, 0.15))
 		same.Write(append(b, '\n'))
 	}
-	_, err = records.ImportLevels("", write(t, dir, "same.json", same.Bytes()))
+	_, err = records.ImportLevels("", writeBytes(t, dir, "same.json", same.Bytes()))
 	if err == nil || !strings.Contains(err.Error(), "2 runs") || !strings.Contains(err.Error(), "max_concurrency 4") {
 		t.Fatalf("two runs at one level: %v; want a refusal with the reason", err)
 	}
@@ -252,5 +253,32 @@ func TestClientTextsNameTheirStatus(t *testing.T) {
 		if got := res.Record(0).Err; got != want {
 			t.Errorf("%q: class %s, want %s", text, got, want)
 		}
+	}
+}
+
+// This module's own records are checked too: a first token after the
+// end is refused, naming the file and the request; a success of 0s
+// stands (synctest's virtual clock measures a call that only computes as
+// 0s).
+func TestOwnRecordsChecked(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, recs ...latencytest.Record) string {
+		var b bytes.Buffer
+		if err := latencytest.WriteRecords(&b, recs); err != nil {
+			t.Fatal(err)
+		}
+		return writeBytes(t, dir, name, b.Bytes())
+	}
+	ok := write("ok.jsonl", latencytest.Record{ID: "c1-0000", TTFT: 0, Total: 0})
+	if levels, err := records.ImportLevels(records.Tailguard, ok); err != nil || levels[0].Len() != 1 {
+		t.Fatalf("a 0s success of this module's own: %v", err)
+	}
+	bad := write("bad.jsonl", latencytest.Record{ID: "c1-0000", TTFT: 2 * time.Second, Total: time.Second, TokenEvents: 1})
+	_, err := records.ImportLevels("", bad)
+	if err == nil || !strings.Contains(err.Error(), "bad.jsonl") || !strings.Contains(err.Error(), "c1-0000") || !strings.Contains(err.Error(), "TTFT 2s after total 1s") {
+		t.Fatalf("TTFT after total: %v", err)
+	}
+	if _, err := records.ImportFile("", bad); err == nil {
+		t.Fatal("ImportFile took TTFT after total")
 	}
 }

@@ -127,7 +127,7 @@ func (s *Sink) Add(rec *latencytest.Record, where string) error {
 	for i, n := range rec.Notes {
 		rec.Notes[i] = scrub.Text(n)
 	}
-	if err := check(rec); err != nil {
+	if err := check(rec, s.f.ZeroTimes); err != nil {
 		return fmt.Errorf("%s: request %s: %w", where, rec.ID, err)
 	}
 	if s.split {
@@ -178,8 +178,9 @@ const maxTime = 24 * time.Hour
 // clock; the first token after the first answer, the last token or the
 // end; a gap or the token times after the end; a negative count or
 // status. A failed record may have no time (a refused connection), never
-// an impossible one.
-func check(rec *latencytest.Record) error {
+// an impossible one; zeroTimes lets a success take no time (see
+// Format.ZeroTimes).
+func check(rec *latencytest.Record, zeroTimes bool) error {
 	clocks := []struct {
 		name string
 		d    time.Duration
@@ -200,10 +201,10 @@ func check(rec *latencytest.Record) error {
 	}
 	obs := func(d time.Duration) bool { return d > 0 }
 	if rec.OK() {
-		if rec.Total <= 0 {
+		if rec.Total < 0 || rec.Total == 0 && !zeroTimes {
 			return fmt.Errorf("a success that took %v: a request takes time (a missing value written as 0?)", rec.Total)
 		}
-		if rec.TokenEvents > 0 && rec.TTFT <= 0 {
+		if rec.TokenEvents > 0 && (rec.TTFT < 0 || rec.TTFT == 0 && !zeroTimes) {
 			return fmt.Errorf("%d token event(s) but TTFT %v: a first token takes time", rec.TokenEvents, rec.TTFT)
 		}
 	}
@@ -238,9 +239,9 @@ func check(rec *latencytest.Record) error {
 
 // checkResult checks every record of a result read by a Format's Levels
 // (this module's own records), naming the first implausible one.
-func checkResult(res *latencytest.Result, where string) error {
+func checkResult(res *latencytest.Result, where string, zeroTimes bool) error {
 	for _, rec := range res.All() {
-		if err := check(rec); err != nil {
+		if err := check(rec, zeroTimes); err != nil {
 			return fmt.Errorf("records: %s: request %s: %w", where, scrub.Text(rec.ID), err)
 		}
 	}

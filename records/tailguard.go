@@ -29,7 +29,8 @@ var tailguardFormat = Format{
 		}
 		return nil
 	},
-	Levels: latencytest.MergeLevels,
+	Levels:    latencytest.MergeLevels,
+	ZeroTimes: true,
 	Timed: "this module's own records, read back from JSONL without the summary beside them " +
 		"(what the run disclosed is not known; latencytest.MergeRecords reads both)",
 	Warmup: "warm-up requests as the records mark them",
