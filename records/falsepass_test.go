@@ -282,3 +282,12 @@ func TestOwnRecordsChecked(t *testing.T) {
 		t.Fatal("ImportFile took TTFT after total")
 	}
 }
+
+// An error that quotes the file quotes it clean.
+func TestImportErrorsScrubbed(t *testing.T) {
+	line := `{"metadata":{"request_start_ns":1764584100000000000,"benchmark_phase":"x\u001b[2J?api_key=hunter2hunter2"},"metrics":{}}` + "\n"
+	_, err := records.Import(records.AIPerf, strings.NewReader(line))
+	if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), "benchmark_phase") {
+		t.Fatalf("%v", err)
+	}
+}

@@ -259,10 +259,18 @@ func inFile(err error, path, format string) error {
 		where += "import " + format + ": "
 	}
 	if path != "" {
-		where += scrub.Text(path) + ": "
+		where += path + ": "
 	}
-	return fmt.Errorf("%s%w", where, err)
+	return cleanError{fmt.Errorf("%s%w", where, err)}
 }
+
+// cleanError is an import error whose text quotes the file (a value, a
+// phase, a path): its secrets and control characters are removed as from
+// the records' texts.
+type cleanError struct{ err error }
+
+func (e cleanError) Error() string { return scrub.Text(e.err.Error()) }
+func (e cleanError) Unwrap() error { return e.err }
 
 // open opens path for reading, unzipping a gzipped file as it is read.
 func open(path string) (io.ReadCloser, error) {

@@ -4,9 +4,10 @@
 // sequences and control characters, and hides what looks like a secret.
 //
 // Secrets it hides, each replaced by Redacted: the value of a URL query
-// parameter or a key=value / "key": value pair whose name ends in key,
-// token, secret, password, signature, auth or credential (api_key=...,
-// access_token=..., x-api-key: ...); the credential after Bearer, Basic or
+// parameter or a key=value pair whose name ends in key, token, secret,
+// password, signature, auth or credential (api_key=..., access_token=...),
+// and of a "key": value pair of such a name when the value looks like a
+// credential (8 characters with a digit, or 16; x-api-key: ...); the credential after Bearer, Basic or
 // Token; the password in a URL's user:password@; and the shapes of
 // common API keys (sk-..., AKIA..., AIza..., ghp_..., hf_..., xox?-...,
 // JSON Web Tokens). Secrets it was given (the run's own keys) are another
@@ -69,8 +70,8 @@ func Text(s string) string {
 	if strings.ContainsAny(s, "=:") {
 		s = pair.ReplaceAllStringFunc(s, func(m string) string {
 			sub := pair.FindStringSubmatch(m)
-			if sub[3] == Redacted {
-				return m
+			if sub[3] == Redacted || !strings.Contains(sub[2], "=") && !credential(sub[3]) {
+				return m // "name: word" in prose names no secret
 			}
 			return sub[1] + sub[2] + Redacted
 		})
@@ -81,6 +82,12 @@ func Text(s string) string {
 		}
 	}
 	return s
+}
+
+// credential reports whether a value after "name:" looks like one: 16
+// characters or more, or 8 or more with a digit.
+func credential(v string) bool {
+	return len(v) >= 16 || len(v) >= 8 && strings.ContainsAny(v, "0123456789")
 }
 
 // Controls returns s with escape sequences and bidirectional overrides
