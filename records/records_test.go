@@ -396,7 +396,7 @@ func FuzzImport(f *testing.F) {
 				t.Fatalf("%q: a result with no request and no error", format)
 			}
 			for _, r := range res.All() {
-				if why := implausible(r); why != "" {
+				if why := implausible(r, res.Disclosure.Format); why != "" {
 					t.Fatalf("%q: record %s: %s: %+v", format, r.ID, why, *r)
 				}
 			}
@@ -406,7 +406,7 @@ func FuzzImport(f *testing.F) {
 
 // implausible says why a record could not have been measured ("" when it
 // could), independently of the importers' own check.
-func implausible(r *latencytest.Record) string {
+func implausible(r *latencytest.Record, format string) string {
 	for _, d := range []time.Duration{r.TTFB, r.TTFT, r.FirstAnswer, r.LastToken, r.Total, r.MaxGap} {
 		if d != latencytest.NotObserved && (d < 0 || d > 24*time.Hour) {
 			return fmt.Sprintf("clock %v", d)
@@ -421,9 +421,11 @@ func implausible(r *latencytest.Record) string {
 		return ""
 	}
 	switch {
-	case r.Total <= 0:
-		return "a success that took no time"
-	case r.TokenEvents > 0 && r.TTFT <= 0:
+	case r.Total < 0:
+		return "a negative total"
+	case r.Total == 0 && (format != records.Tailguard || r.Start.IsZero()):
+		return "a success that took no time (one of this module's own, on synctest's clock, has a send time)"
+	case r.TokenEvents > 0 && r.TTFT < 0, r.TokenEvents > 0 && r.TTFT == 0 && r.Total != 0:
 		return "token events without a first token"
 	case r.TTFT > r.Total:
 		return "first token after the end"

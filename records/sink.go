@@ -115,6 +115,9 @@ func (s *Sink) Add(rec *latencytest.Record, where string) error {
 	if where == "" {
 		where = fmt.Sprintf("line %d", s.line)
 	}
+	if s.f.ZeroTimes && (rec.ID == "" || rec.Start.IsZero()) { // this module's own records carry both
+		return fmt.Errorf("%s: a record without a trace ID or a send time: not one this module wrote", where)
+	}
 	rec.ID = scrub.Text(cut(rec.ID, 200))
 	if rec.ID == "" {
 		rec.ID = fmt.Sprintf("%s-%05d", s.f.Name, s.n)
