@@ -269,9 +269,14 @@ func TestOwnRecordsChecked(t *testing.T) {
 		}
 		return writeBytes(t, dir, name, b.Bytes())
 	}
-	ok := write("ok.jsonl", latencytest.Record{ID: "c1-0000", TTFT: 0, Total: 0})
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) // synctest's clock starts there
+	ok := write("ok.jsonl", latencytest.Record{ID: "c1-0000", Start: t0, TTFT: 0, Total: 0})
 	if levels, err := records.ImportLevels(records.Tailguard, ok); err != nil || levels[0].Len() != 1 {
 		t.Fatalf("a 0s success of this module's own: %v", err)
+	}
+	// Without a send time it is no measurement: {} read as a record.
+	if _, err := records.Import("", strings.NewReader(`{"id":"x","ttft_ns":0,"total_ns":0}`+"\n")); err == nil || !strings.Contains(err.Error(), "without a send time") {
+		t.Errorf("a 0s success without a send time: %v", err)
 	}
 	bad := write("bad.jsonl", latencytest.Record{ID: "c1-0000", TTFT: 2 * time.Second, Total: time.Second, TokenEvents: 1})
 	_, err := records.ImportLevels("", bad)
