@@ -134,6 +134,10 @@ func TestVLLMAppendResult(t *testing.T) {
 	if id := levels[4].Record(0).ID; id != "vllm-r2-00000" {
 		t.Errorf("second run's ID %s", id)
 	}
+	// Read as one result (report, compare, fit), the runs would mix.
+	if _, err := records.ImportFile("", filepath.Join(dir, "sweep.json")); err == nil || !strings.Contains(err.Error(), "2 runs") {
+		t.Errorf("one result of two runs: %v; want a refusal", err)
+	}
 	var same bytes.Buffer
 	for range 2 {
 		b, _ := json.Marshal(vllmDoc(20, 4, 0.15))

@@ -51,6 +51,10 @@ func decodeVLLM(r io.Reader, s *Sink) error {
 	if err != nil {
 		return err
 	}
+	if len(docs) > 1 && !s.split {
+		return fmt.Errorf("the file holds %d runs (vllm bench serve --append-result): one result would mix them; "+
+			"read it level by level (ImportLevels, tailguard judge) or keep one run a file", len(docs))
+	}
 	if len(docs) > 1 {
 		seen := map[int]int{} // max_concurrency -> run
 		for i, d := range docs {
