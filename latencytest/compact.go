@@ -79,6 +79,7 @@ const (
 	cfChain
 	cfText
 	cfWhole
+	cfNoStart // Start is zero: an imported record without a send time
 )
 
 func newCompactStore(start time.Time) *compactStore {
@@ -179,6 +180,7 @@ func (c *compactStore) encode(b []byte, slot int, rec *Record) []byte {
 	set(cfTool, rec.ToolCalls != 0 || rec.FirstToolCall != 0 || rec.ToolArgsDone != 0)
 	set(cfChain, rec.Chain != 0 || rec.Call != 0)
 	set(cfText, rec.Detail != "" || rec.Injected != "" || len(rec.Notes) > 0)
+	set(cfNoStart, rec.Start.IsZero())
 	u := func(v uint64) { b = binary.AppendUvarint(b, v) }
 	i := func(v int64) { b = binary.AppendVarint(b, v) }
 	d := func(v time.Duration) { b = binary.AppendVarint(b, int64(v)) }
@@ -197,7 +199,9 @@ func (c *compactStore) encode(b []byte, slot int, rec *Record) []byte {
 	u(c.intern(rec.FinishReason, false))
 	u(c.intern(rec.Model, false))
 	u(c.intern(rec.Err, false))
-	i(rec.Start.UnixNano() - c.base)
+	if flags&cfNoStart == 0 {
+		i(rec.Start.UnixNano() - c.base)
+	}
 	d(rec.TTFB)
 	d(rec.TTFT)
 	d(rec.FirstAnswer - rec.TTFT)
@@ -277,7 +281,9 @@ func (c *compactStore) decode(slot int, rec *Record) {
 	rec.UsageReported, rec.CachedReported = flags&cfUsage != 0, flags&cfCached != 0
 	rec.Run, rec.Concurrency, rec.MaxTokens = int(i()), int(i()), int(i())
 	rec.PromptClass, rec.FinishReason, rec.Model, rec.Err = c.strs[u()], c.strs[u()], c.strs[u()], c.strs[u()]
-	rec.Start = time.Unix(0, c.base+i()).In(c.loc)
+	if flags&cfNoStart == 0 {
+		rec.Start = time.Unix(0, c.base+i()).In(c.loc)
+	}
 	rec.TTFB, rec.TTFT = d(), d()
 	rec.FirstAnswer = d() + rec.TTFT
 	rec.LastToken = d() + rec.TTFT

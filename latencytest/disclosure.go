@@ -27,6 +27,9 @@ type Disclosure struct {
 	// (MergeRecords), each with its counts, run window, client CPU/wall
 	// and location. Nil for a single run.
 	Sources []MergeSource `json:"sources,omitempty"`
+	// Format names the format of records another tool measured, as
+	// package records imported them ("vllm"); "" for this package's own.
+	Format string `json:"format,omitempty"`
 }
 
 // Box is one checklist item.

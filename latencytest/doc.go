@@ -44,9 +44,9 @@
 // (Poisson, constant, or a replayed trace from [LoadSchedule]) and measures
 // from it, so the waits a stalled provider causes are counted. One load can
 // run as several shards (TAILGUARD_SHARD=i/n, see [Shard]) whose
-// records.jsonl files [MergeRecords] joins into one Result. [Import] reads
-// the per-request output of other load tools (see [Formats]) into a Result
-// with the same semantics.
+// records.jsonl files [MergeRecords] joins into one Result. Package
+// records reads the per-request output of other load tools into a Result
+// with the same semantics (through [Builder]).
 //
 // API keys, header values and URL credentials never reach a Record, a log
 // line, an error or an artifact, in any encoding (see [WithAPIKey]).

@@ -31,7 +31,7 @@
 // # Records of other tools
 //
 // target: {records: GLOB, format: vllm} judges another load tool's
-// per-request output (one of [latencytest.Formats]) with the same
+// per-request output (one of [records.Formats]) with the same
 // objectives. [Judge] is the pure core of a records target, without a
 // testing.T; [JudgeFile] loads a spec and judges records given apart from
 // it (the spec then needs no target): the tailguard command's judge

@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
 // recordsTarget resolves a records target, in its format.
 func recordsTarget(t Target) runTarget {
 	desc := "records " + t.Records + ", merged"
-	if t.Format != "" && t.Format != latencytest.FormatTailguard {
+	if t.Format != "" && t.Format != records.Tailguard {
 		desc = "records " + t.Records + ", imported from " + t.Format
 	}
 	return runTarget{records: t.Records, format: t.Format, desc: desc}
@@ -112,19 +113,19 @@ func JudgeFile(path, format string, records ...string) ([]LevelReport, error) {
 }
 
 // RecordsFormat names the format of a result read from records (one of
-// latencytest.Formats): the tool that measured it.
+// records.Formats): the tool that measured it.
 func RecordsFormat(res *latencytest.Result) string {
 	if f := importedFormat(res); f != "" {
 		return f
 	}
-	return latencytest.FormatTailguard
+	return records.Tailguard
 }
 
 // Judge judges records already measured with the spec's objectives, level
 // by level, without a testing.T: the pure core of a records target (Run
 // and RunFile are its testing wrapper). records are files or globs; none
 // takes the spec's own target.records. format names their format (one of
-// latencytest.Formats); "" takes the spec's target.format, else detects
+// records.Formats); "" takes the spec's target.format, else detects
 // each file's. A level listed in load.concurrency that the records do not
 // hold is an error, as are chains (records hold no chain totals), an
 // objective on a clock the format does not measure (k6 has no TTFT), and a
@@ -156,11 +157,7 @@ func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
 	}
 	var byLevel map[int]*latencytest.Result
 	var err error
-	if format == latencytest.FormatTailguard {
-		byLevel, err = latencytest.MergeLevels(records...)
-	} else {
-		byLevel, err = latencytest.ImportLevels(format, records...)
-	}
+	byLevel, err = importLevels(format, records...)
 	if err != nil {
 		return nil, fmt.Errorf("slospec: spec %s: records: %w", s.title(), err)
 	}
@@ -202,21 +199,17 @@ func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
 	return out, nil
 }
 
-// importedFormat names the format an imported result came from, from its
-// raw-records box ("path (vllm, imported)"); "" for this package's own.
-func importedFormat(res *latencytest.Result) string {
-	a := res.Disclosure.Box(3).Answer
-	for _, f := range latencytest.Formats() {
-		if strings.Contains(a, "("+f+", imported)") {
-			return f
-		}
-	}
-	return ""
-}
+// importLevels is records.ImportLevels (Judge's parameter records hides
+// the package).
+var importLevels = records.ImportLevels
+
+// importedFormat names the format an imported result came from; "" for
+// this package's own.
+func importedFormat(res *latencytest.Result) string { return res.Disclosure.Format }
 
 // measurable refuses an objective on a clock the format does not measure.
 func measurable(s Spec, format string) error {
-	have := latencytest.ImportedMetrics(format)
+	have := records.Metrics(format)
 	for _, o := range s.Objectives {
 		if clock, _ := needs(o); clock != "" && !slices.Contains(have, clock) {
 			where := o.Key

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 	"github.com/tailguard/tailguard/slospec"
 )
@@ -75,14 +76,14 @@ func TestJudgeUndecided(t *testing.T) {
 func TestRecordsFormatOfResult(t *testing.T) {
 	dir := t.TempDir()
 	writeVLLM(t, filepath.Join(dir, "run.json"), 20)
-	res, err := latencytest.ImportFile("", filepath.Join(dir, "run.json"))
+	res, err := records.ImportFile("", filepath.Join(dir, "run.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := slospec.RecordsFormat(res); f != latencytest.FormatVLLM {
+	if f := slospec.RecordsFormat(res); f != records.VLLM {
 		t.Errorf("vllm records: %q", f)
 	}
-	if f := slospec.RecordsFormat(&latencytest.Result{}); f != latencytest.FormatTailguard {
+	if f := slospec.RecordsFormat(&latencytest.Result{}); f != records.Tailguard {
 		t.Errorf("own records: %q", f)
 	}
 }

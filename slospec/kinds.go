@@ -109,7 +109,7 @@ type objectiveKind struct {
 	// parse reads the key's value f into objectives of the kind.
 	parse func(p *specParser, f specEntry, w where, out *[]Objective)
 	// needs is the clock the objective cannot be judged without, named as
-	// latencytest.ImportedMetrics names them, and what it judges of it;
+	// records.Metrics names them, and what it judges of it;
 	// nil for a kind that needs no clock of its own.
 	needs func(o Objective) (clock, what string)
 	// sample is the metric and quantile the sample-size rule (n >=
@@ -299,7 +299,7 @@ func chainsKeys() []field[*Chains] {
 }
 
 // needs is the clock an objective cannot be judged without, named as
-// latencytest.ImportedMetrics names them, and what the objective judges
+// records.Metrics names them, and what the objective judges
 // of it (the kind's needs); "" for an objective that needs no clock of
 // its own (an error rate, cache misses).
 func needs(o Objective) (clock, what string) {

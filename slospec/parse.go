@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 	"go.yaml.in/yaml/v3"
 )
@@ -493,8 +493,8 @@ func (p *specParser) recordsFormat(f specEntry) string {
 	if !ok {
 		return ""
 	}
-	if !slices.Contains(latencytest.Formats(), v) {
-		p.errorf(f.v.Line, f.path, "unknown format %q (have %s)", v, strings.Join(latencytest.Formats(), ", "))
+	if !slices.Contains(records.Formats(), v) {
+		p.errorf(f.v.Line, f.path, "unknown format %q (have %s)", v, strings.Join(records.Formats(), ", "))
 		return ""
 	}
 	return v

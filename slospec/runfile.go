@@ -9,6 +9,7 @@ import (
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -160,11 +161,11 @@ func levelVerdict(name string, rep sloassert.Report) string {
 }
 
 // levels reads a records target's files, split by load level: this
-// package's own records merged (latencytest.MergeLevels), another tool's
-// imported (latencytest.ImportLevels).
+// package's own records merged, another tool's imported
+// (records.ImportLevels).
 func (rt runTarget) levels() (map[int]*latencytest.Result, error) {
-	if rt.format == "" || rt.format == latencytest.FormatTailguard {
-		return latencytest.MergeLevels(rt.records)
+	if rt.format == "" {
+		return records.ImportLevels(records.Tailguard, rt.records)
 	}
-	return latencytest.ImportLevels(rt.format, rt.records)
+	return records.ImportLevels(rt.format, rt.records)
 }

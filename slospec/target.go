@@ -29,8 +29,8 @@ type Target struct {
 	// makes a relative one relative to the spec file's directory.
 	Records string
 	// Format is the format of the Records files: one of
-	// latencytest.Formats ("aiperf", "vllm", ...), read with
-	// latencytest.ImportLevels; "" reads this package's own records.
+	// records.Formats ("aiperf", "vllm", ...), read with
+	// records.ImportLevels; "" reads this package's own records.
 	Format string
 	// Seed, when set, replaces a fake profile's seed.
 	Seed *uint64

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 	"github.com/tailguard/tailguard/slospec"
 )
@@ -91,7 +91,7 @@ func compare(args []string, stdout, stderr io.Writer) (int, error) {
 // formats must measure, or the first of defaultMetrics both measure (note
 // says why, when it is not TTFT).
 func compareMetric(asked, fb, fc string) (m, note string, err error) {
-	hb, hc := latencytest.ImportedMetrics(fb), latencytest.ImportedMetrics(fc)
+	hb, hc := records.Metrics(fb), records.Metrics(fc)
 	for _, f := range []struct {
 		format string
 		have   []string

@@ -60,6 +60,7 @@ import (
 
 	"github.com/tailguard/tailguard/fit"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 	"github.com/tailguard/tailguard/slospec"
 )
@@ -86,7 +87,7 @@ formats: `
 // run runs one subcommand and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage+strings.Join(latencytest.Formats(), ", ")+"\n")
+		fmt.Fprint(stderr, usage+strings.Join(records.Formats(), ", ")+"\n")
 		return exitBad
 	}
 	var code int
@@ -101,7 +102,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "fit":
 		code, err = fitCmd(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage+strings.Join(latencytest.Formats(), ", ")+"\n")
+		fmt.Fprint(stdout, usage+strings.Join(records.Formats(), ", ")+"\n")
 		return exitPass
 	default:
 		err = fmt.Errorf("unknown subcommand %q: want judge, compare, report or fit", args[0])
@@ -118,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // formatFlag adds -format to a flag set.
 func formatFlag(fs *flag.FlagSet) *string {
-	return fs.String("format", "", "records format: "+strings.Join(latencytest.Formats(), ", ")+" (default: detected from each file)")
+	return fs.String("format", "", "records format: "+strings.Join(records.Formats(), ", ")+" (default: detected from each file)")
 }
 
 // parseFlags parses a subcommand's args and checks its -format (from
@@ -127,15 +128,15 @@ func parseFlags(fs *flag.FlagSet, args []string, format *string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if f := *format; f != "" && !slices.Contains(latencytest.Formats(), f) {
-		return fmt.Errorf("-format %q: want one of %s", f, strings.Join(latencytest.Formats(), ", "))
+	if f := *format; f != "" && !slices.Contains(records.Formats(), f) {
+		return fmt.Errorf("-format %q: want one of %s", f, strings.Join(records.Formats(), ", "))
 	}
 	return nil
 }
 
 // load reads one records file of any format as one Result.
 func load(format, path string) (*latencytest.Result, error) {
-	return latencytest.ImportFile(format, path)
+	return records.ImportFile(format, path)
 }
 
 func judge(args []string, stdout, stderr io.Writer) (int, error) {

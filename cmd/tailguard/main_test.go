@@ -15,7 +15,7 @@ import (
 	"github.com/tailguard/tailguard/latencytest"
 )
 
-const fixtures = "../../latencytest/testdata/import"
+const fixtures = "../../records/testdata"
 
 // writeVLLM writes a vllm bench serve --save-detailed result of n
 // requests at max_concurrency 8: TTFT ttft seconds, 15 gaps of 10ms.

@@ -19,6 +19,7 @@ import (
 	"github.com/tailguard/tailguard/fit"
 	"github.com/tailguard/tailguard/internal/readmetest"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -50,7 +51,7 @@ func TestCaptureLoop(t *testing.T) {
 	// 1. Import the run, level by level (Record.Concurrency from
 	// max_concurrency).
 	files := []string{"testdata/vllm-c1.json", "testdata/vllm-c4.json"}
-	run, err := latencytest.ImportLevels(latencytest.FormatVLLM, files...)
+	run, err := records.ImportLevels(records.VLLM, files...)
 	if err != nil {
 		t.Fatal(err)
 	}

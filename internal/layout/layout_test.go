@@ -18,13 +18,15 @@ const module = "github.com/tailguard/tailguard"
 // allowed says which module packages a package's non-test files may
 // import, by the importer's directory (its first path element, or the
 // whole path for internal/ packages). The house, top to bottom: cmd and
-// examples, slospec, fit, sloassert, latencytest, fakeprovider, internal.
+// examples, slospec, fit, records, sloassert, latencytest, fakeprovider,
+// internal.
 var allowed = map[string][]string{
 	"fakeprovider": {"internal"},
 	"latencytest":  {"internal"},
 	"sloassert":    {"latencytest", "internal"},
 	"fit":          {"fakeprovider", "latencytest", "internal"},
-	"slospec":      {"fakeprovider", "latencytest", "sloassert", "fit", "internal"},
+	"records":      {"latencytest", "internal"},
+	"slospec":      {"fakeprovider", "latencytest", "records", "sloassert", "fit", "internal"},
 	"internal":     {"internal"},
 	"cmd":          {"*"},
 	"examples":     {"*"},

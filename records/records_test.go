@@ -1,4 +1,4 @@
-package latencytest_test
+package records_test
 
 // The fixtures under testdata/import are written from each tool's
 // documented schema or source; testdata/import/README.md cites them
@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 )
 
 func init() {
@@ -37,17 +39,17 @@ func importUpdating() bool {
 }
 
 var importFixtures = map[string]string{
-	latencytest.FormatAIPerf:   "aiperf.jsonl",
-	latencytest.FormatVLLM:     "vllm.json",
-	latencytest.FormatGuideLLM: "guidellm.json",
-	latencytest.FormatLLMPerf:  "llmperf.json",
-	latencytest.FormatK6:       "k6.json",
-	latencytest.FormatVegeta:   "vegeta.jsonl",
+	records.AIPerf:   "aiperf.jsonl",
+	records.VLLM:     "vllm.json",
+	records.GuideLLM: "guidellm.json",
+	records.LLMPerf:  "llmperf.json",
+	records.K6:       "k6.json",
+	records.Vegeta:   "vegeta.jsonl",
 }
 
 func readFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "import", name))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +62,11 @@ func TestImportGolden(t *testing.T) {
 	for format, name := range importFixtures {
 		t.Run(format, func(t *testing.T) {
 			b := readFixture(t, name)
-			got, err := latencytest.DetectFormat(b)
+			got, err := records.Detect(b)
 			if err != nil || got != format {
 				t.Fatalf("DetectFormat = %q, %v; want %q", got, err, format)
 			}
-			res, err := latencytest.Import(format, bytes.NewReader(b))
+			res, err := records.Import(format, bytes.NewReader(b))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +78,7 @@ func TestImportGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			out.WriteString("--- disclosure\n" + res.Disclosure.String())
-			path := filepath.Join("testdata", "import", name+".golden")
+			path := filepath.Join("testdata", name+".golden")
 			if importUpdating() {
 				if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
@@ -99,7 +101,7 @@ func TestImportGolden(t *testing.T) {
 func TestImportSemantics(t *testing.T) {
 	imp := func(format string) *latencytest.Result {
 		t.Helper()
-		res, err := latencytest.Import(format, bytes.NewReader(readFixture(t, importFixtures[format])))
+		res, err := records.Import(format, bytes.NewReader(readFixture(t, importFixtures[format])))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +109,7 @@ func TestImportSemantics(t *testing.T) {
 	}
 	ms := func(f float64) time.Duration { return time.Duration(f * 1e6) }
 
-	a := imp(latencytest.FormatAIPerf)
+	a := imp(records.AIPerf)
 	if c := a.Counts(); c.Sent != 6 || c.Discarded != 1 || c.Kept != 2 || c.Failed != 3 {
 		t.Errorf("aiperf counts %+v: want 6 sent, 1 warm-up, 2 kept, 3 failed (429, cancelled, untimed)", c)
 	}
@@ -124,7 +126,7 @@ func TestImportSemantics(t *testing.T) {
 		t.Errorf("aiperf untimed record: detail %q notes %v: want a note", r.Detail, r.Notes)
 	}
 
-	v := imp(latencytest.FormatVLLM)
+	v := imp(records.VLLM)
 	if r := v.Records[0]; r.TTFT != 125*time.Millisecond || r.Total != 655*time.Millisecond || r.MaxGap != 500*time.Millisecond || r.Concurrency != 4 || r.FirstAnswer != latencytest.NotObserved {
 		t.Errorf("vllm record 0: TTFT %v total %v max gap %v level %d first answer %v", r.TTFT, r.Total, r.MaxGap, r.Concurrency, r.FirstAnswer)
 	}
@@ -135,7 +137,7 @@ func TestImportSemantics(t *testing.T) {
 		t.Errorf("vllm does not tell the first answer apart: every first answer must count as failed, have %v", fa)
 	}
 
-	g := imp(latencytest.FormatGuideLLM)
+	g := imp(records.GuideLLM)
 	if r := g.Records[0]; r.TTFT != 250*time.Millisecond || r.Total != 1050*time.Millisecond || r.LastToken != time.Second || r.TokenEvents != 16 || r.CompletionTokens != 16 || r.Concurrency != 2 {
 		t.Errorf("guidellm record 0: TTFT %v total %v last %v events %d tokens %d level %d", r.TTFT, r.Total, r.LastToken, r.TokenEvents, r.CompletionTokens, r.Concurrency)
 	}
@@ -146,7 +148,7 @@ func TestImportSemantics(t *testing.T) {
 		t.Errorf("guidellm max gaps %v: unknown with 16 token events (failed), 0 with one", ms)
 	}
 
-	l := imp(latencytest.FormatLLMPerf)
+	l := imp(records.LLMPerf)
 	if r := l.Records[0]; r.TTFT != 312500*time.Microsecond || r.FirstAnswer != r.TTFT || r.Total != 3500*time.Millisecond || r.MaxGap != latencytest.NotObserved {
 		t.Errorf("llmperf record 0: TTFT %v first answer %v total %v max gap %v", r.TTFT, r.FirstAnswer, r.Total, r.MaxGap)
 	}
@@ -154,7 +156,7 @@ func TestImportSemantics(t *testing.T) {
 		t.Errorf("llmperf errors %v: want http_429 and empty_stream (no content token)", e)
 	}
 
-	k := imp(latencytest.FormatK6)
+	k := imp(records.K6)
 	if len(k.Records) != 3 {
 		t.Fatalf("k6: %d requests, want 3", len(k.Records))
 	}
@@ -168,7 +170,7 @@ func TestImportSemantics(t *testing.T) {
 		t.Errorf("k6 measures no TTFT: every TTFT must count as failed, have %v", tt)
 	}
 
-	vg := imp(latencytest.FormatVegeta)
+	vg := imp(records.Vegeta)
 	if r := vg.Records[1]; r.Total != 1250*time.Millisecond || r.ID != "vegeta-00001" || !r.Start.Equal(time.Date(2025, 12, 1, 10, 15, 0, 1e8, time.UTC)) {
 		t.Errorf("vegeta record 1: total %v id %s start %v", r.Total, r.ID, r.Start)
 	}
@@ -192,12 +194,12 @@ func TestImportTruncated(t *testing.T) {
 	for format, name := range importFixtures {
 		t.Run(format, func(t *testing.T) {
 			b := readFixture(t, name)
-			whole, err := latencytest.Import(format, bytes.NewReader(b))
+			whole, err := records.Import(format, bytes.NewReader(b))
 			if err != nil {
 				t.Fatal(err)
 			}
 			cut := b[:len(b)*3/4]
-			res, err := latencytest.Import(format, bytes.NewReader(cut))
+			res, err := records.Import(format, bytes.NewReader(cut))
 			if err != nil {
 				t.Fatalf("cut at %d of %d bytes: %v", len(cut), len(b), err)
 			}
@@ -206,12 +208,12 @@ func TestImportTruncated(t *testing.T) {
 			}
 			// vLLM's per-request arrays are parallel: a cut before its
 			// errors array keeps every request, their error classes unknown.
-			if len(res.Records) > len(whole.Records) || len(res.Records) == len(whole.Records) && format != latencytest.FormatVLLM {
+			if len(res.Records) > len(whole.Records) || len(res.Records) == len(whole.Records) && format != records.VLLM {
 				t.Errorf("cut file has %d records, the whole %d", len(res.Records), len(whole.Records))
 			}
 			for i, r := range res.Records {
 				w := whole.Records[i]
-				sameErr := r.Err == w.Err || format == latencytest.FormatVLLM && !r.OK() && !w.OK()
+				sameErr := r.Err == w.Err || format == records.VLLM && !r.OK() && !w.OK()
 				if r.ID != w.ID || r.Total != w.Total || !sameErr {
 					t.Errorf("record %d differs from the whole file's: %+v vs %+v", i, r, w)
 				}
@@ -256,12 +258,12 @@ func TestImportRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := latencytest.Import(tt.format, strings.NewReader(tt.input))
+			res, err := records.Import(tt.format, strings.NewReader(tt.input))
 			if err == nil {
 				t.Fatalf("no error (%d records)", len(res.Records))
 			}
-			if !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "latencytest: ") {
-				t.Errorf("error %q: want the prefix latencytest: and %q", err, tt.want)
+			if !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "records: ") {
+				t.Errorf("error %q: want the prefix records: and %q", err, tt.want)
 			}
 		})
 	}
@@ -274,24 +276,24 @@ func TestDetectFormat(t *testing.T) {
 	if err := latencytest.WriteRecords(&own, []latencytest.Record{{ID: "c1-0000", TTFT: time.Second, Total: time.Second}}); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := latencytest.DetectFormat(own.Bytes()); err != nil || f != latencytest.FormatTailguard {
+	if f, err := records.Detect(own.Bytes()); err != nil || f != records.Tailguard {
 		t.Errorf("own records: %q, %v", f, err)
 	}
 	for _, bad := range []string{"", "hello", `{"x":1}`, "[1,2]"} {
-		if f, err := latencytest.DetectFormat([]byte(bad)); err == nil {
+		if f, err := records.Detect([]byte(bad)); err == nil {
 			t.Errorf("DetectFormat(%q) = %q, want an error", bad, f)
 		}
 	}
 	both := `{"metadata":{},"metrics":{},"code":200,"latency":1,"timestamp":"2025-12-01T10:15:00Z"}`
-	if _, err := latencytest.DetectFormat([]byte(both)); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+	if _, err := records.Detect([]byte(both)); err == nil || !strings.Contains(err.Error(), "ambiguous") {
 		t.Errorf("a line with aiperf and vegeta keys: %v, want ambiguous", err)
 	}
 	// Import("", r) detects the same way, and refuses what detection refuses.
-	if res, err := latencytest.Import("", bytes.NewReader(own.Bytes())); err != nil || res.Len() != 1 {
+	if res, err := records.Import("", bytes.NewReader(own.Bytes())); err != nil || res.Len() != 1 {
 		t.Errorf(`Import("", own records): %v`, err)
 	}
 	for _, bad := range []string{"", "hello", both} {
-		if _, err := latencytest.Import("", strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "name the format") {
+		if _, err := records.Import("", strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "name the format") {
 			t.Errorf(`Import("", %q) = %v, want a detection error`, bad, err)
 		}
 	}
@@ -302,12 +304,14 @@ func TestDetectFormat(t *testing.T) {
 func TestImportLevels(t *testing.T) {
 	dir := t.TempDir()
 	b := readFixture(t, "vllm.json")
-	for _, n := range []string{"a.json", "b.json"} {
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+	// b.json is another run: its TTFTs differ (mean 250 ms still).
+	other := bytes.Replace(b, []byte(`"ttfts": [0.125, 0.375,`), []byte(`"ttfts": [0.126, 0.374,`), 1)
+	for n, content := range map[string][]byte{"a.json": b, "b.json": other} {
+		if err := os.WriteFile(filepath.Join(dir, n), content, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	levels, err := latencytest.ImportLevels("", filepath.Join(dir, "*.json"))
+	levels, err := records.ImportLevels("", filepath.Join(dir, "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,14 +322,14 @@ func TestImportLevels(t *testing.T) {
 	if res.Records[0].ID != "a.json:vllm-00000" || res.Records[4].ID != "b.json:vllm-00000" {
 		t.Errorf("IDs %s, %s: want the file's name as a prefix", res.Records[0].ID, res.Records[4].ID)
 	}
-	if b3 := res.Disclosure.Box(3).Answer; !strings.Contains(b3, "(vllm, imported)") {
-		t.Errorf("box 3 %q: want the format", b3)
+	if b3 := res.Disclosure.Box(3).Answer; !strings.Contains(b3, "(vllm, imported)") || res.Disclosure.Format != records.VLLM {
+		t.Errorf("box 3 %q, format %q: want the format", b3, res.Disclosure.Format)
 	}
 	// Files of two tools in one glob are refused, naming both.
 	if err := os.WriteFile(filepath.Join(dir, "c.json"), readFixture(t, "k6.json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := latencytest.ImportLevels("", filepath.Join(dir, "*.json")); err == nil || !strings.Contains(err.Error(), "c.json is k6") {
+	if _, err := records.ImportLevels("", filepath.Join(dir, "*.json")); err == nil || !strings.Contains(err.Error(), "c.json is k6") {
 		t.Errorf("mixed formats: %v", err)
 	}
 }
@@ -336,10 +340,10 @@ func TestImportLevels(t *testing.T) {
 // min 279.751ms, mean 354.956ms, max 1.049s.
 func TestImportVegetaRealRun(t *testing.T) {
 	b := readFixture(t, "vegeta-real.jsonl")
-	if f, err := latencytest.DetectFormat(b); err != nil || f != latencytest.FormatVegeta {
+	if f, err := records.Detect(b); err != nil || f != records.Vegeta {
 		t.Fatalf("DetectFormat = %q, %v", f, err)
 	}
-	res, err := latencytest.Import(latencytest.FormatVegeta, bytes.NewReader(b))
+	res, err := records.Import(records.Vegeta, bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,31 +365,76 @@ func TestImportVegetaRealRun(t *testing.T) {
 	}
 }
 
-// FuzzImport: no input makes an importer or DetectFormat panic, and an
-// imported result never holds a successful record with a negative total.
+// FuzzImport: no input makes detection or any importer of the registry
+// panic, and no imported result holds a record that could not have been
+// measured (so no verdict can pass on one): every clock is NotObserved or
+// in [0, a day]; a success took time, its first token (when it has one)
+// came after 0 and by its end, as did its first answer, last token,
+// longest gap and first byte; token events mean a timed first token. An
+// import that succeeds holds at least one request.
 func FuzzImport(f *testing.F) {
 	for _, name := range importFixtures {
-		b, err := os.ReadFile(filepath.Join("testdata", "import", name))
+		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
 		f.Add(b[:len(b)/2])
 	}
+	f.Add([]byte(`{"seq":0,"code":200,"timestamp":"2025-12-01T10:15:00Z","latency":0,"error":""}` + "\n"))
+	f.Add([]byte(`{"metadata":{"request_start_ns":1764584100000000000},"metrics":{"time_to_first_token":{"value":450,"unit":"ms"},"request_latency":{"value":0.3,"unit":"s"}}}` + "\n"))
+	f.Add([]byte(`{"ttfts":[0.5],"itls":[[0.1]],"errors":[""],"output_lens":[2],"latencies":[0.2]}`))
+	f.Add([]byte(`[{"error_code":null,"ttft_s":2,"end_to_end_latency_s":1}]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = latencytest.DetectFormat(b)
-		for _, format := range latencytest.Formats() {
-			res, err := latencytest.Import(format, bytes.NewReader(b))
+		_, _ = records.Detect(b)
+		for _, format := range append(records.Formats(), "") {
+			res, err := records.Import(format, bytes.NewReader(b))
 			if err != nil {
 				continue
 			}
-			for _, r := range res.Records {
-				if r.OK() && r.Total < 0 {
-					t.Fatalf("%s: successful record %s with total %v", format, r.ID, r.Total)
+			if res.Len() == 0 {
+				t.Fatalf("%q: a result with no request and no error", format)
+			}
+			for _, r := range res.All() {
+				if why := implausible(r, res.Disclosure.Format); why != "" {
+					t.Fatalf("%q: record %s: %s: %+v", format, r.ID, why, *r)
 				}
 			}
 		}
 	})
+}
+
+// implausible says why a record could not have been measured ("" when it
+// could), independently of the importers' own check.
+func implausible(r *latencytest.Record, format string) string {
+	for _, d := range []time.Duration{r.TTFB, r.TTFT, r.FirstAnswer, r.LastToken, r.Total, r.MaxGap} {
+		if d != latencytest.NotObserved && (d < 0 || d > 24*time.Hour) {
+			return fmt.Sprintf("clock %v", d)
+		}
+	}
+	for _, d := range r.Gaps.All() {
+		if d < 0 || d > r.Total {
+			return fmt.Sprintf("gap %v", d)
+		}
+	}
+	if !r.OK() {
+		return ""
+	}
+	switch {
+	case r.Total < 0:
+		return "a negative total"
+	case r.Total == 0 && (format != records.Tailguard || r.Start.IsZero()):
+		return "a success that took no time (one of this module's own, on synctest's clock, has a send time)"
+	case r.TokenEvents > 0 && r.TTFT < 0, r.TokenEvents > 0 && r.TTFT == 0 && r.Total != 0:
+		return "token events without a first token"
+	case r.TTFT > r.Total:
+		return "first token after the end"
+	case r.FirstAnswer > r.Total, r.LastToken > r.Total, r.MaxGap > r.Total, r.TTFB > r.Total:
+		return "a clock after the end"
+	case r.FirstAnswer > 0 && r.TTFT > r.FirstAnswer:
+		return "first token after the first answer"
+	}
+	return ""
 }
 
 // TestImportFileGzip: k6 writes gzip with --out json=results.gz.
@@ -398,7 +447,7 @@ func TestImportFileGzip(t *testing.T) {
 	if err := os.WriteFile(path, z.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := latencytest.ImportFile("", path)
+	res, err := records.ImportFile("", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +463,7 @@ func TestImportFileGzip(t *testing.T) {
 // (k6 cuts to two decimals of a millisecond: the median of the file's
 // durations is 326.996237ms, shown as 326.99ms).
 func TestImportK6RealRun(t *testing.T) {
-	res, err := latencytest.ImportFile("", filepath.Join("testdata", "import", "k6-real.json.gz"))
+	res, err := records.ImportFile("", filepath.Join("testdata", "k6-real.json.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,10 @@
-package latencytest_test
+package records_test
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 )
 
 // Import reads another tool's per-request output; a clock the tool did
@@ -16,7 +16,7 @@ func ExampleImport() {
 {"seq":2,"code":429,"timestamp":"2025-12-01T10:15:00.2Z","latency":2000000,"error":"429 Too Many Requests"}
 `
 	// "" detects the format from the keys (vegeta's code, latency, timestamp).
-	res, err := latencytest.Import("", strings.NewReader(results))
+	res, err := records.Import("", strings.NewReader(results))
 	if err != nil {
 		fmt.Println(err)
 		return
