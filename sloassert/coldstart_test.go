@@ -145,3 +145,39 @@ func TestFirstLongPromptOfAShortRun(t *testing.T) {
 		t.Errorf("an extrapolated verdict that does not say so:\n%s", out)
 	}
 }
+
+// TestWarmupIsACandidateOnlyAfterIdle: a warm-up request's slow prefill
+// (a medium prompt's 1,031 ms on a real engine) is no cold start: under
+// AfterIdle(2s) and a 1 s budget, the warm-up requests sent back to back
+// are no candidates, only the first request is. The same request sent
+// after 5 s idle is one, and fails.
+func TestWarmupIsACandidateOnlyAfterIdle(t *testing.T) {
+	build := func(gap time.Duration) *latencytest.Result {
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		r := &latencytest.Result{Start: t0, Planned: 40}
+		at := t0
+		for i := range 40 {
+			ttft := 200*time.Millisecond + time.Duration(i%7)*time.Millisecond
+			if i == 3 {
+				ttft, at = 1031*time.Millisecond, at.Add(gap)
+			}
+			r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Start: at, TTFT: ttft, FirstAnswer: ttft,
+				Total: ttft + 50*time.Millisecond, TokenEvents: 4, Warmup: i < 10})
+			at = at.Add(ttft + 60*time.Millisecond)
+		}
+		return r
+	}
+	cs := sloassert.MaxColdStart(time.Second, sloassert.AfterIdle(2*time.Second))
+	r := build(0)
+	if ids := r.ColdStartIDs(2 * time.Second); fmt.Sprint(ids) != "[c1-0000]" {
+		t.Errorf("back to back: candidates %v, want the first request only", ids)
+	}
+	if out := judge(r, cs); !out.OK {
+		t.Errorf("a warm-up's slow prefill judged a cold start:\n%s", out)
+	}
+	r = build(5 * time.Second)
+	out := judge(r, cs)
+	if out.OK || !strings.Contains(out.Note, "1 over budget: c1-0003 1027.5ms (warm-up, after 5.01s idle)") {
+		t.Errorf("a warm-up after 5 s idle: %s", out)
+	}
+}
