@@ -181,3 +181,43 @@ func TestWarmupIsACandidateOnlyAfterIdle(t *testing.T) {
 		t.Errorf("a warm-up after 5 s idle: %s", out)
 	}
 }
+
+// TestExtrapolatedClassIsFlagged: a run whose one long prompt is its
+// first request, on an engine whose prefill grows faster than a straight
+// line (short 200 tokens 200 ms, medium 1,000 tokens 800 ms, long 6,000
+// tokens 8 s, no cold start). The line through the warm short and medium
+// prompts puts a long prompt near 4.6 s, so the long one reads 3.5 s
+// over: the row says the long class was extrapolated, and the verdict is
+// inconclusive (still not a pass), not a plain fail.
+func TestExtrapolatedClassIsFlagged(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := &latencytest.Result{Start: t0, Planned: 40}
+	at := t0
+	for i := range 40 {
+		class, tokens, ttft := "short", 200, 200*time.Millisecond+time.Duration(i%5)*time.Millisecond
+		switch {
+		case i == 0:
+			class, tokens, ttft = "long", 6000, 8*time.Second
+		case i%4 == 1:
+			class, tokens, ttft = "medium", 1000, 800*time.Millisecond+time.Duration(i%3)*time.Millisecond
+		}
+		r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Start: at, TTFT: ttft, FirstAnswer: ttft,
+			Total: ttft + 50*time.Millisecond, TokenEvents: 4, PromptClass: class, PromptTokens: tokens})
+		at = at.Add(ttft + 60*time.Millisecond)
+	}
+	c := r.ColdStartCandidates(latencytest.DefaultIdleGap)
+	if len(c) != 1 || !c[0].Extrapolated || c[0].Warm != 0 || c[0].Compared < 3*time.Second {
+		t.Fatalf("candidates %+v", c)
+	}
+	out := judge(r, sloassert.MaxColdStart(time.Second))
+	if out.OK || out.Verdict != sloassert.Inconclusive ||
+		!strings.Contains(out.Note, "extrapolated: long prompt has fewer than 3 warm requests, so c1-0000 is judged along the warm classes' prefill per prompt token") {
+		t.Errorf("an extrapolated long prompt judged without saying so:\n%s", out)
+	}
+	// A class with its own warm requests is judged on them, and a cold
+	// start there is a plain fail.
+	r.Records[0].PromptClass, r.Records[0].PromptTokens = "short", 200
+	if out := judge(r, sloassert.MaxColdStart(time.Second)); out.OK || out.Verdict != sloassert.Fail || strings.Contains(out.Note, "extrapolated") {
+		t.Errorf("a short prompt 7.8 s over its class:\n%s", out)
+	}
+}
