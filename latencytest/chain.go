@@ -124,7 +124,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 			mine = append(mine, i)
 		}
 	}
-	res := &ChainResult{Planned: len(mine), Start: time.Now(), Shard: c.Shard.mark()}
+	res := &ChainResult{Planned: len(mine), PlannedCalls: len(mine) * c.Length, Start: time.Now(), Shard: c.Shard.mark()}
 	meter := startCPU()
 	// The provider's connection pool (openai.go), its idle connections
 	// closed when the run ends.
@@ -279,8 +279,8 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	if cut > 0 {
 		cutNote = fmt.Sprintf(", %d cut short by the run's end (partial, not failed)", cut)
 	}
-	d.set(2, fmt.Sprintf("%d of %d chains run (%d with a failed call%s), %d calls sent: %d kept, %d failed%s%s",
-		len(res.Chains), res.Planned, failedChains, cutNote, cnt.Sent, cnt.Kept, cnt.Failed, shardIDs(c.Shard, c.shardSrc, c.Chains, "chain", "trace IDs"), partial), false)
+	d.set(2, fmt.Sprintf("%d of %d chains run (%d with a failed call%s), %d of %d planned calls sent: %d kept, %d failed%s%s",
+		len(res.Chains), res.Planned, failedChains, cutNote, cnt.Sent, cnt.Planned, cnt.Kept, cnt.Failed, shardIDs(c.Shard, c.shardSrc, c.Chains, "chain", "trace IDs"), partial), false)
 	d.set(4, "no: every call counts", false)
 	d.set(6, "kept: no call was discarded, so a cold start stays in the figures", false)
 	if c.NoNonce {

@@ -13,7 +13,11 @@ import (
 type ChainResult struct {
 	Chains []ChainRun `json:"chains"`
 	// Planned is how many chains the run meant to complete.
-	Planned       int        `json:"planned"`
+	Planned int `json:"planned"`
+	// PlannedCalls is how many calls those chains meant to make (Planned
+	// times Chain.Length): Calls counts the calls sent against it. 0 (a
+	// result that does not say) counts the calls that ran.
+	PlannedCalls  int        `json:"planned_calls,omitempty"`
 	Partial       bool       `json:"partial,omitempty"`
 	PartialReason string     `json:"partial_reason,omitempty"`
 	Start         time.Time  `json:"start"`
@@ -70,14 +74,15 @@ func (cr *ChainResult) Totals() Sample {
 }
 
 // Calls returns every call of every chain as one Result, for per-call
-// figures. A chain run cut short gives a Partial result.
+// figures, planned as PlannedCalls. A chain run cut short gives a Partial
+// result.
 func (cr *ChainResult) Calls() *Result {
 	r := &Result{Start: cr.Start, End: cr.End, CPUPerWall: cr.CPUPerWall, Machine: cr.Machine, Disclosure: cr.Disclosure,
 		Partial: cr.Partial, PartialReason: cr.PartialReason, Shard: cr.Shard}
 	for _, c := range cr.Chains {
 		r.Records = append(r.Records, c.Calls...)
 	}
-	r.Planned = len(r.Records)
+	r.Planned = max(cr.PlannedCalls, len(r.Records))
 	return r
 }
 

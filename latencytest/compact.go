@@ -44,7 +44,8 @@ func (m RecordMode) compactFor(planned int) (bool, error) {
 }
 
 // compactStore holds a Result's records compactly: each record a run of
-// varints in 1 MiB chunks (strings interned), found by its slot; the
+// varints in chunks (strings interned) that start at 1 KiB and double up
+// to 1 MiB, so a small run holds little, found by its slot; the
 // inter-token gaps pooled in a Sketch. A record with Attempts is kept whole
 // (a Func run through Instrument: small runs).
 type compactStore struct {
@@ -62,7 +63,8 @@ type compactStore struct {
 
 const (
 	emptySlot     = ^uint64(0)
-	arenaChunk    = 1 << 20
+	firstChunk    = 1 << 10 // the first chunk's bytes: a small run holds little
+	arenaChunk    = 1 << 20 // the largest chunk's
 	maxInterned   = 1 << 16 // distinct details kept; past it a detail is replaced by droppedDetail
 	droppedDetail = "(detail not kept: compact records keep 65,536 distinct texts; the records file has every one)"
 )
@@ -142,7 +144,11 @@ func (c *compactStore) put(slot int, rec *Record) {
 	}
 	last := len(c.chunks) - 1
 	if last < 0 || len(c.chunks[last])+len(b) > cap(c.chunks[last]) {
-		c.chunks = append(c.chunks, make([]byte, 0, max(arenaChunk, len(b))))
+		size := firstChunk // then each chunk twice the last, up to arenaChunk
+		if last >= 0 {
+			size = min(2*cap(c.chunks[last]), arenaChunk)
+		}
+		c.chunks = append(c.chunks, make([]byte, 0, max(size, len(b))))
 		last++
 	}
 	c.at[slot] = uint64(last)<<32 | uint64(len(c.chunks[last]))

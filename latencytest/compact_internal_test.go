@@ -74,3 +74,58 @@ func TestCompactDetailsCapped(t *testing.T) {
 		t.Errorf("last detail %q, dropped %d, id %s", r.Detail, c.dropped, r.ID)
 	}
 }
+
+// smallRunRecords is n records as a streamed run keeps them: trace IDs,
+// a class, usage, 7 gaps, an answer.
+func smallRunRecords(n int) []Record {
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	recs := make([]Record, n)
+	for i := range recs {
+		var g Gaps
+		for k := range 7 {
+			g.Add(time.Duration(20+k) * time.Millisecond)
+		}
+		recs[i] = Record{ID: fmt.Sprintf("c4-%04d", i), Concurrency: 4, PromptClass: "short", MaxTokens: 100,
+			Start: start.Add(time.Duration(i) * 300 * time.Millisecond), TTFB: 190 * time.Millisecond, TTFT: 200 * time.Millisecond,
+			FirstAnswer: 200 * time.Millisecond, LastToken: 360 * time.Millisecond, Total: 362 * time.Millisecond, MaxGap: 26 * time.Millisecond,
+			Gaps: g, TokenEvents: 8, PromptTokens: 200, CompletionTokens: 8, UsageReported: true, FinishReason: "stop",
+			Model: "m", Status: 200, Content: "one short sentence of an answer, about eight tokens"}
+	}
+	return recs
+}
+
+// TestCompactSmallRunIsSmall: compact records of a 300-request run hold
+// what they need (chunks that double from 1 KiB: measured 35,157 bytes,
+// 117 a request with the slots, strings and sketch), not a 1 MiB chunk
+// (1,051,989 bytes before), and a fifth of the same run's full records
+// (166,200 bytes).
+func TestCompactSmallRunIsSmall(t *testing.T) {
+	recs := smallRunRecords(300)
+	c := newCompactStore(recs[0].Start)
+	c.reserve(len(recs))
+	for i := range recs {
+		c.put(i, &recs[i])
+	}
+	compact, full := c.bytes(), (&Result{Records: recs}).RetainedBytes()
+	t.Logf("300 requests: compact %d bytes, full %d bytes", compact, full)
+	if compact > 300*128 || compact*4 >= full {
+		t.Errorf("300 requests: compact %d bytes (more than 128 a request, or not under a quarter of full's %d)", compact, full)
+	}
+}
+
+// BenchmarkCompactBytes300 reports the bytes compact and full records of
+// a 300-request run hold.
+func BenchmarkCompactBytes300(b *testing.B) {
+	recs := smallRunRecords(300)
+	var compact int
+	for b.Loop() {
+		c := newCompactStore(recs[0].Start)
+		c.reserve(len(recs))
+		for i := range recs {
+			c.put(i, &recs[i])
+		}
+		compact = c.bytes()
+	}
+	b.ReportMetric(float64(compact), "compact-bytes")
+	b.ReportMetric(float64((&Result{Records: recs}).RetainedBytes()), "full-bytes")
+}

@@ -385,7 +385,7 @@ func TestKeepContent(t *testing.T) {
 }
 
 func TestErrorExamples(t *testing.T) {
-	long := strings.Repeat("é", 100)
+	long := strings.Repeat("é", 100) + strings.Repeat("ü", 100)
 	r := &latencytest.Result{Records: []latencytest.Record{
 		{ID: "w-0", Warmup: true, Err: "http_500", Detail: "warm-up failures do not count"},
 		{ID: "c1-0000", Err: "http_400", Detail: "you must provide a model parameter"},
@@ -401,10 +401,11 @@ func TestErrorExamples(t *testing.T) {
 		lines = append(lines, e.String())
 	}
 	// By count, then class; the example is the first in submission order;
-	// a detail of 100 characters is cut to 80 (79 and "…").
+	// a detail of 200 characters is cut to 160 in the middle (80, "…",
+	// the last 79), so a wrapped error's cause at its end stays.
 	want := []string{
 		`http_400 2 (e.g. c1-0000: "you must provide a model parameter")`,
-		`bad_stream 1 (e.g. c1-0004: "` + strings.Repeat("é", 79) + `…")`,
+		`bad_stream 1 (e.g. c1-0004: "` + strings.Repeat("é", 80) + `…` + strings.Repeat("ü", 79) + `")`,
 		`http_529 1 (e.g. c1-0005)`,
 		`total_timeout 1 (e.g. c1-0001: "not done within 30s")`,
 	}

@@ -340,14 +340,26 @@ type ErrorExample struct {
 	Detail string `json:"detail,omitempty"` // the example's Detail
 }
 
-// String renders the example on one line, its detail cut to 80
-// characters: `http_400 100 (e.g. c1-0000: "you must provide a model
-// parameter")`.
+// String renders the example on one line, its detail as ShortDetail:
+// `http_400 100 (e.g. c1-0000: "you must provide a model parameter")`.
 func (e ErrorExample) String() string {
 	if e.Detail == "" {
 		return fmt.Sprintf("%s %d (e.g. %s)", e.Class, e.Count, e.ID)
 	}
-	return fmt.Sprintf("%s %d (e.g. %s: %q)", e.Class, e.Count, e.ID, cutRunes(e.Detail, 80))
+	return fmt.Sprintf("%s %d (e.g. %s: %q)", e.Class, e.Count, e.ID, e.ShortDetail())
+}
+
+// ShortDetail is Detail for one line of a report: at most 160
+// characters, a longer one cut in the middle ("…"), so both what was
+// being done and the cause that a wrapped error ends with stay
+// ("Post \"http://…\": … connect: connection refused").
+func (e ErrorExample) ShortDetail() string {
+	const n = 160
+	if utf8.RuneCountInString(e.Detail) <= n {
+		return e.Detail
+	}
+	r := []rune(e.Detail)
+	return string(r[:n/2]) + "…" + string(r[len(r)-(n/2-1):])
 }
 
 // cutRunes cuts s to at most n characters, marking a cut with "…".

@@ -363,12 +363,13 @@ func (r *Result) CheckWindows(d time.Duration) error {
 
 // ColdStarts is the TTFT of every request that may have met a cold start,
 // judged on its own (sloassert.MaxColdStart) rather than hidden with the
-// warm-up or averaged into steady state: each warm-up request, the run's
-// first request, each measured request sent after DefaultIdleGap with
-// nothing of this run in flight, and each request the fake provider says
-// it cold-started (Record.Injected holds "cold_start="), whatever the gap.
-// A failed or unobserved TTFT is Failed. The measured ones stay in the
-// steady-state figures too: nothing is hidden.
+// warm-up or averaged into steady state: the run's first request, each
+// request sent after DefaultIdleGap with nothing of this run in flight,
+// and each request the fake provider says it cold-started
+// (Record.Injected holds "cold_start="), whatever the gap. A warm-up
+// request is one only for one of those reasons. A failed or unobserved
+// TTFT is Failed. The measured ones stay in the steady-state figures too:
+// nothing is hidden.
 func (r *Result) ColdStarts() Sample { return r.ColdStartsAfter(DefaultIdleGap) }
 
 // ColdStartsAfter is ColdStarts with another idle gap.
@@ -392,11 +393,10 @@ func (r *Result) ColdStartIDs(idle time.Duration) []string {
 }
 
 // ColdStartCandidates returns every cold-start candidate with the gap
-// idle (see ColdStarts), in Records order, each with its TTFT compared like
-// with like: warm requests (measured, successful, not candidates) are
-// grouped by prompt class, and a candidate's ClassExcess is its class's
-// median warm TTFT less the fastest class's (see NoWarmClass for a class
-// with no warm request). A fixed prompt (one class) has no excess.
+// idle (see ColdStarts), in Records order, each with what the warm
+// requests of its prompt class reach (ColdStart.WarmReach, a quantile of
+// their distribution, not a shift of its median), so a candidate is
+// compared like with like whatever its class's prefill and spread.
 func (r *Result) ColdStartCandidates(idle time.Duration) []ColdStart {
 	return coldStartsOf(r, idle)
 }

@@ -43,10 +43,10 @@ func sketchIndex(v time.Duration) int {
 	return int(math.Ceil(math.Log(float64(v)) / sketchLnGama))
 }
 
-// sketchValue is bucket i's value: 2·gamma^i/(gamma+1), rounded to the
-// nanosecond, within SketchAlpha of every value in (gamma^(i-1), gamma^i].
-func sketchValue(i int) time.Duration {
-	return time.Duration(math.Round(2 * math.Exp(float64(i)*sketchLnGama) / (sketchGamma + 1)))
+// sketchValue is bucket i's value: 2·gamma^i/(gamma+1), within
+// SketchAlpha of every value in (gamma^(i-1), gamma^i], unrounded.
+func sketchValue(i int) float64 {
+	return 2 * math.Exp(float64(i)*sketchLnGama) / (sketchGamma + 1)
 }
 
 // Add counts one value (Failed counts as a failure; a negative value as 0).
@@ -135,31 +135,35 @@ func (s *Sketch) Failures() int { return int(s.failed) }
 func (s *Sketch) Buckets() int { return len(s.counts) }
 
 // valueAt is the value of 0-based rank r in sorted order, within
-// SketchAlpha: the minimum and maximum are exact, Failed values sort last.
-func (s *Sketch) valueAt(r uint64) time.Duration {
+// SketchAlpha and unrounded: the minimum and maximum are exact; ok is
+// false for a Failed value (they sort last).
+func (s *Sketch) valueAt(r uint64) (v float64, ok bool) {
 	switch {
 	case r >= s.n:
-		return Failed
+		return 0, false
 	case r == 0:
-		return s.min
+		return float64(s.min), true
 	case r == s.n-1:
-		return s.max
+		return float64(s.max), true
 	case r < s.zeros:
-		return 0
+		return 0, true
 	}
 	seen := s.zeros
 	for j, c := range s.counts {
 		seen += c
 		if r < seen {
-			return min(max(sketchValue(s.offset+j), s.min), s.max)
+			return min(max(sketchValue(s.offset+j), float64(s.min)), float64(s.max)), true
 		}
 	}
-	return s.max
+	return float64(s.max), true
 }
 
 // Quantile is the q-quantile as Sample.Quantile defines it (linear
-// interpolation between closest ranks), from the buckets: within
-// SketchAlpha of the exact quantile of the values added, Failed when the
+// interpolation between closest ranks), from the buckets, interpolated
+// between their unrounded values and rounded once to the nanosecond:
+// within SketchAlpha of the exact quantile of the values added, plus the
+// nanosecond of that rounding (|estimate - exact| <= SketchAlpha*exact +
+// 1ns, which is more than 1% below 100ns: at 1µs 1.1%); Failed when the
 // interpolation reaches a Failed value or the sketch is empty. It panics
 // if q is outside [0,1].
 func (s *Sketch) Quantile(q float64) time.Duration {
@@ -169,15 +173,18 @@ func (s *Sketch) Quantile(q float64) time.Duration {
 		return Failed
 	}
 	lo, frac := stats.Rank(int(n), q)
-	a := s.valueAt(uint64(lo))
-	if frac == 0 || a == Failed {
-		return a
-	}
-	b := s.valueAt(uint64(lo) + 1)
-	if b == Failed {
+	a, ok := s.valueAt(uint64(lo))
+	if !ok {
 		return Failed
 	}
-	return a + time.Duration(math.Round(stats.Lerp(0, float64(b-a), frac)))
+	if frac == 0 {
+		return time.Duration(math.Round(a))
+	}
+	b, ok := s.valueAt(uint64(lo) + 1)
+	if !ok {
+		return Failed
+	}
+	return time.Duration(math.Round(stats.Lerp(a, b, frac)))
 }
 
 // Mean is the exact mean of the values; Failed when any value failed or
@@ -205,7 +212,13 @@ func (s *Sketch) Summarize() Summary {
 		sum.Min, sum.P50, sum.P90, sum.P95, sum.P99, sum.Max = Failed, Failed, Failed, Failed, Failed, Failed
 		return sum
 	}
-	sum.Min, sum.Max = s.valueAt(0), s.valueAt(s.n+s.failed-1)
+	sum.Min, sum.Max = s.min, Failed
+	if s.n == 0 {
+		sum.Min = Failed
+	}
+	if s.failed == 0 {
+		sum.Max = s.max
+	}
 	sum.P50, sum.P90, sum.P95, sum.P99 = s.Quantile(0.5), s.Quantile(0.9), s.Quantile(0.95), s.Quantile(0.99)
 	if s.failed == 0 && s.n >= 2 {
 		m, _ := new(big.Float).Quo(new(big.Float).SetInt(s.total()), new(big.Float).SetUint64(s.n)).Float64()
@@ -228,17 +241,18 @@ func (s *Sketch) Summarize() Summary {
 	return sum
 }
 
-// Sample expands the sketch into a Sample: each bucket's value repeated
-// its count (the minimum and maximum exact), then the Failed values. Its
-// quantiles are the sketch's. It allocates 8 bytes a value: for a sketch
+// Sample expands the sketch into a Sample: each bucket's value (rounded
+// to the nanosecond) repeated its count (the minimum and maximum exact),
+// then the Failed values. Its quantiles are the sketch's, within the
+// nanosecond of that rounding. It allocates 8 bytes a value: for a sketch
 // of hundreds of millions of gaps, use Quantile and Summarize instead.
 func (s *Sketch) Sample() Sample {
 	out := make(Sample, 0, s.n+s.failed)
 	for r := uint64(0); r < s.zeros && r < s.n; r++ {
-		out = append(out, s.valueAt(r))
+		out = append(out, 0)
 	}
 	for j, c := range s.counts {
-		v := min(max(sketchValue(s.offset+j), s.min), s.max)
+		v := min(max(time.Duration(math.Round(sketchValue(s.offset+j))), s.min), s.max)
 		for range c {
 			out = append(out, v)
 		}

@@ -137,9 +137,10 @@ func TestWarmupByDefault(t *testing.T) {
 	if c := r.Counts(); c.Sent != 5+latencytest.DefaultWarmup || c.Discarded != 10 || c.Kept != 5 || !r.Records[9].Warmup || r.Records[10].Warmup {
 		t.Errorf("default: counts %+v", c)
 	}
-	// The warm-up requests feed the cold-start sample.
-	if s := r.ColdStarts(); len(s) != 10 {
-		t.Errorf("%d cold-start candidates, want the 10 warm-up requests", len(s))
+	// Only the first warm-up request is a cold-start candidate: the others
+	// follow it with no idle gap.
+	if s := r.ColdStarts(); len(s) != 1 {
+		t.Errorf("%d cold-start candidates, want the first request only", len(s))
 	}
 	r, _ = latencytest.Batch{Requests: 5, Load: latencytest.Load{Prompt: "x"}, NoWarmup: true}.Run(context.Background(), p)
 	if c := r.Counts(); c.Sent != 5 || c.Discarded != 0 {

@@ -57,7 +57,11 @@ func TestChainsCutByDeadlineArePartialNotFailed(t *testing.T) {
 				t.Errorf("the report does not say %q:\n%s", want, text)
 			}
 		}
-		if box := cr.Disclosure.Box(2).Answer; !strings.Contains(box, "0 with a failed call, 1 cut short by the run's end") {
+		// 3 chains of 10 calls planned: chain00 ran 10, chain01 6, chain02 none.
+		if !strings.Contains(text, "16 sent of 30 planned") || cr.Calls().Counts().Planned != 30 {
+			t.Errorf("the calls planned are not 3 chains of 10 calls:\n%s", text)
+		}
+		if box := cr.Disclosure.Box(2).Answer; !strings.Contains(box, "0 with a failed call, 1 cut short by the run's end") || !strings.Contains(box, "16 of 30 planned calls sent") {
 			t.Errorf("box 2: %s", box)
 		}
 		if rep := sloassert.Evaluate(cr, sloassert.MaxChainErrorRate(0)); rep.OK() || !strings.Contains(rep.String(), "AllowPartial()") {

@@ -17,3 +17,7 @@ const EnvStepSummary = envStepSummary
 // ReplayCommand is the replay command Check puts at the end of a failing
 // report of r.
 func ReplayCommand(t TestingT, r *latencytest.Result) string { return replayCommand(t, r) }
+
+// JudgeOn is o's outcome on r alone, without the report around it (for
+// simulations over many seeds).
+func JudgeOn(o Objective, r *latencytest.Result) Outcome { return o.judgeOn(r) }

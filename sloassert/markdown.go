@@ -73,7 +73,7 @@ func markdown(rep Report, heading string, charts []string, embed bool) string {
 		for _, e := range rep.ErrorExamples {
 			ex := "`" + mdCode(e.ID) + "`"
 			if e.Detail != "" {
-				ex += ": " + mdText(cut(e.Detail, 80))
+				ex += ": " + mdText(e.ShortDetail())
 			}
 			fmt.Fprintf(&sb, "| %s | %d | %s |\n", mdText(e.Class), e.Count, ex)
 		}
@@ -206,15 +206,6 @@ func mdCode(s string) string {
 // mdLink makes a relative path safe as a link target.
 func mdLink(s string) string {
 	return strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29").Replace(filepath.ToSlash(s))
-}
-
-// cut cuts s to at most n characters, marking a cut with "…".
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // sweepMarkdown renders a sweep's level reports as one overview under

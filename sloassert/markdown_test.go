@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
@@ -138,4 +139,31 @@ func listDir(t *testing.T, dir string) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// TestErrorExampleKeepsTheCause: a transport error wrapped in a long
+// request line ends with its cause; the text report and the Markdown
+// keep both ends of it (cut in the middle at 160 characters), where a
+// cut at 80 kept only the URL.
+func TestErrorExampleKeepsTheCause(t *testing.T) {
+	detail := `Post "http://127.0.0.1:41234/v1/chat/completions?deployment=eastus-gpt-4o-2024-08-06&api-version=2024-10-21&trace=c1-0007": ` +
+		`read tcp 127.0.0.1:51812->127.0.0.1:41234: read: connection reset by peer`
+	r := streamed(100)
+	for i := range 5 {
+		r.Records[i].Err, r.Records[i].Detail = latencytest.ClassTransport, detail
+	}
+	rep := sloassert.Evaluate(r, sloassert.MaxErrorRate(0.01))
+	text, md := rep.String(), sloassert.Markdown(rep)
+	for name, out := range map[string]string{"text": text, "markdown": md} {
+		if !strings.Contains(out, "connection reset by peer") || !strings.Contains(out, "127.0.0.1:41234/v1/chat/completions") {
+			t.Errorf("%s report lost an end of the error:\n%s", name, out)
+		}
+	}
+	short := latencytest.ErrorExample{Detail: detail}.ShortDetail()
+	if n := utf8.RuneCountInString(short); n != 160 || !strings.Contains(short, "…") {
+		t.Errorf("cut to %d characters: %q", n, short)
+	}
+	if d := (latencytest.ErrorExample{Detail: "dial tcp: connection refused"}).ShortDetail(); d != "dial tcp: connection refused" {
+		t.Errorf("a short detail changed: %q", d)
+	}
 }
