@@ -171,13 +171,15 @@ func blockHash(a, b byte) int { return (int(a)<<4 ^ int(b)) & 4095 }
 
 // sets caches a Set per list of secrets (lists are few: one per provider,
 // and a Func call's credentials). It is copied on write, so that the hot
-// path reads it without a lock; it stops growing at maxSets lists.
+// path reads it without a lock; at maxSets lists it starts afresh (calls
+// whose credentials differ each time, such as presigned URLs, never
+// compile a Set per event).
 var (
 	sets   atomic.Pointer[map[uint64][]*Set]
 	setsMu sync.Mutex
 )
 
-const maxSets = 1024
+var maxSets = 1024 // a variable for the tests
 
 // For returns the Set of secrets, compiled once per list and cached.
 func For(secrets []string) *Set {
@@ -198,15 +200,12 @@ func For(secrets []string) *Set {
 	s := New(secrets)
 	setsMu.Lock()
 	defer setsMu.Unlock()
-	old := sets.Load()
-	if old == nil || len(*old) < maxSets {
-		c := map[uint64][]*Set{}
-		if old != nil {
-			maps.Copy(c, *old)
-		}
-		c[h] = append(slices.Clip(c[h]), s)
-		sets.Store(&c)
-	}
+	c := map[uint64][]*Set{}
+	if old := sets.Load(); old != nil && len(*old) < maxSets {
+		maps.Copy(c, *old)
+	} // else start afresh: lists in use come back at their next call
+	c[h] = append(slices.Clip(c[h]), s)
+	sets.Store(&c)
 	return s
 }
 

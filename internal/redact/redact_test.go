@@ -238,3 +238,24 @@ func BenchmarkRedactHostile(b *testing.B) {
 		})
 	}
 }
+
+// For returns one Set per list of secrets (the same list, the same Set),
+// a different one for a different list, and keeps working past the
+// cache's size.
+func TestForCaches(t *testing.T) {
+	a := For([]string{"secret-aaaa-1111"})
+	if For([]string{"secret-aaaa-1111"}) != a || For([]string{"secret-bbbb-2222"}) == a {
+		t.Fatal("For does not cache by list")
+	}
+	defer func(n int) { maxSets = n }(maxSets)
+	maxSets = 8
+	for i := range 3*maxSets + 1 {
+		key := fmt.Sprintf("per-call-key-%06d", i)
+		if got := For([]string{key}).String("x " + key); got != "x [redacted]" {
+			t.Fatalf("%d: %q", i, got)
+		}
+	}
+	if s := For([]string{"secret-aaaa-1111"}); s.String("secret-aaaa-1111") != "[redacted]" {
+		t.Error("after the cache started afresh")
+	}
+}
