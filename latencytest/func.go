@@ -147,6 +147,7 @@ func runFunc(parent context.Context, req Request, fn func(ctx context.Context, r
 	if !rec.OK() && rec.LastToken >= 0 {
 		rec.MaxGap = max(rec.MaxGap, rec.Total-rec.LastToken)
 	}
+	enforceLimits(req, &rec) // deadlines.go: a request past its limit is no success
 	c.mu.Lock()
 	secrets := c.secrets
 	c.mu.Unlock()

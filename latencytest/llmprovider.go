@@ -257,6 +257,7 @@ func (o *LLMProvider) Call(parent context.Context, req Request) Record {
 		}
 		rec.Notes = append([]string{note}, rec.Notes...)
 	}
+	enforceLimits(req, &rec) // deadlines.go: a request past its limit is no success
 	o.scrub(&rec)
 	return rec
 }

@@ -1,65 +1,15 @@
 package latencytest
 
-import "math"
+import "github.com/tailguard/tailguard/internal/machine"
 
-// A merge keeps each source's machine figures (the MachineLoad its
-// summary.json holds: Measure writes it under "machine", a chain run's
-// under "calls") and combines them without hiding a shard: the merged
-// MachineLoad holds every source's figures (Sources), its own figures
-// are the worst of them, and it warns with each source's own warning,
-// naming the source, so the merged report warns whenever a shard's would
-// have.
-
-// mergeMachine combines the sources' machine figures; never nil for a
-// merge (a source without figures is listed as not recorded).
+// mergeMachine combines the sources' machine figures (the MachineLoad
+// each summary.json holds: Measure writes it under "machine", a chain
+// run's under "calls"; see machine.Merge); never nil for a merge (a
+// source without figures is listed as not recorded).
 func mergeMachine(srcs []*MergeSource) *MachineLoad {
-	m := &MachineLoad{PSISome: math.NaN(), Load: math.NaN(), Runnable: math.NaN(), Sources: make([]SourceMachine, len(srcs))}
-	virtual, real := 0, 0
+	s := make([]SourceMachine, len(srcs))
 	for i, src := range srcs {
-		m.Sources[i] = SourceMachine{Source: src.name(), Machine: src.machine}
-		s := src.machine
-		switch {
-		case s == nil:
-			continue
-		case s.Virtual:
-			virtual++
-			continue
-		}
-		real++
-		m.Wall = max(m.Wall, s.Wall)
-		m.PSISome = maxKnown(m.PSISome, s.PSISome)
-		m.Load = maxKnown(m.Load, s.Load)
-		m.Runnable = maxKnown(m.Runnable, s.Runnable)
-		if s.Cores > 0 && (m.Cores == 0 || s.Cores < m.Cores) {
-			m.Cores = s.Cores
-		}
-		if s.Wakeups > 0 {
-			m.Wakeups += s.Wakeups
-			m.LateP50, m.LateP99, m.LateMax = max(m.LateP50, s.LateP50), max(m.LateP99, s.LateP99), max(m.LateMax, s.LateMax)
-		}
-		if s.Reads > 0 {
-			m.Reads += s.Reads
-			m.ReadLagP50, m.ReadLagP99, m.ReadLagMax = max(m.ReadLagP50, s.ReadLagP50), max(m.ReadLagP99, s.ReadLagP99), max(m.ReadLagMax, s.ReadLagMax)
-		}
+		s[i] = SourceMachine{Source: src.name(), Machine: src.machine}
 	}
-	m.Virtual = virtual > 0 && real == 0
-	for _, src := range srcs {
-		if m.Virtual && src.machine != nil {
-			m.Cores = src.machine.Cores
-			break
-		}
-	}
-	return m
-}
-
-// maxKnown is the larger of a and b, a signal not available (NaN) left
-// out.
-func maxKnown(a, b float64) float64 {
-	switch {
-	case math.IsNaN(b):
-		return a
-	case math.IsNaN(a):
-		return b
-	}
-	return max(a, b)
+	return machine.Merge(s)
 }

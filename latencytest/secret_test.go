@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/redact/redacttest"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -287,11 +288,11 @@ func (c *captureT) Log(args ...any) { c.out = append(c.out, fmt.Sprint(args...))
 // never reaches a record, records.jsonl, summary.json, report.md, the job
 // summary, the log or a failure message: not even 5 bytes of the key.
 func TestSecretsEveryEncodingEveryPlace(t *testing.T) {
-	names, encs := latencytest.SecretEncodingsOf()
-	key := latencytest.TestKey
-	for i, name := range names {
+	key := redacttest.Key
+	for _, e := range redacttest.Encodings {
+		name := e.Name
 		t.Run(name, func(t *testing.T) {
-			enc := encs[i](key)
+			enc := e.Enc(key)
 			srv := encodedEcho(t, enc)
 			stepSummary := filepath.Join(t.TempDir(), "summary.md")
 			t.Setenv("GITHUB_STEP_SUMMARY", stepSummary)
@@ -335,13 +336,13 @@ func TestSecretsEveryEncodingEveryPlace(t *testing.T) {
 			}
 			texts["job summary"] = string(b)
 			for where, text := range texts {
-				if l := latencytest.KeyLeaks(text, key); len(l) > 0 {
+				if l := redacttest.Leaks(text, key); len(l) > 0 {
 					t.Errorf("%s: %q leak into %s", name, l, where)
 				}
 			}
 			for j, rec := range recs {
 				b, _ := json.Marshal(rec)
-				if l := latencytest.KeyLeaks(string(b), key); len(l) > 0 {
+				if l := redacttest.Leaks(string(b), key); len(l) > 0 {
 					place := echoPlacesEncoded[min(j%16%8+j/16*8, len(echoPlacesEncoded)-1)]
 					t.Errorf("%s, %s (%s): %q leak into the record:\n%s", name, place.name, place.why, l, b)
 				}
@@ -354,7 +355,7 @@ func TestSecretsEveryEncodingEveryPlace(t *testing.T) {
 // up) is never echoed by the panic or the error that refuses it, in any
 // of the places a URL is taken: HTTP, OpenAI and the base URL variable.
 func TestSecretsNeverInPanicsOrURLErrors(t *testing.T) {
-	key := latencytest.TestKey
+	key := redacttest.Key
 	for _, raw := range []string{key, "Bearer " + key, "ftp://user:" + key + "@host/x?k=" + key} {
 		for name, f := range map[string]func(){
 			"HTTP":   func() { latencytest.HTTP("GET", raw) },
@@ -365,14 +366,14 @@ func TestSecretsNeverInPanicsOrURLErrors(t *testing.T) {
 				f()
 				return ""
 			}()
-			if !strings.HasPrefix(msg, "latencytest: ") || len(latencytest.KeyLeaks(msg, key)) > 0 {
+			if !strings.HasPrefix(msg, "latencytest: ") || len(redacttest.Leaks(msg, key)) > 0 {
 				t.Errorf("%s(%q): panic %q", name, raw, msg)
 			}
 		}
 		t.Setenv(latencytest.EnvBaseURL, raw)
 		t.Setenv(latencytest.EnvAPIKey, key)
 		t.Setenv(latencytest.EnvModel, "m")
-		if _, err := latencytest.OpenAIFromEnv(); err == nil || len(latencytest.KeyLeaks(err.Error(), key)) > 0 {
+		if _, err := latencytest.OpenAIFromEnv(); err == nil || len(redacttest.Leaks(err.Error(), key)) > 0 {
 			t.Errorf("%s=%q: error %v", latencytest.EnvBaseURL, raw, err)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package latencytest
+package machine
 
 import (
 	"io"
@@ -45,7 +45,7 @@ func BenchmarkReadLagCost(b *testing.B) {
 			defer c.Close()
 			msg := make([]byte, 200)
 			buf := make([]byte, 32<<10)
-			before, _ := cpuTime()
+			before, _ := CPUTime()
 			for b.Loop() {
 				if _, err := c.Write(msg); err != nil {
 					b.Fatal(err)
@@ -58,7 +58,7 @@ func BenchmarkReadLagCost(b *testing.B) {
 					got += n
 				}
 			}
-			after, _ := cpuTime()
+			after, _ := CPUTime()
 			b.ReportMetric(float64(after-before)/float64(b.N), "cpu-ns/op")
 		})
 	}

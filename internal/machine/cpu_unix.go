@@ -1,14 +1,14 @@
 //go:build unix
 
-package latencytest
+package machine
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the process's user+system CPU time (getrusage).
-func cpuTime() (time.Duration, bool) {
+// CPUTime is the process's user+system CPU time (getrusage).
+func CPUTime() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false

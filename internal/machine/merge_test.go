@@ -1,4 +1,4 @@
-package latencytest
+package machine
 
 import (
 	"encoding/json"
@@ -12,16 +12,15 @@ import (
 // available (NaN, no wake-up, no read) left out, wake-ups and reads
 // summed, the fewest cores; a source in virtual time adds nothing to
 // them; the warning is each source's own, with its name.
-func TestMergeMachineCombines(t *testing.T) {
+func TestMergeCombines(t *testing.T) {
 	nan := math.NaN()
-	a := &MachineLoad{Wall: 3 * time.Second, PSISome: 0.04, Load: nan, Runnable: 6.5, Cores: 8, Wakeups: 600,
+	a := &Load{Wall: 3 * time.Second, PSISome: 0.04, Load: nan, Runnable: 6.5, Cores: 8, Wakeups: 600,
 		LateP50: 100 * time.Microsecond, LateP99: 1900 * time.Microsecond, LateMax: 5 * time.Millisecond}
 	// b timed no wake-up: its LateP99 is left out.
-	b := &MachineLoad{Wall: 9 * time.Second, PSISome: nan, Load: 1.5, Runnable: 1.1, Cores: 2, Wakeups: 0, LateP99: time.Hour,
+	b := &Load{Wall: 9 * time.Second, PSISome: nan, Load: 1.5, Runnable: 1.1, Cores: 2, Wakeups: 0, LateP99: time.Hour,
 		Reads: 50, ReadLagP50: 20 * time.Microsecond, ReadLagP99: 3 * time.Millisecond, ReadLagMax: 4 * time.Millisecond}
-	v := &MachineLoad{Virtual: true, PSISome: 1, Load: nan, Runnable: nan, Cores: 64}
-	srcs := []*MergeSource{{Path: "a.jsonl", machine: a}, {Path: "b.jsonl", machine: b}, {Path: "v.jsonl", machine: v}, {Path: "old.jsonl"}}
-	m := mergeMachine(srcs)
+	v := &Load{Virtual: true, PSISome: 1, Load: nan, Runnable: nan, Cores: 64}
+	m := Merge([]Source{{Source: "a.jsonl", Machine: a}, {Source: "b.jsonl", Machine: b}, {Source: "v.jsonl", Machine: v}, {Source: "old.jsonl"}})
 	if m.Virtual || m.Wall != 9*time.Second || m.PSISome != 0.04 || m.Load != 1.5 || m.Runnable != 6.5 || m.Cores != 2 ||
 		m.Wakeups != 600 || m.LateP99 != 1900*time.Microsecond || m.LateMax != 5*time.Millisecond ||
 		m.Reads != 50 || m.ReadLagP99 != 3*time.Millisecond || len(m.Sources) != 4 || m.Sources[3].Machine != nil {
@@ -44,7 +43,7 @@ func TestMergeMachineCombines(t *testing.T) {
 		}
 	}
 	// Every source in virtual time: virtual, no warning.
-	vm := mergeMachine([]*MergeSource{{Path: "v1", machine: v}, {Path: "old"}, {Path: "v2", machine: v}})
+	vm := Merge([]Source{{Source: "v1", Machine: v}, {Source: "old"}, {Source: "v2", Machine: v}})
 	if !vm.Virtual || vm.Warning() != "" || vm.Cores != 64 || !strings.HasPrefix(vm.String(), virtualMachine+"; machine signals not recorded for 1 of 3") {
 		t.Errorf("virtual: %+v %q", vm, vm.String())
 	}
@@ -57,7 +56,7 @@ func TestMergeMachineCombines(t *testing.T) {
 		!strings.Contains(string(j), `{"source":"old.jsonl","machine":null}`) {
 		t.Errorf("JSON %s", j)
 	}
-	var back MachineLoad
+	var back Load
 	if err := json.Unmarshal(j, &back); err != nil || back.Warning() != m.Warning() || back.String() != m.String() {
 		t.Errorf("round trip (%v):\n%s\n%s", err, back.String(), m.String())
 	}

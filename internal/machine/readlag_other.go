@@ -1,6 +1,6 @@
 //go:build !linux
 
-package latencytest
+package machine
 
 import "net"
 

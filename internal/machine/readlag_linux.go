@@ -1,6 +1,6 @@
 //go:build linux
 
-package latencytest
+package machine
 
 import (
 	"errors"
@@ -33,6 +33,15 @@ type lagConn struct {
 // readLateForTest, when set, runs inside a read that found bytes waiting,
 // before it takes them: tests make reads late with it.
 var readLateForTest atomic.Pointer[func()]
+
+// DelayReadsForTest makes every read of a watched connection that finds
+// bytes waiting take them d later, until restore is called: for tests
+// that show a late reader is reported.
+func DelayReadsForTest(d time.Duration) (restore func()) {
+	f := func() { time.Sleep(d) }
+	readLateForTest.Store(&f)
+	return func() { readLateForTest.Store(nil) }
+}
 
 // watchReads returns nc timing its reads' lag into lags, when nc is a TCP
 // connection whose kernel stamps arrivals; else nc as it is.

@@ -1,4 +1,4 @@
-package latencytest
+package machine
 
 import (
 	"testing"
@@ -9,18 +9,18 @@ import (
 // iteration and reports its CPU per wake-up (the process's CPU time, so
 // run it with nothing else in the process) and the lateness it saw.
 func BenchmarkMachineProbe(b *testing.B) {
-	if _, ok := cpuTime(); !ok {
+	if _, ok := CPUTime(); !ok {
 		b.Skip("no process CPU time here")
 	}
 	var cpu time.Duration
 	var wakeups int
 	var p50, p99, worst time.Duration
 	for b.Loop() {
-		c0, _ := cpuTime()
-		p := startMachine()
+		c0, _ := CPUTime()
+		p := Start()
 		time.Sleep(500 * time.Millisecond)
-		m := p.stop()
-		c1, _ := cpuTime()
+		m := p.Stop()
+		c1, _ := CPUTime()
 		cpu += c1 - c0
 		wakeups += m.Wakeups
 		p50, p99, worst = max(p50, m.LateP50), max(p99, m.LateP99), max(worst, m.LateMax)
