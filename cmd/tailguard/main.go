@@ -5,7 +5,7 @@
 //	tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
 //	tailguard compare [-format F] [-metric ttft] base.jsonl new.jsonl
 //	tailguard report [-format F] [-svg DIR] records.jsonl
-//	tailguard fit [-format F] [-seed N] [-tail] records.jsonl > profile.yaml
+//	tailguard fit [-format F] [-seed N] [-tail] [-mix M] [-force] records.jsonl > profile.yaml
 //
 // judge judges the records (the spec's target.records when none are
 // given) with the spec's objectives, level by level, and prints the
@@ -16,7 +16,10 @@
 // distribution: n, p50 p90 p95 p99 max, CV, errors by class (-svg writes
 // its CDF charts). fit writes a
 // fakeprovider profile fitted to the records (package fit); -tail adds a
-// generalised Pareto tail past the largest TTFT and ITL (fit.WithTail).
+// generalised Pareto tail past the largest TTFT and ITL (fit.WithTail);
+// -mix names the records' prompt mix (fit.ParseMix); when fit's own check
+// fails (fit.FitReport.Check) it writes nothing and exits 1, unless
+// -force.
 //
 // -format names the records' format (tailguard, aiperf, vllm, guidellm,
 // llmperf, k6, vegeta); by default each file's is detected, and a file
@@ -60,7 +63,7 @@ const usage = `usage:
   tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
   tailguard compare [-format F] [-metric M] base new
   tailguard report [-format F] [-svg DIR] records
-  tailguard fit [-format F] [-seed N] [-tail] records
+  tailguard fit [-format F] [-seed N] [-tail] [-mix M] [-force] records
 formats: `
 
 // run runs one subcommand and returns the exit status.
@@ -308,6 +311,8 @@ func fitCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	format := formatFlag(fs)
 	seed := fs.Int64("seed", -1, "random seed of the fitted profile, >= 0 (-1: the fit's default)")
 	tail := fs.Bool("tail", false, "fit a generalised Pareto tail past the largest TTFT and ITL (fit.WithTail)")
+	mix := fs.String("mix", "", `the records' prompt mix: "default" or class=prompt_tokens pairs, "short=200,long=6000" (fit.WithMix)`)
+	force := fs.Bool("force", false, "write the profile even when fit's own check fails (exit 0)")
 	if err := parseFlags(fs, args, format); err != nil {
 		return exitBad, err
 	}
@@ -322,9 +327,23 @@ func fitCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	if *seed >= 0 {
 		opts = append(opts, fit.WithSeed(uint64(*seed)))
 	}
+	if *mix != "" {
+		m, err := fit.ParseMix(*mix)
+		if err != nil {
+			return exitBad, err
+		}
+		opts = append(opts, fit.WithMix(m))
+	}
 	p, rep, err := fit.Fit(res.Records, opts...)
 	if err != nil {
 		return exitBad, err
+	}
+	if c := rep.Check(fit.DefaultCheckAlpha); !c.OK() {
+		if !*force {
+			fmt.Fprintln(stderr, "tailguard: "+c.String()+" (nothing written; -force writes it anyway)")
+			return exitFail, nil
+		}
+		fmt.Fprintln(stderr, "tailguard: "+c.String()+" (written anyway: -force)")
 	}
 	if err := fit.WriteProfile(stdout, p, rep); err != nil {
 		return exitBad, err
