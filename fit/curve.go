@@ -149,18 +149,22 @@ func (d curveData) cvError(f curveForm) float64 {
 
 // localScale is each first token's spread for the weights: the median
 // absolute deviation (× 1.4826, a standard deviation for normal data) of
-// the TTFTs of the first tokens whose prompts are within 25% of its own,
-// at least 0.1% of their median and 1µs; so each prompt size's error
-// counts against its own noise (weighted least squares).
-func localScale(ts []timing) []float64 {
+// vals (TTFTs, then a first fit's residuals) of the first tokens whose
+// prompts are within 25% of its own (the minLocal nearest in prompt size
+// when fewer are), at least 0.1% of its TTFT and 1µs;
+// so each prompt size's error counts against its own noise (weighted
+// least squares).
+func localScale(ts []timing, vals []float64) []float64 {
+	const minLocal = 15
 	order := make([]int, len(ts))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return ts[order[a]].rec.PromptTokens < ts[order[b]].rec.PromptTokens })
 	out := make([]float64, len(ts))
+	done := map[[2]int]float64{}
 	lo, hi := 0, 0
-	for _, i := range order {
+	for rank, i := range order {
 		u := float64(ts[i].rec.PromptTokens)
 		for float64(ts[order[lo]].rec.PromptTokens) < u/1.25 {
 			lo++
@@ -168,15 +172,25 @@ func localScale(ts []timing) []float64 {
 		for hi < len(order) && float64(ts[order[hi]].rec.PromptTokens) <= u*1.25 {
 			hi++
 		}
-		var ys []float64
-		for _, j := range order[lo:hi] {
-			ys = append(ys, float64(ts[j].ttft))
+		a, b := lo, hi
+		if b-a < minLocal { // too few: the minLocal nearest by rank
+			a = max(0, min(rank-minLocal/2, len(order)-minLocal))
+			b = min(len(order), a+minLocal)
 		}
-		med := quantile(ys, 0.5)
-		for j := range ys {
-			ys[j] = math.Abs(ys[j] - med)
+		mad, ok := done[[2]int{a, b}] // prompts of one size share a window
+		if !ok {
+			ys := make([]float64, 0, b-a)
+			for _, j := range order[a:b] {
+				ys = append(ys, vals[j])
+			}
+			med := quantile(ys, 0.5)
+			for j := range ys {
+				ys[j] = math.Abs(ys[j] - med)
+			}
+			mad = 1.4826 * quantile(ys, 0.5)
+			done[[2]int{a, b}] = mad
 		}
-		out[i] = max(1.4826*quantile(ys, 0.5), 1e-3*med, 1e3)
+		out[i] = max(mad, 1e-3*float64(ts[i].ttft), 1e3)
 	}
 	return out
 }
@@ -185,8 +199,10 @@ func localScale(ts []timing) []float64 {
 // in the curve's tokens, usage prompt_tokens): linear, quadratic or a
 // power of 0.5-3 (steps of 0.05) in the prompt's tokens, with one
 // intercept per concurrency, each fitted by least squares weighted by
-// 1/localScale² (the local variance), and the one with the smallest 5-fold held-out error
-// kept. The curve starts at the smallest prompt (Prefill.FromTokens).
+// 1/localScale² (the local variance), and the one with the smallest
+// 5-fold held-out error kept; twice: the second time the local spread
+// is that of the first choice's residuals (the TTFTs of a range of
+// prompt sizes spread by the curve itself too). The curve starts at the smallest prompt (Prefill.FromTokens).
 // Then the mode: additive (the prefill an amount) or proportional (a
 // share of the base TTFT, Prefill.TTFTScale), whichever leaves base
 // TTFTs most alike across prompt sizes (the largest KS distance between
@@ -195,12 +211,10 @@ func localScale(ts []timing) []float64 {
 // curve fits.
 func fitCurve(ts []timing) (f curveFit, why string) {
 	var d curveData
-	scale := localScale(ts)
 	from := math.MaxInt
-	for i, t := range ts {
+	for _, t := range ts {
 		d.k = append(d.k, float64(t.rec.PromptTokens)/1000)
 		d.y = append(d.y, float64(t.ttft))
-		d.w = append(d.w, 1/(scale[i]*scale[i]))
 		d.conc = append(d.conc, max(t.rec.Concurrency, 1))
 		if t.rec.PromptTokens > 0 {
 			from = min(from, t.rec.PromptTokens)
@@ -209,31 +223,30 @@ func fitCurve(ts []timing) (f curveFit, why string) {
 	if from == math.MaxInt {
 		return f, "no prompt sizes"
 	}
-	forms := []curveForm{{p: 1}, {quad: true}}
-	for p := 0.5; p <= 3.0001; p += 0.05 {
-		if math.Abs(p-1) > 1e-9 {
-			forms = append(forms, curveForm{p: math.Round(p*100) / 100})
-		}
-	}
-	best, bestErr := curveForm{}, math.Inf(1)
-	linErr := math.NaN()
-	for i, form := range forms {
-		e := d.cvError(form)
-		if i == 0 {
-			linErr = e
-		}
-		if e < bestErr {
-			best, bestErr = form, e
-		}
-	}
-	if math.IsInf(bestErr, 1) {
-		return f, "no curve with a prefill that grows with the prompt fits every fold"
-	}
 	all := make([]int, len(ts))
 	for i := range all {
 		all[i] = i
 	}
-	a, b, icept, _ := d.coefs(best, all)
+	vals := d.y
+	var best curveForm
+	var bestErr, linErr, a, b float64
+	var icept map[int]float64
+	for range 2 {
+		d.w = d.w[:0]
+		for _, s := range localScale(ts, vals) {
+			d.w = append(d.w, 1/(s*s))
+		}
+		best, bestErr, linErr = d.choose()
+		if math.IsInf(bestErr, 1) {
+			return f, "no curve with a prefill that grows with the prompt fits every fold"
+		}
+		a, b, icept, _ = d.coefs(best, all)
+		vals = make([]float64, len(ts))
+		for i := range vals {
+			x1, x2 := best.terms(d.k[i])
+			vals[i] = d.y[i] - (icept[d.conc[i]] + a*x1 + b*x2)
+		}
+	}
 	c := fakeprovider.Prefill{FromTokens: from}
 	if best.quad {
 		c.Per1kTokens, c.Per1kTokensSquared = time.Duration(math.Round(a)), time.Duration(math.Round(b))
@@ -327,4 +340,27 @@ func baseSpread(ts []timing, bases []float64) float64 {
 		}
 	}
 	return worst
+}
+
+// choose returns the candidate form with the smallest held-out error, its
+// error and the straight line's: linear, quadratic, then powers 0.5-3 in
+// steps of 0.05 (the first of equal errors wins).
+func (d curveData) choose() (best curveForm, bestErr, linErr float64) {
+	forms := []curveForm{{p: 1}, {quad: true}}
+	for p := 0.5; p <= 3.0001; p += 0.05 {
+		if math.Abs(p-1) > 1e-9 {
+			forms = append(forms, curveForm{p: math.Round(p*100) / 100})
+		}
+	}
+	bestErr = math.Inf(1)
+	for i, form := range forms {
+		e := d.cvError(form)
+		if i == 0 {
+			linErr = e
+		}
+		if e < bestErr {
+			best, bestErr = form, e
+		}
+	}
+	return best, bestErr, linErr
 }

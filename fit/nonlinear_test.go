@@ -24,8 +24,10 @@ func engineTokens(chars int) int { return 14 + int(float64(chars)/5.2) }
 // concurrency 1 from an engine whose prefill is a power 1.5 of its own
 // prompt tokens (2 s per (1k tokens)^1.5: 0.14 s short, 1.4 s medium,
 // 20 s long) on a base TTFT lognormal around 120 ms (sigma 0.35): the
-// shape of a real engine's prefill that a straight line misfits.
-func nonlinearRecords(seed uint64, n int) []latencytest.Record {
+// shape of a real engine's prefill that a straight line misfits. With
+// share, the noise is a share of the whole TTFT instead (TTFT = (120 ms
+// + prefill) × lognormal(0, 0.2)), as when the engine's speed varies.
+func nonlinearRecords(seed uint64, n int, share bool) []latencytest.Record {
 	r := rand.New(rand.NewPCG(seed, 1))
 	var out []latencytest.Record
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -42,6 +44,9 @@ func nonlinearRecords(seed uint64, n int) []latencytest.Record {
 		tokens := engineTokens(chars)
 		base := 120e6 * math.Exp(0.35*r.NormFloat64())
 		ttft := time.Duration(base + 2e9*math.Pow(float64(tokens)/1000, 1.5))
+		if share {
+			ttft = time.Duration((120e6 + 2e9*math.Pow(float64(tokens)/1000, 1.5)) * math.Exp(0.2*r.NormFloat64()))
+		}
 		itl := time.Duration(20e6 * math.Exp(0.2*r.NormFloat64()))
 		answer := 40 + r.IntN(50) // under every class's cap: the engine stopped on its own
 		out = append(out, latencytest.Record{
@@ -71,7 +76,8 @@ func byClass(recs []latencytest.Record) map[string][]float64 {
 // 1.5 prefill in its own tokens (which are not characters/4), serves the
 // fitted profile and measures it at concurrency 1 with the same mix, as a
 // user would: each prompt class's TTFT distribution must match the
-// records' (KS p >= 0.01 per class, 5 seeds), the short prompts must keep
+// records' (KS p >= 0.01 per class, 5 seeds, with the noise an amount and
+// a share of the TTFT), the short prompts must keep
 // their spread (no TTFT at 0 in the profile), and fit's own check must
 // pass. A straight line in characters/4 (the fit before the curve and the
 // unit) fails each of these: it left 0 s TTFTs in the profile and served
@@ -81,9 +87,18 @@ func TestFitNonlinearPrefillServed(t *testing.T) {
 	if testing.Short() {
 		seeds = seeds[:2]
 	}
+	type run struct {
+		seed  uint64
+		share bool
+	}
+	var runs []run
 	for _, seed := range seeds {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			recs := nonlinearRecords(seed, 400)
+		runs = append(runs, run{seed, false}, run{seed, true})
+	}
+	for _, tc := range runs {
+		seed := tc.seed
+		t.Run(fmt.Sprintf("seed %d share %v", seed, tc.share), func(t *testing.T) {
+			recs := nonlinearRecords(seed, 400, tc.share)
 			prof, rep, err := fit.Fit(recs, fit.WithSeed(seed), fit.WithDraws(4000))
 			if err != nil {
 				t.Fatal(err)
