@@ -440,7 +440,7 @@ func (pr *Predictor) predict(id string, promptTokens, maxTokens, inFlight int, g
 	total := reasoning + content
 	ttft := pl.forcedTTFT
 	if ttft == 0 {
-		ttft = saturate((float64(pl.ttft) + p.prefillTime(pl, promptTokens, 0, 1)) * slow)
+		ttft = saturate((float64(pl.ttft) + prefillTime(p, pl, promptTokens, 0, 1)) * slow)
 	}
 	t := ttft
 	faultAt, stallAt := pl.cuts(total)

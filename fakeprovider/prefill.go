@@ -140,7 +140,7 @@ func (c *Prefill) UnmarshalYAML(n *yaml.Node) error {
 // base TTFT draw: PrefillPer1kTokens per 1,000 prompt tokens (the fake's
 // count, characters/4) or the Prefill curve, cached of the tokens costing
 // f times as much (scope prefill of the prefix cache; f 1 without a hit).
-func (p *Profile) prefillTime(pl *plan, promptTokens, cached int, f float64) float64 {
+func prefillTime(p *Profile, pl *plan, promptTokens, cached int, f float64) float64 {
 	if p.Prefill.IsSet() {
 		c := p.Prefill
 		return c.add(c.Tokens(promptTokens), float64(cached)*4/c.charsPerToken(), f, float64(pl.ttft))

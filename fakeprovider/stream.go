@@ -99,7 +99,7 @@ func (s *session) run(ctx context.Context) {
 		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopePrefill {
 			cached, cf = sv.CachedTokens, f
 		}
-		x := float64(pl.ttft) + p.prefillTime(pl, req.promptTokens, cached, cf)
+		x := float64(pl.ttft) + prefillTime(p, pl, req.promptTokens, cached, cf)
 		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopeTTFT {
 			x *= f
 		}

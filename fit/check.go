@@ -2,7 +2,6 @@ package fit
 
 import (
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -38,19 +37,4 @@ func (c Check) String() string {
 	}
 	return fmt.Sprintf("fit check failed: the profile does not reproduce the records: %d of %d KS tests below p %g: %s",
 		len(c.Failed), len(c.Tests), c.Alpha, strings.Join(parts, ", "))
-}
-
-// Check judges the report's KS tests at alpha (0 or less, or NaN:
-// DefaultCheckAlpha). A test whose p-value is NaN fails.
-func (r FitReport) Check(alpha float64) Check {
-	if !(alpha > 0) {
-		alpha = DefaultCheckAlpha
-	}
-	c := Check{Alpha: alpha, Tests: append([]Test(nil), r.Tests...)}
-	for _, t := range r.Tests {
-		if math.IsNaN(t.P) || t.P < alpha {
-			c.Failed = append(c.Failed, t)
-		}
-	}
-	return c
 }

@@ -111,6 +111,21 @@ func (r FitReport) Test(name string) (Test, bool) {
 	return Test{}, false
 }
 
+// Check judges the report's KS tests at alpha (0 or less, or NaN:
+// DefaultCheckAlpha). A test whose p-value is NaN fails.
+func (r FitReport) Check(alpha float64) Check {
+	if !(alpha > 0) {
+		alpha = DefaultCheckAlpha
+	}
+	c := Check{Alpha: alpha, Tests: append([]Test(nil), r.Tests...)}
+	for _, t := range r.Tests {
+		if math.IsNaN(t.P) || t.P < alpha {
+			c.Failed = append(c.Failed, t)
+		}
+	}
+	return c
+}
+
 // Stat returns the named statistic and whether it is in the report.
 func (r FitReport) Stat(name string) (Stat, bool) {
 	for _, s := range r.Stats {
