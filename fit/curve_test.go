@@ -31,7 +31,7 @@ func curveTimings(r *rand.Rand, n int, truth func(tokens float64) float64) []tim
 func TestFitCurveChoosesTheShape(t *testing.T) {
 	runs := 40
 	if testing.Short() {
-		runs = 10
+		runs = 5
 	}
 	for _, tc := range []struct {
 		name   string

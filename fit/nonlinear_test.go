@@ -1,6 +1,7 @@
 package fit_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -85,7 +86,7 @@ func byClass(recs []latencytest.Record) map[string][]float64 {
 func TestFitNonlinearPrefillServed(t *testing.T) {
 	seeds := []uint64{1, 2, 3, 4, 5}
 	if testing.Short() {
-		seeds = seeds[:2]
+		seeds = seeds[:1]
 	}
 	type run struct {
 		seed  uint64
@@ -116,9 +117,17 @@ func TestFitNonlinearPrefillServed(t *testing.T) {
 			if zeros > 0 || !prof.Prefill.IsSet() {
 				t.Errorf("profile: %d of %d base TTFTs at 0 s (want none), prefill %+v", zeros, len(prof.TTFT.Values), prof.Prefill)
 			}
+			var yml bytes.Buffer
+			if err := fit.WriteProfile(&yml, prof, rep); err != nil {
+				t.Fatal(err)
+			}
+			back, err := fakeprovider.ParseProfile(yml.Bytes())
+			if err != nil || back.Prefill != prof.Prefill {
+				t.Fatalf("the written profile reads back with prefill %+v, want %+v (%v)", back.Prefill, prof.Prefill, err)
+			}
 			want := byClass(recs)
 			synctest.Test(t, func(t *testing.T) {
-				f := fakeprovider.New(prof)
+				f := fakeprovider.New(back)
 				defer f.Close()
 				p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(prof.Model))
 				res, err := latencytest.Batch{Requests: 400, Concurrency: 1}.Run(context.Background(), p)
