@@ -160,3 +160,31 @@ func median(xs []float64) float64 {
 	}
 	return s[len(s)/2]
 }
+
+// TestFitCheckFalseAlarms measures how often fit's own check fails a
+// profile that is right: 40 seeded sets of 400 records from the power 1.5
+// engine (20 with the noise an amount, 20 a share), each fitted and
+// checked at DefaultCheckAlpha; at most 10% may fail (each check is 6 KS
+// tests at p 0.01, on records the profile was fitted to). Skipped under
+// -short.
+func TestFitCheckFalseAlarms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("40 fits (-short)")
+	}
+	failed := 0
+	for seed := range uint64(40) {
+		recs := nonlinearRecords(100+seed, 400, seed%2 == 1)
+		_, rep, err := fit.Fit(recs, fit.WithSeed(seed+1), fit.WithDraws(4000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := rep.Check(0); !c.OK() {
+			failed++
+			t.Logf("seed %d: %s", 100+seed, c)
+		}
+	}
+	t.Logf("fit's check failed %d of 40 right profiles", failed)
+	if failed > 4 {
+		t.Errorf("fit's check failed %d of 40 right profiles, want at most 4", failed)
+	}
+}
