@@ -1,6 +1,7 @@
 package fakeprovider
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -126,6 +127,17 @@ func (c Prefill) validate() error {
 		return fmt.Errorf("prefill.chars_per_token: %v is outside [0.5, 64]", c.CharsPerToken)
 	case c.TemplateTokens < 0 || c.TemplateTokens > 1_000_000:
 		return fmt.Errorf("prefill.template_tokens: %d is outside [0, 1000000]", c.TemplateTokens)
+	}
+	return nil
+}
+
+// validatePrefill checks p.Prefill and that p gives one prefill key.
+func validatePrefill(p Profile) error {
+	if err := p.Prefill.validate(); err != nil {
+		return &fieldError{path: "prefill", err: err}
+	}
+	if old := p.PrefillPer1kTokens; p.Prefill.IsSet() && old.IsSet() && (old.Kind != "fixed" || old.Value != 0) {
+		return &fieldError{path: "prefill", err: errors.New("prefill: give prefill or prefill_per_1k_tokens, not both")}
 	}
 	return nil
 }

@@ -33,8 +33,7 @@ type Profile struct {
 	// PrefillPer1kTokens is added to TTFT per 1,000 prompt tokens (prompt
 	// tokens are estimated as characters/4). Default 0.
 	PrefillPer1kTokens Dist[time.Duration] `yaml:"prefill_per_1k_tokens"`
-	// Prefill is a non-linear prefill curve in the engine's own tokens
-	// (see Prefill); exclusive with PrefillPer1kTokens. Default none.
+	// Prefill is a prefill curve in the engine's tokens (see Prefill).
 	Prefill Prefill `yaml:"prefill"`
 	// ITL is the time between consecutive tokens. Default 10ms.
 	ITL Dist[time.Duration] `yaml:"itl"`
@@ -420,11 +419,8 @@ func (p Profile) Validate() error {
 	ferr := func(path, format string, args ...any) error {
 		return &fieldError{path: path, err: fmt.Errorf("%s: "+format, append([]any{path}, args...)...)}
 	}
-	if err := p.Prefill.validate(); err != nil {
-		return &fieldError{path: "prefill", err: err}
-	}
-	if p.Prefill.IsSet() && p.PrefillPer1kTokens.IsSet() && (p.PrefillPer1kTokens.Kind != "fixed" || p.PrefillPer1kTokens.Value != 0) {
-		return ferr("prefill", "give prefill or prefill_per_1k_tokens, not both")
+	if err := validatePrefill(p); err != nil {
+		return err
 	}
 	if p.Replicas < 0 {
 		return ferr("replicas", "negative (%d)", p.Replicas)
