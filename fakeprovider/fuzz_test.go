@@ -49,6 +49,8 @@ func FuzzParseProfile(f *testing.F) {
 		"ttft: !!binary aGVsbG8=\n",
 		"{ttft: [}\n",
 		"ttft: 2562047h47m16.854775807s\noutput_tokens: 9223372036854775807\n",
+		"prefill: {per_1k_tokens: 2s, exponent: 1.5, per_1k_tokens_squared: 1s, from_tokens: 175, ttft_scale: 270ms, chars_per_token: 5.2, template_tokens: 14}\n",
+		"prefill: {per_1k_tokens: 2562047h, exponent: 4, chars_per_token: 0.5}\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -440,7 +440,7 @@ func (pr *Predictor) predict(id string, promptTokens, maxTokens, inFlight int, g
 	total := reasoning + content
 	ttft := pl.forcedTTFT
 	if ttft == 0 {
-		ttft = saturate((float64(pl.ttft) + float64(pl.prefill)*float64(promptTokens)/1000) * slow)
+		ttft = saturate((float64(pl.ttft) + prefillTime(p, pl, promptTokens, 0, 1)) * slow)
 	}
 	t := ttft
 	faultAt, stallAt := pl.cuts(total)

@@ -33,6 +33,8 @@ type Profile struct {
 	// PrefillPer1kTokens is added to TTFT per 1,000 prompt tokens (prompt
 	// tokens are estimated as characters/4). Default 0.
 	PrefillPer1kTokens Dist[time.Duration] `yaml:"prefill_per_1k_tokens"`
+	// Prefill is a prefill curve in the engine's tokens (see Prefill).
+	Prefill Prefill `yaml:"prefill"`
 	// ITL is the time between consecutive tokens. Default 10ms.
 	ITL Dist[time.Duration] `yaml:"itl"`
 	// ITLPerRequest draws ITL once per request and uses it for every token
@@ -416,6 +418,9 @@ func (p Profile) Validate() error {
 	}
 	ferr := func(path, format string, args ...any) error {
 		return &fieldError{path: path, err: fmt.Errorf("%s: "+format, append([]any{path}, args...)...)}
+	}
+	if err := validatePrefill(p); err != nil {
+		return err
 	}
 	if p.Replicas < 0 {
 		return ferr("replicas", "negative (%d)", p.Replicas)

@@ -95,11 +95,11 @@ func (s *session) run(ctx context.Context) {
 		// tokens' prefill (scope prefill) or the whole TTFT (scope ttft)
 		// cheaper by the factor.
 		f := p.PrefixCache.TTFTFactor
-		tokens := float64(req.promptTokens)
+		cached, cf := 0, 1.0
 		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopePrefill {
-			tokens += float64(sv.CachedTokens) * (f - 1)
+			cached, cf = sv.CachedTokens, f
 		}
-		x := float64(pl.ttft) + float64(pl.prefill)*tokens/1000
+		x := float64(pl.ttft) + prefillTime(p, pl, req.promptTokens, cached, cf)
 		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopeTTFT {
 			x *= f
 		}

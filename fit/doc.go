@@ -19,8 +19,11 @@
 //
 // From the measured (non-warm-up) records: TTFT as an interpolated
 // empirical distribution ([fakeprovider.Interpolated]: its quantiles are
-// the records' own), less a prefill slope per 1k prompt tokens when it is
-// significant (t > 2, whatever the prompts' spread); the per-request ITL;
+// the records' own) with a prefill curve ([fakeprovider.Prefill]) taken
+// out when the prompt size matters (a slope with t > 2): linear,
+// quadratic or a power, chosen by held-out error, in the engine's own
+// prompt tokens (from the mix's prompt sizes: [WithMix]), anchored at the
+// smallest prompt so nothing is clamped; the per-request ITL;
 // the rank correlation of TTFT and ITL; answer and reasoning lengths;
 // stalls and fault rates by class; the chains' intraclass correlation.
 // Two or more concurrencies in the records make load levels
@@ -36,7 +39,10 @@
 // with fakeprovider.Predictor (exactly what a quiet fake serves, with no
 // clock): each statistic shows the records' value and the replay's, and
 // distributions are compared with a two-sample Kolmogorov-Smirnov test
-// ([KolmogorovSmirnov]). The replay has no queueing, cold starts or
+// ([KolmogorovSmirnov]), and the TTFT of each prompt class too.
+// [FitReport.Check] is fit's own verdict: every test at p >= alpha
+// (default [DefaultCheckAlpha]); the commands write no profile that fails
+// it unless forced. The replay has no queueing, cold starts or
 // prefix-cache hits, which Fit does not fit either.
 //
 // # Units

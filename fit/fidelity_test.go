@@ -151,10 +151,9 @@ func TestFitFidelity(t *testing.T) {
 	text := buf.String()
 
 	// What the fit found.
-	slope := prof.PrefillPer1kTokens.Value
-	src := rep.Sources["prefill_per_1k_tokens"]
+	src := rep.Sources["prefill"]
 	t.Logf("prefill: %s", src)
-	if !prof.PrefillPer1kTokens.IsSet() {
+	if !prof.Prefill.IsSet() {
 		t.Fatalf("prefill not modelled on prompts of 50-330 tokens with a 12s/1k slope: %v", rep.Notes)
 	}
 	_, after, _ := strings.Cut(src, "± ")
@@ -163,10 +162,20 @@ func TestFitFidelity(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no standard error in %q: %v", src, err)
 	}
-	if d := (slope - 12*time.Second).Abs(); d > 3*se {
-		t.Errorf("prefill slope %v ± %v: %v from the engine's 12s per 1k, over 3 standard errors", slope, se, d)
+	// The curve over the prompts' range (the fake counts 50-330 token
+	// prompts and the 38-character nonce as 59-339 tokens) against the
+	// engine's 12 s per 1k: within 3 standard errors of the slope.
+	lo, hi := 59.0, 339.0
+	base := float64(prof.Prefill.TTFTScale) // the proportional curve at its own scale
+	rise := time.Duration(prof.Prefill.Add(hi, base) - prof.Prefill.Add(lo, base))
+	want := time.Duration(12 * (hi - lo) * 1e6)
+	if d := (rise - want).Abs(); d > time.Duration(3*float64(se)*(hi-lo)/1000) {
+		t.Errorf("prefill curve rises %v from %v to %v tokens, the engine %v (12s per 1k): over 3 standard errors of the slope (%v per 1k)", rise, lo, hi, want, se)
 	}
-	if strings.Contains(text, "prefill removed") || !strings.Contains(text, "less the fitted prefill") {
+	if prof.Prefill.CharsPerToken != 4 || prof.Prefill.TemplateTokens != 0 {
+		t.Errorf("prefill unit %v characters per token + %d: the engine (a fake) counts characters/4", prof.Prefill.CharsPerToken, prof.Prefill.TemplateTokens)
+	}
+	if strings.Contains(text, "prefill removed") || !strings.Contains(text, "the fitted prefill taken out") {
 		t.Errorf("the ttft comment does not say the prefill was taken out and added back:\n%s", rep.Sources["ttft"])
 	}
 	if prof.Stall.Probability != 0 || prof.Faults.HTTP503 != 0 {

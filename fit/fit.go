@@ -24,6 +24,7 @@ type options struct {
 	draws int
 	model string
 	tail  bool
+	mix   *latencytest.Mix
 }
 
 // WithSeed sets the fitted profile's seed (default 1), which also seeds
@@ -108,6 +109,21 @@ func (r FitReport) Test(name string) (Test, bool) {
 		}
 	}
 	return Test{}, false
+}
+
+// Check judges the report's KS tests at alpha (0 or less, or NaN:
+// DefaultCheckAlpha). A test whose p-value is NaN fails.
+func (r FitReport) Check(alpha float64) Check {
+	if !(alpha > 0) {
+		alpha = DefaultCheckAlpha
+	}
+	c := Check{Alpha: alpha, Tests: append([]Test(nil), r.Tests...)}
+	for _, t := range r.Tests {
+		if math.IsNaN(t.P) || t.P < alpha {
+			c.Failed = append(c.Failed, t)
+		}
+	}
+	return c
 }
 
 // Stat returns the named statistic and whether it is in the report.
@@ -295,13 +311,24 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 		return d
 	}
 
-	// Prefill: the slope of TTFT on prompt size, kept when significant.
+	// Prefill: kept when the linear slope of TTFT on prompt size is
+	// significant; then the curve is chosen by held-out error (fitCurve),
+	// in the engine's own prompt tokens (fitUnit).
 	pf := prefillSlope(withTTFT)
-	slope := time.Duration(0)
+	var curve curveFit
 	if pf.keep() {
-		slope = pf.slope
-		p.PrefillPer1kTokens = fakeprovider.Fixed(slope)
-		rep.Sources["prefill_per_1k_tokens"] = pf.String() + "; the fake counts prompt tokens as characters/4"
+		unit := fitUnit(recs, o.mix)
+		var why string
+		if curve, why = fitCurve(withTTFT); why == "" {
+			curve.c.CharsPerToken, curve.c.TemplateTokens = unit.cpt, unit.template
+			p.Prefill = curve.c
+			rep.Sources["prefill"] = pf.String() + "; curve: " + curve.desc + "; tokens: " + unit.desc
+			if unit.template == 0 && unit.cpt == 4 && strings.HasPrefix(unit.desc, "prompt characters unknown") {
+				rep.Notes = append(rep.Notes, "prefill unit: "+unit.desc)
+			}
+		} else {
+			rep.Notes = append(rep.Notes, "prefill: not modelled: "+pf.String()+"; "+why)
+		}
 	} else {
 		rep.Notes = append(rep.Notes, "prefill: not modelled: "+pf.String())
 	}
@@ -316,8 +343,7 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 		c := max(t.rec.Concurrency, 1)
 		streamedAt[c]++
 		if t.ttft >= 0 {
-			base := t.ttft - time.Duration(float64(slope)*float64(t.rec.PromptTokens)/1000)
-			ttftAt[c] = append(ttftAt[c], max(base, 0))
+			ttftAt[c] = append(ttftAt[c], curve.base(t)) // never below 0 (fitCurve)
 		}
 		if t.itl >= 0 {
 			itlAt[c] = append(itlAt[c], norm(t, t.itl))
@@ -358,8 +384,8 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 		at = fmt.Sprintf(" at concurrency %d (the lowest; the others are load levels)", levels[0])
 	}
 	p.TTFT = fakeprovider.Interpolated(roundAll(ttfts)...)
-	prefillPart := "each less the fitted prefill (prefill_per_1k_tokens × its prompt tokens / 1,000), which the fake adds back per request"
-	if slope == 0 {
+	prefillPart := "each with the fitted prefill taken out (see prefill), which the fake adds back per request"
+	if !curve.c.IsSet() {
 		prefillPart = "as measured: prefill is not modelled (see the note below), so the prompt-size effect stays in this spread"
 	}
 	rep.Sources["ttft"] = fmt.Sprintf("interpolated empirical distribution of %d TTFTs%s (first token of any kind; the first answer where no first token was recorded), %s", len(ttfts), at, prefillPart)
@@ -385,7 +411,7 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 	rep.Sources["itl_per_request"] = "one ITL per request, as measured (a slow request is slow throughout)"
 	// Chain calls: TTFT and ITL relative to their chain's means of logs,
 	// so that the chain factor (Conversation) is not counted again.
-	pairAt[-1] = withinChains(ts, slope, norm)
+	pairAt[-1] = withinChains(ts, curve, norm)
 	baseGroups := pairAt
 	if len(levels) > 0 {
 		// By load level, as TTFT and ITL: the coupling moved with load.
@@ -483,13 +509,13 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 // withinChains pairs each chain call's log TTFT (prefill removed) and log
 // ITL (norm applied), each less its chain's mean, for chains of 3 or more
 // calls with both.
-func withinChains(ts []timing, slope time.Duration, norm func(timing, time.Duration) time.Duration) [][2]float64 {
+func withinChains(ts []timing, curve curveFit, norm func(timing, time.Duration) time.Duration) [][2]float64 {
 	byChain := map[string][][2]float64{}
 	for _, t := range ts {
 		if t.chain == "" || t.ttft < 0 || t.itl <= 0 {
 			continue
 		}
-		base := max(t.ttft-time.Duration(float64(slope)*float64(t.rec.PromptTokens)/1000), 1)
+		base := max(curve.base(t), 1)
 		byChain[t.chain] = append(byChain[t.chain], [2]float64{math.Log(float64(base)), math.Log(float64(norm(t, t.itl)))})
 	}
 	var out [][2]float64

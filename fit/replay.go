@@ -17,7 +17,10 @@ import (
 // records outside chains and chains for the chain calls (chains of the
 // records' most common length, each call with the median prompt size of
 // its position), in the same proportion, about draws requests in all.
-// Prompt sizes and max_tokens cycle through the records'. Each replayed
+// Prompt sizes, classes and max_tokens cycle through the records' (a
+// record's usage prompt_tokens is the fake's count of characters/4 unless
+// p.Prefill says how the engine counted them: see
+// fakeprovider.Prefill.FakeTokens). Each replayed
 // request is what a quiet fake serves for its trace ID ("replay-000017",
 // "replay00003-call04"; see fakeprovider.Predictor): no queueing, cold
 // start from idle time or cache hit; a single request is predicted at its
@@ -48,6 +51,9 @@ func Replay(p fakeprovider.Profile, recs []latencytest.Record, draws int) ([]lat
 	// found in the replay as they are in the records (timings).
 	withGaps := slices.ContainsFunc(recs, func(r latencytest.Record) bool { return r.Gaps.Len() > 0 })
 	predict := func(id string, prompt, maxTokens, inFlight int) latencytest.Record {
+		if p.Prefill.IsSet() && prompt > 0 {
+			prompt = p.Prefill.FakeTokens(prompt)
+		}
 		pd, gaps := pr.PredictGaps(id, prompt, maxTokens, inFlight)
 		r := toRecord(id, pd, inFlight)
 		if withGaps && pd.Status == 200 {
@@ -61,7 +67,9 @@ func Replay(p fakeprovider.Profile, recs []latencytest.Record, draws int) ([]lat
 	nSingle := draws * len(single) / len(recs)
 	for i := range nSingle {
 		src := single[i%len(single)]
-		out = append(out, predict(fmt.Sprintf("replay-%06d", i), src.PromptTokens, src.MaxTokens, src.Concurrency))
+		r := predict(fmt.Sprintf("replay-%06d", i), src.PromptTokens, src.MaxTokens, src.Concurrency)
+		r.PromptClass = src.PromptClass
+		out = append(out, r)
 	}
 	if len(byChain) == 0 {
 		return out, nil
@@ -169,6 +177,7 @@ func Compare(p fakeprovider.Profile, recs []latencytest.Record, opts ...Option) 
 		}
 		rep.Tests = append(rep.Tests, Test{Name: d.name, KS: KolmogorovSmirnov(a, b)})
 	}
+	rep.Tests = append(rep.Tests, classTests(recs, rp)...)
 	classes := map[string]bool{}
 	for _, rs := range [][]latencytest.Record{recs, rp} {
 		for _, r := range rs {
@@ -258,3 +267,41 @@ func stallShare(ts []timing) float64 {
 }
 
 func isOK(r latencytest.Record) bool { return r.OK() }
+
+// minClassTTFTs is the fewest first tokens of a prompt class that get a
+// KS test of their own.
+const minClassTTFTs = 20
+
+// classTests are the KS tests of TTFT per prompt class ("ttft short"),
+// outside chains, when the records have two or more classes with
+// minClassTTFTs first tokens each: a prefill that fits the pooled TTFT
+// can still serve each class wrong.
+func classTests(recs, rp []latencytest.Record) []Test {
+	byClass := func(rs []latencytest.Record) map[string][]float64 {
+		out := map[string][]float64{}
+		for _, r := range rs {
+			if _, chain := fakeprovider.ChainKey(r.ID); chain || r.PromptClass == "" || !r.OK() || r.TokensUnobserved() {
+				continue
+			}
+			if v := ttftOf(r); v >= 0 {
+				out[r.PromptClass] = append(out[r.PromptClass], float64(v))
+			}
+		}
+		return out
+	}
+	a, b := byClass(recs), byClass(rp)
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(a)) {
+		if len(a[name]) >= minClassTTFTs && len(b[name]) > 0 {
+			names = append(names, name)
+		}
+	}
+	if len(names) < 2 {
+		return nil
+	}
+	var out []Test
+	for _, name := range names {
+		out = append(out, Test{Name: "ttft " + name, KS: KolmogorovSmirnov(a[name], b[name])})
+	}
+	return out
+}

@@ -22,6 +22,9 @@ func WriteProfile(w io.Writer, p fakeprovider.Profile, rep FitReport) error {
 	for _, line := range strings.Split(strings.TrimRight(rep.String(), "\n"), "\n")[1:] {
 		b.WriteString("#   " + line + "\n")
 	}
+	if len(rep.Tests) > 0 {
+		b.WriteString("# " + rep.Check(DefaultCheckAlpha).String() + "\n")
+	}
 	key := func(name, value string) {
 		if src, ok := rep.Sources[name]; ok {
 			b.WriteString("# " + name + ": " + src + "\n")
@@ -43,6 +46,9 @@ func WriteProfile(w io.Writer, p fakeprovider.Profile, rep FitReport) error {
 	key("seed", strconv.FormatUint(p.Seed, 10))
 	durKey("ttft", p.TTFT)
 	durKey("prefill_per_1k_tokens", p.PrefillPer1kTokens)
+	if c := p.Prefill; c.IsSet() {
+		key("prefill", prefillMap(c))
+	}
 	durKey("itl", p.ITL)
 	key("itl_per_request", strconv.FormatBool(p.ITLPerRequest))
 	if p.TTFTITLCorrelation != 0 {
@@ -213,4 +219,28 @@ func intDist(d fakeprovider.Dist[int]) string {
 		return "{dist: empirical, values: [" + strings.Join(vals, ", ") + "]}"
 	}
 	return "{}"
+}
+
+// prefillMap writes a prefill curve as a YAML flow map, its durations to
+// the nanosecond (a curve's coefficient can be small).
+func prefillMap(c fakeprovider.Prefill) string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	parts := []string{"per_1k_tokens: " + c.Per1kTokens.String()}
+	if c.Exponent != 0 {
+		parts = append(parts, "exponent: "+f(c.Exponent))
+	}
+	if c.Per1kTokensSquared != 0 {
+		parts = append(parts, "per_1k_tokens_squared: "+c.Per1kTokensSquared.String())
+	}
+	parts = append(parts, "from_tokens: "+strconv.Itoa(c.FromTokens))
+	if c.TTFTScale != 0 {
+		parts = append(parts, "ttft_scale: "+c.TTFTScale.String())
+	}
+	if c.CharsPerToken != 0 {
+		parts = append(parts, "chars_per_token: "+f(c.CharsPerToken))
+	}
+	if c.TemplateTokens != 0 {
+		parts = append(parts, "template_tokens: "+strconv.Itoa(c.TemplateTokens))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }

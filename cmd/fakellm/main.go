@@ -4,7 +4,7 @@
 //
 //	go run ./cmd/fakellm serve -preset llama-4-maverick
 //	go run ./cmd/fakellm serve -profile my.yaml -addr 127.0.0.1:9000 -seed 3
-//	go run ./cmd/fakellm fit [-seed N] [-tail] records.jsonl > fitted.yaml
+//	go run ./cmd/fakellm fit [-seed N] [-tail] [-mix M] [-force] records.jsonl > fitted.yaml
 //
 // serve is the default: flags without a subcommand serve (fakellm -preset
 // NAME), and -fit FILE is the same as fit FILE.
@@ -13,14 +13,22 @@
 // Measure writes them; see package fit), writes it to stdout as YAML with
 // comments saying where each number came from, and exits; serve it with
 // -profile. -tail adds a generalised Pareto tail past the largest TTFT
-// and ITL (fit.WithTail).
+// and ITL (fit.WithTail). -mix names the prompt mix the records were
+// measured with, as class=prompt_tokens pairs ("short=200,long=6000") or
+// "default" (fit.WithMix), so the fake counts prompt tokens as the engine
+// did. fit checks its own profile (fit.FitReport.Check: a replay against
+// the records, KS p >= 0.01 for each distribution): when the check fails
+// it says so on stderr, writes nothing and exits 1, unless -force, which
+// writes the profile anyway (the failure still on stderr and in the
+// profile's header).
 //
 // It prints the base URL (OpenAI clients take URL+"/v1") and stops cleanly on
 // SIGINT or SIGTERM, printing how many events it streamed and how late it
 // wrote them (p50, p99, max: its own error, see fakeprovider.Lateness). It
 // binds to loopback unless -addr says otherwise; an -addr without a host
 // or a port (an unset variable, most likely) is an error, as is a -seed
-// below -1. Errors exit with status 2; -h prints the usage and exits 0.
+// below -1. Errors exit with status 2, a failed fit check with 1; -h
+// prints the usage and exits 0.
 package main
 
 import (
@@ -47,9 +55,13 @@ func main() {
 // exitCode reports err on stderr and returns the exit status: 0 for none
 // or for -h (the usage was printed), 2 otherwise.
 func exitCode(err error, stderr io.Writer) int {
+	var cf checkFailed
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &cf):
+		fmt.Fprintln(stderr, "fakellm:", err)
+		return 1
 	default:
 		fmt.Fprintln(stderr, "fakellm:", err)
 		return 2
@@ -78,20 +90,39 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	seed := fs.Int64("seed", -1, "random seed of the fitted profile, >= 0 (-1: the fit's default)")
 	tail := fs.Bool("tail", false, "fit a generalised Pareto tail past the largest TTFT and ITL (fit.WithTail)")
+	mix := fs.String("mix", "", `the records' prompt mix: "default" or class=prompt_tokens pairs, "short=200,long=6000" (fit.WithMix)`)
+	force := fs.Bool("force", false, "write the profile even when fit's own check fails (exit 0)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("fit: give one records file (JSONL): fakellm fit [-seed N] [-tail] records.jsonl")
+		return errors.New("fit: give one records file (JSONL): fakellm fit [-seed N] [-tail] [-mix M] [-force] records.jsonl")
 	}
 	if *seed < -1 {
 		return fmt.Errorf("-seed %d: want a seed >= 0, or -1 for the fit's default", *seed)
 	}
-	return fitRecords(fs.Arg(0), *seed, stdout, fit.WithTail(*tail))
+	opts := []fit.Option{fit.WithTail(*tail)}
+	if *mix != "" {
+		m, err := fit.ParseMix(*mix)
+		if err != nil {
+			return fmt.Errorf("-mix: %w", err)
+		}
+		opts = append(opts, fit.WithMix(m))
+	}
+	return fitRecords(fs.Arg(0), *seed, *force, stdout, stderr, opts...)
 }
 
-// fitRecords fits a profile to the records at path and writes it as YAML.
-func fitRecords(path string, seed int64, stdout io.Writer, extra ...fit.Option) error {
+// checkFailed is fit's own check failing: exit status 1.
+type checkFailed struct{ check fit.Check }
+
+func (e checkFailed) Error() string {
+	return e.check.String() + " (nothing written; -force writes it anyway)"
+}
+
+// fitRecords fits a profile to the records at path and writes it as
+// YAML; when fit's own check fails it writes nothing and returns
+// checkFailed, unless force.
+func fitRecords(path string, seed int64, force bool, stdout, stderr io.Writer, extra ...fit.Option) error {
 	recs, err := latencytest.LoadRecords(path)
 	if err != nil {
 		return err
@@ -104,6 +135,12 @@ func fitRecords(path string, seed int64, stdout io.Writer, extra ...fit.Option) 
 	if err != nil {
 		return err
 	}
+	if c := rep.Check(fit.DefaultCheckAlpha); !c.OK() {
+		if !force {
+			return checkFailed{c}
+		}
+		fmt.Fprintln(stderr, "fakellm: "+c.String()+" (written anyway: -force)")
+	}
 	return fit.WriteProfile(stdout, p, rep)
 }
 
@@ -113,7 +150,7 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan struct{}) error 
 	fs := flag.NewFlagSet("fakellm serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage of fakellm:\n  fakellm [serve] (-preset NAME | -profile FILE) [-addr HOST:PORT] [-seed N]\n  fakellm fit [-seed N] records.jsonl\nserve flags:\n")
+		fmt.Fprint(stderr, "Usage of fakellm:\n  fakellm [serve] (-preset NAME | -profile FILE) [-addr HOST:PORT] [-seed N]\n  fakellm fit [-seed N] [-tail] [-mix M] [-force] records.jsonl\nserve flags:\n")
 		fs.PrintDefaults()
 	}
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (host:port); loopback unless you need otherwise; give the host (0.0.0.0 for every interface)")
@@ -131,7 +168,7 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan struct{}) error 
 		if *profile != "" || *preset != "" {
 			return errors.New("give -fit alone: it writes a profile and serves nothing")
 		}
-		return fitRecords(*fitPath, *seed, stdout)
+		return fitRecords(*fitPath, *seed, false, stdout, stderr)
 	}
 	if err := checkAddr(*addr); err != nil {
 		return err

@@ -5,7 +5,7 @@
 //	tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
 //	tailguard compare [-format F] [-metric M] [-quantiles 0.5,0.95,0.99] [-mixed] base new
 //	tailguard report [-format F] [-svg DIR] records.jsonl
-//	tailguard fit [-format F] [-seed N] [-tail] records.jsonl > profile.yaml
+//	tailguard fit [-format F] [-seed N] [-tail] [-mix M] [-force] records.jsonl > profile.yaml
 //
 // judge judges the records (the spec's target.records when none are
 // given) with the spec's objectives, level by level, and prints the
@@ -27,7 +27,9 @@
 // report prints a distribution: n, p50 p90 p95 p99 max, CV, errors by
 // class (-svg writes its CDF charts). fit writes a fakeprovider profile
 // fitted to the records (package fit); -tail adds a generalised Pareto
-// tail past the largest TTFT and ITL (fit.WithTail).
+// tail past the largest TTFT and ITL (fit.WithTail); -mix names the
+// records' prompt mix (fit.ParseMix); when fit's own check fails
+// (fit.FitReport.Check) it writes nothing and exits 1, unless -force.
 //
 // -format names the records' format (tailguard, aiperf, vllm, guidellm,
 // llmperf, k6, vegeta); by default each file's is detected, and a file
@@ -36,7 +38,8 @@
 // Exit status, one rule for every subcommand:
 //
 //	0  pass (judge, compare), or done (report, fit)
-//	1  an objective failed, or the comparison found a regression, on the data
+//	1  an objective failed, or the comparison found a regression, on the
+//	   data; fit: the fitted profile failed fit's own check (-force writes it)
 //	2  cannot judge: bad input (a file, a spec, a flag or its value), a
 //	   partial run, too few samples for an objective or a quantile, a
 //	   metric the tool did not measure, two tools' files without -mixed,
@@ -80,8 +83,8 @@ const usage = `usage:
   tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
   tailguard compare [-format F] [-metric M] [-quantiles Q,...] [-mixed] base new
   tailguard report [-format F] [-svg DIR] records
-  tailguard fit [-format F] [-seed N] [-tail] records
-exit status: 0 pass, 1 failed on the data, 2 cannot judge (bad input or flag, partial run, too few samples, a metric not measured)
+  tailguard fit [-format F] [-seed N] [-tail] [-mix M] [-force] records
+exit status: 0 pass, 1 failed on the data (an objective, a regression, fit's own check), 2 cannot judge (bad input or flag, partial run, too few samples, a metric not measured)
 formats: `
 
 // run runs one subcommand and returns the exit status.
@@ -283,6 +286,8 @@ func fitCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	format := formatFlag(fs)
 	seed := fs.Int64("seed", -1, "random seed of the fitted profile, >= 0 (-1: the fit's default)")
 	tail := fs.Bool("tail", false, "fit a generalised Pareto tail past the largest TTFT and ITL (fit.WithTail)")
+	mix := fs.String("mix", "", `the records' prompt mix: "default" or class=prompt_tokens pairs, "short=200,long=6000" (fit.WithMix)`)
+	force := fs.Bool("force", false, "write the profile even when fit's own check fails (exit 0)")
 	if err := parseFlags(fs, args, format); err != nil {
 		return exitBad, err
 	}
@@ -297,9 +302,23 @@ func fitCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	if *seed >= 0 {
 		opts = append(opts, fit.WithSeed(uint64(*seed)))
 	}
+	if *mix != "" {
+		m, err := fit.ParseMix(*mix)
+		if err != nil {
+			return exitBad, err
+		}
+		opts = append(opts, fit.WithMix(m))
+	}
 	p, rep, err := fit.Fit(res.Records, opts...)
 	if err != nil {
 		return exitBad, err
+	}
+	if c := rep.Check(fit.DefaultCheckAlpha); !c.OK() {
+		if !*force {
+			fmt.Fprintln(stderr, "tailguard: "+c.String()+" (nothing written; -force writes it anyway)")
+			return exitFail, nil
+		}
+		fmt.Fprintln(stderr, "tailguard: "+c.String()+" (written anyway: -force)")
 	}
 	if err := fit.WriteProfile(stdout, p, rep); err != nil {
 		return exitBad, err

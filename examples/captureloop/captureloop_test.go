@@ -7,6 +7,7 @@ package captureloop_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -93,8 +94,9 @@ func TestCaptureLoop(t *testing.T) {
 	var out strings.Builder
 	fmt.Fprintf(&out, "imported %s (%s): %d requests at concurrency 1, %d at 4\n",
 		strings.Join(files, ", "), "vLLM bench serve", len(run[1].Records), len(run[4].Records))
-	fmt.Fprintf(&out, "fitted: prefill_per_1k_tokens %v; stall probability %.3g at c=1, %.3g at c=4; http_503 %.3g at c=1, %.3g at c=4\n",
-		prof.PrefillPer1kTokens.Value.Round(time.Millisecond), prof.Stall.Probability, prof.Load[0].Stall.Probability, prof.Faults.HTTP503, prof.Load[0].Faults.HTTP503)
+	pf := prof.Prefill
+	fmt.Fprintf(&out, "fitted: prefill %v per (1k tokens)^%g from %d tokens; stall probability %.3g at c=1, %.3g at c=4; http_503 %.3g at c=1, %.3g at c=4\n",
+		pf.Per1kTokens.Round(time.Millisecond), cmp.Or(pf.Exponent, 1), pf.FromTokens, prof.Stall.Probability, prof.Load[0].Stall.Probability, prof.Faults.HTTP503, prof.Load[0].Faults.HTTP503)
 	for _, c := range levels {
 		r, f := longPromptTTFT(run[c]), longPromptTTFT(fake[c])
 		fmt.Fprintf(&out, "c=%d: median TTFT of prompts over 300 tokens: vLLM run %v, fitted fake %v\n", c, r.Round(time.Millisecond), f.Round(time.Millisecond))
