@@ -23,9 +23,10 @@ type Batch struct {
 	Requests int
 	// Warmup requests are sent first and discarded by trace ID, in
 	// submission order (never by completion order); they stay in the
-	// Result, marked, and feed Result.ColdStarts, so a cold start is judged
-	// on its own (sloassert.MaxColdStart) rather than hidden or averaged
-	// into steady state. Default DefaultWarmup (10: published benchmarks sent
+	// Result, marked; a cold start among them (the first request, one
+	// after an idle gap, or one a fake marks cold) is a candidate of
+	// Result.ColdStarts, judged on its own (sloassert.MaxColdStart) rather
+	// than hidden or averaged into steady state. Default DefaultWarmup (10: published benchmarks sent
 	// 310 and discarded the first 10); NoWarmup keeps every request.
 	Warmup int
 	// NoWarmup sends no warm-up request: every request is measured.
@@ -520,7 +521,7 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 		d.set(4, "no: every request counts", false)
 	}
 	if b.Warmup > 0 {
-		d.set(6, fmt.Sprintf("a cold start in the first %d requests is discarded from steady state and judged on its own (Result.ColdStarts, sloassert.MaxColdStart); NoWarmup keeps them measured", b.Warmup), false)
+		d.set(6, fmt.Sprintf("the first %d requests are discarded from steady state; a cold start among them (the first request, one after an idle gap) is judged on its own (Result.ColdStarts, sloassert.MaxColdStart); NoWarmup keeps them measured", b.Warmup), false)
 	} else {
 		d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	}
