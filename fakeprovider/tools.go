@@ -7,17 +7,6 @@ import (
 	"strings"
 )
 
-// toolID names call `call` of the answer at arrival index index, with the
-// protocol's prefix (call, toolu): the first call is prefix_fake_N, the
-// others prefix_fake_N_call.
-func toolID(prefix string, index, call int) string {
-	id := prefix + "_fake_" + strconv.Itoa(index)
-	if call > 0 {
-		id += "_" + strconv.Itoa(call)
-	}
-	return id
-}
-
 // defaultToolName is the function a tool-call answer calls when the
 // request lists no tools.
 const defaultToolName = "fake_tool"
