@@ -51,7 +51,7 @@ func (s *session) run(ctx context.Context) {
 	sv.Queued, sv.ColdStart, sv.CacheHit = s.ad.queued, s.ad.coldStart, s.ad.cacheHit
 	sv.InFlight = s.ad.inflight
 	pl.underLoad(p, s.ad.inflight)
-	sv.CachedTokens = min(s.ad.cachedBlocks*cacheBlockChars/4, req.promptTokens)
+	sv.CachedTokens = min(s.ad.cachedBlocks*cacheBlockChars/4, req.PromptTokens)
 	sv.Stall = pl.stall
 	sv.Status = http.StatusOK
 	var faults []string
@@ -72,13 +72,13 @@ func (s *session) run(ctx context.Context) {
 	// Token counts and finish reason under the cap (without max_tokens the
 	// cap is the largest max_tokens a request may ask for, as a context
 	// limit would be).
-	reasoning, content, finish := pl.answerShape(req.maxTokens)
+	reasoning, content, finish := pl.answerShape(req.MaxTokens)
 	total := reasoning + content
-	s.enc = encoders[req.proto](&wire.State{
+	s.enc = wires[req.proto].Encoder(&wire.State{
 		Index: sv.Index, Created: sv.Arrival, Model: p.Model,
-		PromptTokens: req.promptTokens, CachedTokens: sv.CachedTokens, MaxTokens: req.maxTokens,
-		Reasoning: reasoning, OneCall: req.oneCall, IncludeUsage: req.includeUsage,
-		ToolCall: pl.toolCall, ToolArgs: pl.toolArgs, ToolName: req.toolName,
+		PromptTokens: req.PromptTokens, CachedTokens: sv.CachedTokens, MaxTokens: req.MaxTokens,
+		Reasoning: reasoning, OneCall: req.OneCall, IncludeUsage: req.IncludeUsage,
+		ToolCall: pl.toolCall, ToolArgs: pl.toolArgs, ToolName: req.ToolName,
 	})
 
 	slow := 1 + p.SlowdownPerInflight*float64(s.ad.inflight-1)
@@ -92,7 +92,7 @@ func (s *session) run(ctx context.Context) {
 		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopePrefill {
 			cached, cf = sv.CachedTokens, f
 		}
-		x := float64(pl.ttft) + prefillTime(p, pl, req.promptTokens, cached, cf)
+		x := float64(pl.ttft) + prefillTime(p, pl, req.PromptTokens, cached, cf)
 		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopeTTFT {
 			x *= f
 		}
@@ -106,7 +106,7 @@ func (s *session) run(ctx context.Context) {
 	if inj := injected(sv); inj != "" {
 		s.w.Header().Set(HeaderInjected, inj)
 	}
-	if req.stream {
+	if req.Stream {
 		s.w.Header().Set("Content-Type", "text/event-stream")
 		s.w.Header().Set("Cache-Control", "no-cache")
 		s.w.WriteHeader(http.StatusOK)
@@ -156,7 +156,7 @@ func (s *session) run(ctx context.Context) {
 				s.errorEvent(sent)
 				return false
 			}
-			if req.stream && !s.write(s.enc.Malformed()) {
+			if req.Stream && !s.write(s.enc.Malformed()) {
 				return false
 			}
 		}
@@ -189,10 +189,10 @@ func (s *session) run(ctx context.Context) {
 			sv.ToolCalls, _, _ = pl.toolAt(sent - reasoning)
 			sv.ToolCalls++
 		}
-		if req.stream {
+		if req.Stream {
 			s.out = s.enc.Tokens(s.out, sent, k, kind)
 		}
-		if req.stream && s.late != nil && s.ahead == nil {
+		if req.Stream && s.late != nil && s.ahead == nil {
 			if s.dues == nil {
 				s.dues = s.duesBuf[:0]
 			}
@@ -215,7 +215,7 @@ func (s *session) run(ctx context.Context) {
 	// [DONE]) finds its request in Served.
 	s.f.record(*sv)
 	recorded = true
-	if !req.stream {
+	if !req.Stream {
 		s.answer(total, reasoning, finish)
 		return
 	}
@@ -268,12 +268,12 @@ func injected(sv *Served) string {
 // OpenAI's error body instead (its header was not sent yet).
 func (s *session) errorEvent(sent int) {
 	msg := errorMessage(sent)
-	if s.req.proto == protoMessages && !s.req.stream {
+	if s.req.proto == protoMessages && !s.req.Stream {
 		s.sv.Status = 529
 		writeAnthropicError(s.w, &apiError{status: 529, message: "Overloaded"})
 		return
 	}
-	if !s.req.stream {
+	if !s.req.Stream {
 		s.sv.Status = http.StatusInternalServerError
 		writeAPIError(s.w, &apiError{status: http.StatusInternalServerError, typ: "server_error", message: msg})
 		return

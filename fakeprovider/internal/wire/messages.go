@@ -2,7 +2,9 @@ package wire
 
 import (
 	"encoding/json"
+	"net/http"
 	"strconv"
+	"strings"
 )
 
 // messagesEncoder writes Anthropic's Messages stream and answer.
@@ -15,8 +17,8 @@ type messagesEncoder struct {
 	tools  int // the answer token the tool calls start at; -1 before them
 }
 
-// NewMessages is the encoder of Anthropic's Messages API.
-func NewMessages(st *State) Encoder {
+// newMessages is the encoder of Anthropic's Messages API.
+func newMessages(st *State) Encoder {
 	return &messagesEncoder{st: st, index: -1, tools: -1}
 }
 
@@ -173,4 +175,95 @@ func MessagesError(status int, msg, requestID string) []byte {
 	b, _ := json.Marshal(obj{"type", "error", "error", obj{"type", anthropicErrorType(status), "message", msg},
 		"request_id", requestID})
 	return b
+}
+
+// messagesRequest is the part of an Anthropic Messages request the fake
+// reads.
+type messagesRequest struct {
+	Model     string `json:"model"`
+	MaxTokens *int   `json:"max_tokens"`
+	Messages  []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	System     json.RawMessage `json:"system"`
+	Stream     bool            `json:"stream"`
+	Tools      json.RawMessage `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+}
+
+// parseMessages validates a POST /v1/messages body for a fake serving
+// model, whose cap on output tokens is maxOut. Errors are to be sent in
+// Anthropic's shape (MessagesError).
+func parseMessages(body []byte, model string, maxOut int) (Request, *Error) {
+	var p Request
+	var req messagesRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return p, badRequest("", "", "invalid JSON body: %v", err)
+	}
+	if req.Model == "" {
+		return p, badRequest("model", "", "model: Field required")
+	}
+	if req.Model != model {
+		return p, &Error{Status: http.StatusNotFound, Type: "not_found_error", Message: "model: " + req.Model}
+	}
+	if req.MaxTokens == nil {
+		return p, badRequest("max_tokens", "", "max_tokens: Field required")
+	}
+	if *req.MaxTokens < 1 || *req.MaxTokens > maxOut {
+		return p, badRequest("max_tokens", "", "max_tokens: %d is outside [1, %d]", *req.MaxTokens, maxOut)
+	}
+	if len(req.Messages) == 0 {
+		return p, badRequest("messages", "", "messages: at least one message is required")
+	}
+	system, err := rawText(req.System)
+	if err != nil {
+		return p, badRequest("system", "", "system: %v", err)
+	}
+	var sb strings.Builder
+	sb.WriteString(system)
+	for i, m := range req.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return p, badRequest("", "", "messages.%d.role: Input should be 'user' or 'assistant'", i)
+		}
+		if len(m.Content) == 0 || string(m.Content) == "null" {
+			return p, badRequest("", "", "messages.%d.content: Field required", i)
+		}
+		text, err := rawText(m.Content)
+		if err != nil {
+			return p, badRequest("", "", "messages.%d.content: %v", i, err)
+		}
+		sb.WriteString(text)
+	}
+	p.setPrompt(sb.String())
+	p.MaxTokens = *req.MaxTokens
+	p.Stream = req.Stream
+	p.IncludeUsage = true
+	// tool_choice.disable_parallel_tool_use asks for one call.
+	if aerr := p.setTools(toolNames(req.Tools, false), messagesToolChoice(req.ToolChoice), nil, true); aerr != nil {
+		return p, aerr
+	}
+	return p, nil
+}
+
+// messagesToolChoice reads an Anthropic tool_choice: {"type":"auto"|
+// "any"|"none"} or {"type":"tool","name":X}, each with
+// "disable_parallel_tool_use": true for at most one call. Other values,
+// and none at all, leave the choice to the profile.
+func messagesToolChoice(raw json.RawMessage) toolChoice {
+	var c toolChoiceObject
+	if json.Unmarshal(raw, &c) != nil {
+		return toolChoice{}
+	}
+	var tc toolChoice
+	switch c.Type {
+	case "none":
+		tc = toolChoice{none: true}
+	case "any":
+		tc = toolChoice{required: true}
+	case "tool":
+		tc = toolChoice{required: true, named: true, name: c.Name}
+	}
+	tc.single = c.DisableParallelToolUse
+	return tc
 }

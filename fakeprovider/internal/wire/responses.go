@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"strconv"
 )
 
@@ -18,8 +19,8 @@ type responsesEncoder struct {
 	output []any
 }
 
-// NewResponses is the encoder of OpenAI's Responses API.
-func NewResponses(st *State) Encoder {
+// newResponses is the encoder of OpenAI's Responses API.
+func newResponses(st *State) Encoder {
 	return &responsesEncoder{st: st, id: "resp_fake_" + strconv.Itoa(st.Index), index: -1, tools: -1}
 }
 
@@ -204,4 +205,57 @@ func (e *responsesEncoder) Answer(reasoning, content int, finish string) any {
 		return e.response("incomplete", output, e.usage(reasoning, content), nil, obj{"reason", "max_output_tokens"})
 	}
 	return e.response("completed", output, e.usage(reasoning, content), nil, nil)
+}
+
+// responsesRequest is the part of a Responses API request the fake reads.
+type responsesRequest struct {
+	Model           string          `json:"model"`
+	Input           json.RawMessage `json:"input"`
+	Instructions    json.RawMessage `json:"instructions"`
+	Stream          bool            `json:"stream"`
+	MaxOutputTokens *int            `json:"max_output_tokens"`
+	Tools           json.RawMessage `json:"tools"`
+	ToolChoice      json.RawMessage `json:"tool_choice"`
+	// ParallelToolCalls false asks for at most one tool call.
+	ParallelToolCalls *bool `json:"parallel_tool_calls"`
+}
+
+// parseResponses validates a POST /v1/responses body for a fake serving
+// model, whose cap on output tokens is maxOut. Errors are ready to send.
+func parseResponses(body []byte, model string, maxOut int) (Request, *Error) {
+	var p Request
+	var req responsesRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return p, badRequest("", "invalid_json", "We could not parse the JSON body of your request: %v", err)
+	}
+	if req.Model == "" {
+		return p, badRequest("model", "missing_required_parameter", "Missing required parameter: 'model'.")
+	}
+	if req.Model != model {
+		return p, ModelNotFound(req.Model)
+	}
+	if len(req.Input) == 0 || string(req.Input) == "null" {
+		return p, badRequest("input", "missing_required_parameter", "Missing required parameter: 'input'.")
+	}
+	instructions, err := rawText(req.Instructions)
+	if err != nil {
+		return p, badRequest("instructions", "", "invalid instructions: %v", err)
+	}
+	input, err := rawText(req.Input)
+	if err != nil {
+		return p, badRequest("input", "", "invalid input: %v", err)
+	}
+	if mt := req.MaxOutputTokens; mt != nil {
+		if *mt < 1 || *mt > maxOut {
+			return p, badRequest("max_output_tokens", "", "max_output_tokens %d is outside [1, %d]", *mt, maxOut)
+		}
+		p.MaxTokens = *mt
+	}
+	p.setPrompt(instructions + input)
+	p.Stream = req.Stream
+	p.IncludeUsage = true
+	if aerr := p.setTools(toolNames(req.Tools, false), openAIToolChoice(req.ToolChoice, false), req.ParallelToolCalls, false); aerr != nil {
+		return p, aerr
+	}
+	return p, nil
 }

@@ -230,3 +230,24 @@ func sseEvent(b []byte, name string, v any) []byte {
 	b = append(b, data...)
 	return append(b, "\n\n"...)
 }
+
+// Protocol is one protocol's side of the fake: how it reads a request
+// and writes the answer.
+type Protocol struct {
+	// Parse validates a request body for a fake serving model, whose cap
+	// on output tokens is maxOut; the error is ready to send.
+	Parse func(body []byte, model string, maxOut int) (Request, *Error)
+	// Encoder makes the writer of one request's answer.
+	Encoder func(*State) Encoder
+}
+
+// The protocols the fake serves.
+var (
+	// Chat is OpenAI's Chat Completions API.
+	Chat = Protocol{parseChat, newChat}
+	// Responses is OpenAI's Responses API.
+	Responses = Protocol{parseResponses, newResponses}
+	// Messages is Anthropic's Messages API; its errors take Anthropic's
+	// shape (MessagesError).
+	Messages = Protocol{parseMessages, newMessages}
+)
