@@ -75,7 +75,7 @@ type rawConnKey struct{}
 // written by the clock: a Server's TCP connection, HTTP/1.1 (chunked), with
 // the precise clock running; nil otherwise.
 func newAheadWriter(ctx context.Context, s *session) *aheadWriter {
-	if s.clock == nil || s.late == nil || !s.req.stream {
+	if s.clock == nil || s.late == nil || !s.req.Stream {
 		return nil
 	}
 	conn, _ := ctx.Value(rawConnKey{}).(net.Conn)

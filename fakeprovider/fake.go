@@ -305,16 +305,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 // chat serves one chat completion, response or message (proto); seq
 // identifies it to the dispatcher and key is its trace ID.
 func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key string, proto protocol) {
-	var req parsed
-	var aerr *apiError
-	switch proto {
-	case protoResponses:
-		req, aerr = parseResponses(r, f.p.Model)
-	case protoMessages:
-		req, aerr = parseMessages(r, f.p.Model)
-	default:
-		req, aerr = parseRequest(r, f.p.Model)
-	}
+	req, aerr := parse(proto, r, f.p.Model)
 	if aerr != nil {
 		writeError(w, proto, aerr)
 		return
@@ -337,15 +328,15 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 		seq:    seq,
 		at:     time.Now(),
 		plan:   newPlan(&f.p, key),
-		blocks: prefixBlocks(req.prompt),
+		blocks: prefixBlocks(req.Prompt),
 		reply:  make(chan admission, 2),
 	}
-	if req.noTools {
+	if req.NoTools {
 		a.plan.withoutTools()
-	} else if req.mustCall {
+	} else if req.MustCall {
 		a.plan.withTools(&f.p)
 	}
-	if req.oneCall {
+	if req.OneCall {
 		a.plan.oneToolCall()
 	}
 	sv := Served{ID: key, Index: -1, Arrival: a.at, Protocol: proto.String()}

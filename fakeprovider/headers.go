@@ -18,7 +18,7 @@ const (
 // request. retry > 0 marks a 429: no request is left until retry has passed.
 func setRateLimitHeaders(h http.Header, req parsed, retry time.Duration) {
 	// OpenAI charges a request its prompt and its max_tokens up front.
-	tokens := req.promptTokens + req.maxTokens
+	tokens := req.PromptTokens + req.MaxTokens
 	remainingRequests, resetRequests := rateLimitRequests-1, time.Minute/rateLimitRequests
 	if retry > 0 {
 		remainingRequests, resetRequests = 0, retry

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider/internal/wire"
 )
 
 // plan is everything decided about one request before it streams. The
@@ -596,17 +598,8 @@ func (pl *plan) withTools(p *Profile) {
 }
 
 // toolAt places the answer token i (from 0, after any reasoning) of a
-// tool-call answer: in call `call`, `within` tokens after its start, in a
-// call whose arguments are n tokens long.
-func (pl *plan) toolAt(i int) (call, within, n int) {
-	for call, n = range pl.toolArgs {
-		if i < n {
-			return call, i, n
-		}
-		i -= n
-	}
-	return len(pl.toolArgs) - 1, i + n, n // past the end: the last call
-}
+// tool-call answer (see wire.ToolAt).
+func (pl *plan) toolAt(i int) (call, within, n int) { return wire.ToolAt(pl.toolArgs, i) }
 
 // toolLeft is the tokens left in the call that answer token i is in: a
 // chunk never spans two calls, so each of a protocol's events belongs to
@@ -614,21 +607,6 @@ func (pl *plan) toolAt(i int) (call, within, n int) {
 func (pl *plan) toolLeft(i int) int {
 	_, within, n := pl.toolAt(i)
 	return max(1, n-within)
-}
-
-// toolTexts is the arguments of each call begun within the first content
-// answer tokens (the last one cut short when the cap cut it).
-func (pl *plan) toolTexts(content int) []string {
-	var out []string
-	for _, n := range pl.toolArgs {
-		if content <= 0 {
-			break
-		}
-		k := min(n, content)
-		out = append(out, string(appendArgs(nil, 0, k, n)))
-		content -= k
-	}
-	return out
 }
 
 // cuts is where the plan breaks its stream of total tokens, each as the

@@ -2,13 +2,14 @@ package fakeprovider
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tailguard/tailguard/fakeprovider/internal/wire"
 )
 
 // session streams (or answers) one admitted request.
@@ -24,8 +25,6 @@ type session struct {
 	out    []byte  // events due but not written yet (see sleep)
 	outBuf *[]byte // out's pooled buffer
 	header bool    // the header is written but not flushed
-	prefix []byte  // `data: {"id":...,"choices":[`
-	suffix []byte  // `}\n\n` or `,"usage":null}\n\n`
 	timer  *time.Timer
 	clock  *preciseClock // a Server's (see preciseClock); nil in memory
 	tick   chan struct{} // the clock's wake-ups
@@ -36,17 +35,11 @@ type session struct {
 	ahead   *aheadWriter    // the clock writes the events (see ahead.go); nil: the session does
 	ctx     context.Context // the request's
 
-	enc      encoder // Responses or Messages; nil for chat
-	toolOpen int     // chat tool calls whose first chunk is written
+	enc wire.Encoder // the protocol's writer
 }
 
 // outBuffers holds streams' output buffers between requests.
 var outBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-
-var (
-	contentWords   = []string{" The", " tail", " is", " where", " users", " live", ";", " measure", " it", " and", " budget", " for", " it", "."}
-	reasoningWords = []string{" Let", " me", " think", " about", " this", "…"}
-)
 
 // run plays the request's timeline: first token at admission + TTFT, then
 // one event per chunk, stalls and faults where planned; the slot is released
@@ -58,7 +51,7 @@ func (s *session) run(ctx context.Context) {
 	sv.Queued, sv.ColdStart, sv.CacheHit = s.ad.queued, s.ad.coldStart, s.ad.cacheHit
 	sv.InFlight = s.ad.inflight
 	pl.underLoad(p, s.ad.inflight)
-	sv.CachedTokens = min(s.ad.cachedBlocks*cacheBlockChars/4, req.promptTokens)
+	sv.CachedTokens = min(s.ad.cachedBlocks*cacheBlockChars/4, req.PromptTokens)
 	sv.Stall = pl.stall
 	sv.Status = http.StatusOK
 	var faults []string
@@ -69,12 +62,6 @@ func (s *session) run(ctx context.Context) {
 		faults = append(faults, FaultStall)
 	}
 	sv.Fault = strings.Join(faults, "+")
-	switch req.proto {
-	case protoResponses:
-		s.enc = newResponsesEncoder(s)
-	case protoMessages:
-		s.enc = newMessagesEncoder(s)
-	}
 	recorded := false
 	defer func() {
 		if !recorded {
@@ -85,8 +72,14 @@ func (s *session) run(ctx context.Context) {
 	// Token counts and finish reason under the cap (without max_tokens the
 	// cap is the largest max_tokens a request may ask for, as a context
 	// limit would be).
-	reasoning, content, finish := pl.answerShape(req.maxTokens)
+	reasoning, content, finish := pl.answerShape(req.MaxTokens)
 	total := reasoning + content
+	s.enc = wires[req.proto].Encoder(&wire.State{
+		Index: sv.Index, Created: sv.Arrival, Model: p.Model,
+		PromptTokens: req.PromptTokens, CachedTokens: sv.CachedTokens, MaxTokens: req.MaxTokens,
+		Reasoning: reasoning, OneCall: req.OneCall, IncludeUsage: req.IncludeUsage,
+		ToolCall: pl.toolCall, ToolArgs: pl.toolArgs, ToolName: req.ToolName,
+	})
 
 	slow := 1 + p.SlowdownPerInflight*float64(s.ad.inflight-1)
 	ttft := pl.forcedTTFT
@@ -99,7 +92,7 @@ func (s *session) run(ctx context.Context) {
 		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopePrefill {
 			cached, cf = sv.CachedTokens, f
 		}
-		x := float64(pl.ttft) + prefillTime(p, pl, req.promptTokens, cached, cf)
+		x := float64(pl.ttft) + prefillTime(p, pl, req.PromptTokens, cached, cf)
 		if s.ad.cacheHit && p.PrefixCache.Scope == CacheScopeTTFT {
 			x *= f
 		}
@@ -113,7 +106,7 @@ func (s *session) run(ctx context.Context) {
 	if inj := injected(sv); inj != "" {
 		s.w.Header().Set(HeaderInjected, inj)
 	}
-	if req.stream {
+	if req.Stream {
 		s.w.Header().Set("Content-Type", "text/event-stream")
 		s.w.Header().Set("Cache-Control", "no-cache")
 		s.w.WriteHeader(http.StatusOK)
@@ -163,11 +156,7 @@ func (s *session) run(ctx context.Context) {
 				s.errorEvent(sent)
 				return false
 			}
-			broken := []byte("data: {\"id\":\"chatcmpl-broken\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"tr\n\n")
-			if s.enc != nil {
-				broken = s.enc.malformed()
-			}
-			if req.stream && !s.write(broken) {
+			if req.Stream && !s.write(s.enc.Malformed()) {
 				return false
 			}
 		}
@@ -191,29 +180,19 @@ func (s *session) run(ctx context.Context) {
 		} else if !at(sent, k) || !s.sleep(ctx, t) {
 			return
 		}
-		kind := kindText
+		kind := wire.KindText
 		switch {
 		case inReasoning:
-			kind = kindReasoning
+			kind = wire.KindReasoning
 		case pl.toolCall:
-			kind = kindTool
+			kind = wire.KindTool
 			sv.ToolCalls, _, _ = pl.toolAt(sent - reasoning)
 			sv.ToolCalls++
 		}
-		if req.stream {
-			switch {
-			case s.enc != nil:
-				s.out = s.enc.tokens(s.out, sent, k, kind)
-			case kind == kindTool:
-				s.out = s.appendToolCall(s.out, sent-reasoning, k, first)
-			default:
-				if first {
-					s.out = s.appendDelta(s.out, `"role":"assistant","content":""`, "")
-				}
-				s.out = s.appendTokens(s.out, sent, k, inReasoning)
-			}
+		if req.Stream {
+			s.out = s.enc.Tokens(s.out, sent, k, kind)
 		}
-		if req.stream && s.late != nil && s.ahead == nil {
+		if req.Stream && s.late != nil && s.ahead == nil {
 			if s.dues == nil {
 				s.dues = s.duesBuf[:0]
 			}
@@ -236,30 +215,11 @@ func (s *session) run(ctx context.Context) {
 	// [DONE]) finds its request in Served.
 	s.f.record(*sv)
 	recorded = true
-	cached := sv.CachedTokens
-	if !req.stream {
-		s.answer(total, reasoning, finish, cached)
+	if !req.Stream {
+		s.answer(total, reasoning, finish)
 		return
 	}
-	if s.enc != nil {
-		s.out = s.enc.end(s.out, reasoning, total-reasoning, finish)
-		s.noteWrite()
-		if _, err := s.w.Write(s.out); err != nil {
-			s.sv.Canceled = true
-		}
-		return
-	}
-	if total == 0 {
-		s.out = s.appendDelta(s.out, `"role":"assistant","content":""`, "")
-	}
-	s.out = s.appendDelta(s.out, "", finish)
-	if req.includeUsage {
-		s.out = append(s.out, s.prefix...)
-		s.out = append(s.out, `],"usage":`...)
-		s.out = appendUsage(s.out, req.promptTokens, total, cached, reasoning)
-		s.out = append(s.out, "}\n\n"...)
-	}
-	s.out = append(s.out, "data: [DONE]\n\n"...)
+	s.out = s.enc.End(s.out, reasoning, total-reasoning, finish)
 	// Not flushed: the handler returns at once, and the server sends the
 	// end of the chunked body in the same write, so that a client that
 	// reads to the end after [DONE] finds it there and keeps its
@@ -308,24 +268,17 @@ func injected(sv *Served) string {
 // OpenAI's error body instead (its header was not sent yet).
 func (s *session) errorEvent(sent int) {
 	msg := errorMessage(sent)
-	if s.req.proto == protoMessages && !s.req.stream {
+	if s.req.proto == protoMessages && !s.req.Stream {
 		s.sv.Status = 529
 		writeAnthropicError(s.w, &apiError{status: 529, message: "Overloaded"})
 		return
 	}
-	if !s.req.stream {
+	if !s.req.Stream {
 		s.sv.Status = http.StatusInternalServerError
 		writeAPIError(s.w, &apiError{status: http.StatusInternalServerError, typ: "server_error", message: msg})
 		return
 	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{
-		"message": msg, "type": "InternalServerError", "param": nil, "code": http.StatusInternalServerError,
-	}})
-	if s.enc != nil {
-		s.write(s.enc.errorEvent(nil, msg))
-		return
-	}
-	s.write(append(append(append([]byte("data: "), b...), "\n\n"...), "data: [DONE]\n\n"...))
+	s.write(s.enc.ErrorEvent(nil, msg))
 }
 
 // sleep waits until t; false when the request ended first. Events already
@@ -413,21 +366,8 @@ func (s *session) flush() {
 }
 
 func (s *session) initChunks() {
-	if s.enc != nil {
-		s.outBuf = outBuffers.Get().(*[]byte)
-		s.out = s.enc.start((*s.outBuf)[:0])
-		return
-	}
-	model, _ := json.Marshal(s.f.p.Model)
-	s.prefix = []byte(`data: {"id":"chatcmpl-fake-` + strconv.Itoa(s.sv.Index) +
-		`","object":"chat.completion.chunk","created":` + strconv.FormatInt(s.sv.Arrival.Unix(), 10) +
-		`,"model":` + string(model) + `,"choices":[`)
-	s.suffix = []byte("}\n\n")
-	if s.req.includeUsage {
-		s.suffix = []byte(`,"usage":null}` + "\n\n")
-	}
 	s.outBuf = outBuffers.Get().(*[]byte)
-	s.out = (*s.outBuf)[:0]
+	s.out = s.enc.Start((*s.outBuf)[:0])
 }
 
 // freeOut returns the output buffer to the pool (what it held was
@@ -440,144 +380,14 @@ func (s *session) freeOut() {
 	}
 }
 
-// appendDelta appends a whole chunk whose delta holds fields (raw JSON) and
-// whose finish_reason is finish ("" for null).
-func (s *session) appendDelta(b []byte, fields, finish string) []byte {
-	b = append(b, s.prefix...)
-	b = append(b, `{"index":0,"delta":{`...)
-	b = append(b, fields...)
-	b = append(b, `},"logprobs":null,"finish_reason":`...)
-	if finish == "" {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '"')
-		b = append(b, finish...)
-		b = append(b, '"')
-	}
-	b = append(b, "}]"...)
-	return append(b, s.suffix...)
-}
-
-// appendTokens appends one chunk carrying tokens [from, from+k).
-func (s *session) appendTokens(b []byte, from, k int, reasoning bool) []byte {
-	b = append(b, s.prefix...)
-	if reasoning {
-		b = append(b, `{"index":0,"delta":{"reasoning_content":"`...)
-	} else {
-		b = append(b, `{"index":0,"delta":{"content":"`...)
-	}
-	b = appendText(b, from, k, reasoning)
-	b = append(b, `"},"logprobs":null,"finish_reason":null}]`...)
-	return append(b, s.suffix...)
-}
-
-// appendToolCall appends the chunks of a chat tool call's argument tokens
-// [from, from+k): before the first, the chunk that names the function
-// (with the role when it is the stream's first chunk), as OpenAI streams
-// it.
-func (s *session) appendToolCall(b []byte, from, k int, first bool) []byte {
-	call, within, n := s.pl.toolAt(from)
-	index := strconv.Itoa(call)
-	if s.toolOpen <= call {
-		s.toolOpen = call + 1
-		head := `"tool_calls":[{"index":` + index + `,"id":"` + toolID("call", s.sv.Index, call) +
-			`","type":"function","function":{"name":` + jsonString(s.req.toolName(call)) + `,"arguments":""}}]`
-		if first {
-			head = `"role":"assistant","content":null,` + head
-		}
-		b = s.appendDelta(b, head, "")
-	}
-	b = append(b, s.prefix...)
-	b = append(b, `{"index":0,"delta":{"tool_calls":[{"index":`+index+`,"function":{"arguments":"`...)
-	b = appendEscaped(b, appendArgs(nil, within, k, n))
-	b = append(b, `"}}]},"logprobs":null,"finish_reason":null}]`...)
-	return append(b, s.suffix...)
-}
-
-// jsonString is s as a JSON string.
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// appendText appends the text of tokens [from, from+k): JSON-safe words.
-func appendText(b []byte, from, k int, reasoning bool) []byte {
-	words := contentWords
-	if reasoning {
-		words = reasoningWords
-	}
-	for i := from; i < from+k; i++ {
-		b = append(b, words[i%len(words)]...)
-	}
-	return b
-}
-
-// appendUsage appends the usage object.
-func appendUsage(b []byte, prompt, completion, cached, reasoning int) []byte {
-	b = append(b, `{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(prompt), 10)
-	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(completion), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(prompt+completion), 10)
-	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-	b = strconv.AppendInt(b, int64(cached), 10)
-	b = append(b, `},"completion_tokens_details":{"reasoning_tokens":`...)
-	b = strconv.AppendInt(b, int64(reasoning), 10)
-	return append(b, "}}"...)
-}
-
-// answer writes a non-streaming answer: a chat.completion, a response or
-// a message.
-func (s *session) answer(total, reasoning int, finish string, cached int) {
+// answer writes a non-streaming answer in the protocol's shape.
+func (s *session) answer(total, reasoning int, finish string) {
 	if s.pl.fault == FaultMalformed {
 		s.w.Header().Set("Content-Type", "application/json")
 		_, _ = s.w.Write([]byte(`{"id":"chatcmpl-broken","choices":[{"message":`))
 		return
 	}
-	if s.enc != nil {
-		writeJSON(s.w, s.enc.answer(reasoning, total-reasoning, finish))
-		return
-	}
-	var content, thought []byte
-	if reasoning > 0 {
-		thought = appendText(nil, 0, reasoning, true)
-	}
-	content = appendText(nil, reasoning, total-reasoning, false)
-	msg := map[string]any{"role": "assistant", "content": string(content)}
-	if s.pl.toolCall && total > reasoning {
-		msg["content"] = nil
-		var calls []map[string]any
-		for i, args := range s.pl.toolTexts(total - reasoning) {
-			calls = append(calls, map[string]any{"id": toolID("call", s.sv.Index, i), "type": "function",
-				"function": map[string]any{"name": s.req.toolName(i), "arguments": args}})
-		}
-		msg["tool_calls"] = calls
-	}
-	if reasoning > 0 {
-		msg["reasoning_content"] = string(thought)
-	}
-	usage := json.RawMessage(appendUsage(nil, s.req.promptTokens, total, cached, reasoning))
-	writeJSON(s.w, map[string]any{
-		"id":      "chatcmpl-fake-" + strconv.Itoa(s.sv.Index),
-		"object":  "chat.completion",
-		"created": s.sv.Arrival.Unix(),
-		"model":   s.f.p.Model,
-		"choices": []map[string]any{{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
-		"usage":   usage,
-	})
-}
-
-// parts renders the first reasoning and content tokens of the plan.
-func (s *session) parts(reasoning, content int) answerParts {
-	var a answerParts
-	a.reasoning = string(appendText(nil, 0, reasoning, true))
-	if s.pl.toolCall {
-		a.args = s.pl.toolTexts(content)
-	} else {
-		a.text = string(appendText(nil, reasoning, content, false))
-	}
-	return a
+	writeJSON(s.w, s.enc.Answer(reasoning, total-reasoning, finish))
 }
 
 // sleepPrecise is session.sleep on the fake's clock.
