@@ -292,6 +292,10 @@ func (c *compactStore) clone() *compactStore {
 	return out
 }
 
+// compact.Failed is Failed: the sketch counts failures by it (a
+// different value would not compile here).
+var _ = [1]struct{}{}[compact.Failed-Failed]
+
 // init gives packages outside latencytest (records' tests and
 // benchmarks) a Result's retained bytes without an exported method.
 func init() {
