@@ -54,7 +54,7 @@ type Batch struct {
 	// 4×Requests (three stages: 300, 600, 1200 for Requests 300).
 	MaxRequests int
 	// RecordMode chooses full or compact records (see RecordMode).
-	// Default RecordsAuto: compact above CompactAbove planned requests.
+	// Default RecordsAuto: compact above 100,000 planned requests.
 	RecordMode RecordMode
 	// Load holds the request shape, timeouts, label, location, content
 	// keeping and shard (see Load). Sharded, the batch sends request i

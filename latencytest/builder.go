@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/compact"
 )
 
 // Builder builds a Result from records measured elsewhere: package
 // records turns another tool's per-request output into Records and adds
 // them here one at a time, so a file of a million requests never holds a
-// million full Records. It keeps full records until CompactAbove were
+// million full Records. It keeps full records until 100,000 were
 // added, then compact ones (see Result.Compact: every clock exact, the
 // inter-token gaps in a sketch), as a run with RecordsAuto does.
 //
@@ -34,7 +36,7 @@ func (b *Builder) Add(rec *Record) {
 		return
 	}
 	b.res.Records = append(b.res.Records, *rec)
-	if len(b.res.Records) > CompactAbove {
+	if len(b.res.Records) > compact.Above {
 		base := b.start
 		if base.IsZero() {
 			base = time.Unix(0, 0)

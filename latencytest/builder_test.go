@@ -5,19 +5,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/compact"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
-// TestBuilder: records added stay in order and exact; past CompactAbove
+// TestBuilder: records added stay in order and exact; past compact.Above
 // the result keeps compact records, a record without a send time keeps
 // a zero Start, and Start/End span the send times there are.
 func TestBuilder(t *testing.T) {
 	if testing.Short() {
-		t.Skip("adds CompactAbove+1 records")
+		t.Skip("adds compact.Above+1 records")
 	}
 	t0 := time.Date(2025, 12, 1, 10, 0, 0, 0, time.UTC)
 	var b latencytest.Builder
-	n := latencytest.CompactAbove + 1
+	n := compact.Above + 1
 	for i := range n {
 		rec := latencytest.Record{ID: fmt.Sprintf("x-%05d", i), TTFT: time.Duration(i + 1), Total: time.Duration(2*i + 2),
 			FirstAnswer: latencytest.NotObserved, LastToken: latencytest.NotObserved, MaxGap: latencytest.NotObserved, TTFB: latencytest.NotObserved, TokenEvents: 1}
@@ -43,7 +44,7 @@ func TestBuilder(t *testing.T) {
 	if b := res.Disclosure.Box(2); b.Missing || b.Answer != "100001 requests: 100001 kept, 0 discarded (warm-up), 0 failed; PARTIAL: cut at line 9" {
 		t.Errorf("box 2 %+v", b)
 	}
-	if per := res.RetainedBytes() / n; per > 100 {
+	if per := latencytest.RetainedBytes(res) / n; per > 100 {
 		t.Errorf("%d bytes a record", per)
 	}
 }

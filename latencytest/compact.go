@@ -3,12 +3,12 @@ package latencytest
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/tailguard/tailguard/internal/compact"
 )
 
 // RecordMode chooses how a run keeps its records in memory (Batch and
@@ -18,14 +18,14 @@ type RecordMode string
 // The record modes.
 const (
 	// RecordsAuto (the zero value) keeps full records for runs of at most
-	// CompactAbove planned requests and compact records above.
+	// 100,000 planned requests and compact records above.
 	RecordsAuto RecordMode = ""
 	// RecordsFull keeps every Record whole in Result.Records: every gap,
 	// the answer text and every field, about 1 KB a request.
 	RecordsFull RecordMode = "full"
 	// RecordsCompact keeps what the verdicts need, about 60-80 bytes a
 	// request (see Result.Compact): every clock exact, the inter-token gaps
-	// in a Sketch (ITL within SketchAlpha), no answer text.
+	// in a sketch (ITL within 1%), no answer text.
 	RecordsCompact RecordMode = "compact"
 )
 
@@ -34,7 +34,7 @@ const (
 func (m RecordMode) compactFor(planned int) (bool, error) {
 	switch m {
 	case RecordsAuto:
-		return planned > CompactAbove, nil
+		return planned > compact.Above, nil
 	case RecordsFull:
 		return false, nil
 	case RecordsCompact:
@@ -44,30 +44,17 @@ func (m RecordMode) compactFor(planned int) (bool, error) {
 }
 
 // compactStore holds a Result's records compactly: each record a run of
-// varints in chunks (strings interned) that start at 1 KiB and double up
-// to 1 MiB, so a small run holds little, found by its slot; the
-// inter-token gaps pooled in a Sketch. A record with Attempts is kept whole
-// (a Func run through Instrument: small runs).
+// varints in a compact.Arena (strings interned), found by its slot; the
+// inter-token gaps pooled in a compact.Sketch. A record with Attempts is
+// kept whole (a Func run through Instrument: small runs).
 type compactStore struct {
-	mu      sync.Mutex
-	base    int64 // Unix nanoseconds that Start offsets count from
-	loc     *time.Location
-	chunks  [][]byte
-	at      []uint64 // slot -> chunk<<32 | offset; emptySlot until put
-	strs    []string // interned strings; 0 is ""
-	ids     map[string]uint64
-	whole   map[int]*Record // records kept whole, by slot
-	itl     Sketch
-	dropped int // details not interned (the table was full)
+	mu    sync.Mutex
+	base  int64 // Unix nanoseconds that Start offsets count from
+	loc   *time.Location
+	arena *compact.Arena
+	whole map[int]*Record // records kept whole, by slot
+	itl   compact.Sketch
 }
-
-const (
-	emptySlot     = ^uint64(0)
-	firstChunk    = 1 << 10 // the first chunk's bytes: a small run holds little
-	arenaChunk    = 1 << 20 // the largest chunk's
-	maxInterned   = 1 << 16 // distinct details kept; past it a detail is replaced by droppedDetail
-	droppedDetail = "(detail not kept: compact records keep 65,536 distinct texts; the records file has every one)"
-)
 
 // flags of an encoded record.
 const (
@@ -86,42 +73,26 @@ const (
 
 func newCompactStore(start time.Time) *compactStore {
 	loc := start.Location()
-	return &compactStore{base: start.UnixNano(), loc: loc, strs: []string{""}, ids: map[string]uint64{"": 0}}
+	return &compactStore{base: start.UnixNano(), loc: loc, arena: compact.NewArena()}
 }
 
-// intern returns s's index; a detail past maxInterned texts becomes
-// droppedDetail (the caller passes capped true for details).
-func (c *compactStore) intern(s string, capped bool) uint64 {
-	if i, ok := c.ids[s]; ok {
-		return i
-	}
-	if capped && len(c.strs) >= maxInterned {
-		c.dropped++
-		return c.intern(droppedDetail, false)
-	}
-	i := uint64(len(c.strs))
-	c.strs = append(c.strs, s)
-	c.ids[s] = i
-	return i
-}
+// intern returns s's index; a detail past compact.MaxInterned texts
+// becomes compact.DroppedDetail (the caller passes capped true for
+// details).
+func (c *compactStore) intern(s string, capped bool) uint64 { return c.arena.Intern(s, capped) }
 
 // reserve adds n empty slots and returns the first one's index.
 func (c *compactStore) reserve(n int) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	first := len(c.at)
-	c.at = slices.Grow(c.at, n)
-	for range n {
-		c.at = append(c.at, emptySlot)
-	}
-	return first
+	return c.arena.Reserve(n)
 }
 
 // truncate drops the slots from n on (requests never sent).
 func (c *compactStore) truncate(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.at = c.at[:n]
+	c.arena.Truncate(n)
 }
 
 // put encodes rec into slot (safe for concurrent use): a measured
@@ -142,17 +113,7 @@ func (c *compactStore) put(slot int, rec *Record) {
 			c.itl.Add(Failed)
 		}
 	}
-	last := len(c.chunks) - 1
-	if last < 0 || len(c.chunks[last])+len(b) > cap(c.chunks[last]) {
-		size := firstChunk // then each chunk twice the last, up to arenaChunk
-		if last >= 0 {
-			size = min(2*cap(c.chunks[last]), arenaChunk)
-		}
-		c.chunks = append(c.chunks, make([]byte, 0, max(size, len(b))))
-		last++
-	}
-	c.at[slot] = uint64(last)<<32 | uint64(len(c.chunks[last]))
-	c.chunks[last] = append(c.chunks[last], b...)
+	c.arena.Put(slot, b)
 }
 
 // append adds rec in a new slot (not for concurrent use with put).
@@ -176,7 +137,7 @@ func (c *compactStore) encode(b []byte, slot int, rec *Record) []byte {
 			flags |= f
 		}
 	}
-	prefix, width, num, split := splitID(rec.ID)
+	prefix, width, num, split := compact.SplitID(rec.ID)
 	set(cfWarmup, rec.Warmup)
 	set(cfOpenLoop, rec.OpenLoop)
 	set(cfUsage, rec.UsageReported)
@@ -254,8 +215,7 @@ func (c *compactStore) encode(b []byte, slot int, rec *Record) []byte {
 // decode fills rec from slot (Gaps and Content empty: see Result.Compact).
 func (c *compactStore) decode(slot int, rec *Record) {
 	*rec = Record{}
-	at := c.at[slot]
-	b := c.chunks[at>>32][uint32(at):]
+	b := c.arena.Get(slot)
 	u := func() uint64 {
 		v, k := binary.Uvarint(b)
 		b = b[k:]
@@ -273,20 +233,17 @@ func (c *compactStore) decode(slot int, rec *Record) {
 		return
 	}
 	if flags&cfWholeID != 0 {
-		rec.ID = c.strs[u()]
+		rec.ID = c.arena.Str(u())
 	} else {
-		prefix := c.strs[u()]
+		prefix := c.arena.Str(u())
 		width := int(u())
-		num := strconv.FormatUint(u(), 10)
-		if len(num) < width {
-			num = strings.Repeat("0", width-len(num)) + num
-		}
-		rec.ID = prefix + num
+		rec.ID = compact.JoinID(prefix, width, u())
 	}
 	rec.Warmup, rec.OpenLoop = flags&cfWarmup != 0, flags&cfOpenLoop != 0
 	rec.UsageReported, rec.CachedReported = flags&cfUsage != 0, flags&cfCached != 0
 	rec.Run, rec.Concurrency, rec.MaxTokens = int(i()), int(i()), int(i())
-	rec.PromptClass, rec.FinishReason, rec.Model, rec.Err = c.strs[u()], c.strs[u()], c.strs[u()], c.strs[u()]
+	str := func() string { return c.arena.Str(u()) }
+	rec.PromptClass, rec.FinishReason, rec.Model, rec.Err = str(), str(), str(), str()
 	if flags&cfNoStart == 0 {
 		rec.Start = time.Unix(0, c.base+i()).In(c.loc)
 	}
@@ -311,61 +268,38 @@ func (c *compactStore) decode(slot int, rec *Record) {
 		rec.Chain, rec.Call = int(i()), int(i())
 	}
 	if flags&cfText != 0 {
-		rec.Detail, rec.Injected = c.strs[u()], c.strs[u()]
-		if n := c.strs[u()]; n != "" {
+		rec.Detail, rec.Injected = str(), str()
+		if n := str(); n != "" {
 			rec.Notes = strings.Split(n[1:], "\x00")
 		}
 	}
 }
 
-// splitID splits a trace ID into its prefix and its trailing number
-// ("c8-r1-" 4 17 for "c8-r1-0017"); split is false when the ID does not
-// end in a number that round-trips (then it is interned whole).
-func splitID(id string) (prefix string, width int, num uint64, split bool) {
-	k := len(id)
-	for k > 0 && id[k-1] >= '0' && id[k-1] <= '9' {
-		k--
-	}
-	digits := id[k:]
-	if digits == "" || len(digits) > 18 {
-		return "", 0, 0, false
-	}
-	n, err := strconv.ParseUint(digits, 10, 64)
-	if err != nil {
-		return "", 0, 0, false
-	}
-	return id[:k], len(digits), n, true
-}
-
 // bytes is the memory the store holds: chunks, slots, interned strings,
 // the sketch and whole records.
 func (c *compactStore) bytes() int {
-	n := 8 * cap(c.at)
-	for _, ch := range c.chunks {
-		n += cap(ch)
-	}
-	for _, s := range c.strs {
-		n += len(s) + 16 + 24 // the string, its header, its map entry (about)
-	}
-	n += 8 * cap(c.itl.counts)
-	n += 1024 * len(c.whole)
-	return n
+	return c.arena.Bytes() + c.itl.Size() + 1024*len(c.whole)
 }
 
 // clone is a copy that later puts do not change (Until's snapshot).
 func (c *compactStore) clone() *compactStore {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := &compactStore{base: c.base, loc: c.loc, chunks: slices.Clone(c.chunks), at: slices.Clone(c.at),
-		strs: slices.Clone(c.strs), ids: map[string]uint64{}, whole: map[int]*Record{}, itl: c.itl, dropped: c.dropped}
-	out.itl.counts = slices.Clone(c.itl.counts)
-	for k, v := range c.ids {
-		out.ids[k] = v
-	}
+	out := &compactStore{base: c.base, loc: c.loc, arena: c.arena.Clone(), whole: map[int]*Record{}, itl: c.itl.Clone()}
 	for k, v := range c.whole {
 		out.whole[k] = v
 	}
 	return out
+}
+
+// compact.Failed is Failed: the sketch counts failures by it (a
+// different value would not compile here).
+var _ = [1]struct{}{}[compact.Failed-Failed]
+
+// init gives packages outside latencytest (records' tests and
+// benchmarks) a Result's retained bytes without an exported method.
+func init() {
+	compact.RetainedBytes = func(r any) int { return r.(*Result).retainedBytes() }
 }
 
 // recordSize is the size of a Record struct, without what it points to.

@@ -102,7 +102,7 @@ func benchMode(b *testing.B, kind string, n int, mode latencytest.RecordMode) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		retained = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(n)
-		held = float64(r.RetainedBytes()) / float64(n)
+		held = float64(latencytest.RetainedBytes(r)) / float64(n)
 		runtime.KeepAlive(r)
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/compact"
 )
 
 // TestCompactRoundTrip: every field a compact record keeps comes back
@@ -55,12 +57,12 @@ func TestCompactRoundTrip(t *testing.T) {
 	}
 }
 
-// TestCompactDetailsCapped: past maxInterned distinct texts a detail is
-// replaced by droppedDetail, and the earlier ones stay exact.
+// TestCompactDetailsCapped: past compact.MaxInterned distinct texts a
+// detail is replaced by compact.DroppedDetail, and the earlier ones stay exact.
 func TestCompactDetailsCapped(t *testing.T) {
 	start := time.Unix(0, 0)
 	c := newCompactStore(start)
-	n := maxInterned + 10
+	n := compact.MaxInterned + 10
 	for i := range n {
 		c.append(&Record{ID: fmt.Sprintf("c1-%d", i), Start: start, Err: ClassTransport, Detail: fmt.Sprintf("dial %d refused", i)})
 	}
@@ -70,8 +72,8 @@ func TestCompactDetailsCapped(t *testing.T) {
 		t.Errorf("first detail %q", r.Detail)
 	}
 	c.decode(n-1, &r)
-	if r.Detail != droppedDetail || c.dropped == 0 || r.ID != fmt.Sprintf("c1-%d", n-1) {
-		t.Errorf("last detail %q, dropped %d, id %s", r.Detail, c.dropped, r.ID)
+	if r.Detail != compact.DroppedDetail || c.arena.Dropped() == 0 || r.ID != fmt.Sprintf("c1-%d", n-1) {
+		t.Errorf("last detail %q, dropped %d, id %s", r.Detail, c.arena.Dropped(), r.ID)
 	}
 }
 
@@ -106,7 +108,7 @@ func TestCompactSmallRunIsSmall(t *testing.T) {
 	for i := range recs {
 		c.put(i, &recs[i])
 	}
-	compact, full := c.bytes(), (&Result{Records: recs}).RetainedBytes()
+	compact, full := c.bytes(), (&Result{Records: recs}).retainedBytes()
 	t.Logf("300 requests: compact %d bytes, full %d bytes", compact, full)
 	if compact > 300*128 || compact*4 >= full {
 		t.Errorf("300 requests: compact %d bytes (more than 128 a request, or not under a quarter of full's %d)", compact, full)
@@ -127,5 +129,5 @@ func BenchmarkCompactBytes300(b *testing.B) {
 		compact = c.bytes()
 	}
 	b.ReportMetric(float64(compact), "compact-bytes")
-	b.ReportMetric(float64((&Result{Records: recs}).RetainedBytes()), "full-bytes")
+	b.ReportMetric(float64((&Result{Records: recs}).retainedBytes()), "full-bytes")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/compact"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -78,7 +78,14 @@ func sameFigures(t *testing.T, full, compact *latencytest.Result) {
 	}
 	for _, q := range []float64{0.01, 0.1, 0.5, 0.9, 0.95, 0.97} {
 		checkWithin(t, "ITL", q, fi.Quantile(q), ci.Quantile(q))
-		checkWithin(t, "ITL sketch", q, fi.Quantile(q), compact.ITLSketch().Quantile(q))
+		sq := latencytest.ITLSketch(compact).Quantile(q)
+		checkWithin(t, "ITL sketch", q, fi.Quantile(q), sq)
+		if got := compact.ITLQuantile(q); got != sq {
+			t.Errorf("ITLQuantile(%g) %v of compact records, their sketch's %v", q, got, sq)
+		}
+		if got := full.ITLQuantile(q); !full.Compacted() && got != fi.Quantile(q) {
+			t.Errorf("ITLQuantile(%g) %v of full records, ITL's %v", q, got, fi.Quantile(q))
+		}
 	}
 	fs, cs := full.Summarize(), compact.Summarize()
 	if !reflect.DeepEqual(fs.TTFT, cs.TTFT) || !reflect.DeepEqual(fs.Total, cs.Total) || fs.Model != cs.Model || fs.Counts != cs.Counts {
@@ -97,8 +104,8 @@ func checkWithin(t *testing.T, what string, q float64, exact, got time.Duration)
 		}
 		return
 	}
-	if math.Abs(float64(got-exact)) > latencytest.SketchAlpha*float64(exact)+1 { // SketchAlpha's bound: 1% + 1ns
-		t.Errorf("%s p%g: exact %v, sketch %v: off by more than %g", what, q*100, exact, got, latencytest.SketchAlpha)
+	if math.Abs(float64(got-exact)) > compact.Alpha*float64(exact)+1 { // compact.Alpha's bound: 1% + 1ns
+		t.Errorf("%s p%g: exact %v, sketch %v: off by more than %g", what, q*100, exact, got, compact.Alpha)
 	}
 }
 
@@ -117,7 +124,7 @@ func verdicts(r *latencytest.Result) []string {
 
 // TestCompactSameVerdicts runs one batch and one open loop on a varied
 // fake twice, full and compact: the records are the same but for gaps,
-// every exact figure is equal, ITL is within SketchAlpha, and
+// every exact figure is equal, ITL is within compact.Alpha, and
 // sloassert's verdicts on TTFT, first answer, total, max gap, error rate
 // and from-schedule are the same, word for word.
 func TestCompactSameVerdicts(t *testing.T) {
@@ -179,18 +186,18 @@ func boolInt(b bool) int {
 }
 
 // TestRecordModeDefault: RecordsAuto keeps full records up to
-// CompactAbove planned requests and compact ones above; an unknown mode is
+// compact.Above planned requests and compact ones above; an unknown mode is
 // an error naming it.
 func TestRecordModeDefault(t *testing.T) {
 	p := latencytest.Func(func(ctx context.Context, req latencytest.Request) error { return nil })
-	r, err := latencytest.Batch{Requests: latencytest.CompactAbove + 1, NoWarmup: true, Concurrency: 16, Load: latencytest.Load{Prompt: "hi"}}.Run(context.Background(), p)
+	r, err := latencytest.Batch{Requests: compact.Above + 1, NoWarmup: true, Concurrency: 16, Load: latencytest.Load{Prompt: "hi"}}.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Compacted() || r.Len() != latencytest.CompactAbove+1 || r.Counts().Kept != latencytest.CompactAbove+1 {
+	if !r.Compacted() || r.Len() != compact.Above+1 || r.Counts().Kept != compact.Above+1 {
 		t.Fatalf("compacted %v, %d records, %+v", r.Compacted(), r.Len(), r.Counts())
 	}
-	if b := float64(r.RetainedBytes()) / float64(r.Len()); b > 100 {
+	if b := float64(latencytest.RetainedBytes(r)) / float64(r.Len()); b > 100 {
 		t.Errorf("compact records retain %.0f bytes each, more than 100", b)
 	}
 	for _, m := range []latencytest.RecordMode{latencytest.RecordsAuto, latencytest.RecordsFull} {
@@ -204,62 +211,6 @@ func TestRecordModeDefault(t *testing.T) {
 	}
 }
 
-// TestSketchBound: on seeded samples of many shapes (lognormal, two
-// modes, with zeros and Failed values), every quantile the sketch gives
-// is within SketchAlpha of the exact quantile, and the sketch of two
-// halves merged equals the sketch of the whole.
-func TestSketchBound(t *testing.T) {
-	worst := 0.0
-	for seed := range uint64(5) {
-		rng := rand.New(rand.NewPCG(seed, 99))
-		var s latencytest.Sample
-		var a, b, whole latencytest.Sketch
-		n := 20_000
-		for i := range n {
-			var v time.Duration
-			switch k := rng.IntN(100); {
-			case k < 2:
-				v = 0
-			case k < 3 && seed%2 == 0:
-				v = latencytest.Failed
-			case k < 30:
-				v = time.Duration(math.Exp(rng.NormFloat64()*2 + 18)) // ~65 ms, wide
-			default:
-				v = time.Duration(1 + rng.Int64N(int64(50*time.Millisecond)))
-			}
-			s = append(s, v)
-			whole.Add(v)
-			if i%2 == 0 {
-				a.Add(v)
-			} else {
-				b.Add(v)
-			}
-		}
-		slices.Sort(s) // Quantile sorts a copy: sorted, that is quick
-		for q := 0.0; q <= 1; q += 0.002 {
-			exact, got := s.Quantile(q), whole.Quantile(q)
-			checkWithin(t, "sketch", q, exact, got)
-			if exact != latencytest.Failed && exact > 0 {
-				worst = max(worst, math.Abs(float64(got-exact))/float64(exact))
-			}
-		}
-		a.Merge(&b)
-		as, ws := a.Summarize(), whole.Summarize()
-		as.Stddev, as.CV, ws.Stddev, ws.CV = 0, 0, 0, 0 // a float sum of squares depends on the order of addition
-		if !slices.Equal(a.Sample(), whole.Sample()) || as != ws {
-			t.Fatalf("seed %d: merged halves differ from the whole", seed)
-		}
-		ws, ss := whole.Summarize(), s.Summarize()
-		if ws.N != ss.N || ws.Failed != ss.Failed || ws.Min != ss.Min || ws.Max != ss.Max || ws.Mean != ss.Mean {
-			t.Fatalf("seed %d: summary %+v, exact %+v", seed, ws, ss)
-		}
-	}
-	if worst == 0 {
-		t.Fatal("no error measured: the test compared nothing")
-	}
-	t.Logf("largest relative error over 5 seeds × 501 quantiles: %.4f%% (bound %g%%)", worst*100, latencytest.SketchAlpha*100)
-}
-
 // TestMergeCompactShards: two shards of a compact batch stream their
 // records to files; MergeRecords of the files, compacted, equals the
 // compact of the merge of the same shards' full records, and the shards'
@@ -268,7 +219,7 @@ func TestMergeCompactShards(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		var compactFiles, fullFiles []string
-		var sketches []*latencytest.Sketch
+		var sketches []*compact.Sketch
 		for i := range 2 {
 			for _, m := range []latencytest.RecordMode{latencytest.RecordsCompact, latencytest.RecordsFull} {
 				_, p := fake(t, varied())
@@ -280,7 +231,7 @@ func TestMergeCompactShards(t *testing.T) {
 				}
 				if m == latencytest.RecordsCompact {
 					compactFiles = append(compactFiles, path)
-					sketches = append(sketches, r.ITLSketch())
+					sketches = append(sketches, latencytest.ITLSketch(r))
 				} else {
 					fullFiles = append(fullFiles, path)
 				}
@@ -311,11 +262,11 @@ func TestMergeCompactShards(t *testing.T) {
 				t.Fatalf("record %d: %s/%s", i, x.ID, y.ID)
 			}
 		}
-		var s latencytest.Sketch
+		var s compact.Sketch
 		for _, sk := range sketches {
 			s.Merge(sk)
 		}
-		if !slices.Equal(s.Sample(), a.ITLSketch().Sample()) {
+		if !slices.Equal(s.Sample(), latencytest.ITLSketch(a).Sample()) {
 			t.Error("the shards' sketches merged differ from the merged result's")
 		}
 	})
@@ -441,48 +392,4 @@ func TestMeasureStreamsCompactRecords(t *testing.T) {
 			t.Errorf("no end line counting %d records (%v)", r.Len(), err)
 		}
 	})
-}
-
-// TestSketchBoundAtSmallValues: at a microsecond and below, where one
-// nanosecond of rounding is a tenth of a percent or more, every quantile
-// of the sketch is within SketchAlpha × exact + 1ns of the exact one (the
-// documented bound), and no closer bound holds: 1% alone is broken, as
-// rounding to whole nanoseconds must break it (58ns and 59ns share a
-// bucket and differ by 1.7%).
-func TestSketchBoundAtSmallValues(t *testing.T) {
-	worst, over := 0.0, 0
-	for seed := range uint64(20) {
-		rng := rand.New(rand.NewPCG(seed, 7))
-		var s latencytest.Sample
-		var sk latencytest.Sketch
-		for range 2000 {
-			var v time.Duration
-			switch seed % 3 {
-			case 0: // about a microsecond
-				v = time.Duration(900 + rng.IntN(250))
-			case 1: // tens of nanoseconds to tens of microseconds
-				v = time.Duration(math.Exp(rng.Float64()*7 + 3))
-			default: // whole nanoseconds around 60
-				v = time.Duration(50 + rng.IntN(20))
-			}
-			s = append(s, v)
-			sk.Add(v)
-		}
-		slices.Sort(s)
-		for q := 0.0; q <= 1; q += 0.001 {
-			exact, got := s.Quantile(q), sk.Quantile(q)
-			diff := math.Abs(float64(got - exact))
-			if diff > latencytest.SketchAlpha*float64(exact)+1 {
-				t.Errorf("seed %d p%g: exact %v, sketch %v: off by more than 1%% + 1ns", seed, q*100, exact, got)
-			}
-			if diff > latencytest.SketchAlpha*float64(exact) {
-				over++
-			}
-			worst = max(worst, diff/float64(exact))
-		}
-	}
-	if over == 0 {
-		t.Error("1% alone held at every small value: the rounding term is not needed (or not exercised)")
-	}
-	t.Logf("largest relative error at small values: %.3f%%; %d quantiles over 1%% alone", worst*100, over)
 }

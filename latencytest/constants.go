@@ -61,9 +61,6 @@ const (
 	// DefaultChainPrompt opens a chain unless Chain.Prompt is set.
 	DefaultChainPrompt = "You are an agent working through a task in steps. " +
 		"Reply with one short sentence: the next step of planning a small database migration."
-	// CompactAbove is the planned request count above which RecordsAuto
-	// keeps compact records: 100,000.
-	CompactAbove = 100_000
 )
 
 // The limits: input beyond them is refused with an error that names it,
@@ -110,12 +107,6 @@ const (
 const (
 	// NonceLen is the length of the nonce prefix in bytes.
 	NonceLen = 38
-	// SketchAlpha is the relative accuracy of a Sketch: every quantile it
-	// gives is within 1% of the exact one, plus the nanosecond it is
-	// rounded to (|estimate - exact| <= 0.01 × exact + 1ns: 1.1% at 1µs,
-	// 1.001% from 1ms), Failed where the exact quantile is Failed, 0 where
-	// it is 0.
-	SketchAlpha = 0.01
 	// LateStart is how late a request must start, after its scheduled
 	// send, to count as late in Result.Lag and the disclosure: 1ms. Below
 	// it is timer and scheduler jitter on a real clock (on synctest's fake

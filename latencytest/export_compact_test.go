@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+
+	"github.com/tailguard/tailguard/internal/compact"
 )
 
 // RunStreamed runs b as Measure does for compact records, streaming them
@@ -25,4 +27,16 @@ func RunStreamed(b Batch, p Provider, path string) (*Result, error) {
 	}
 	defer f.Close()
 	return r, r.WriteRecords(f, false)
+}
+
+// RetainedBytes is r's retained bytes (see Result.retainedBytes).
+func RetainedBytes(r *Result) int { return r.retainedBytes() }
+
+// ITLSketch is the sketch of a compact result's inter-token gaps (nil for
+// full records).
+func ITLSketch(r *Result) *compact.Sketch {
+	if r.compact == nil {
+		return nil
+	}
+	return &r.compact.itl
 }

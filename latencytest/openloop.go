@@ -66,7 +66,7 @@ type OpenLoop struct {
 	// whole run; MaxInFlight bounds each shard.
 	Load
 	// RecordMode chooses full or compact records (see RecordMode).
-	// Default RecordsAuto: compact above CompactAbove planned requests.
+	// Default RecordsAuto: compact above 100,000 planned requests.
 	RecordMode RecordMode
 
 	into  *Result   // where send puts its records (Run sets it)

@@ -15,10 +15,10 @@ import (
 )
 
 // Result is what a batch measured: every record, warm-up included, in
-// submission order. A run of more than CompactAbove planned requests (or
+// submission order. A run of more than 100,000 planned requests (or
 // RecordMode RecordsCompact) keeps compact records instead (see Compact):
 // Records is then nil, and All, Len and Record read them; every method
-// gives the same figures either way, ITL within SketchAlpha.
+// gives the same figures either way, ITL within 1%.
 type Result struct {
 	// Records holds full records (nil for compact ones: use All).
 	Records []Record `json:"records"`
@@ -125,8 +125,8 @@ func (r *Result) MaxGap() Sample {
 // ITL pools every inter-token gap of the measured requests. A failed
 // request adds its gaps and one Failed value (its last silence never
 // ended), so failures can only make the figure worse. For compact records
-// (see Compact) it is the ITLSketch expanded (each value within
-// SketchAlpha, 8 bytes a gap: for very large runs use ITLSketch).
+// (see Compact) it is their sketch expanded (each value within 1%, 8
+// bytes a gap: for very large runs use ITLQuantile).
 func (r *Result) ITL() Sample {
 	if r.compact != nil {
 		return r.compact.itl.Sample()
@@ -146,7 +146,7 @@ func (r *Result) ITL() Sample {
 // itlSummary is ITL().Summarize(), from the sketch for compact records.
 func (r *Result) itlSummary() Summary {
 	if r.compact != nil {
-		return r.compact.itl.Summarize()
+		return Summary(r.compact.itl.Summarize())
 	}
 	return r.ITL().Summarize()
 }
@@ -612,8 +612,8 @@ func (r *Result) Compacted() bool { return r.compact != nil }
 // total, max gap, TTFB, connection setup, schedule), token count, status,
 // class, detail, trace ID and start time stays exact, so every figure
 // and verdict but ITL is the same as with full records; the inter-token
-// gaps are pooled in a Sketch (ITL and its quantiles within SketchAlpha,
-// 1%: ITLSketch) and Record.Gaps is empty; the answer text (Content) is
+// gaps are pooled in a sketch (ITL and its quantiles within 1%:
+// ITLQuantile) and Record.Gaps is empty; the answer text (Content) is
 // dropped. Records is nil afterwards: read the records with All, Len and
 // Record. Compacting a compact result does nothing.
 func (r *Result) Compact() {
@@ -627,20 +627,22 @@ func (r *Result) Compact() {
 	r.compact, r.Records = c, nil
 }
 
-// ITLSketch is the sketch of a compact result's inter-token gaps (nil for
-// full records): its quantiles are within SketchAlpha of the exact ones.
-func (r *Result) ITLSketch() *Sketch {
-	if r.compact == nil {
-		return nil
+// ITLQuantile is ITL().Quantile(q) without expanding the gaps: for
+// compact records it comes from their sketch, within 1% (plus the
+// nanosecond it is rounded to) of the exact quantile, Failed where that
+// is Failed. It panics if q is outside [0,1].
+func (r *Result) ITLQuantile(q float64) time.Duration {
+	if r.compact != nil {
+		return r.compact.itl.Quantile(q)
 	}
-	return &r.compact.itl
+	return r.ITL().Quantile(q)
 }
 
 // Len is the number of records, warm-up included (len(Records) for full
 // records).
 func (r *Result) Len() int {
 	if r.compact != nil {
-		return len(r.compact.at)
+		return r.compact.arena.Len()
 	}
 	return len(r.Records)
 }
@@ -670,7 +672,7 @@ func (r *Result) All() iter.Seq2[int, *Record] {
 			return
 		}
 		var rec Record
-		for i := range r.compact.at {
+		for i := range r.compact.arena.Len() {
 			r.compact.decode(i, &rec)
 			if !yield(i, &rec) {
 				return
@@ -695,10 +697,10 @@ func (r *Result) models() []string {
 	return out
 }
 
-// RetainedBytes is about how much memory r's records hold: for compact
+// retainedBytes is about how much memory r's records hold: for compact
 // records their store (chunks, slots, strings, sketch); for full records
 // the Record structs, their gaps, strings and answers.
-func (r *Result) RetainedBytes() int {
+func (r *Result) retainedBytes() int {
 	if r.compact != nil {
 		return r.compact.bytes()
 	}

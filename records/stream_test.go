@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/internal/compact"
 	"github.com/tailguard/tailguard/records"
 )
 
@@ -82,10 +82,10 @@ func peakHeap() (stop func() uint64) {
 }
 
 // TestImportStreamsCompact: a vegeta file of more requests than
-// latencytest.CompactAbove keeps compact records, at most 100 bytes a
+// compact.Above keeps compact records, at most 100 bytes a
 // request, every figure the same as the lines say.
 func TestImportStreamsCompact(t *testing.T) {
-	n := latencytest.CompactAbove + 20_000
+	n := compact.Above + 20_000
 	res, err := records.Import(records.Vegeta, newVegetaStream(n))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestImportStreamsCompact(t *testing.T) {
 	if !res.Compacted() || res.Len() != n {
 		t.Fatalf("compact %v, %d records: want compact, %d", res.Compacted(), res.Len(), n)
 	}
-	per := float64(res.RetainedBytes()) / float64(n)
+	per := float64(compact.RetainedBytes(res)) / float64(n)
 	if per > 100 {
 		t.Errorf("%.1f bytes a request: want at most 100", per)
 	}
@@ -122,7 +122,7 @@ func BenchmarkImportVegeta1M(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.ReportMetric(float64(res.RetainedBytes())/n, "bytes/request")
+		b.ReportMetric(float64(compact.RetainedBytes(res))/n, "bytes/request")
 		b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
 		runtime.KeepAlive(res)
 	}

@@ -1,20 +1,45 @@
-package latencytest
+package compact
 
 import (
 	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/tailguard/tailguard/internal/stats"
 )
 
+// Above is the planned request count above which a latencytest run with
+// RecordsAuto keeps compact records: 100,000.
+const Above = 100_000
+
+// Alpha is the relative accuracy of a Sketch: every quantile it gives is
+// within 1% of the exact one, plus the nanosecond it is rounded to
+// (|estimate - exact| <= 0.01 × exact + 1ns: 1.1% at 1µs, 1.001% from
+// 1ms), Failed where the exact quantile is Failed, 0 where it is 0.
+const Alpha = 0.01
+
+// Failed is latencytest.Failed: the value a failed request takes, which
+// sorts last and makes any quantile that reaches it Failed.
+const Failed = time.Duration(math.MaxInt64)
+
+// Summary is latencytest.Summary, field for field (one converts to the
+// other).
+type Summary struct {
+	N, Failed                    int
+	Min, P50, P90, P95, P99, Max time.Duration
+	Mean, Stddev                 time.Duration
+	CV                           float64 // percent
+	TailRatio                    float64 // p99/p50
+}
+
 // Sketch summarises a large set of latencies (a compact Result's
 // inter-token gaps) in log-spaced buckets (DDSketch): a value v > 0 goes
-// to bucket i = ceil(log_gamma(v)), gamma = (1+SketchAlpha)/(1-SketchAlpha),
+// to bucket i = ceil(log_gamma(v)), gamma = (1+Alpha)/(1-Alpha),
 // which holds the values in (gamma^(i-1), gamma^i]; the bucket's value
-// 2·gamma^i/(gamma+1) is within SketchAlpha of each of them. Zeros and
+// 2·gamma^i/(gamma+1) is within Alpha of each of them. Zeros and
 // Failed values are counted exactly, as are the count, the minimum, the
 // maximum and the sum. Two sketches merge exactly (Merge): the sketch of
 // the union equals the merge of the sketches, bucket for bucket. About
@@ -34,7 +59,7 @@ type Sketch struct {
 }
 
 var (
-	sketchGamma  = (1 + SketchAlpha) / (1 - SketchAlpha)
+	sketchGamma  = (1 + Alpha) / (1 - Alpha)
 	sketchLnGama = math.Log(sketchGamma)
 )
 
@@ -44,7 +69,7 @@ func sketchIndex(v time.Duration) int {
 }
 
 // sketchValue is bucket i's value: 2·gamma^i/(gamma+1), within
-// SketchAlpha of every value in (gamma^(i-1), gamma^i], unrounded.
+// Alpha of every value in (gamma^(i-1), gamma^i], unrounded.
 func sketchValue(i int) float64 {
 	return 2 * math.Exp(float64(i)*sketchLnGama) / (sketchGamma + 1)
 }
@@ -131,11 +156,21 @@ func (s *Sketch) Len() int { return int(s.n + s.failed) }
 // Failures is the number of Failed values counted.
 func (s *Sketch) Failures() int { return int(s.failed) }
 
+// Clone is a copy of s that later Adds to s do not change.
+func (s *Sketch) Clone() Sketch {
+	out := *s
+	out.counts = slices.Clone(s.counts)
+	return out
+}
+
+// Size is about how much memory s holds: 8 bytes a bucket allocated.
+func (s *Sketch) Size() int { return 8 * cap(s.counts) }
+
 // Buckets is the number of buckets in use (its memory is 8 bytes each).
 func (s *Sketch) Buckets() int { return len(s.counts) }
 
 // valueAt is the value of 0-based rank r in sorted order, within
-// SketchAlpha and unrounded: the minimum and maximum are exact; ok is
+// Alpha and unrounded: the minimum and maximum are exact; ok is
 // false for a Failed value (they sort last).
 func (s *Sketch) valueAt(r uint64) (v float64, ok bool) {
 	switch {
@@ -158,16 +193,18 @@ func (s *Sketch) valueAt(r uint64) (v float64, ok bool) {
 	return float64(s.max), true
 }
 
-// Quantile is the q-quantile as Sample.Quantile defines it (linear
+// Quantile is the q-quantile as latencytest.Sample.Quantile defines it (linear
 // interpolation between closest ranks), from the buckets, interpolated
 // between their unrounded values and rounded once to the nanosecond:
-// within SketchAlpha of the exact quantile of the values added, plus the
-// nanosecond of that rounding (|estimate - exact| <= SketchAlpha*exact +
+// within Alpha of the exact quantile of the values added, plus the
+// nanosecond of that rounding (|estimate - exact| <= Alpha*exact +
 // 1ns, which is more than 1% below 100ns: at 1µs 1.1%); Failed when the
 // interpolation reaches a Failed value or the sketch is empty. It panics
 // if q is outside [0,1].
 func (s *Sketch) Quantile(q float64) time.Duration {
-	checkQuantile(q)
+	if !(q >= 0 && q <= 1) {
+		panic(fmt.Sprintf("latencytest: quantile %v is outside [0,1] (quantiles are fractions: 0.99 for p99)", q))
+	}
 	n := s.n + s.failed
 	if n == 0 {
 		return Failed
@@ -204,7 +241,7 @@ func (s *Sketch) Mean() time.Duration {
 }
 
 // Summarize is the Summary of the values: N, Failed, Min, Max and Mean
-// exact; the quantiles, TailRatio within SketchAlpha; Stddev and CV from
+// exact; the quantiles, TailRatio within Alpha; Stddev and CV from
 // the sum of squares (float64).
 func (s *Sketch) Summarize() Summary {
 	sum := Summary{N: s.Len(), Failed: s.Failures(), Mean: s.Mean(), Stddev: Failed, CV: math.NaN(), TailRatio: math.NaN()}
@@ -241,13 +278,13 @@ func (s *Sketch) Summarize() Summary {
 	return sum
 }
 
-// Sample expands the sketch into a Sample: each bucket's value (rounded
+// Sample expands the sketch into a latencytest.Sample: each bucket's value (rounded
 // to the nanosecond) repeated its count (the minimum and maximum exact),
 // then the Failed values. Its quantiles are the sketch's, within the
 // nanosecond of that rounding. It allocates 8 bytes a value: for a sketch
 // of hundreds of millions of gaps, use Quantile and Summarize instead.
-func (s *Sketch) Sample() Sample {
-	out := make(Sample, 0, s.n+s.failed)
+func (s *Sketch) Sample() []time.Duration {
+	out := make([]time.Duration, 0, s.n+s.failed)
 	for r := uint64(0); r < s.zeros && r < s.n; r++ {
 		out = append(out, 0)
 	}
@@ -271,5 +308,5 @@ func (s *Sketch) Sample() Sample {
 
 // String describes the sketch: "1,024 values in 87 buckets, 1% relative accuracy".
 func (s *Sketch) String() string {
-	return fmt.Sprintf("%d values (%d failed) in %d buckets, %g%% relative accuracy", s.Len(), s.Failures(), s.Buckets(), SketchAlpha*100)
+	return fmt.Sprintf("%d values (%d failed) in %d buckets, %g%% relative accuracy", s.Len(), s.Failures(), s.Buckets(), Alpha*100)
 }
