@@ -17,6 +17,7 @@ import (
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -286,11 +287,11 @@ func TestMergeCompactShards(t *testing.T) {
 				}
 			}
 		}
-		a, err := latencytest.MergeRecords(compactFiles...)
+		a, err := records.Merge(compactFiles...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := latencytest.MergeRecords(fullFiles...)
+		b, err := records.Merge(fullFiles...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,7 +357,7 @@ func TestStreamedRecordsSurviveACrash(t *testing.T) {
 			t.Fatalf("record %d is %s, want %s", i, rec.ID, want)
 		}
 	}
-	m, err := latencytest.MergeRecords(path)
+	m, err := records.Merge(path)
 	if err != nil {
 		t.Fatal(err)
 	}
