@@ -262,7 +262,7 @@ func TestSketchBound(t *testing.T) {
 }
 
 // TestMergeCompactShards: two shards of a compact batch stream their
-// records to files; MergeRecords of the files, compacted, equals the
+// records to files; records.Merge of the files, compacted, equals the
 // compact of the merge of the same shards' full records, and the shards'
 // sketches merged equal the merged result's sketch bucket for bucket.
 func TestMergeCompactShards(t *testing.T) {
@@ -325,7 +325,7 @@ func TestMergeCompactShards(t *testing.T) {
 // TestStreamedRecordsSurviveACrash runs a compact batch in a child
 // process that dies (os.Exit) in its 50th request: the records file it
 // streamed holds the 49 requests that completed, readable, and without
-// its end line, so MergeRecords calls the run partial.
+// its end line, so records.Merge calls the run partial.
 func TestStreamedRecordsSurviveACrash(t *testing.T) {
 	if path := os.Getenv("TAILGUARD_CRASH_FILE"); path != "" {
 		n := 0

@@ -18,11 +18,11 @@ import (
 type Disclosure struct {
 	Boxes []Box `json:"boxes"`
 	// Warnings are problems with how the result was put together that no
-	// box holds whole, one sentence each: MergeRecords warns when the
+	// box holds whole, one sentence each: records.Merge warns when the
 	// sources' run windows do not overlap. Nil for a single run.
 	Warnings []string `json:"warnings,omitempty"`
 	// Sources are the records files a merged result was joined from
-	// (MergeRecords), each with its counts, run window, client CPU/wall
+	// (records.Merge), each with its counts, run window, client CPU/wall
 	// and location. Nil for a single run.
 	Sources []MergeSource `json:"sources,omitempty"`
 	// Format names the format of records another tool measured, as
@@ -290,7 +290,7 @@ func shardIDs(sh Shard, source string, whole int, unit, ids string) string {
 	if !sh.sharded() {
 		return ""
 	}
-	return fmt.Sprintf("; shard %s (%s): %s %d, %d, %d … of the whole run's %d (%s of the whole run; MergeRecords joins the shards)",
+	return fmt.Sprintf("; shard %s (%s): %s %d, %d, %d … of the whole run's %d (%s of the whole run; records.Merge joins the shards)",
 		sh, source, unit, sh.Index, sh.Index+sh.Count, sh.Index+2*sh.Count, whole, ids)
 }
 
