@@ -76,13 +76,7 @@ func LoadRecords(path string) ([]Record, error) {
 // is read as it is; records.Merge tells them apart with the summary.json
 // beside it, or counts the file as incomplete.
 func ReadRecords(r io.Reader) ([]Record, error) {
-	recs, _, err := readRecords(r)
-	return recs, err
-}
-
-// readRecords reads JSONL records; end is the file's last line when it is
-// an end line (nil when the file does not end with one).
-func readRecords(r io.Reader) (out []Record, end *recordsEnd, err error) {
+	var out []Record
 	br := bufio.NewReader(r)
 	since := 0 // records since the previous end line
 	for line := 1; ; line++ {
@@ -94,24 +88,23 @@ func readRecords(r io.Reader) (out []Record, end *recordsEnd, err error) {
 			if derr := dec.Decode(&rec); derr != nil {
 				e, ok := endLine(b)
 				if !ok {
-					return nil, nil, fmt.Errorf("latencytest: records line %d: %w", line, derr)
+					return nil, fmt.Errorf("latencytest: records line %d: %w", line, derr)
 				}
 				if *e.Records != since {
-					return nil, nil, fmt.Errorf("latencytest: records line %d: the end line counts %d records, but %d precede it: lines were lost or added",
+					return nil, fmt.Errorf("latencytest: records line %d: the end line counts %d records, but %d precede it: lines were lost or added",
 						line, *e.Records, since)
 				}
-				end, since = e, 0
+				since = 0
 			} else {
 				out = append(out, rec)
-				end = nil
 				since++
 			}
 		}
 		if errors.Is(rerr, io.EOF) {
-			return out, end, nil
+			return out, nil
 		}
 		if rerr != nil {
-			return nil, nil, fmt.Errorf("latencytest: reading records: %w", rerr)
+			return nil, fmt.Errorf("latencytest: reading records: %w", rerr)
 		}
 	}
 }

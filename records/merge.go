@@ -71,7 +71,7 @@ func Merge(paths ...string) (*latencytest.Result, error) {
 }
 
 // MergeLevels is Merge split by load level: one Result per
-// Record.Concurrency found in the records (0 for records that carry none,
+// latencytest.Record.Concurrency found in the records (0 for records that carry none,
 // an open loop's), each merged from the part of every source at that
 // level, with its own disclosure and window check. The same errors as
 // Merge, checked across every level; an incomplete source makes

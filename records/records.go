@@ -17,7 +17,9 @@
 // a record. Texts from the file (error texts, request IDs, URLs, model
 // names) are cleaned of secrets and control characters (internal/scrub).
 // The same requests under two file names are refused, never counted
-// twice. Files are read as a stream: a JSON-lines file of a million
+// twice. Merge and MergeLevels join this module's records files (the
+// shards of one run) with the summaries beside them, every figure
+// recomputed from the raw records. Files are read as a stream: a JSON-lines file of a million
 // requests holds compact records (latencytest.Builder), not a million
 // full ones.
 package records
