@@ -21,7 +21,7 @@ import (
 // WriteRecords writes records as JSONL (one JSON object a line), then an
 // end line that counts them: {"end_of_records":N}. The end line makes a
 // file cut at a line boundary (or emptied) detectable on its own:
-// ReadRecords checks the count, and MergeRecords counts a file without
+// ReadRecords checks the count, and records.Merge counts a file without
 // an end line as incomplete unless its summary.json vouches for it.
 func WriteRecords(w io.Writer, recs []Record) error {
 	return writeRecordsEnd(w, recs, recordsEnd{})
@@ -30,7 +30,7 @@ func WriteRecords(w io.Writer, recs []Record) error {
 // recordsEnd is the end line of a records file: how many records precede
 // it (since the file's start, or since the previous end line of files
 // joined with cat) and, for the files Measure writes, the shard and
-// label of the run, so MergeRecords finds a missing shard without the
+// label of the run, so records.Merge finds a missing shard without the
 // summaries.
 type recordsEnd struct {
 	Records *int   `json:"end_of_records"`
@@ -73,16 +73,10 @@ func LoadRecords(path string) ([]Record, error) {
 // cat): a different count is an error naming the line, as lines were
 // lost or added. A file without an end line (written before WriteRecords
 // wrote one, or cut at a line boundary: ReadRecords cannot tell which)
-// is read as it is; MergeRecords tells them apart with the summary.json
+// is read as it is; records.Merge tells them apart with the summary.json
 // beside it, or counts the file as incomplete.
 func ReadRecords(r io.Reader) ([]Record, error) {
-	recs, _, err := readRecords(r)
-	return recs, err
-}
-
-// readRecords reads JSONL records; end is the file's last line when it is
-// an end line (nil when the file does not end with one).
-func readRecords(r io.Reader) (out []Record, end *recordsEnd, err error) {
+	var out []Record
 	br := bufio.NewReader(r)
 	since := 0 // records since the previous end line
 	for line := 1; ; line++ {
@@ -94,24 +88,23 @@ func readRecords(r io.Reader) (out []Record, end *recordsEnd, err error) {
 			if derr := dec.Decode(&rec); derr != nil {
 				e, ok := endLine(b)
 				if !ok {
-					return nil, nil, fmt.Errorf("latencytest: records line %d: %w", line, derr)
+					return nil, fmt.Errorf("latencytest: records line %d: %w", line, derr)
 				}
 				if *e.Records != since {
-					return nil, nil, fmt.Errorf("latencytest: records line %d: the end line counts %d records, but %d precede it: lines were lost or added",
+					return nil, fmt.Errorf("latencytest: records line %d: the end line counts %d records, but %d precede it: lines were lost or added",
 						line, *e.Records, since)
 				}
-				end, since = e, 0
+				since = 0
 			} else {
 				out = append(out, rec)
-				end = nil
 				since++
 			}
 		}
 		if errors.Is(rerr, io.EOF) {
-			return out, end, nil
+			return out, nil
 		}
 		if rerr != nil {
-			return nil, nil, fmt.Errorf("latencytest: reading records: %w", rerr)
+			return nil, fmt.Errorf("latencytest: reading records: %w", rerr)
 		}
 	}
 }
@@ -138,7 +131,7 @@ type ResultSummary struct {
 	// Label is the batch's label, the prefix of its trace IDs ("c8").
 	Label string `json:"label,omitempty"`
 	// Shard is the part of a split run the result measured ("1/4", see
-	// Result.Shard); "" for a whole run. MergeRecords reads it to find a
+	// Result.Shard); "" for a whole run. records.Merge reads it to find a
 	// shard missing from a merge.
 	Shard string `json:"shard,omitempty"`
 	// Concurrency is the load level, when every record shares one.
@@ -148,7 +141,7 @@ type ResultSummary struct {
 	// Counts, ErrorRate and Errors are Result's; ErrorExamples gives one
 	// request of each error class, most frequent first. Counts.Sent is
 	// also how many records Measure wrote to the records file beside the
-	// summary: MergeRecords compares it, and Counts.Planned, with the
+	// summary: records.Merge compares it, and Counts.Planned, with the
 	// records it reads.
 	Counts        Counts         `json:"counts"`
 	ErrorRate     float64        `json:"error_rate"`
@@ -323,7 +316,7 @@ type streamKey struct{}
 // recordStream writes a compact run's records to its records file as they
 // complete, one JSON line each, so that a crash loses none already
 // measured: a file without its end line ({"end_of_records":N}, written by
-// finish) is a partial one, as ReadRecords and MergeRecords tell. The file
+// finish) is a partial one, as ReadRecords and records.Merge tell. The file
 // is created at the first record.
 type recordStream struct {
 	mu          sync.Mutex

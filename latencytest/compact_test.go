@@ -17,6 +17,7 @@ import (
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/internal/compact"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -212,7 +213,7 @@ func TestRecordModeDefault(t *testing.T) {
 }
 
 // TestMergeCompactShards: two shards of a compact batch stream their
-// records to files; MergeRecords of the files, compacted, equals the
+// records to files; records.Merge of the files, compacted, equals the
 // compact of the merge of the same shards' full records, and the shards'
 // sketches merged equal the merged result's sketch bucket for bucket.
 func TestMergeCompactShards(t *testing.T) {
@@ -237,11 +238,11 @@ func TestMergeCompactShards(t *testing.T) {
 				}
 			}
 		}
-		a, err := latencytest.MergeRecords(compactFiles...)
+		a, err := records.Merge(compactFiles...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := latencytest.MergeRecords(fullFiles...)
+		b, err := records.Merge(fullFiles...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +276,7 @@ func TestMergeCompactShards(t *testing.T) {
 // TestStreamedRecordsSurviveACrash runs a compact batch in a child
 // process that dies (os.Exit) in its 50th request: the records file it
 // streamed holds the 49 requests that completed, readable, and without
-// its end line, so MergeRecords calls the run partial.
+// its end line, so records.Merge calls the run partial.
 func TestStreamedRecordsSurviveACrash(t *testing.T) {
 	if path := os.Getenv("TAILGUARD_CRASH_FILE"); path != "" {
 		n := 0
@@ -307,7 +308,7 @@ func TestStreamedRecordsSurviveACrash(t *testing.T) {
 			t.Fatalf("record %d is %s, want %s", i, rec.ID, want)
 		}
 	}
-	m, err := latencytest.MergeRecords(path)
+	m, err := records.Merge(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,9 @@ package latencytest
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,11 +18,11 @@ import (
 type Disclosure struct {
 	Boxes []Box `json:"boxes"`
 	// Warnings are problems with how the result was put together that no
-	// box holds whole, one sentence each: MergeRecords warns when the
+	// box holds whole, one sentence each: records.Merge warns when the
 	// sources' run windows do not overlap. Nil for a single run.
 	Warnings []string `json:"warnings,omitempty"`
 	// Sources are the records files a merged result was joined from
-	// (MergeRecords), each with its counts, run window, client CPU/wall
+	// (records.Merge), each with its counts, run window, client CPU/wall
 	// and location. Nil for a single run.
 	Sources []MergeSource `json:"sources,omitempty"`
 	// Format names the format of records another tool measured, as
@@ -292,7 +290,7 @@ func shardIDs(sh Shard, source string, whole int, unit, ids string) string {
 	if !sh.sharded() {
 		return ""
 	}
-	return fmt.Sprintf("; shard %s (%s): %s %d, %d, %d … of the whole run's %d (%s of the whole run; MergeRecords joins the shards)",
+	return fmt.Sprintf("; shard %s (%s): %s %d, %d, %d … of the whole run's %d (%s of the whole run; records.Merge joins the shards)",
 		sh, source, unit, sh.Index, sh.Index+sh.Count, sh.Index+2*sh.Count, whole, ids)
 }
 
@@ -332,125 +330,6 @@ func (d *Disclosure) noteMachine(m *MachineLoad) {
 		answer += "; WARNING: " + w
 	}
 	d.set(13, answer, b.Missing)
-}
-
-// mergeWindow fills box 9 and warns when the sources of one level did
-// not run at the same time.
-func (d *Disclosure) mergeWindow(srcs []*MergeSource, res *Result) {
-	answer := fmt.Sprintf("%s to %s (%v) over %d source(s)", res.Start.UTC().Format(time.RFC3339Nano), res.End.UTC().Format(time.RFC3339Nano),
-		res.End.Sub(res.Start).Round(time.Millisecond), len(srcs))
-	if virtualClock(res.Start) {
-		answer += ", virtual time"
-	}
-	groups := map[string][]*MergeSource{}
-	for _, src := range srcs {
-		if !src.Start.IsZero() {
-			groups[src.levelKey] = append(groups[src.levelKey], src)
-		}
-	}
-	for _, key := range slices.Sorted(maps.Keys(groups)) {
-		g := groups[key]
-		if len(g) < 2 {
-			continue
-		}
-		late, early := g[0], g[0] // the latest start, the earliest end
-		for _, src := range g[1:] {
-			if src.Start.After(late.Start) {
-				late = src
-			}
-			if src.End.Before(early.End) {
-				early = src
-			}
-		}
-		if !late.Start.After(early.End) {
-			continue
-		}
-		level := ""
-		if key != "[0]" {
-			level = " (concurrency " + strings.Trim(key, "[]") + ")"
-		}
-		w := fmt.Sprintf("run windows do not overlap%s: %s ended at %s, %v before %s started at %s; the sources did not load the provider at the same time, so the merged figures describe %d separate smaller runs, not their combined load (align the shards with %s)",
-			level, early.Path, early.End.UTC().Format(time.RFC3339Nano), late.Start.Sub(early.End).Round(time.Millisecond),
-			late.Path, late.Start.UTC().Format(time.RFC3339Nano), len(g), EnvStartAt)
-		d.Warnings = append(d.Warnings, w)
-	}
-	if len(d.Warnings) > 0 {
-		d.set(9, answer+"; WARNING: "+strings.Join(d.Warnings, "; WARNING: "), true)
-		return
-	}
-	if len(srcs) > 1 {
-		answer += "; the sources' windows overlap"
-	}
-	d.set(9, answer, false)
-}
-
-// mergeCPU fills box 13 with each source's client CPU/wall.
-func (d *Disclosure) mergeCPU(srcs []*MergeSource) {
-	if b, _ := agreed(srcs, 13); strings.Contains(b, "virtual time") && !strings.HasPrefix(b, "differs") {
-		d.set(13, b, false)
-		return
-	}
-	parts := make([]string, len(srcs))
-	worst, unknown := math.NaN(), 0
-	for i, src := range srcs {
-		v := "not measured"
-		if math.IsNaN(src.CPUPerWall) {
-			unknown++
-		} else {
-			v = strconv.FormatFloat(src.CPUPerWall, 'f', 2, 64)
-			if math.IsNaN(worst) || src.CPUPerWall > worst {
-				worst = src.CPUPerWall
-			}
-		}
-		parts[i] = src.Path + " " + v
-	}
-	answer := "highest " + format.Float(worst, "%.2f")
-	if worst > BusyClient {
-		answer += fmt.Sprintf(": above %.1f, a client is part of the tail", BusyClient)
-	}
-	d.set(13, answer+" ("+strings.Join(parts, "; ")+")", unknown > 0)
-}
-
-// mergeLocation fills box 14 with each source's location.
-func (d *Disclosure) mergeLocation(srcs []*MergeSource) {
-	var locs []string
-	unknown := 0
-	for _, src := range srcs {
-		if src.Location == "" {
-			unknown++
-		} else if !slices.Contains(locs, src.Location) {
-			locs = append(locs, src.Location)
-		}
-	}
-	switch {
-	case unknown == 0 && len(locs) == 1:
-		d.set(14, locs[0]+" (every source)", false)
-		return
-	case unknown == len(srcs):
-		d.set(14, "no location label in any source (set "+EnvLocation+" in each shard)", true)
-		return
-	}
-	parts := make([]string, len(srcs))
-	for i, src := range srcs {
-		loc := src.Location
-		if loc == "" {
-			loc = "no location label"
-		}
-		parts[i] = src.Path + ": " + loc
-	}
-	d.set(14, strings.Join(parts, "; "), unknown > 0)
-}
-
-// noteMergedMachine adds the merged machine figures to box 13 (which
-// mergeCPU filled), with the warning when any source's figures warn. When
-// every source ran in virtual time the box already says so.
-func (d *Disclosure) noteMergedMachine(m *MachineLoad) {
-	b := d.Box(13)
-	s := m.String()
-	if s == "" || strings.Contains(b.Answer, s) {
-		return
-	}
-	d.noteMachine(m)
 }
 
 // partialNote is "; PARTIAL: <reason>" for a result cut short, to end

@@ -44,7 +44,7 @@
 // (Poisson, constant, or a replayed trace from [LoadSchedule]) and measures
 // from it, so the waits a stalled provider causes are counted. One load can
 // run as several shards (TAILGUARD_SHARD=i/n, see [Shard]) whose
-// records.jsonl files [MergeRecords] joins into one Result. Package
+// records.jsonl files records.Merge joins into one Result. Package
 // records reads the per-request output of other load tools into a Result
 // with the same semantics (through [Builder]).
 //

@@ -45,7 +45,7 @@ type Result struct {
 	Disclosure Disclosure `json:"disclosure"`
 	// Shard is the part of a split run (see Shard) this result measured:
 	// set by a runner under TAILGUARD_SHARD or a Shard field, zero for a
-	// whole run and for what MergeRecords joins. sloassert fails every
+	// whole run and for what records.Merge joins. sloassert fails every
 	// objective on a shard ("merge the shards, then judge") unless it
 	// allows one (sloassert.AllowShard).
 	Shard Shard `json:"shard,omitzero"`

@@ -14,7 +14,7 @@ import (
 // shard Index of Count, Index from 0. A sharded runner sends only its
 // share of the whole run, and the shards together send every request of
 // the whole run exactly once, with the whole run's trace IDs (globally
-// unique and deterministic), so MergeRecords joins their records into
+// unique and deterministic), so records.Merge joins their records into
 // the figures of one run:
 //
 //   - Batch (and each level of a Sweep): request i of the whole run
@@ -43,7 +43,7 @@ import (
 // The zero Shard means "not set": Run runs the whole run (as Shard{0, 1}
 // does), and Measure first reads TAILGUARD_SHARD (Load.FromEnv). A
 // non-zero field wins over the variable. Align the shards' start with
-// TAILGUARD_START_AT, or their run windows will not overlap (MergeRecords
+// TAILGUARD_START_AT, or their run windows will not overlap (records.Merge
 // warns).
 type Shard struct {
 	// Index is this shard's number, in [0, Count).

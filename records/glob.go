@@ -11,8 +11,8 @@ import (
 )
 
 // glob is filepath.Glob plus "**", which matches any number of
-// directories (none included), as latencytest.MergeRecords takes
-// patterns. Directories never match.
+// directories (none included): "shards/**/records*.jsonl". Directories
+// never match.
 func glob(pattern string) ([]string, error) {
 	if !strings.Contains(pattern, "**") {
 		m, err := filepath.Glob(pattern)
@@ -98,23 +98,26 @@ func filesOnly(paths []string) []string {
 	return out
 }
 
-// globAll expands files and globs, each file once, in order; a pattern
-// that matches nothing is an error.
-func globAll(patterns []string) ([]string, error) {
+// globAll expands files and globs, each file once, in the order first
+// matched; a pattern that matches nothing is an error. what prefixes the
+// errors ("records", "records: merge").
+func globAll(what string, patterns []string) ([]string, error) {
 	if len(patterns) == 0 {
-		return nil, errors.New("records: no records files given")
+		return nil, fmt.Errorf("%s: no records files given", what)
 	}
 	var out []string
+	seen := map[string]bool{}
 	for _, p := range patterns {
 		m, err := glob(p)
 		if err != nil {
-			return nil, fmt.Errorf("records: pattern %q: %w", p, err)
+			return nil, fmt.Errorf("%s: pattern %q: %w", what, p, err)
 		}
 		if len(m) == 0 {
-			return nil, fmt.Errorf("records: no records file matches %q", p)
+			return nil, fmt.Errorf("%s: no records file matches %q", what, p)
 		}
 		for _, f := range m {
-			if c := filepath.Clean(f); !slices.Contains(out, c) {
+			if c := filepath.Clean(f); !seen[c] {
+				seen[c] = true
 				out = append(out, c)
 			}
 		}

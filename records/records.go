@@ -17,7 +17,9 @@
 // a record. Texts from the file (error texts, request IDs, URLs, model
 // names) are cleaned of secrets and control characters (internal/scrub).
 // The same requests under two file names are refused, never counted
-// twice. Files are read as a stream: a JSON-lines file of a million
+// twice. Merge and MergeLevels join this module's records files (the
+// shards of one run) with the summaries beside them, every figure
+// recomputed from the raw records. Files are read as a stream: a JSON-lines file of a million
 // requests holds compact records (latencytest.Builder), not a million
 // full ones.
 package records
@@ -61,7 +63,7 @@ type Format struct {
 	Decode func(r io.Reader, s *Sink) error
 	// Levels, when set, reads the files the patterns match by itself, split
 	// by load level (this module's own records, merged with their
-	// summaries by latencytest.MergeLevels); ImportLevels then checks each
+	// summaries by MergeLevels); ImportLevels then checks each
 	// record it returns.
 	Levels func(patterns ...string) (map[int]*latencytest.Result, error)
 	// ZeroTimes lets a success take no time: records measured on
@@ -124,7 +126,7 @@ func Import(format string, r io.Reader) (*latencytest.Result, error) {
 
 // ImportFile reads the file at path as Import does; a gzipped file (k6
 // --out json=results.gz) is unzipped as it is read. This module's own
-// records are read with latencytest.MergeRecords, so the summary.json
+// records are read with Merge, so the summary.json
 // beside them counts too.
 func ImportFile(format, path string) (*latencytest.Result, error) {
 	if format == "" {
@@ -138,7 +140,7 @@ func ImportFile(format, path string) (*latencytest.Result, error) {
 		return nil, err
 	}
 	if f.Levels != nil {
-		res, err := latencytest.MergeRecords(path)
+		res, err := Merge(path)
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +191,7 @@ func importOne(format string, r io.Reader, path string) (*latencytest.Result, er
 // that hold the same requests (one run under two names) are refused. A
 // partial file makes its levels partial.
 func ImportLevels(format string, patterns ...string) (map[int]*latencytest.Result, error) {
-	paths, err := globAll(patterns)
+	paths, err := globAll("records", patterns)
 	if err != nil {
 		return nil, err
 	}

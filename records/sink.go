@@ -360,13 +360,6 @@ func (s *Sink) result(level int, paths []string) *latencytest.Result {
 	return res
 }
 
-// setBox fills a box of a built result's disclosure, in order.
-func setBox(d *latencytest.Disclosure, n int, answer string, missing bool) {
-	q := d.Box(n).Question
-	d.Boxes = append(d.Boxes, latencytest.Box{N: n, Question: q, Answer: answer, Missing: missing})
-	slices.SortFunc(d.Boxes, func(a, b latencytest.Box) int { return a.N - b.N })
-}
-
 // cut cuts s to at most n characters, marking a cut with "…".
 func cut(s string, n int) string {
 	if len(s) <= n {

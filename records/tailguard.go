@@ -29,9 +29,9 @@ var tailguardFormat = Format{
 		}
 		return nil
 	},
-	Levels:    latencytest.MergeLevels,
+	Levels:    MergeLevels,
 	ZeroTimes: true,
 	Timed: "this module's own records, read back from JSONL without the summary beside them " +
-		"(what the run disclosed is not known; latencytest.MergeRecords reads both)",
+		"(what the run disclosed is not known; Merge reads both)",
 	Warmup: "warm-up requests as the records mark them",
 }

@@ -13,7 +13,7 @@ import (
 // a shard holds one part of the requests, sent at a fraction of the
 // load, so a verdict on it says nothing of the run (an SLO the whole run
 // fails can pass on each part). Merge the shards' records with
-// latencytest.MergeRecords (or a spec's records target) and judge the
+// records.Merge (or a spec's records target) and judge the
 // merged result; allow a shard only for a check meant to hold per shard
 // (a smoke test that each machine reaches the endpoint). The report's
 // first line names the shard either way. It is also how Compare.Evaluate
@@ -47,6 +47,6 @@ func judgeShard(rep *Report, sh latencytest.Shard, opts func(i int) options) {
 		if out.Verdict == Pass {
 			out.Verdict = Fail
 		}
-		out.addNote(rep.Shard + ": merge the shards, then judge (latencytest.MergeRecords); AllowShard() judges one shard alone")
+		out.addNote(rep.Shard + ": merge the shards, then judge (records.Merge); AllowShard() judges one shard alone")
 	}
 }

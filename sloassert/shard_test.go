@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -165,7 +166,7 @@ func incompleteMerges(t *testing.T) map[string]*latencytest.Result {
 	}
 	out := map[string]*latencytest.Result{}
 	merge := func(name string) {
-		m, err := latencytest.MergeRecords(filepath.Join(root, name, "**", "records.jsonl"))
+		m, err := records.Merge(filepath.Join(root, name, "**", "records.jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}

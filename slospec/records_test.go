@@ -121,7 +121,7 @@ objectives: {error_rate: 0%}
 		t.Fatal(err)
 	}
 	ok, _, out = runInner(t, func(t *testing.T) { slospec.RunFile(t, spec) })
-	if ok || !strings.Contains(out, "target records: latencytest: merge: ") || !strings.Contains(out, "overlap in") {
+	if ok || !strings.Contains(out, "target records: records: merge: ") || !strings.Contains(out, "overlap in") {
 		t.Errorf("overlapping records should fail the spec:\n%s", out)
 	}
 	spec = writeSpec(t, dir, `

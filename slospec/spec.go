@@ -124,7 +124,7 @@ import (
 // such as the shards of a distributed run (latencytest.Shard), instead of
 // running a load: the files the glob matches (relative to the spec's
 // directory; "**" matches any number of directories) are joined with
-// latencytest.MergeLevels, exactly, from every raw value, and each load
+// records.MergeLevels, exactly, from every raw value, and each load
 // level is judged on the merged records of that level (Record.Concurrency)
 // with the spec's objectives, one subtest per level ("c8") as a live
 // target has. The levels are load.concurrency when given (then each must
@@ -285,7 +285,7 @@ var (
 // Run runs the spec under t:
 //
 //   - with a records target, no load: the records are merged by level
-//     (latencytest.MergeLevels), and each level is judged as below, one
+//     (records.MergeLevels), and each level is judged as below, one
 //     subtest per level and per objective (see Spec's Records);
 //   - the load, when there are objectives: a latencytest.Sweep over the
 //     levels, run with Sweep.Measure: one subtest per concurrency level

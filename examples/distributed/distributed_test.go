@@ -17,6 +17,7 @@ import (
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/slospec"
 )
 
@@ -115,7 +116,7 @@ func TestTwoShardsOverLoopback(t *testing.T) {
 		}
 	}
 
-	merged, err := latencytest.MergeRecords(filepath.Join(dir, "shards", "**", "records*.jsonl"))
+	merged, err := records.Merge(filepath.Join(dir, "shards", "**", "records*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

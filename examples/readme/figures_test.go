@@ -18,6 +18,7 @@ import (
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -695,7 +696,7 @@ func shardRun(t *testing.T) shards {
 		if err := os.RemoveAll(filepath.Join(root, "shard-2")); err != nil {
 			t.Fatal(err)
 		}
-		levels, err := latencytest.MergeLevels(filepath.Join(root, "**", "records*.jsonl"))
+		levels, err := records.MergeLevels(filepath.Join(root, "**", "records*.jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,7 +63,7 @@ type Load struct {
 	ReadLagP50 time.Duration
 	ReadLagP99 time.Duration
 	ReadLagMax time.Duration
-	// Sources are, for a merged result (MergeRecords, MergeLevels), each
+	// Sources are, for a merged result (records.Merge, records.MergeLevels), each
 	// source's own figures as its summary.json kept them, in the order
 	// merged; nil for one run. The figures above are then the worst of
 	// the sources' that were measured in real time: the highest PSI,

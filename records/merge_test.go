@@ -1,4 +1,4 @@
-package latencytest_test
+package records_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 )
 
 // spread is a profile whose every figure is drawn from the trace ID
@@ -99,7 +100,7 @@ func TestMergeOfShardsEqualsTheWholeRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		runShards(t, b, 2, 0, dir)
-		merged, err := latencytest.MergeRecords(filepath.Join(dir, "shard-*", "records.jsonl"))
+		merged, err := records.Merge(filepath.Join(dir, "shard-*", "records.jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,17 +163,17 @@ func TestMergeOverlappingTraceIDsIsAnError(t *testing.T) {
 		}
 		a := writeRun(t, filepath.Join(dir, "a"), r)
 		b := writeRun(t, filepath.Join(dir, "b"), &latencytest.Result{Records: r.Records[4:]})
-		_, err = latencytest.MergeRecords(a, b)
+		_, err = records.Merge(a, b)
 		want := a + " and " + b + ` overlap in 6 trace ID(s), "c1-0004" the first`
-		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "latencytest: merge: ") {
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "records: merge: ") {
 			t.Errorf("error %v\nwant %s", err, want)
 		}
 		// The same file named twice counts once: not an overlap.
-		if m, err := latencytest.MergeRecords(a, filepath.Join(dir, "a", "..", "a", "records.jsonl")); err != nil || len(m.Records) != 10 {
+		if m, err := records.Merge(a, filepath.Join(dir, "a", "..", "a", "records.jsonl")); err != nil || len(m.Records) != 10 {
 			t.Errorf("the same file twice: %v", err)
 		}
 		dup := writeRun(t, filepath.Join(dir, "dup"), &latencytest.Result{Records: append(r.Records[:2:2], r.Records[1])})
-		if _, err := latencytest.MergeRecords(dup); err == nil || !strings.Contains(err.Error(), `holds trace ID "c1-0001" twice`) {
+		if _, err := records.Merge(dup); err == nil || !strings.Contains(err.Error(), `holds trace ID "c1-0001" twice`) {
 			t.Errorf("a file with a trace ID twice: %v", err)
 		}
 	})
@@ -186,7 +187,7 @@ func TestMergeWarnsWhenWindowsDoNotOverlap(t *testing.T) {
 	b := latencytest.Batch{Requests: 20, NoWarmup: true, Concurrency: 2}
 	synctest.Test(t, func(t *testing.T) {
 		runShards(t, b, 2, time.Minute, dir) // shard 1 starts a minute after shard 0 (which takes seconds)
-		merged, err := latencytest.MergeRecords(filepath.Join(dir, "shard-*", "records.jsonl"))
+		merged, err := records.Merge(filepath.Join(dir, "shard-*", "records.jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,13 +215,13 @@ func TestMergeErrors(t *testing.T) {
 		paths []string
 		want  string
 	}{
-		{nil, "latencytest: merge: no records files given"},
-		{[]string{filepath.Join(dir, "none-*.jsonl")}, `latencytest: merge: no records file matches "` + filepath.Join(dir, "none-*.jsonl") + `"`},
-		{[]string{filepath.Join(dir, "[")}, "latencytest: merge: pattern"},
+		{nil, "records: merge: no records files given"},
+		{[]string{filepath.Join(dir, "none-*.jsonl")}, `records: merge: no records file matches "` + filepath.Join(dir, "none-*.jsonl") + `"`},
+		{[]string{filepath.Join(dir, "[")}, "records: merge: pattern"},
 		{[]string{filepath.Join(dir, "a**b", "x")}, "** must be a whole path element"},
-		{[]string{bad}, "latencytest: merge: " + bad + ": records line 2: "},
+		{[]string{bad}, "records: merge: " + bad + ": records line 2: "},
 	} {
-		if _, err := latencytest.MergeRecords(c.paths...); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := records.Merge(c.paths...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("MergeRecords(%q): %v\nwant %s", c.paths, err, c.want)
 		}
 	}
@@ -255,7 +256,7 @@ func TestMergeReadsSummaries(t *testing.T) {
 			}
 		})
 	}
-	m, err := latencytest.MergeRecords(filepath.Join(root, "**", "records*.jsonl"))
+	m, err := records.Merge(filepath.Join(root, "**", "records*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ func TestMergeLevels(t *testing.T) {
 			}
 			writeRun(t, filepath.Join(dir, "s"+string(rune('0'+i))), &all)
 		}
-		levels, err := latencytest.MergeLevels(filepath.Join(dir, "*", "records.jsonl"))
+		levels, err := records.MergeLevels(filepath.Join(dir, "*", "records.jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +320,7 @@ func TestMergeLevels(t *testing.T) {
 	})
 	recs := []latencytest.Record{{ID: "c8-10000"}, {ID: "c8-9999"}, {ID: "c8-0002"}}
 	f := writeRun(t, filepath.Join(dir, "ids"), &latencytest.Result{Records: recs})
-	m, err := latencytest.MergeRecords(f)
+	m, err := records.Merge(f)
 	if err != nil {
 		t.Fatal(err)
 	}

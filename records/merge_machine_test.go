@@ -1,4 +1,4 @@
-package latencytest_test
+package records_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -94,11 +95,11 @@ func TestMergeKeepsTheMachineFigures(t *testing.T) {
 				}
 			}
 			glob := filepath.Join(dir, "**", "records*.jsonl")
-			m, err := latencytest.MergeRecords(glob)
+			m, err := records.Merge(glob)
 			if err != nil {
 				t.Fatal(err)
 			}
-			levels, err := latencytest.MergeLevels(glob)
+			levels, err := records.MergeLevels(glob)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +181,7 @@ func TestMergeMachineVirtualAndChains(t *testing.T) {
 			})
 		})
 	}
-	m, err := latencytest.MergeRecords(filepath.Join(root, "virtual", "**", "records*.jsonl"))
+	m, err := records.Merge(filepath.Join(root, "virtual", "**", "records*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestMergeMachineVirtualAndChains(t *testing.T) {
 		out, _ := json.Marshal(v)
 		return out
 	})
-	cm, err := latencytest.MergeRecords(filepath.Join(root, "chain", "records*.jsonl"))
+	cm, err := records.Merge(filepath.Join(root, "chain", "records*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,16 @@
-package latencytest
+package records
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tailguard/tailguard/latencytest"
 )
 
-// MergeRecords joins the raw records of several runs (the shards of one
-// run, see Shard) into one Result, so that the figures of the whole run are
+// Merge joins the raw records of several runs (the shards of one run,
+// see latencytest.Shard) into one Result, so that the figures of the whole run are
 // recomputed exactly from every raw value, never averaged from the parts.
 // It judges nothing from an incomplete set: the Result is Partial, with a
 // PartialReason naming each source or shard and what it lacks, so that
@@ -21,7 +19,7 @@ import (
 // Each argument is a file or a glob (filepath.Match syntax, plus "**" for
 // any number of directories: "shards/**/records*.jsonl"); a pattern that
 // matches no file is an error, and a file matched twice counts once. Each
-// file is a records file (LoadRecords); the summary.json that Measure
+// file is a records file (latencytest.LoadRecords); the summary.json that Measure
 // writes beside it ("summary-c8.json" beside "records-c8.jsonl"), when
 // present, gives the source's planned count, client CPU/wall, location,
 // partial reason, disclosure and machine figures.
@@ -64,7 +62,7 @@ import (
 // counted twice would make the figures lie. So are a file that cannot be
 // read, holds the same trace ID twice or an end line whose count differs
 // from the records before it, and a summary that cannot be read.
-func MergeRecords(paths ...string) (*Result, error) {
+func Merge(paths ...string) (*latencytest.Result, error) {
 	srcs, gaps, err := loadSources(paths)
 	if err != nil {
 		return nil, err
@@ -72,14 +70,14 @@ func MergeRecords(paths ...string) (*Result, error) {
 	return mergeSources(srcs, gaps, -1), nil
 }
 
-// MergeLevels is MergeRecords split by load level: one Result per
-// Record.Concurrency found in the records (0 for records that carry none,
+// MergeLevels is Merge split by load level: one Result per
+// latencytest.Record.Concurrency found in the records (0 for records that carry none,
 // an open loop's), each merged from the part of every source at that
 // level, with its own disclosure and window check. The same errors as
-// MergeRecords, checked across every level; an incomplete source makes
+// Merge, checked across every level; an incomplete source makes
 // every level it holds Partial, a missing shard every level its run's
 // other shards hold.
-func MergeLevels(paths ...string) (map[int]*Result, error) {
+func MergeLevels(paths ...string) (map[int]*latencytest.Result, error) {
 	srcs, gaps, err := loadSources(paths)
 	if err != nil {
 		return nil, err
@@ -89,9 +87,9 @@ func MergeLevels(paths ...string) (map[int]*Result, error) {
 			gaps = append(gaps, shardGap{levels: runLevels(srcs, src), note: src.name() + ": " + src.Incomplete})
 		}
 	}
-	parts := map[int][]*MergeSource{}
+	parts := map[int][]*source{}
 	for _, src := range srcs {
-		by := map[int][]Record{}
+		by := map[int][]latencytest.Record{}
 		for _, rec := range src.records {
 			by[rec.Concurrency] = append(by[rec.Concurrency], rec)
 		}
@@ -105,161 +103,49 @@ func MergeLevels(paths ...string) (map[int]*Result, error) {
 			parts[level] = append(parts[level], &part)
 		}
 	}
-	out := map[int]*Result{}
+	out := map[int]*latencytest.Result{}
 	for level, ps := range parts {
 		out[level] = mergeSources(ps, gaps, level)
 	}
 	return out, nil
 }
 
-// globAll expands each pattern; a pattern with no match is an error.
-func globAll(patterns []string) ([]string, error) {
-	if len(patterns) == 0 {
-		return nil, errors.New("latencytest: merge: no records files given")
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, p := range patterns {
-		matches, err := glob(p)
-		if err != nil {
-			return nil, fmt.Errorf("latencytest: merge: pattern %q: %w", p, err)
-		}
-		if len(matches) == 0 {
-			return nil, fmt.Errorf("latencytest: merge: no records file matches %q", p)
-		}
-		for _, m := range matches {
-			if c := filepath.Clean(m); !seen[c] {
-				seen[c] = true
-				out = append(out, c)
-			}
-		}
-	}
-	return out, nil
-}
-
-// glob is filepath.Glob plus "**", which matches any number of
-// directories (none included). Directories never match.
-func glob(pattern string) ([]string, error) {
-	if !strings.Contains(pattern, "**") {
-		m, err := filepath.Glob(pattern)
-		if err != nil {
-			return nil, err
-		}
-		return filesOnly(m), nil
-	}
-	segs := strings.Split(filepath.ToSlash(pattern), "/")
-	for _, s := range segs {
-		if strings.Contains(s, "**") && s != "**" {
-			return nil, fmt.Errorf("** must be a whole path element (a/**/b), not %q", s)
-		}
-		if _, err := filepath.Match(s, ""); err != nil {
-			return nil, err
-		}
-	}
-	// Walk from the longest prefix without a wildcard.
-	fixed := 0
-	for fixed < len(segs) && !strings.ContainsAny(segs[fixed], `*?[\`) {
-		fixed++
-	}
-	root := strings.Join(segs[:fixed], "/")
-	switch {
-	case root == "" && fixed > 0: // an absolute pattern: "/x/**"
-		root = "/"
-	case root == "":
-		root = "."
-	}
-	var out []string
-	err := filepath.WalkDir(filepath.FromSlash(root), func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == filepath.FromSlash(root) && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel := filepath.ToSlash(path)
-		if root == "." {
-			rel = strings.TrimPrefix(rel, "./")
-		}
-		if matchSegs(segs, strings.Split(rel, "/")) {
-			out = append(out, path)
-		}
-		return nil
-	})
-	slices.Sort(out)
-	return out, err
-}
-
-// matchSegs matches path elements against pattern elements, "**"
-// matching any number of them.
-func matchSegs(pat, path []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for k := 0; k <= len(path); k++ {
-				if matchSegs(pat[1:], path[k:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(path) == 0 {
-			return false
-		}
-		if ok, _ := filepath.Match(pat[0], path[0]); !ok {
-			return false
-		}
-		pat, path = pat[1:], path[1:]
-	}
-	return len(path) == 0
-}
-
-func filesOnly(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// summaryFile is what MergeRecords reads of a summary.json: a
-// ResultSummary, or a chainSummary (whose calls hold the same keys).
+// summaryFile is what Merge reads of a summary.json: a
+// latencytest.ResultSummary, or a chain run's summary (whose calls hold
+// the same keys).
 type summaryFile struct {
-	Test       string       `json:"test"`
-	Label      string       `json:"label"`
-	Shard      string       `json:"shard"`
-	Counts     *Counts      `json:"counts"`
-	CPUPerWall *float64     `json:"cpu_per_wall"`
-	Partial    string       `json:"partial"`
-	Disclosure *Disclosure  `json:"disclosure"`
-	Machine    *MachineLoad `json:"machine"`
-	Calls      *summaryFile `json:"calls"`
+	Test       string                   `json:"test"`
+	Label      string                   `json:"label"`
+	Shard      string                   `json:"shard"`
+	Counts     *latencytest.Counts      `json:"counts"`
+	CPUPerWall *float64                 `json:"cpu_per_wall"`
+	Partial    string                   `json:"partial"`
+	Disclosure *latencytest.Disclosure  `json:"disclosure"`
+	Machine    *latencytest.MachineLoad `json:"machine"`
+	Calls      *summaryFile             `json:"calls"`
 }
 
 // loadSources reads every records file (and its summary), checks that
 // no trace ID appears twice, and checks each source and each sharded run
 // for completeness: the sources say what they lack (Incomplete), gaps
 // are the shards missing.
-func loadSources(patterns []string) ([]*MergeSource, []shardGap, error) {
-	paths, err := globAll(patterns)
+func loadSources(patterns []string) ([]*source, []shardGap, error) {
+	paths, err := globAll("records: merge", patterns)
 	if err != nil {
 		return nil, nil, err
 	}
-	var srcs []*MergeSource
+	var srcs []*source
 	owner := map[string]string{} // trace ID -> the file that holds it
 	for _, path := range paths {
 		recs, end, err := loadRecords(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("latencytest: merge: %s: %w", path, unprefixed{err})
+			return nil, nil, fmt.Errorf("records: merge: %s: %w", path, unprefixed{err})
 		}
-		src := &MergeSource{Path: path, records: recs, CPUPerWall: math.NaN(), end: end, written: -1}
+		src := &source{MergeSource: latencytest.MergeSource{Path: path, CPUPerWall: math.NaN()}, records: recs, end: end, written: -1}
 		for _, rec := range recs {
 			if first, dup := owner[rec.ID]; dup {
 				if first == path {
-					return nil, nil, fmt.Errorf("latencytest: merge: %s holds trace ID %q twice", path, rec.ID)
+					return nil, nil, fmt.Errorf("records: merge: %s holds trace ID %q twice", path, rec.ID)
 				}
 				n := 0
 				for _, r := range recs {
@@ -267,7 +153,7 @@ func loadSources(patterns []string) ([]*MergeSource, []shardGap, error) {
 						n++
 					}
 				}
-				return nil, nil, fmt.Errorf("latencytest: merge: %s and %s overlap in %d trace ID(s), %q the first: the same requests would count twice (the same run merged twice, or shards not told apart: set TAILGUARD_SHARD=i/n in each)",
+				return nil, nil, fmt.Errorf("records: merge: %s and %s overlap in %d trace ID(s), %q the first: the same requests would count twice (the same run merged twice, or shards not told apart: set TAILGUARD_SHARD=i/n in each)",
 					first, path, n, rec.ID)
 			}
 			owner[rec.ID] = path
@@ -282,7 +168,7 @@ func loadSources(patterns []string) ([]*MergeSource, []shardGap, error) {
 	return srcs, shardGaps(srcs), nil
 }
 
-// unprefixed is an error of this package without its "latencytest: "
+// unprefixed is an error of latencytest without its "latencytest: "
 // prefix, to wrap in another.
 type unprefixed struct{ err error }
 
@@ -291,8 +177,8 @@ func (e unprefixed) Unwrap() error { return e.err }
 
 // mergeSources builds the merged Result: of every level when level < 0,
 // else of that level (for the missing shards that leave it incomplete).
-func mergeSources(srcs []*MergeSource, gaps []shardGap, level int) *Result {
-	res := &Result{CPUPerWall: math.NaN()}
+func mergeSources(srcs []*source, gaps []shardGap, level int) *latencytest.Result {
+	res := &latencytest.Result{CPUPerWall: math.NaN()}
 	var partial []string
 	for _, src := range srcs {
 		res.Records = append(res.Records, src.records...)
@@ -321,7 +207,7 @@ func mergeSources(srcs []*MergeSource, gaps []shardGap, level int) *Result {
 	if len(partial) == 0 && len(res.Records) < res.Planned {
 		partial = append(partial, fmt.Sprintf("%d records of %d planned", len(res.Records), res.Planned))
 	}
-	slices.SortStableFunc(res.Records, func(a, b Record) int {
+	slices.SortStableFunc(res.Records, func(a, b latencytest.Record) int {
 		if c := a.Start.Compare(b.Start); c != 0 {
 			return c
 		}
@@ -368,19 +254,17 @@ func digitsPrefix(s string) int {
 }
 
 // discloseMerge fills the merged disclosure.
-func discloseMerge(srcs []*MergeSource, res *Result) Disclosure {
-	var d Disclosure
+func discloseMerge(srcs []*source, res *latencytest.Result) latencytest.Disclosure {
+	var d latencytest.Disclosure
 	for _, src := range srcs {
-		kept := *src
-		kept.records, kept.boxes = nil, nil
-		d.Sources = append(d.Sources, kept)
+		d.Sources = append(d.Sources, src.MergeSource)
 	}
 	n := len(srcs)
 	for box := 1; box <= 15; box++ {
 		answer, missing := agreed(srcs, box)
-		d.set(box, answer, missing)
+		setBox(&d, box, answer, missing)
 	}
-	d.set(1, measurementBox+fmt.Sprintf("; merged from %d records file(s) by MergeRecords, every figure recomputed from the raw records", n), false)
+	setBox(&d, 1, measurementBox+fmt.Sprintf("; merged from %d records file(s) by records.Merge, every figure recomputed from the raw records", n), false)
 	c := res.Counts()
 	per := make([]string, n)
 	paths := make([]string, n)
@@ -390,13 +274,13 @@ func discloseMerge(srcs []*MergeSource, res *Result) Disclosure {
 		paths[i] = src.Path
 	}
 	partial := partialNote(res.Partial, res.PartialReason)
-	d.set(2, fmt.Sprintf("merged from %d source(s): planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed (%s)%s",
+	setBox(&d, 2, fmt.Sprintf("merged from %d source(s): planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed (%s)%s",
 		n, c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, strings.Join(per, "; "), partial), false)
-	d.set(3, strings.Join(paths, ", "), false)
+	setBox(&d, 3, strings.Join(paths, ", "), false)
 	if c.Discarded > 0 {
-		d.set(4, fmt.Sprintf("yes: %d warm-up record(s), as their runs marked them (by submission order)", c.Discarded), false)
+		setBox(&d, 4, fmt.Sprintf("yes: %d warm-up record(s), as their runs marked them (by submission order)", c.Discarded), false)
 	} else if b, _ := agreed(srcs, 4); b == "" {
-		d.set(4, "no: no record is marked warm-up", false)
+		setBox(&d, 4, "no: no record is marked warm-up", false)
 	}
 	var levels []int
 	for i := range res.Records {
@@ -406,22 +290,22 @@ func discloseMerge(srcs []*MergeSource, res *Result) Disclosure {
 	}
 	slices.Sort(levels)
 	if len(levels) > 1 {
-		d.setLevels(levels)
+		setLevels(&d, levels)
 	}
 	if models := modelsOf(res.Records); len(models) > 0 {
-		d.set(12, strings.Join(models, ", ")+" (as the API named it)", false)
+		setBox(&d, 12, strings.Join(models, ", ")+" (as the API named it)", false)
 	}
-	d.mergeWindow(srcs, res)
-	d.mergeCPU(srcs)
-	d.noteMergedMachine(res.Machine)
-	d.mergeLocation(srcs)
+	mergeWindow(&d, srcs, res)
+	mergeCPU(&d, srcs)
+	noteMergedMachine(&d, res.Machine)
+	mergeLocation(&d, srcs)
 	return d
 }
 
 // agreed is box n as the sources' summaries give it: their common answer
 // when they agree, else each source's, one after the other; missing when
 // any source lacks it.
-func agreed(srcs []*MergeSource, n int) (string, bool) {
+func agreed(srcs []*source, n int) (string, bool) {
 	var answers, noSummary []string
 	missing := false
 	for _, src := range srcs {

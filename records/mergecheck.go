@@ -1,31 +1,73 @@
-package latencytest
+package records
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/tailguard/tailguard/latencytest"
 )
 
-// This file checks that a merge reads a whole run (see MergeRecords):
+// This file checks that a merge reads a whole run (see Merge):
 // each source against its end line and summary, each sharded run for
 // shards with no source.
 
-// loadRecords is LoadRecords with the file's end line.
-func loadRecords(path string) ([]Record, *recordsEnd, error) {
-	f, err := os.Open(path)
+// recordsEnd is the end line of a records file, as latencytest's
+// WriteRecords and Measure write it: how many records precede it and,
+// for the files Measure writes, the shard and label of the run.
+type recordsEnd struct {
+	Records *int   `json:"end_of_records"`
+	Shard   string `json:"shard,omitempty"`
+	Label   string `json:"label,omitempty"`
+}
+
+// loadRecords is latencytest.LoadRecords with the file's end line: its
+// last non-blank line when that is an end line (nil when the file does
+// not end with one). latencytest.ReadRecords checks every end line's
+// count.
+func loadRecords(path string) ([]latencytest.Record, *recordsEnd, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("latencytest: %w", err)
+		return nil, nil, err
 	}
-	defer f.Close()
-	return readRecords(f)
+	recs, err := latencytest.ReadRecords(bytes.NewReader(b))
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, endOf(b), nil
+}
+
+// endOf decodes the last non-blank line of a records file as an end
+// line; nil when it is not one (a record, or nothing).
+func endOf(b []byte) *recordsEnd {
+	for {
+		i := bytes.LastIndexByte(b, '\n')
+		if line := b[i+1:]; len(bytes.TrimSpace(line)) > 0 {
+			b = line
+			break
+		}
+		if i < 0 {
+			return nil
+		}
+		b = b[:i]
+	}
+	var e recordsEnd
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil || e.Records == nil || dec.More() {
+		return nil
+	}
+	return &e
 }
 
 // shardInBox finds the shard in box 2 of a summary written before
 // summaries had a shard key: "; shard 1/4 (TAILGUARD_SHARD): ...".
-var shardInBox = regexp.MustCompile(`; shard (\d+/\d+) \((?:` + EnvShard + `|Shard)\): `)
+var shardInBox = regexp.MustCompile(`; shard (\d+/\d+) \((?:` + latencytest.EnvShard + `|Shard)\): `)
 
 func ofLabel(label string) string {
 	if label == "" {
@@ -37,7 +79,7 @@ func ofLabel(label string) string {
 // runLevels are the load levels an incomplete source's records may have
 // held: those its run's sources (its label) hold; every level (nil) when
 // its label is not known, or its run holds no record.
-func runLevels(srcs []*MergeSource, src *MergeSource) map[int]bool {
+func runLevels(srcs []*source, src *source) map[int]bool {
 	if src.label == "" {
 		return nil
 	}
@@ -62,14 +104,14 @@ type shardGap struct {
 
 // shardGaps finds, for each sharded run among the sources (one label and
 // shard count), the shards with no source.
-func shardGaps(srcs []*MergeSource) []shardGap {
+func shardGaps(srcs []*source) []shardGap {
 	type run struct {
 		label string
 		count int
 	}
-	runs := map[run][]*MergeSource{}
+	runs := map[run][]*source{}
 	for _, src := range srcs {
-		if src.shard.sharded() {
+		if src.shard.Split() {
 			k := run{src.label, src.shard.Count}
 			runs[k] = append(runs[k], src)
 		}

@@ -1,4 +1,4 @@
-package latencytest_test
+package records_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 )
 
 // FuzzMergeNeverCompleteFromIncomplete merges the shards of one run
@@ -36,7 +37,7 @@ func FuzzMergeNeverCompleteFromIncomplete(f *testing.F) {
 			for _, rec := range r.Records {
 				whole[n] = append(whole[n], rec.ID)
 			}
-			if err := latencytest.WriteArtifacts(filepath.Join(base, fmt.Sprint(n), fmt.Sprintf("shard-%d", i)), r, "FuzzShard", fmt.Sprintf("c%d", n)); err != nil {
+			if err := writeArtifacts(filepath.Join(base, fmt.Sprint(n), fmt.Sprintf("shard-%d", i)), r, "FuzzShard", fmt.Sprintf("c%d", n)); err != nil {
 				f.Fatal(err)
 			}
 		}
@@ -100,11 +101,11 @@ func FuzzMergeNeverCompleteFromIncomplete(f *testing.F) {
 			}
 		}
 		glob := filepath.Join(dir, "**", "records*.jsonl")
-		m, err := latencytest.MergeRecords(glob)
+		m, err := records.Merge(glob)
 		if err == nil {
 			complete(t, "MergeRecords", m, whole[n])
 		}
-		levels, err := latencytest.MergeLevels(glob)
+		levels, err := records.MergeLevels(glob)
 		if err == nil {
 			for _, r := range levels {
 				complete(t, "MergeLevels", r, whole[n])

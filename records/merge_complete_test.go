@@ -1,4 +1,4 @@
-package latencytest_test
+package records_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 )
 
 // measureShards measures the n shards of b with Measure (each in a
@@ -174,11 +175,11 @@ func TestMergeIsPartialWhenTheSetIsNot(t *testing.T) {
 			}
 			c.edit(t, dir)
 			glob := filepath.Join(dir, "**", "records*.jsonl")
-			m, err := latencytest.MergeRecords(glob)
+			m, err := records.Merge(glob)
 			if err != nil {
 				t.Fatal(err)
 			}
-			levels, err := latencytest.MergeLevels(glob)
+			levels, err := records.MergeLevels(glob)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +216,7 @@ func TestMergeLevelsMissingShardMarksItsLevel(t *testing.T) {
 	measureShards(t, filepath.Join(root, "c2"), latencytest.Batch{Requests: 8, Warmup: 2, Concurrency: 2}, 2)
 	measureShards(t, filepath.Join(root, "c4"), latencytest.Batch{Requests: 8, Warmup: 4, Concurrency: 4}, 4)
 	os.RemoveAll(filepath.Join(root, "c4", "shard-1"))
-	levels, err := latencytest.MergeLevels(filepath.Join(root, "**", "records*.jsonl"))
+	levels, err := records.MergeLevels(filepath.Join(root, "**", "records*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,47 +225,5 @@ func TestMergeLevelsMissingShardMarksItsLevel(t *testing.T) {
 	}
 	if r := levels[4]; r == nil || !r.Partial || !strings.Contains(r.PartialReason, "shard 1/4 of c4 missing") {
 		t.Errorf("level 4, missing a shard: %+v", r)
-	}
-}
-
-// WriteRecords ends a file with its count; ReadRecords checks it, reads
-// files joined with cat, and reads old files without one.
-func TestRecordsEndLine(t *testing.T) {
-	recs := []latencytest.Record{{ID: "c1-0000"}, {ID: "c1-0001"}, {ID: "c1-0002"}}
-	var buf bytes.Buffer
-	if err := latencytest.WriteRecords(&buf, recs); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(buf.String(), "\n")
-	if len(lines) != 5 || lines[3] != `{"end_of_records":3}`+"\n" {
-		t.Fatalf("written:\n%s", buf.String())
-	}
-	read := func(s string) ([]latencytest.Record, error) { return latencytest.ReadRecords(strings.NewReader(s)) }
-	if got, err := read(buf.String()); err != nil || len(got) != 3 {
-		t.Errorf("round trip: %d records, %v", len(got), err)
-	}
-	if got, err := read(buf.String() + buf.String()); err == nil { // the same IDs twice: the merge's business, not the reader's
-		if len(got) != 6 {
-			t.Errorf("two files joined: %d records", len(got))
-		}
-	} else {
-		t.Errorf("two files joined: %v", err)
-	}
-	if got, err := read(lines[0] + lines[1] + lines[2]); err != nil || len(got) != 3 {
-		t.Errorf("an old file (no end line): %d records, %v", len(got), err)
-	}
-	_, err := read(lines[0] + lines[2] + lines[3])
-	if want := "latencytest: records line 3: the end line counts 3 records, but 2 precede it: lines were lost or added"; err == nil || err.Error() != want {
-		t.Errorf("a line lost: %v\nwant %s", err, want)
-	}
-	_, err = read(buf.String() + lines[0] + `{"end_of_records":3}` + "\n")
-	if err == nil || !strings.Contains(err.Error(), "records line 6: the end line counts 3 records, but 1 precede it") {
-		t.Errorf("the second of two joined files short: %v", err)
-	}
-	if _, err := read(`{"end_of_records":1,"extra":2}` + "\n"); err == nil || !strings.Contains(err.Error(), "records line 1: ") {
-		t.Errorf("an end line with an unknown key: %v", err)
-	}
-	if got, err := read(`{"end_of_records":0}` + "\n"); err != nil || len(got) != 0 {
-		t.Errorf("no records, ended: %d records, %v", len(got), err)
 	}
 }
