@@ -2,7 +2,9 @@ package latencytest
 
 // WithoutFastPath makes the OpenAI provider send every request through
 // net/http (tests and benchmarks compare it with the fast path).
-func WithoutFastPath() LLMOption { return llmOption(func(o *LLMProvider) { o.noFastPath = true }) }
+func WithoutFastPath() Option {
+	return llmOnly("WithoutFastPath", func(o *LLMProvider) { o.noFastPath = true })
+}
 
 // DetectFormat is Import's format detection on its own.
 var DetectFormat = detectFormat

@@ -15,6 +15,7 @@ import (
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/protocol"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -204,7 +205,7 @@ type Chains struct {
 	// (ProtocolChat, ProtocolResponses or ProtocolMessages; "" is chat).
 	// An endpoint target speaks its own protocol: a different one here is
 	// an error.
-	Protocol string
+	Protocol protocol.Name
 	// ToolLatency is the mean wait of the tool step run after each call but
 	// the last (Chain.Tool waits as Tool says), 0 for none. It counts in
 	// the chain totals, and the task's tool time is (calls-1)·ToolLatency.

@@ -1,0 +1,63 @@
+package protocol
+
+// builtin is the table of the protocols the library ships, in the order
+// detection tries them (chat last: it is the default of a request that
+// names none).
+var builtin = []*Protocol{Responses, Messages, Chat}
+
+// Builtin returns the built-in protocols: Responses, Messages, Chat.
+func Builtin() []*Protocol { return append([]*Protocol(nil), builtin...) }
+
+// Names returns the built-in protocols' names, as specs spell them: chat,
+// responses, messages.
+func Names() []Name { return []Name{NameChat, NameResponses, NameMessages} }
+
+// Lookup returns the built-in protocol of that name; "" is Chat. It is
+// nil for a name no built-in protocol has.
+func Lookup(name Name) *Protocol {
+	if name == "" {
+		return Chat
+	}
+	for _, p := range builtin {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// ByPath returns the built-in protocol whose requests go to path (a
+// request's URL path, e.g. "/v1/responses"), or nil when the path names
+// none (then a stream's first event tells: see ByEvent).
+func ByPath(path string) *Protocol {
+	for _, p := range builtin {
+		if p.MatchPath != nil && p.MatchPath(path) {
+			return p
+		}
+	}
+	return nil
+}
+
+// ByEvent returns the built-in protocol a stream's event of that SSE type
+// and data belongs to, or nil when the event does not tell (a chat
+// chunk names no type).
+func ByEvent(typ string, data []byte) *Protocol {
+	for _, p := range builtin {
+		if p.MatchEvent != nil && p.MatchEvent(typ, data) {
+			return p
+		}
+	}
+	return nil
+}
+
+// ByAnswer returns the built-in protocol whose whole answer object body
+// is ("object":"chat.completion", "object":"response", "type":"message"),
+// or nil.
+func ByAnswer(body []byte) *Protocol {
+	for _, p := range builtin {
+		if p.IsAnswer != nil && p.IsAnswer(body) {
+			return p
+		}
+	}
+	return nil
+}
