@@ -46,4 +46,3 @@ func AnthropicFromEnv(opts ...Option) (*LLMProvider, error) {
 	all := append([]Option{WithModel(model), WithAPIKey(key)}, opts...)
 	return Anthropic(u.String(), all...), nil
 }
-

@@ -14,17 +14,17 @@ import (
 // one's: it is the protocol.Sink its protocol's decoder reports to, and
 // stamps each report with now, the time of the read being decoded.
 type stream struct {
-	rec      *Record
-	now      time.Duration // time of the read being parsed
-	content  strings.Builder
-	refusal  strings.Builder
-	bad      string // why the stream is bad ("" when it is not)
-	done     bool   // the protocol's end seen
-	stop     bool   // stop reading: the end or an error
-	whole    bool   // a whole answer: no token clock is set
-	notesCut bool
-	dec      protocol.Decoder // nil until the protocol is known (see streamTimer.sniff)
-	api      *protocol.Protocol
+	rec       *Record
+	now       time.Duration // time of the read being parsed
+	content   strings.Builder
+	refusal   strings.Builder
+	bad       string // why the stream is bad ("" when it is not)
+	done      bool   // the protocol's end seen
+	stop      bool   // stop reading: the end or an error
+	whole     bool   // a whole answer: no token clock is set
+	notesCut  bool
+	dec       protocol.Decoder // nil until the protocol is known (see streamTimer.sniff)
+	api       *protocol.Protocol
 	toolNamed bool // the first tool call's name arrived (Record.FirstToolCall)
 }
 

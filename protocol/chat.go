@@ -162,7 +162,9 @@ func isDone(data []byte) bool {
 	return string(data[i:j]) == "[DONE]"
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
 
 // toolDelta applies one element of a delta's tool_calls: its index, its
 // id ("" when absent) and whether it carried a non-empty function name
