@@ -28,6 +28,14 @@ type stream struct {
 	toolNamed bool // the first tool call's name arrived (Record.FirstToolCall)
 }
 
+// endMark names what a good stream of the stream's protocol ends with.
+func (s *stream) endMark() string {
+	if s.api == nil || s.api.Terminal == "" {
+		return protocol.Chat.Terminal
+	}
+	return s.api.Terminal
+}
+
 // maxNotes bounds Record.Notes.
 const maxNotes = 10
 

@@ -174,14 +174,6 @@ func isJSON(ct string) bool {
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
-// endMark names what a good stream of the stream's protocol ends with.
-func (s *stream) endMark() string {
-	if s.api == nil || s.api.Terminal == "" {
-		return protocol.Chat.Terminal
-	}
-	return s.api.Terminal
-}
-
 // lineParser cuts a stream framed in lines (protocol.Lines) into events:
 // each non-empty line, its line end (LF or CRLF) cut, is an event's data.
 // A line longer than the SSE parser's event limit fails the stream.

@@ -18,13 +18,15 @@ const module = "github.com/tailguard/tailguard"
 // allowed says which module packages a package's non-test files may
 // import, by the importer's directory (its first path element, or the
 // whole path for internal/ packages). The house, top to bottom: cmd and
-// examples, slospec, fit, sloassert, latencytest, fakeprovider, internal.
+// examples, slospec, fit, sloassert, latencytest, fakeprovider, protocol,
+// internal.
 var allowed = map[string][]string{
-	"fakeprovider": {"internal"},
-	"latencytest":  {"internal"},
-	"sloassert":    {"latencytest", "internal"},
-	"fit":          {"fakeprovider", "latencytest", "internal"},
-	"slospec":      {"fakeprovider", "latencytest", "sloassert", "fit", "internal"},
+	"protocol":     {"internal"},
+	"fakeprovider": {"protocol", "internal"},
+	"latencytest":  {"protocol", "internal"},
+	"sloassert":    {"latencytest", "protocol", "internal"},
+	"fit":          {"fakeprovider", "latencytest", "protocol", "internal"},
+	"slospec":      {"fakeprovider", "latencytest", "sloassert", "fit", "protocol", "internal"},
 	"internal":     {"internal"},
 	"cmd":          {"*"},
 	"examples":     {"*"},
