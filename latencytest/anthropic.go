@@ -38,11 +38,5 @@ func Anthropic(baseURL string, opts ...Option) *LLMProvider {
 // variables that are unset. The key must be set but may be empty (for a
 // local server without keys); the others must not be empty.
 func AnthropicFromEnv(opts ...Option) (*LLMProvider, error) {
-	_, u, key, model, err := fromEnv(EnvAnthropicBaseURL, EnvAnthropicAPIKey, EnvAnthropicModel)
-	if err != nil {
-		return nil, err
-	}
-	protocol.Messages.BaseURL(u)
-	all := append([]Option{WithModel(model), WithAPIKey(key)}, opts...)
-	return Anthropic(u.String(), all...), nil
+	return llmFromEnv(protocol.Messages, opts)
 }

@@ -184,12 +184,21 @@ func withoutPublic(secrets, public []string) []string {
 // unset. The key must be set but may be empty (for a local server without
 // keys); the others must not be empty.
 func OpenAIFromEnv(opts ...Option) (*LLMProvider, error) {
-	base, _, key, model, err := fromEnv(EnvBaseURL, EnvAPIKey, EnvModel)
+	return llmFromEnv(protocol.Chat, opts)
+}
+
+// llmFromEnv returns the provider of protocol p for its environment
+// variables (protocol.Protocol.Env), its base URL completed by p.BaseURL.
+func llmFromEnv(p *protocol.Protocol, opts []Option) (*LLMProvider, error) {
+	base, u, key, model, err := fromEnv(p.Env.BaseURL, p.Env.APIKey, p.Env.Model)
 	if err != nil {
 		return nil, err
 	}
-	all := append([]Option{WithModel(model), WithAPIKey(key)}, opts...)
-	return OpenAI(base, all...), nil
+	if p.BaseURL != nil {
+		p.BaseURL(u)
+		base = u.String()
+	}
+	return NewLLM(base, p, append([]Option{WithModel(model), WithAPIKey(key)}, opts...)...), nil
 }
 
 // fromEnv reads a provider's base URL, key and model variables: the error

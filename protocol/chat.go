@@ -21,6 +21,7 @@ var Chat = &Protocol{
 	Name: NameChat, Title: "OpenAI", Kind: "openai-chat-completions",
 	Path:          func(string) string { return "/chat/completions" },
 	Body:          chatBody,
+	Env:           openAIEnv,
 	UsageKey:      "stream_options",
 	NewDecoder:    func() Decoder { return &chatDecoder{} },
 	Terminal:      "[DONE]",
@@ -29,6 +30,9 @@ var Chat = &Protocol{
 	MatchPath:     func(p string) bool { return pathEnds(p, "/chat/completions", "/completions") },
 	EndOfSequence: func(r string) bool { return r == "stop" },
 }
+
+// openAIEnv are OpenAI's SDKs' variables, which Chat and Responses read.
+var openAIEnv = Env{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"}
 
 // Chat's Whole names the other protocols' answers (see chatWhole), which
 // the table holds: set here, as a field that refers to the table cannot

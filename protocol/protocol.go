@@ -76,6 +76,9 @@ type Protocol struct {
 	// (which hold the user's) once, at construction, and returns the
 	// values that are no secret (e.g. a version) (optional).
 	Header func(h http.Header) (public []string)
+	// Env names the environment variables of its base URL, key and model
+	// (for the FromEnv constructors and specs' endpoint targets).
+	Env Env
 	// BaseURL completes a base URL read from the environment as the
 	// vendor's SDKs take it (optional: used as it is). Anthropic's adds
 	// "/v1".
@@ -113,7 +116,9 @@ type Protocol struct {
 	ErrorText func(body []byte) (msg string, ok bool)
 	// EndOfSequence reports whether a finish reason means the model
 	// stopped on its own, so a usage count one above the streamed tokens
-	// counts an end-of-sequence token (optional: never).
+	// counts an end-of-sequence token (optional: never). Records are
+	// judged by the built-in protocols' rules (see EndsSequence): a
+	// protocol of your own reports such a finish as "stop".
 	EndOfSequence func(finishReason string) bool
 }
 
@@ -140,6 +145,9 @@ func (p *Protocol) Valid() string {
 	}
 	return "protocol " + string(p.Name) + " has no " + strings.Join(missing, ", ")
 }
+
+// Env names a protocol's environment variables.
+type Env struct{ BaseURL, APIKey, Model string }
 
 // Counter names a token count a stream reports.
 type Counter uint8

@@ -15,6 +15,7 @@ var Responses = &Protocol{
 	Name: NameResponses, Title: "Responses", Kind: "openai-responses",
 	Path:       func(string) string { return "/responses" },
 	Body:       responsesBody,
+	Env:        openAIEnv,
 	NewDecoder: func() Decoder { return &responsesDecoder{} },
 	Terminal:   "response.completed or response.incomplete",
 	Whole:      responsesWhole,

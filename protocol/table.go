@@ -26,6 +26,19 @@ func Lookup(name Name) *Protocol {
 	return nil
 }
 
+// EndsSequence reports whether a finish reason means the model stopped
+// on its own in any built-in protocol (see Protocol.EndOfSequence): a
+// record keeps its finish reason, not its protocol, so its decode rate
+// asks the table.
+func EndsSequence(finishReason string) bool {
+	for _, p := range builtin {
+		if p.EndOfSequence != nil && p.EndOfSequence(finishReason) {
+			return true
+		}
+	}
+	return false
+}
+
 // ByPath returns the built-in protocol whose requests go to path (a
 // request's URL path, e.g. "/v1/responses"), or nil when the path names
 // none (then a stream's first event tells: see ByEvent).

@@ -132,10 +132,11 @@ func (t Target) resolve() (runTarget, string, error) {
 // defaults applied.
 func (e Endpoint) Vars() (baseURL, apiKey, model string) {
 	baseURL, apiKey, model = e.BaseURLEnv, e.APIKeyEnv, e.ModelEnv
-	defBase, defKey, defModel := latencytest.EnvBaseURL, latencytest.EnvAPIKey, latencytest.EnvModel
-	if e.Protocol == ProtocolMessages {
-		defBase, defKey, defModel = latencytest.EnvAnthropicBaseURL, latencytest.EnvAnthropicAPIKey, latencytest.EnvAnthropicModel
+	env := protocol.Chat.Env
+	if p := protocol.Lookup(e.Protocol); p != nil && p.Env.BaseURL != "" {
+		env = p.Env
 	}
+	defBase, defKey, defModel := env.BaseURL, env.APIKey, env.Model
 	if baseURL == "" {
 		baseURL = defBase
 	}

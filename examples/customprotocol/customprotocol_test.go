@@ -96,7 +96,7 @@ func Example() {
 	)
 	fmt.Println("SLO met:", report.OK())
 	// Output:
-	// "Caches keep hot data near.": 5 token events, 5 completion tokens, finish eos
+	// "Caches keep hot data near.": 5 token events, 5 completion tokens, finish stop
 	// tokenstream-ndjson (streaming)
 	// SLO met: true
 }

@@ -5,7 +5,7 @@
 //
 // A protocol is a protocol.Protocol value: its request path (here built
 // from the model), body, key header, framing, stream decoder, whole
-// answer, error body and end-of-sequence rule. latencytest.NewLLM speaks
+// answer and error body. latencytest.NewLLM speaks
 // it, and every runner and objective works as for the built-in ones.
 package customprotocol
 
@@ -51,7 +51,6 @@ var TokenStream = &protocol.Protocol{
 		}
 		return e.Detail, json.Unmarshal(body, &e) == nil && e.Detail != ""
 	},
-	EndOfSequence: func(finish string) bool { return finish == "eos" },
 }
 
 // request is the request body.
@@ -105,8 +104,13 @@ func (decoder) Event(s protocol.Sink, _ string, data []byte) bool {
 // End has nothing to add.
 func (decoder) End(protocol.Sink) {}
 
-// end reports a last line's finish reason and usage.
+// end reports a last line's finish reason and usage. The model's own
+// stop, "eos", is reported as "stop", the finish reason whose extra usage
+// token decode rates leave out (see protocol.EndsSequence).
 func end(s protocol.Sink, l line) {
+	if l.Finish == "eos" {
+		l.Finish = "stop"
+	}
 	s.Finish(l.Finish)
 	if l.Usage != nil {
 		s.Count(protocol.PromptTokens, l.Usage.In)
