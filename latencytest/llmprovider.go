@@ -2,6 +2,7 @@ package latencytest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -159,9 +160,9 @@ func (o *LLMProvider) CloseIdleConnections() {
 
 // Describe names the endpoint, model and client (never the key).
 func (o *LLMProvider) Describe() Description {
-	kind := o.api.Kind + " (streaming)"
+	kind := cmp.Or(o.api.Kind, string(o.api.Name)) + " (streaming)"
 	if o.noStream {
-		kind = o.api.Kind + " (not streaming)"
+		kind = cmp.Or(o.api.Kind, string(o.api.Name)) + " (not streaming)"
 	}
 	return Description{Kind: kind, Endpoint: o.endpoint, Model: o.model, Client: o.clientName()}
 }

@@ -29,5 +29,8 @@
 // # Your own
 //
 // Define a Protocol in your own package and pass it to latencytest.NewLLM;
-// examples/customprotocol does so for an NDJSON stream.
+// examples/customprotocol does so for an NDJSON stream. A protocol the
+// library ships is one file here (its value, body and decoder) and one
+// entry in the table (table.go); latencytest's providers, Instrument's
+// detection and specs' `protocol:` key then know it.
 package protocol
