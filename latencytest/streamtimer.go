@@ -12,12 +12,13 @@ import (
 	"github.com/tailguard/tailguard/protocol"
 )
 
-// streamTimer times an OpenAI-style chat-completions event stream as its
-// bytes arrive, into a Record whose durations count from the request's
-// start: TTFT, first answer, every gap and the longest, token events,
-// usage, model, finish reason and the answer. It is the one decoder behind
-// both the OpenAI provider (which reads the body itself) and Instrument
-// (which times the bytes as the user's client reads them).
+// streamTimer times a protocol's stream (its framing and decoder: see
+// protocol.Protocol) as its bytes arrive, into a Record whose durations
+// count from the request's start: TTFT, first answer, every gap and the
+// longest, token events, usage, model, finish reason and the answer. It
+// is the one timer behind both the LLM providers (which read the body
+// themselves) and Instrument (which times the bytes as the user's client
+// reads them).
 type streamTimer struct {
 	parser  sse.Parser
 	lines   lineParser // for a protocol framed in lines (protocol.Lines)

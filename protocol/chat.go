@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -155,20 +156,7 @@ func (d *chatDecoder) End(s Sink) {
 }
 
 // isDone reports whether data is "[DONE]", spaces around it allowed.
-func isDone(data []byte) bool {
-	i, j := 0, len(data)
-	for i < j && isSpace(data[i]) {
-		i++
-	}
-	for j > i && isSpace(data[j-1]) {
-		j--
-	}
-	return string(data[i:j]) == "[DONE]"
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
+func isDone(data []byte) bool { return string(bytes.TrimSpace(data)) == "[DONE]" }
 
 // toolDelta applies one element of a delta's tool_calls: its index, its
 // id ("" when absent) and whether it carried a non-empty function name
