@@ -435,13 +435,15 @@ func chatUsage(s Sink, raw json.RawMessage) {
 }
 
 // chatIsAnswer reports whether a body is a JSON object with choices or an
-// error object, as a chat completion (or its failure) is.
+// error object, as a chat completion (or its failure) is; a failed
+// Responses object (its "object" is "response") is not.
 func chatIsAnswer(body []byte) bool {
 	var c struct {
 		Choices json.RawMessage `json:"choices"`
 		Error   json.RawMessage `json:"error"`
+		Object  json.RawMessage `json:"object"`
 	}
-	return json.Unmarshal(body, &c) == nil && (!absent(c.Choices) || !absent(c.Error))
+	return json.Unmarshal(body, &c) == nil && (!absent(c.Choices) || !absent(c.Error) && string(c.Object) != `"response"`)
 }
 
 // chatWhole reads a non-streamed chat.completion body, as the stream's

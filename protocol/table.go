@@ -1,16 +1,22 @@
 package protocol
 
-// builtin is the table of the protocols the library ships, in the order
-// detection tries them (chat last: it is the default of a request that
-// names none).
-var builtin = []*Protocol{Responses, Messages, Chat}
+// builtin is the table of the protocols the library ships. Their paths,
+// events and answers are told apart whatever the order; chat is the
+// default of a request that names none.
+var builtin = []*Protocol{Chat, Responses, Messages}
 
-// Builtin returns the built-in protocols: Responses, Messages, Chat.
+// Builtin returns the built-in protocols: Chat, Responses, Messages.
 func Builtin() []*Protocol { return append([]*Protocol(nil), builtin...) }
 
 // Names returns the built-in protocols' names, as specs spell them: chat,
 // responses, messages.
-func Names() []Name { return []Name{NameChat, NameResponses, NameMessages} }
+func Names() []Name {
+	names := make([]Name, len(builtin))
+	for i, p := range builtin {
+		names[i] = p.Name
+	}
+	return names
+}
 
 // Lookup returns the built-in protocol of that name; "" is Chat. It is
 // nil for a name no built-in protocol has.

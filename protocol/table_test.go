@@ -25,9 +25,7 @@ func TestTableNames(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	want := protocol.Names()
-	slices.Sort(names)
-	slices.Sort(want)
-	if !slices.Equal(names, want) {
+	if !slices.Equal(names, want) || !slices.Equal(want, []protocol.Name{"chat", "responses", "messages"}) {
 		t.Errorf("table names %v, Names %v", names, want)
 	}
 	if protocol.Lookup("") != protocol.Chat || protocol.Lookup("grpc") != nil {
@@ -38,7 +36,9 @@ func TestTableNames(t *testing.T) {
 	}
 }
 
-// Detection by path, by a stream's first event and by a whole answer.
+// Detection by path, by a stream's first event and by a whole answer,
+// each one answer whatever the table's order: no two protocols claim one
+// path, event or answer.
 func TestTableDetects(t *testing.T) {
 	for _, tc := range []struct {
 		path string
@@ -54,6 +54,15 @@ func TestTableDetects(t *testing.T) {
 	} {
 		if got := protocol.ByPath(tc.path); got != tc.want {
 			t.Errorf("ByPath(%q) = %v, want %v", tc.path, name(got), name(tc.want))
+		}
+		claims := 0
+		for _, p := range protocol.Builtin() {
+			if p.MatchPath(tc.path) {
+				claims++
+			}
+		}
+		if claims > 1 {
+			t.Errorf("%s: %d protocols claim it", tc.path, claims)
 		}
 	}
 	for _, tc := range []struct {
@@ -80,10 +89,20 @@ func TestTableDetects(t *testing.T) {
 		{`{"type":"message","content":[]}`, protocol.Messages},
 		{`{"object":"chat.completion","choices":[]}`, protocol.Chat},
 		{`{"error":{"message":"overloaded"}}`, protocol.Chat},
+		{`{"type":"error","error":{"type":"overloaded_error"}}`, protocol.Chat},
 		{`{"object":"list","data":[]}`, nil},
 	} {
 		if got := protocol.ByAnswer([]byte(tc.body)); got != tc.want {
 			t.Errorf("ByAnswer(%s) = %v, want %v", tc.body, name(got), name(tc.want))
+		}
+		claims := 0
+		for _, p := range protocol.Builtin() {
+			if p.IsAnswer([]byte(tc.body)) {
+				claims++
+			}
+		}
+		if claims > 1 {
+			t.Errorf("%s: %d protocols claim it", tc.body, claims)
 		}
 	}
 }
