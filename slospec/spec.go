@@ -202,7 +202,7 @@ type Chains struct {
 	// Objectives judge the chains, in the order written.
 	Objectives []Objective
 	// Protocol is the protocol the chains speak to a fake target
-	// (ProtocolChat, ProtocolResponses or ProtocolMessages; "" is chat).
+	// (a built-in protocol's name, see protocol.Names; "" is chat).
 	// An endpoint target speaks its own protocol: a different one here is
 	// an error.
 	Protocol protocol.Name

@@ -51,10 +51,11 @@ type Endpoint struct {
 	BaseURLEnv string
 	APIKeyEnv  string
 	ModelEnv   string
-	// Protocol is ProtocolChat (also for ""), ProtocolResponses or
-	// ProtocolMessages: the provider is latencytest.OpenAI, Responses or
-	// Anthropic (whose base URL is taken as AnthropicFromEnv takes it:
-	// "/v1" is added unless the path ends in it).
+	// Protocol names a built-in protocol (protocol.Names: ProtocolChat,
+	// also for "", ProtocolResponses or ProtocolMessages): the provider
+	// is latencytest.NewLLM with protocol.Lookup(Protocol), its base URL
+	// completed as the protocol's BaseURL says (Anthropic's gains "/v1"
+	// unless the path ends in it), its variables the protocol's Env.
 	Protocol protocol.Name
 	// NoStreaming (the spec's "stream: false") asks for whole answers
 	// instead of streams (latencytest.WithoutStreaming): Total is each
