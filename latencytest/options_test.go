@@ -82,3 +82,26 @@ func panicOf(f func()) (msg string) {
 	f()
 	return ""
 }
+
+// NewLLM refuses a missing or incomplete protocol at construction,
+// naming what it lacks, and builds its path from the model the options
+// set, whatever their order.
+func TestNewLLMProtocol(t *testing.T) {
+	if msg := panicOf(func() { NewLLM("http://127.0.0.1:9/v1", nil) }); msg != "latencytest: NewLLM without a protocol" {
+		t.Errorf("nil protocol: panic %q", msg)
+	}
+	if msg := panicOf(func() { NewLLM("http://127.0.0.1:9/v1", &protocol.Protocol{Name: "half"}) }); msg != "latencytest: NewLLM: protocol half has no Path, Body, NewDecoder, Whole" {
+		t.Errorf("incomplete protocol: panic %q", msg)
+	}
+	inPath := *protocol.Chat
+	inPath.Kind = ""
+	inPath.Name = "in-path"
+	inPath.Path = func(model string) string { return "/models/" + model + ":stream" }
+	o := NewLLM("http://127.0.0.1:9/v1beta?key=k-123456789", &inPath, WithHeader("X-A", "b"), WithModel("g-2"))
+	if d := o.Describe(); d.Endpoint != "http://127.0.0.1:9/v1beta/models/g-2:stream" || d.Kind != "in-path (streaming)" {
+		t.Errorf("description %+v", d)
+	}
+	if !strings.Contains(o.url, "/v1beta/models/g-2:stream?key=") {
+		t.Errorf("url %s: want the model's path before the query", o.url)
+	}
+}
