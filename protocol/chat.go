@@ -615,16 +615,24 @@ func (d *chatDecoder) fast(s Sink, data []byte) (token, ok bool) {
 			s.Finish(finishS)
 		}
 	}
-	if len(content) > 0 || contentS != "" {
+	// A string is either decoded in place (content) or unquoted
+	// (contentS), never both.
+	if len(content) > 0 {
 		token = true
-		s.Answer(view(content) + contentS)
+		s.Answer(view(content))
+	} else if contentS != "" {
+		token = true
+		s.Answer(contentS)
 	}
 	if f.Reasoning {
 		token = true
 	}
-	if len(refusal) > 0 || refusalS != "" {
+	if len(refusal) > 0 {
 		token = true
-		s.Refusal(view(refusal) + refusalS)
+		s.Refusal(view(refusal))
+	} else if refusalS != "" {
+		token = true
+		s.Refusal(refusalS)
 	}
 	for k, tc := range f.Tools[:f.NTools] {
 		if d.toolDelta(s, tc.Index, ids[k], tc.Name, tc.Args) {
