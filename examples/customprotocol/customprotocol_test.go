@@ -1,4 +1,6 @@
-package customprotocol_test
+// The tests are in the package itself, so that the directory copied into
+// a module of any path builds and passes as it is.
+package customprotocol
 
 import (
 	"context"
@@ -11,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tailguard/tailguard/examples/customprotocol"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -78,7 +79,7 @@ func serve(t testing.TB, first, gap time.Duration) (*server, string) {
 func Example() {
 	srv := httptest.NewServer(&server{paths: map[string]int{}})
 	defer srv.Close()
-	p := latencytest.NewLLM(srv.URL, customprotocol.TokenStream,
+	p := latencytest.NewLLM(srv.URL, TokenStream,
 		latencytest.WithModel("tiny-1"), latencytest.WithAPIKey("secret-token-123"))
 	defer p.CloseIdleConnections()
 
@@ -107,7 +108,7 @@ func Example() {
 func TestTokenStreamJudged(t *testing.T) {
 	const first = 30 * time.Millisecond
 	s, url := serve(t, first, time.Millisecond)
-	p := latencytest.NewLLM(url, customprotocol.TokenStream,
+	p := latencytest.NewLLM(url, TokenStream,
 		latencytest.WithModel("tiny/1"), latencytest.WithAPIKey("secret-token-123"))
 	t.Cleanup(p.CloseIdleConnections)
 	r, err := latencytest.Batch{Requests: 20, Concurrency: 4, Warmup: 2}.Run(context.Background(), p)
@@ -136,13 +137,13 @@ func TestTokenStreamFailuresAndWholeAnswers(t *testing.T) {
 	_, url := serve(t, 0, 0)
 	req := latencytest.Request{ID: "t-1", Messages: []latencytest.Message{{Role: "user", Content: "hello there"}}}
 
-	bad := latencytest.NewLLM(url, customprotocol.TokenStream, latencytest.WithAPIKey("wrong-key-456"))
+	bad := latencytest.NewLLM(url, TokenStream, latencytest.WithAPIKey("wrong-key-456"))
 	t.Cleanup(bad.CloseIdleConnections)
 	if rec := bad.Call(context.Background(), req); rec.Err != "http_401" || rec.Detail != "bad token" {
 		t.Errorf("wrong key: %s %q, want http_401 \"bad token\"", rec.Err, rec.Detail)
 	}
 
-	whole := latencytest.NewLLM(url, customprotocol.TokenStream, latencytest.WithAPIKey("secret-token-123"), latencytest.WithoutStreaming())
+	whole := latencytest.NewLLM(url, TokenStream, latencytest.WithAPIKey("secret-token-123"), latencytest.WithoutStreaming())
 	t.Cleanup(whole.CloseIdleConnections)
 	if rec := whole.Call(context.Background(), req); !rec.OK() || rec.Content != strings.Join(words, "") || rec.PromptTokens != 2 || rec.TTFT != latencytest.NotObserved {
 		t.Errorf("whole answer: %+v", rec)
@@ -152,7 +153,7 @@ func TestTokenStreamFailuresAndWholeAnswers(t *testing.T) {
 		fmt.Fprint(w, "{\"token\":\"Hi\"}\n")
 	}))
 	t.Cleanup(cut.Close)
-	p := latencytest.NewLLM(cut.URL, customprotocol.TokenStream)
+	p := latencytest.NewLLM(cut.URL, TokenStream)
 	t.Cleanup(p.CloseIdleConnections)
 	if rec := p.Call(context.Background(), req); rec.Err != latencytest.ClassTruncated || !strings.Contains(rec.Detail, `a line {"done": true}`) {
 		t.Errorf("cut stream: %s %q, want truncated naming the done line", rec.Err, rec.Detail)
