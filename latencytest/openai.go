@@ -151,9 +151,18 @@ func NewLLM(baseURL string, p *protocol.Protocol, opts ...Option) *LLMProvider {
 	apply(o, title, opts)
 	// The path from the model, after the options. The escaped path: a
 	// %2F in the base URL stays %2F. A query (api-version=…) stays.
-	escaped := strings.TrimRight(u.EscapedPath(), "/") + p.Path(o.model)
-	u.Path, _ = url.PathUnescape(escaped) // valid: EscapedPath escaped it
-	u.RawPath = escaped
+	// A query in the protocol's path (Gemini's "?alt=sse") joins the base
+	// URL's.
+	path, query, _ := strings.Cut(p.Path(o.model), "?")
+	escaped := strings.TrimRight(u.EscapedPath(), "/") + path
+	unescaped, err := url.PathUnescape(escaped)
+	if err != nil {
+		panic(fmt.Sprintf("latencytest: %s path %q is not a valid escaped path", title, path))
+	}
+	u.Path, u.RawPath = unescaped, escaped
+	if query != "" {
+		u.RawQuery = strings.TrimPrefix(u.RawQuery+"&"+query, "&")
+	}
 	o.url = u.String()
 	if o.noStream || p.UsageKey == "" {
 		o.noStreamOptions.Store(true) // nothing to refuse (see Call)

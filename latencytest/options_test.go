@@ -96,12 +96,12 @@ func TestNewLLMProtocol(t *testing.T) {
 	inPath := *protocol.Chat
 	inPath.Kind = ""
 	inPath.Name = "in-path"
-	inPath.Path = func(model string) string { return "/models/" + model + ":stream" }
+	inPath.Path = func(model string) string { return "/models/" + model + ":stream?alt=sse" }
 	o := NewLLM("http://127.0.0.1:9/v1beta?key=k-123456789", &inPath, WithHeader("X-A", "b"), WithModel("g-2"))
 	if d := o.Describe(); d.Endpoint != "http://127.0.0.1:9/v1beta/models/g-2:stream" || d.Kind != "in-path (streaming)" {
 		t.Errorf("description %+v", d)
 	}
-	if !strings.Contains(o.url, "/v1beta/models/g-2:stream?key=") {
-		t.Errorf("url %s: want the model's path before the query", o.url)
+	if o.url != "http://127.0.0.1:9/v1beta/models/g-2:stream?key=k-123456789&alt=sse" {
+		t.Errorf("url %s: want the model's path, then the base URL's query and the path's", o.url)
 	}
 }

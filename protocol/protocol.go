@@ -65,7 +65,9 @@ type Protocol struct {
 	Kind string
 	// Path returns the request path, appended to the base URL, for the
 	// model (after every option ran): "/chat/completions", or one that
-	// holds the model, as Gemini's "/models/{model}:streamGenerateContent".
+	// holds the model, as Gemini's "/models/{model}:streamGenerateContent";
+	// escaped (url.PathEscape what you put in it), and it may end in a
+	// query ("?alt=sse"), joined to the base URL's.
 	Path func(model string) string
 	// Body encodes a request body.
 	Body func(r Request) ([]byte, error)
