@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	tgprotocol "github.com/tailguard/tailguard/protocol"
 )
 
 // Fake is a simulated provider speaking OpenAI's chat completions and
@@ -91,7 +93,7 @@ type Served struct {
 	ToolCalls int `json:"tool_calls,omitempty"`
 	// Protocol is the API the request spoke: "chat", "responses" or
 	// "messages" (see the Protocol* constants).
-	Protocol string `json:"protocol,omitempty"`
+	Protocol tgprotocol.Name `json:"protocol,omitempty"`
 	// Canceled reports that the client went away before the end.
 	Canceled bool `json:"canceled"`
 }
@@ -339,7 +341,7 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 	if req.OneCall {
 		a.plan.oneToolCall()
 	}
-	sv := Served{ID: key, Index: -1, Arrival: a.at, Protocol: proto.String()}
+	sv := Served{ID: key, Index: -1, Arrival: a.at, Protocol: proto.name()}
 	if !f.send(ctx, event{at: a.at, arr: a}) {
 		sv.Canceled = true
 		f.record(sv)

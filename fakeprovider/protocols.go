@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider/internal/wire"
+	tgprotocol "github.com/tailguard/tailguard/protocol"
 )
 
 // protocol is the API a request speaks.
@@ -18,14 +19,15 @@ const (
 	protoMessages                  // POST /v1/messages (Anthropic's Messages API)
 )
 
-// Protocol names as they appear in Served.Protocol.
+// Protocol names as they appear in Served.Protocol: package protocol's.
 const (
-	ProtocolChat      = "chat"
-	ProtocolResponses = "responses"
-	ProtocolMessages  = "messages"
+	ProtocolChat      = tgprotocol.NameChat
+	ProtocolResponses = tgprotocol.NameResponses
+	ProtocolMessages  = tgprotocol.NameMessages
 )
 
-func (p protocol) String() string {
+// name is the protocol's name.
+func (p protocol) name() tgprotocol.Name {
 	switch p {
 	case protoResponses:
 		return ProtocolResponses

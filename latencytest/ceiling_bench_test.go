@@ -153,7 +153,7 @@ func runRung(b *testing.B, url, client string, rate float64, k int) rung {
 	case "raw":
 		firsts, r.fails, r.note = rawAtRate(url, label, n, interval)
 	default:
-		var opts []latencytest.OpenAIOption
+		var opts []latencytest.Option
 		if client == "nethttp" {
 			opts = append(opts, latencytest.WithNetHTTP())
 		}

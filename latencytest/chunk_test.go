@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/chathook"
+	"github.com/tailguard/tailguard/protocol"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,7 +31,7 @@ import (
 // all tripled the seed protocol's test under -race). Not when benchmarks
 // run (-bench), which would time both decoders: TestFastPathMatchesEncodingJSON
 // and the fuzz target check the corpus either way.
-func init() { fastPathCheck = checkFastPath }
+func init() { chathook.Check = checkFastPath }
 
 var fakeChunks atomic.Uint64
 
@@ -68,19 +70,23 @@ func freshStream() (*stream, *Record) {
 
 func outcome(s *stream, token bool) decoded {
 	return decoded{Rec: *s.rec, Content: s.content.String(), Refusal: s.refusal.String(), Bad: s.bad,
-		Done: s.done, Stop: s.stop, Others: s.others, Token: token}
+		Done: s.done, Stop: s.stop, Token: token}
 }
 
 // fastSlowDiff decodes data both ways on fresh streams; "" when they agree
 // or the fast path declined.
 func fastSlowDiff(data []byte) string {
 	fs, _ := freshStream()
-	ftok, ok := fs.fastEvent(data)
+	fast, _, fend := chathook.New()
+	ftok, ok := fast(fs, data)
 	if !ok {
 		return ""
 	}
+	fend(fs)
 	ss, _ := freshStream()
-	stok := ss.event(sse.Event{Data: string(data)})
+	_, slow, send := chathook.New()
+	stok := slow(ss, data)
+	send(ss)
 	f, s := outcome(fs, ftok), outcome(ss, stok)
 	if !reflect.DeepEqual(f, s) {
 		return fmt.Sprintf("event %q\nfast: %+v\nslow: %+v", data, f, s)
@@ -263,7 +269,8 @@ func TestFastPathMatchesEncodingJSON(t *testing.T) {
 			t.Error(msg)
 		}
 		fs, _ := freshStream()
-		_, took[data] = fs.fastEvent([]byte(data))
+		fast, _, _ := chathook.New()
+		_, took[data] = fast(fs, []byte(data))
 	}
 	for _, data := range append(ssetest.OpenAIStreamData()[:5],
 		// OpenAI's tool-call chunks (testdata/stream/openai_tool_call.sse).
@@ -350,11 +357,12 @@ func BenchmarkStreamDecode(b *testing.B) {
 			id := func(s string) string { return s }
 			for b.Loop() {
 				rec := Record{TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
-				st := newStreamTimer(&rec, id, nil)
+				st := newStreamTimer(&rec, protocol.Chat, id, nil)
 				if mode != "fast" {
+					_, slow, _ := chathook.New()
 					st.emit = func(typ string, data []byte, evID string) {
 						st.st.now++
-						if tok := st.st.event(sse.Event{Type: typ, Data: string(data), ID: evID}); tok {
+						if tok := slow(&st.st, data); tok {
 							rec.TokenEvents++
 						}
 					}

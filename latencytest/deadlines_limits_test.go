@@ -111,8 +111,8 @@ func TestStarvedSchedulerNeverPassesALateRequest(t *testing.T) {
 	const limit = 400 * ms
 	for _, client := range []struct {
 		name string
-		opts []latencytest.OpenAIOption
-	}{{"own HTTP/1.1 client", nil}, {"net/http", []latencytest.OpenAIOption{latencytest.WithNetHTTP()}}} {
+		opts []latencytest.Option
+	}{{"own HTTP/1.1 client", nil}, {"net/http", []latencytest.Option{latencytest.WithNetHTTP()}}} {
 		p := latencytest.OpenAI(srv.URL+"/v1", client.opts...)
 		r, err := latencytest.Batch{Requests: 3, NoWarmup: true, Concurrency: 3,
 			Load: latencytest.Load{MaxTokens: 11, Prompt: "hi", TotalTimeout: limit}}.Run(context.Background(), p)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/tailguard/tailguard/internal/chathook"
 	"io"
 	"math"
 	"net"
@@ -18,7 +19,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/tailguard/tailguard/internal/sse"
+	"github.com/tailguard/tailguard/protocol"
 )
 
 // streamFixtures reads testdata/stream/*.sse: chat-completions streams in
@@ -254,8 +255,9 @@ func sameToolRecords(t *testing.T, what string, fast, slow Record) {
 // encoding/json.
 func decodeAll(pieces []string, slow bool) Record {
 	rec := Record{TTFB: NotObserved, TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
-	st := newStreamTimer(&rec, func(s string) string { return s }, nil)
+	st := newStreamTimer(&rec, protocol.Chat, func(s string) string { return s }, nil)
 	if slow {
+		_, slowEvent, _ := chathook.New()
 		st.emit = func(typ string, data []byte, id string) {
 			s := &st.st
 			if s.stop {
@@ -265,7 +267,7 @@ func decodeAll(pieces []string, slow bool) Record {
 				s.done, s.stop = true, true
 				return
 			}
-			if s.event(sse.Event{Type: typ, Data: string(data), ID: id}) {
+			if slowEvent(s, data) {
 				if rec.TTFT < 0 {
 					rec.TTFT = s.now
 				}
@@ -339,7 +341,7 @@ func TestStreamOptionsRefused(t *testing.T) {
 		name, why string
 		status    int
 		refusal   string
-		opts      []OpenAIOption
+		opts      []Option
 		always    bool // refuse whatever was sent
 		resent    bool // the first call sends twice
 		bodies    []bool
@@ -348,8 +350,8 @@ func TestStreamOptionsRefused(t *testing.T) {
 		{"mistral 422", "resent once without it, then never sent", 422, mistral, nil, false, true, []bool{true, false, false}, ""},
 		{"azure 400", "the same for old Azure api-versions", 400, azure, nil, false, true, []bool{true, false, false}, ""},
 		{"other 400", "a 400 that does not name stream_options fails as it is", 400, `{"error":{"message":"bad temperature"}}`, nil, true, false, []bool{true, true}, "http_400"},
-		{"422 naming it when it was not sent", "a 422 is read as a refusal only of what was sent", 422, mistral, []OpenAIOption{WithoutStreamOptions()}, true, false, []bool{false, false}, "http_422"},
-		{"WithoutStreamOptions", "never sent", 200, "", []OpenAIOption{WithoutStreamOptions()}, false, false, []bool{false, false}, ""},
+		{"422 naming it when it was not sent", "a 422 is read as a refusal only of what was sent", 422, mistral, []Option{WithoutStreamOptions()}, true, false, []bool{false, false}, "http_422"},
+		{"WithoutStreamOptions", "never sent", 200, "", []Option{WithoutStreamOptions()}, false, false, []bool{false, false}, ""},
 	} {
 		for _, fast := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/fast=%v", tc.name, fast), func(t *testing.T) {
@@ -362,7 +364,7 @@ func TestStreamOptionsRefused(t *testing.T) {
 					b := tok("a") + tok("b") + done
 					fmt.Fprintf(w, "%sContent-Length: %d\r\n\r\n%s", sseHead, len(b), b)
 				}}
-				opts := append([]OpenAIOption{withDial(srv.dial), WithAPIKey(key)}, tc.opts...)
+				opts := append([]Option{withDial(srv.dial), WithAPIKey(key)}, tc.opts...)
 				if !fast {
 					opts = append(opts, WithoutFastPath())
 				}

@@ -82,15 +82,15 @@ func (s *pipeServer) counts() (dials, requests int) {
 }
 
 // withDial makes both paths dial through d.
-func withDial(d func(ctx context.Context, network, addr string) (net.Conn, error)) LLMOption {
-	return llmOption(func(o *LLMProvider) { o.dial = d })
+func withDial(d func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
+	return llmOnly("withDial", func(o *LLMProvider) { o.dial = d })
 }
 
 // pipeProvider is the OpenAI provider on srv: through the fast path, or
 // with fast false through net/http only.
-func pipeProvider(t *testing.T, srv *pipeServer, fast bool, opts ...OpenAIOption) *LLMProvider {
+func pipeProvider(t *testing.T, srv *pipeServer, fast bool, opts ...Option) *LLMProvider {
 	t.Helper()
-	opts = append([]OpenAIOption{withDial(srv.dial), WithAPIKey(key), WithModel("m-1")}, opts...)
+	opts = append([]Option{withDial(srv.dial), WithAPIKey(key), WithModel("m-1")}, opts...)
 	if !fast {
 		opts = append(opts, WithoutFastPath())
 	}
@@ -470,21 +470,21 @@ func TestFastPathTimeouts(t *testing.T) {
 func TestFastPathApplies(t *testing.T) {
 	for _, tc := range []struct {
 		url  string
-		opts []OpenAIOption
+		opts []Option
 		fast bool
 	}{
 		{"http://127.0.0.1:8000/v1", nil, true},
-		{"http://localhost/v1?api-version=1", []OpenAIOption{WithHeader("X-Org", "o")}, true},
+		{"http://localhost/v1?api-version=1", []Option{WithHeader("X-Org", "o")}, true},
 		{"https://api.example.test/v1", nil, false},
 		{"http://user:pw@127.0.0.1/v1", nil, false},
-		{"http://127.0.0.1/v1", []OpenAIOption{WithHeader("Connection", "close")}, false},
-		{"http://127.0.0.1/v1", []OpenAIOption{WithHeader("X-Bad", "a\r\nInjected: 1")}, false},
-		{"http://127.0.0.1/v1", []OpenAIOption{WithAPIKey("k\ney")}, false},
-		{"http://127.0.0.1/v1", []OpenAIOption{WithHTTPClient(http.DefaultClient)}, false},
-		{"http://127.0.0.1/v1", []OpenAIOption{WithNetHTTP()}, false},
-		{"http://127.0.0.1/v1", []OpenAIOption{WithHeader("Idempotency-Key", "k-1")}, false}, // net/http would resend it after a read error
-		{"http://127.0.0.1/v1", []OpenAIOption{WithHeader("Accept-Encoding", "gzip")}, true}, // decoded on both paths
-		{"http://127.0.0.1/v1", []OpenAIOption{WithHeader("User-Agent", "me/1")}, true},
+		{"http://127.0.0.1/v1", []Option{WithHeader("Connection", "close")}, false},
+		{"http://127.0.0.1/v1", []Option{WithHeader("X-Bad", "a\r\nInjected: 1")}, false},
+		{"http://127.0.0.1/v1", []Option{WithAPIKey("k\ney")}, false},
+		{"http://127.0.0.1/v1", []Option{WithHTTPClient(http.DefaultClient)}, false},
+		{"http://127.0.0.1/v1", []Option{WithNetHTTP()}, false},
+		{"http://127.0.0.1/v1", []Option{WithHeader("Idempotency-Key", "k-1")}, false}, // net/http would resend it after a read error
+		{"http://127.0.0.1/v1", []Option{WithHeader("Accept-Encoding", "gzip")}, true}, // decoded on both paths
+		{"http://127.0.0.1/v1", []Option{WithHeader("User-Agent", "me/1")}, true},
 		{"http://127.0.0.1:/v1", nil, true},
 		{"http://[fe80::1%25eth0]:80/v1", nil, true},
 	} {

@@ -125,13 +125,13 @@ type wireRun struct {
 }
 
 // runWire makes calls requests to a fresh wireServer through one path.
-func runWire(t *testing.T, conn func(w *wireConn, n int), calls int, fast bool, opts ...OpenAIOption) wireRun {
+func runWire(t *testing.T, conn func(w *wireConn, n int), calls int, fast bool, opts ...Option) wireRun {
 	t.Helper()
 	if fast && !h1.Supported {
 		t.Skip("the own HTTP/1.1 client does not run on this platform")
 	}
 	srv := &wireServer{conn: conn}
-	opts = append([]OpenAIOption{withDial(srv.dial), WithAPIKey(key), WithModel("m-1"), WithHeader("X-Org", "org-0123456789")}, opts...)
+	opts = append([]Option{withDial(srv.dial), WithAPIKey(key), WithModel("m-1"), WithHeader("X-Org", "org-0123456789")}, opts...)
 	if !fast {
 		opts = append(opts, WithNetHTTP())
 	}
@@ -411,7 +411,7 @@ func TestWireSameRequestBytes(t *testing.T) {
 					}
 				}
 			}}
-			opts := []OpenAIOption{withDial(srv.dial), WithAPIKey(key), WithModel("m-1"), WithHeader("X-Org", " org-1 "),
+			opts := []Option{withDial(srv.dial), WithAPIKey(key), WithModel("m-1"), WithHeader("X-Org", " org-1 "),
 				WithHeader("X-Two", "a"), WithHeader("X-Two", "b"), WithHeader("Authorization", "ignored: the key's wins"),
 				WithHeader("Zz-After", "after the trace ID"), WithHeader("User-Agent", "tester/1")}
 			if !fast {
@@ -464,7 +464,7 @@ func TestWireEarlyHintsDoNotStampTTFB(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 				writeBytes(w, chunked(tok("a")+done), false)
 			}}
-			opts := []OpenAIOption{withDial(srv.dial)}
+			opts := []Option{withDial(srv.dial)}
 			if !fast {
 				opts = append(opts, WithNetHTTP())
 			}
@@ -512,7 +512,7 @@ func TestWireDrainAfterDone(t *testing.T) {
 						}
 					}
 				}}
-				opts := []OpenAIOption{withDial(srv.dial)}
+				opts := []Option{withDial(srv.dial)}
 				if !fast {
 					opts = append(opts, WithNetHTTP())
 				}
@@ -547,13 +547,13 @@ func TestWireDrainAfterDone(t *testing.T) {
 func TestWireClientDisclosed(t *testing.T) {
 	for _, tc := range []struct {
 		url  string
-		opts []OpenAIOption
+		opts []Option
 		want string
 	}{
 		{"http://127.0.0.1:8000/v1", nil, "net/http"},
-		{"http://127.0.0.1:8000/v1", []OpenAIOption{WithNetHTTP()}, "net/http, as WithNetHTTP asks"},
+		{"http://127.0.0.1:8000/v1", []Option{WithNetHTTP()}, "net/http, as WithNetHTTP asks"},
 		{"https://api.example.test/v1", nil, "net/http ("},
-		{"http://127.0.0.1:8000/v1", []OpenAIOption{WithHTTPClient(http.DefaultClient)}, "your http.Client"},
+		{"http://127.0.0.1:8000/v1", []Option{WithHTTPClient(http.DefaultClient)}, "your http.Client"},
 	} {
 		if h1.Supported && tc.opts == nil && strings.HasPrefix(tc.url, "http:") {
 			tc.want = "tailguard's HTTP/1.1 client"
@@ -649,7 +649,7 @@ func TestWireEarlyAnswerBeforeTheBodyIsRead(t *testing.T) {
 		if fast && !h1.Supported {
 			continue
 		}
-		opts := []OpenAIOption{}
+		opts := []Option{}
 		if !fast {
 			opts = append(opts, WithNetHTTP())
 		}
@@ -698,7 +698,7 @@ func TestWireResetAfterThePOSTIsRead(t *testing.T) {
 			continue
 		}
 		paths++
-		opts := []OpenAIOption{}
+		opts := []Option{}
 		if !fast {
 			opts = append(opts, WithNetHTTP())
 		}
@@ -771,7 +771,7 @@ func TestWireEarlyAnswerConnectionHeldOpen(t *testing.T) {
 		if fast && !h1.Supported {
 			continue
 		}
-		opts := []OpenAIOption{}
+		opts := []Option{}
 		if !fast {
 			opts = append(opts, WithNetHTTP())
 		}

@@ -14,8 +14,8 @@ import (
 // WithBody sends body, with the Content-Type contentType, in every request
 // of an HTTP provider (the same bytes each time). It is HTTP's only: the
 // other providers build their own bodies.
-func WithBody(contentType string, body []byte) HTTPOption {
-	return httpOption(func(o *LLMProvider) { o.bodyType, o.body = contentType, bytes.Clone(body) })
+func WithBody(contentType string, body []byte) Option {
+	return httpOnly("WithBody", func(o *LLMProvider) { o.bodyType, o.body = contentType, bytes.Clone(body) })
 }
 
 // HTTP returns a Provider for a plain HTTP endpoint, any API (not only
@@ -43,7 +43,7 @@ func WithBody(contentType string, body []byte) HTTPOption {
 // ends in the client's error, a failure). The key and header values are
 // secrets, as for OpenAI. HTTP panics when the
 // method is not a valid HTTP method token or url is not an http(s) URL.
-func HTTP(method, rawURL string, opts ...HTTPOption) *HTTPProvider {
+func HTTP(method, rawURL string, opts ...Option) *HTTPProvider {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		panic(fmt.Sprintf("latencytest: HTTP URL %s is not an http(s) URL", shownURL(rawURL)))
@@ -52,9 +52,7 @@ func HTTP(method, rawURL string, opts ...HTTPOption) *HTTPProvider {
 		panic(fmt.Sprintf("latencytest: HTTP method %q is not valid", method))
 	}
 	o := &LLMProvider{url: rawURL, header: http.Header{}}
-	for _, opt := range opts {
-		opt.applyHTTP(o)
-	}
+	apply(o, "HTTP", opts)
 	if o.client == nil {
 		// Enough idle connections for any concurrency; a run's own
 		// concurrency also bounds the connections it opens (clientFor).
@@ -89,7 +87,9 @@ func (h *HTTPProvider) CloseIdleConnections() { h.o.CloseIdleConnections() }
 // usage) and judge it as one (empty_stream, truncated, bad_stream...), as
 // the OpenAI provider does. Without it HTTP times every body as bytes.
 // It is HTTP's only: OpenAI always does so.
-func WithOpenAIStream() HTTPOption { return httpOption(func(o *LLMProvider) { o.chatStream = true }) }
+func WithOpenAIStream() Option {
+	return httpOnly("WithOpenAIStream", func(o *LLMProvider) { o.chatStream = true })
+}
 
 // redirected is a 3xx answer HTTP does not follow.
 type redirected struct {

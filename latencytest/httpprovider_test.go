@@ -75,7 +75,7 @@ func TestHTTPProvider(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ms := time.Millisecond
 		api := &slowAPI{headers: 40 * ms}
-		opts := []HTTPOption{WithHTTPClient(&http.Client{Transport: api}), WithHeader("X-Tenant", "blue"),
+		opts := []Option{WithHTTPClient(&http.Client{Transport: api}), WithHeader("X-Tenant", "blue"),
 			WithBody("application/json", []byte(`{"q":"select 1"}`)), WithAPIKey(key)}
 		rec := HTTP("POST", "http://api.test/query", opts...).Call(context.Background(), Request{ID: "h-1"})
 		// Headers at 40 ms, the rest of the body 100 ms later.

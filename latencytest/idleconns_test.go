@@ -94,8 +94,8 @@ func openFDs(t *testing.T) int {
 func TestRunsCloseTheirIdleConnections(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts []latencytest.OpenAIOption
-	}{{"own client", nil}, {"net/http", []latencytest.OpenAIOption{latencytest.WithNetHTTP()}}} {
+		opts []latencytest.Option
+	}{{"own client", nil}, {"net/http", []latencytest.Option{latencytest.WithNetHTTP()}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newConnWatch(t)
 			p := latencytest.OpenAI(w.srv.URL+"/v1", tc.opts...)

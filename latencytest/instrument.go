@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/h1"
+	"github.com/tailguard/tailguard/protocol"
 )
 
 // Attempt is one HTTP request made within a Func call through an
@@ -290,10 +291,7 @@ func (c *funcCall) headers(a *attempt, resp *http.Response) {
 	case resp.StatusCode/100 == 2 && isEventStream(resp.Header.Get("Content-Type")) && resp.Header.Get("Content-Type") != "" && !c.bytes:
 		// Only a declared event stream is decoded: a body without a
 		// Content-Type may be anything.
-		a.sse = newStreamTimer(&a.rec, c.redact, c.firstToken)
-		var known bool
-		a.sse.st.proto, known = protocolOfPath(a.path)
-		a.sse.sniff = !known
+		a.sse = newStreamTimer(&a.rec, protocol.ByPath(a.path), c.redact, c.firstToken)
 	case resp.StatusCode/100 == 2 && isJSON(resp.Header.Get("Content-Type")):
 		a.json = true
 	}
@@ -347,6 +345,24 @@ func (c *funcCall) classify(err error, reqCtx context.Context) (class, detail st
 
 // end closes an attempt at now (from its start) with a class ("" for
 // success); the caller holds mu.
+// wholeProtocolOf tells the protocol of a 2xx JSON answer: by the path
+// of a POST, else by the body (protocol.ByAnswer); nil when neither
+// tells, or when chat's path holds no chat completion (then the answer
+// is not judged).
+func wholeProtocolOf(post bool, path string, body []byte) *protocol.Protocol {
+	var p *protocol.Protocol
+	if post {
+		p = protocol.ByPath(path)
+	}
+	if p == nil {
+		p = protocol.ByAnswer(body)
+	}
+	if p == nil || p == protocol.Chat && !p.IsAnswer(body) {
+		return nil
+	}
+	return p
+}
+
 func (c *funcCall) end(a *attempt, now time.Duration, class, detail string) {
 	if a.done {
 		return
@@ -361,13 +377,8 @@ func (c *funcCall) end(a *attempt, now time.Duration, class, detail string) {
 	}
 	if class == "" && a.json {
 		body := []byte(c.redact(string(a.errBody)))
-		if api := wholeProtocolOf(a.post, a.path, body); api != nil && api != chatAPI {
-			class, detail = decodeWhole(api, body, &a.rec, now) // whole.go
-		} else {
-			st := stream{rec: &a.rec, now: now}
-			if cl, d, ok := st.completion(body); ok {
-				class, detail = cl, d
-			}
+		if p := wholeProtocolOf(a.post, a.path, body); p != nil {
+			class, detail = decodeWhole(p, body, &a.rec, now) // whole.go
 		}
 	}
 	if class != "" {

@@ -2,9 +2,9 @@ package latencytest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,13 +14,12 @@ import (
 	"net/http/httptrace"
 	"net/textproto"
 	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tailguard/tailguard/internal/h1"
+	"github.com/tailguard/tailguard/protocol"
 )
 
 // LLMProvider is the provider OpenAI, Responses and Anthropic return: an
@@ -28,8 +27,7 @@ import (
 // WithoutStreaming. Its methods are safe for concurrent use.
 type LLMProvider struct {
 	url, endpoint string
-	bodyTail      []byte // the request body after the messages (see payload)
-	ownTransport  bool   // the client is the default one (see clientFor)
+	ownTransport  bool // the client is the default one (see clientFor)
 	mu            sync.Mutex
 	bounded       map[int]*http.Client // by concurrency, on the default transport
 	users         map[int]int          // runs using the pools of each concurrency (see hold)
@@ -43,15 +41,14 @@ type LLMProvider struct {
 	secrets       []string // longest first
 	body          []byte   // WithBody (HTTP only)
 	bodyType      string
-	// bodyTailPlain is bodyTail without stream_options, sent once
-	// noStreamOptions is set (WithoutStreamOptions, or a server's refusal:
-	// see OpenAI).
-	bodyTailPlain   []byte
+	// noStreamOptions is set once the protocol's usage field
+	// (protocol.Protocol.UsageKey) is no longer sent (WithoutStreamOptions,
+	// or a server's refusal: see OpenAI).
 	noStreamOptions atomic.Bool
-	chatStream      bool      // HTTP only: WithOpenAIStream
-	api             *protocol // chat, Responses or Messages (protocol.go)
-	noStream        bool      // WithoutStreaming (whole.go)
-	bodies          bodyCache // prebuilt bodies of mix prompts (promptbody.go)
+	chatStream      bool               // HTTP only: WithOpenAIStream
+	api             *protocol.Protocol // the protocol spoken (nil: HTTP)
+	noStream        bool               // WithoutStreaming (whole.go)
+	bodies          bodyCache          // prebuilt bodies of mix prompts (promptbody.go)
 }
 
 // transport is defaultTransport, dialing through o.dial when a test set
@@ -163,12 +160,9 @@ func (o *LLMProvider) CloseIdleConnections() {
 
 // Describe names the endpoint, model and client (never the key).
 func (o *LLMProvider) Describe() Description {
-	kind := chatAPI.kind
-	if o.api != nil {
-		kind = o.api.kind
-	}
+	kind := cmp.Or(o.api.Kind, string(o.api.Name)) + " (streaming)"
 	if o.noStream {
-		kind = strings.Replace(kind, "(streaming)", "(not streaming)", 1)
+		kind = cmp.Or(o.api.Kind, string(o.api.Name)) + " (not streaming)"
 	}
 	return Description{Kind: kind, Endpoint: o.endpoint, Model: o.model, Client: o.clientName()}
 }
@@ -187,58 +181,10 @@ func (o *LLMProvider) clientName() string {
 	return "net/http (events timed at the socket read that brought them)"
 }
 
-// payload encodes the request body as json.Marshal encodes the map
-// {"max_tokens", "messages", "model", "stream", "stream_options",
-// "temperature"} (keys sorted, max_tokens and temperature only when set,
-// stream_options only with streamOptions; stream false and no
-// stream_options for WithoutStreaming), without reflection: the part
-// after the messages is built once.
+// payload encodes the request body with the protocol's Body.
 func (o *LLMProvider) payload(req Request, streamOptions bool) ([]byte, error) {
-	if o.api != nil && o.api.payload != nil {
-		return o.api.payload(o, req)
-	}
-	tail := o.bodyTail
-	if !streamOptions {
-		tail = o.bodyTailPlain
-	}
-	n := 32 + len(tail)
-	for _, m := range req.Messages {
-		n += 32 + len(m.Role) + len(m.Content)
-	}
-	b := make([]byte, 0, n+n/8)
-	b = append(b, '{')
-	if req.MaxTokens > 0 {
-		b = append(b, `"max_tokens":`...)
-		b = strconv.AppendInt(b, int64(req.MaxTokens), 10)
-		b = append(b, ',')
-	}
-	b = append(b, `"messages":`...)
-	if req.Messages == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, m := range req.Messages {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"role":`...)
-			b = appendJSONString(b, m.Role)
-			b = append(b, `,"content":`...)
-			b = appendJSONString(b, m.Content)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	b = append(b, tail...)
-	if req.Temperature != nil {
-		t, err := json.Marshal(*req.Temperature)
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, `,"temperature":`...)
-		b = append(b, t...)
-	}
-	return append(b, '}'), nil
+	return o.api.Body(protocol.Request{Model: o.model, Messages: req.Messages, MaxTokens: req.MaxTokens,
+		Temperature: req.Temperature, Stream: !o.noStream, Usage: streamOptions})
 }
 
 // Call sends one request (see OpenAI, Responses, Anthropic) and measures
@@ -373,10 +319,10 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 	// a secret survives a cut.
 	if resp.Status/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if streamOptions && (resp.Status == 400 || resp.Status == 422) && bytes.Contains(b, []byte("stream_options")) {
+		if k := o.api.UsageKey; streamOptions && k != "" && (resp.Status == 400 || resp.Status == 422) && bytes.Contains(b, []byte(k)) {
 			*refused = true
 		}
-		msg := errorMessage([]byte(o.redact(string(b))))
+		msg := o.errorMessage([]byte(o.redact(string(b))))
 		if resp.Status/100 == 3 && resp.Location != "" {
 			// Not followed: a redirected POST would time two requests as one.
 			msg = "redirected to " + redactURL(o.redact(resp.Location)) + " (not followed: give that URL as the base URL)"
@@ -386,18 +332,15 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 	if o.noStream {
 		return o.callWhole(&rec, resp.Body, start, end, fail, failed)
 	}
-	if ct := resp.ContentType; !isEventStream(ct) {
+	if ct := resp.ContentType; o.api.Framing == protocol.SSE && !isEventStream(ct) {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if err != nil && ctx.Err() != nil {
 			return failed(err) // a timeout or the run's end, not the answer's fault
 		}
-		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, errorMessage([]byte(o.redact(string(b))))))
+		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, o.errorMessage([]byte(o.redact(string(b))))))
 	}
 
-	st := newStreamTimer(&rec, o.redact, first.Stop)
-	if o.api != nil && o.api.decoder != nil {
-		st.st.proto = o.api.decoder()
-	}
+	st := newStreamTimer(&rec, o.api, o.redact, first.Stop)
 	bp := readBuffers.Get().(*[]byte)
 	defer readBuffers.Put(bp)
 	buf := *bp
@@ -448,18 +391,37 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 // decodeBody).
 func (o *LLMProvider) setHeaders(h http.Header, id string) {
 	h.Set("Content-Type", "application/json")
-	if o.noStream {
+	switch {
+	case o.noStream:
 		h.Set("Accept", "application/json")
-	} else {
+	case o.api.Framing == protocol.Lines:
+		h.Set("Accept", "application/x-ndjson, application/json")
+	default:
 		h.Set("Accept", "text/event-stream")
 	}
 	h.Set("X-Request-ID", id)
 	if h.Get("Accept-Encoding") == "" {
 		h.Set("Accept-Encoding", "identity")
 	}
-	if o.key != "" {
-		h.Set("Authorization", "Bearer "+o.key)
+	if o.key == "" {
+		return
 	}
+	if o.api.Auth != nil {
+		o.api.Auth(h, o.key)
+		return
+	}
+	h.Set("Authorization", "Bearer "+o.key)
+}
+
+// errorMessage extracts the message of an error body with the protocol's
+// ErrorText, else as errorMessage does.
+func (o *LLMProvider) errorMessage(b []byte) string {
+	if o.api.ErrorText != nil {
+		if msg, ok := o.api.ErrorText(b); ok {
+			return truncate(msg, 200)
+		}
+	}
+	return errorMessage(b)
 }
 
 // send sends the request through net/http. On the provider's own

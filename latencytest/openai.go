@@ -1,21 +1,22 @@
 package latencytest
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/tailguard/tailguard/internal/h1"
+	"github.com/tailguard/tailguard/protocol"
 )
 
 // WithHTTPClient sets the HTTP client (e.g. a fake provider's in-memory
@@ -38,7 +39,9 @@ import (
 // provider's own clients do not follow redirects: a 3xx fails the request
 // as http_3xx, naming where it pointed (a followed redirect would time two
 // requests as one; give the final URL as the base URL).
-func WithHTTPClient(c *http.Client) Option { return allOption(func(o *LLMProvider) { o.client = c }) }
+func WithHTTPClient(c *http.Client) Option {
+	return allProviders("WithHTTPClient", func(o *LLMProvider) { o.client = c })
+}
 
 // WithNetHTTP makes the provider's default transport speak net/http for
 // every request, never its own HTTP/1.1 client (see WithHTTPClient); the
@@ -56,7 +59,9 @@ func WithHTTPClient(c *http.Client) Option { return allOption(func(o *LLMProvide
 // final head), each event at the socket read that brought its last
 // bytes, for http:// and, under TLS, https://. A client of your own
 // (WithHTTPClient) is timed when its body reads return.
-func WithNetHTTP() LLMOption { return llmOption(func(o *LLMProvider) { o.noFastPath = true }) }
+func WithNetHTTP() Option {
+	return llmOnly("WithNetHTTP", func(o *LLMProvider) { o.noFastPath = true })
+}
 
 // WithAPIKey sets the bearer token, sent in the Authorization header. The
 // key never appears in a record, a log line, an error or an artifact: it
@@ -66,7 +71,9 @@ func WithNetHTTP() LLMOption { return llmOption(func(o *LLMProvider) { o.noFastP
 // query parameters. Values shorter than 8 bytes are not searched for (a
 // header value "1" cannot be told from a digit of a number; no real
 // credential is that short), though they are never printed either.
-func WithAPIKey(key string) Option { return allOption(func(o *LLMProvider) { o.key = key }) }
+func WithAPIKey(key string) Option {
+	return allProviders("WithAPIKey", func(o *LLMProvider) { o.key = key })
+}
 
 // defaultModel is the model ID requested unless WithModel names another:
 // the fake provider's.
@@ -74,8 +81,8 @@ const defaultModel = "fake-model"
 
 // WithModel sets the model ID requested. Default (and for ""):
 // "fake-model", the fake provider's.
-func WithModel(model string) LLMOption {
-	return llmOption(func(o *LLMProvider) {
+func WithModel(model string) Option {
+	return llmOnly("WithModel", func(o *LLMProvider) {
 		o.model = model
 		if model == "" {
 			o.model = defaultModel
@@ -86,7 +93,7 @@ func WithModel(model string) LLMOption {
 // WithHeader adds a header to every request (e.g. an organisation ID). Its
 // value is treated as a secret, as the API key is (see WithAPIKey).
 func WithHeader(key, value string) Option {
-	return allOption(func(o *LLMProvider) { o.header.Add(key, value) })
+	return allProviders("WithHeader", func(o *LLMProvider) { o.header.Add(key, value) })
 }
 
 // WithoutStreamOptions never sends stream_options (by default every request
@@ -94,8 +101,8 @@ func WithHeader(key, value string) Option {
 // servers send no usage, and decode rates count token events (see
 // Record.DecodeRateUnit). A server that refuses stream_options is handled
 // without it: see OpenAI.
-func WithoutStreamOptions() OpenAIOption {
-	return chatOption(func(o *LLMProvider) { o.noStreamOptions.Store(true) })
+func WithoutStreamOptions() Option {
+	return &providerOption{name: "WithoutStreamOptions", scope: usageScope, set: func(o *LLMProvider) { o.noStreamOptions.Store(true) }}
 }
 
 // OpenAI returns a Provider that streams chat completions from an
@@ -115,33 +122,54 @@ func WithoutStreamOptions() OpenAIOption {
 //
 // WithoutStreaming asks for whole chat.completion answers instead (stream
 // false, no stream_options) and times them as that option describes.
-func OpenAI(baseURL string, opts ...OpenAIOption) *LLMProvider {
-	return newOpenAI(baseURL, chatAPI, func(o *LLMProvider) {
-		for _, opt := range opts {
-			opt.applyOpenAI(o)
-		}
-	})
+func OpenAI(baseURL string, opts ...Option) *LLMProvider {
+	return NewLLM(baseURL, protocol.Chat, opts...)
 }
 
-// newOpenAI builds the provider of one protocol (protocol.go), configured
-// by the options.
-func newOpenAI(baseURL string, api *protocol, configure func(*LLMProvider)) *LLMProvider {
+// NewLLM returns a Provider that speaks protocol p to the API root
+// baseURL ("https://host/v1"): requests go to baseURL + p.Path(model),
+// the path computed once every option ran, with p's body, headers and
+// key header, and are measured as OpenAI describes, through p's decoder
+// (a stream) or p.Whole (WithoutStreaming). OpenAI, Responses and
+// Anthropic are NewLLM with protocol.Chat, protocol.Responses and
+// protocol.Messages. It panics if baseURL is not an http(s) URL, if p
+// lacks a field it needs (see protocol.Protocol.Valid), or if an option
+// does not apply (see Option).
+func NewLLM(baseURL string, p *protocol.Protocol, opts ...Option) *LLMProvider {
+	if p == nil {
+		panic("latencytest: NewLLM without a protocol")
+	}
+	if why := p.Valid(); why != "" {
+		panic("latencytest: NewLLM: " + why)
+	}
+	title := cmp.Or(p.Title, string(p.Name))
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		panic(fmt.Sprintf("latencytest: %s base URL %s is not an http(s) URL", api.name, shownURL(baseURL)))
+		panic(fmt.Sprintf("latencytest: %s base URL %s is not an http(s) URL", title, shownURL(baseURL)))
 	}
-	// The escaped path: a %2F in the base URL stays %2F. A query
-	// (api-version=…) stays.
-	escaped := strings.TrimRight(u.EscapedPath(), "/") + api.path
-	u.Path, _ = url.PathUnescape(escaped) // valid: EscapedPath escaped it
-	u.RawPath = escaped
-	o := &LLMProvider{url: u.String(), model: defaultModel, header: http.Header{}, api: api}
-	configure(o)
-	if o.noStream {
+	o := &LLMProvider{model: defaultModel, header: http.Header{}, api: p}
+	apply(o, title, opts)
+	// The path from the model, after the options. The escaped path: a
+	// %2F in the base URL stays %2F. A query (api-version=…) stays.
+	// A query in the protocol's path (Gemini's "?alt=sse") joins the base
+	// URL's.
+	path, query, _ := strings.Cut(p.Path(o.model), "?")
+	escaped := strings.TrimRight(u.EscapedPath(), "/") + path
+	unescaped, err := url.PathUnescape(escaped)
+	if err != nil {
+		panic(fmt.Sprintf("latencytest: %s path %q is not a valid escaped path", title, path))
+	}
+	u.Path, u.RawPath = unescaped, escaped
+	if query != "" {
+		u.RawQuery = strings.TrimPrefix(u.RawQuery+"&"+query, "&")
+	}
+	o.url = u.String()
+	if o.noStream || p.UsageKey == "" {
 		o.noStreamOptions.Store(true) // nothing to refuse (see Call)
 	}
-	if api.prepare != nil {
-		api.prepare(o)
+	var public []string
+	if p.Header != nil {
+		public = p.Header(o.header)
 	}
 	if o.client == nil {
 		o.client = &http.Client{Transport: o.transport(), CheckRedirect: noRedirects}
@@ -150,27 +178,36 @@ func newOpenAI(baseURL string, api *protocol, configure func(*LLMProvider)) *LLM
 			o.h1req, _ = h1.NewRequest(u, o.header, func(h http.Header) { o.setHeaders(h, "") })
 		}
 	}
-	o.bodyTail = appendBodyTail(nil, o.model, !o.noStream, !o.noStream)
-	o.bodyTailPlain = appendBodyTail(nil, o.model, !o.noStream, false)
 	o.endpoint = redactURL(o.url)
-	o.secrets = secretsOf(o.key, o.header, u)
-	if api.public != nil {
-		o.secrets = withoutPublic(o.secrets, api.public(o))
-	}
+	o.secrets = withoutPublic(secretsOf(o.key, o.header, u), public)
 	return o
+}
+
+// withoutPublic drops the values public names from a secrets list.
+func withoutPublic(secrets, public []string) []string {
+	return slices.DeleteFunc(secrets, func(s string) bool { return slices.Contains(public, s) })
 }
 
 // OpenAIFromEnv returns the OpenAI provider for OPENAI_BASE_URL,
 // OPENAI_API_KEY and OPENAI_MODEL. The error names the variables that are
 // unset. The key must be set but may be empty (for a local server without
 // keys); the others must not be empty.
-func OpenAIFromEnv(opts ...OpenAIOption) (*LLMProvider, error) {
-	base, _, key, model, err := fromEnv(EnvBaseURL, EnvAPIKey, EnvModel)
+func OpenAIFromEnv(opts ...Option) (*LLMProvider, error) {
+	return llmFromEnv(protocol.Chat, opts)
+}
+
+// llmFromEnv returns the provider of protocol p for its environment
+// variables (protocol.Protocol.Env), its base URL completed by p.BaseURL.
+func llmFromEnv(p *protocol.Protocol, opts []Option) (*LLMProvider, error) {
+	base, u, key, model, err := fromEnv(p.Env.BaseURL, p.Env.APIKey, p.Env.Model)
 	if err != nil {
 		return nil, err
 	}
-	all := append([]OpenAIOption{WithModel(model), WithAPIKey(key)}, opts...)
-	return OpenAI(base, all...), nil
+	if p.BaseURL != nil {
+		p.BaseURL(u)
+		base = u.String()
+	}
+	return NewLLM(base, p, append([]Option{WithModel(model), WithAPIKey(key)}, opts...)...), nil
 }
 
 // fromEnv reads a provider's base URL, key and model variables: the error
@@ -202,32 +239,6 @@ func fromEnv(baseVar, keyVar, modelVar string) (base string, u *url.URL, key, mo
 
 // readBuffers holds the 32 KiB buffers calls read their bodies through.
 var readBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// appendBodyTail appends what follows the messages in every request body:
-// the model, stream true or false, stream_options included or not.
-func appendBodyTail(b []byte, model string, stream, streamOptions bool) []byte {
-	b = append(b, `,"model":`...)
-	b = appendJSONString(b, model)
-	b = strconv.AppendBool(append(b, `,"stream":`...), stream)
-	if streamOptions {
-		b = append(b, `,"stream_options":{"include_usage":true}`...)
-	}
-	return b
-}
-
-// appendJSONString appends s as encoding/json writes it: printable ASCII
-// other than " \ < > & as it is, anything else through json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
-	for i := range len(s) {
-		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
 
 // Causes of a call's end, told apart after the fact.
 var (
@@ -274,53 +285,13 @@ func drain(ctx context.Context, body io.Reader, buf []byte, cancel context.Cance
 	}
 }
 
-// eventError is the message of an SSE error event's data: OpenAI's error
-// object, or the data itself.
-func eventError(data string) string {
-	if msg, ok := jsonError([]byte(data)); ok {
+// errorMessage extracts the error message from a JSON error body (see
+// protocol.ErrorText), or gives the first 200 bytes of the body.
+func errorMessage(b []byte) string {
+	if msg, ok := protocol.ErrorText(b); ok {
 		return msg
 	}
-	return truncate(strings.TrimSpace(data), 200)
-}
-
-// errorText renders an error field: a string, an object with a message
-// (and type), or the raw JSON.
-func errorText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return truncate(s, 200)
-	}
-	var e struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
-	}
-	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
-		if e.Type != "" {
-			return truncate(e.Type+": "+e.Message, 200)
-		}
-		return truncate(e.Message, 200)
-	}
-	return truncate(string(raw), 200)
-}
-
-// jsonError extracts an error message from a JSON body: {"error": {...}},
-// {"error": "..."}, or vLLM's {"object": "error", "message": ...}.
-func jsonError(b []byte) (string, bool) {
-	var e struct {
-		Error   json.RawMessage `json:"error"`
-		Object  string          `json:"object"`
-		Message json.RawMessage `json:"message"`
-	}
-	if json.Unmarshal(b, &e) != nil {
-		return "", false
-	}
-	if !absent(e.Error) {
-		return errorText(e.Error), true
-	}
-	if e.Object == "error" && !absent(e.Message) {
-		return errorText(e.Message), true
-	}
-	return "", false
+	return truncate(strings.TrimSpace(string(b)), 200)
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut
@@ -334,15 +305,6 @@ func truncate(s string, n int) string {
 		i--
 	}
 	return s[:i] + "…"
-}
-
-// errorMessage extracts the error message from a JSON error body (see
-// jsonError), or gives the first 200 bytes of the body.
-func errorMessage(b []byte) string {
-	if msg, ok := jsonError(b); ok {
-		return msg
-	}
-	return truncate(strings.TrimSpace(string(b)), 200)
 }
 
 // redactURL drops credentials and the query from a URL for display.

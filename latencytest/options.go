@@ -1,55 +1,87 @@
 package latencytest
 
-// Each provider takes its own option type, so that an option a provider
-// would not use does not compile: WithBody and WithOpenAIStream are an
-// HTTPOption only, WithoutStreamOptions an OpenAIOption only. The options
-// every provider takes (WithHTTPClient, WithAPIKey, WithHeader) are an
-// Option, which is each of them; WithModel, WithNetHTTP and
-// WithoutStreaming are an LLMOption, which OpenAI, Responses and
-// Anthropic take. A slice of options is typed for the provider it is
-// given to ([]latencytest.OpenAIOption for OpenAI(url, opts...),
-// []latencytest.LLMOption for Responses and Anthropic).
+import "fmt"
 
-// OpenAIOption configures OpenAI and OpenAIFromEnv.
-type OpenAIOption interface{ applyOpenAI(*LLMProvider) }
-
-// HTTPOption configures HTTP.
-type HTTPOption interface{ applyHTTP(*LLMProvider) }
-
-// LLMOption configures the LLM providers: OpenAI and OpenAIFromEnv (it is
-// an OpenAIOption), Responses, Anthropic and AnthropicFromEnv (which take
-// nothing else).
-type LLMOption interface {
-	OpenAIOption
-	applyLLM(*LLMProvider)
-}
-
-// Option configures every provider: OpenAI, Responses, Anthropic and
-// HTTP.
+// Option configures a provider: OpenAI, Responses, Anthropic, NewLLM (the
+// LLM providers) or HTTP. Most options apply to every provider; some to
+// the LLM providers only (WithModel, WithNetHTTP, WithoutStreaming), to
+// HTTP only (WithBody, WithOpenAIStream), or to a protocol with a usage
+// field in its requests only (WithoutStreamOptions: chat completions).
+// An option given to a provider it does not apply to panics at
+// construction, naming the option and the provider, never ignored.
 type Option interface {
-	LLMOption
-	HTTPOption
+	option() *providerOption
 }
 
-// allOption is an Option.
-type allOption func(*LLMProvider)
+// providerOption is an Option: its name (in panics), where it applies and what
+// it sets.
+type providerOption struct {
+	name  string
+	scope scope
+	set   func(*LLMProvider)
+}
 
-func (f allOption) applyOpenAI(o *LLMProvider) { f(o) }
-func (f allOption) applyLLM(o *LLMProvider)    { f(o) }
-func (f allOption) applyHTTP(o *LLMProvider)   { f(o) }
+func (o *providerOption) option() *providerOption { return o }
 
-// llmOption is an LLMOption.
-type llmOption func(*LLMProvider)
+// scope is where an option applies.
+type scope uint8
 
-func (f llmOption) applyOpenAI(o *LLMProvider) { f(o) }
-func (f llmOption) applyLLM(o *LLMProvider)    { f(o) }
+const (
+	anyProvider scope = iota // every provider
+	llmScope                 // the LLM providers
+	httpScope                // HTTP
+	usageScope               // LLM providers whose protocol has a UsageKey
+)
 
-// chatOption is OpenAI's own.
-type chatOption func(*LLMProvider)
+// String names a scope's providers, for the panic.
+func (s scope) String() string {
+	switch s {
+	case llmScope:
+		return "the LLM providers (OpenAI, Responses, Anthropic, NewLLM)"
+	case httpScope:
+		return "HTTP"
+	case usageScope:
+		return "protocols with a usage field in their requests (OpenAI chat completions)"
+	}
+	return "every provider"
+}
 
-func (f chatOption) applyOpenAI(o *LLMProvider) { f(o) }
+// allProviders is an option every provider takes.
+func allProviders(name string, set func(*LLMProvider)) Option {
+	return &providerOption{name: name, scope: anyProvider, set: set}
+}
 
-// httpOption is HTTP's own.
-type httpOption func(*LLMProvider)
+// llmOnly is an option of the LLM providers.
+func llmOnly(name string, set func(*LLMProvider)) Option {
+	return &providerOption{name: name, scope: llmScope, set: set}
+}
 
-func (f httpOption) applyHTTP(o *LLMProvider) { f(o) }
+// httpOnly is an option of HTTP.
+func httpOnly(name string, set func(*LLMProvider)) Option {
+	return &providerOption{name: name, scope: httpScope, set: set}
+}
+
+// apply applies opts to the provider o, named provider in a panic (o.api
+// nil: HTTP). It panics with the option and provider named when one does
+// not apply, or is nil.
+func apply(o *LLMProvider, provider string, opts []Option) {
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("latencytest: option %d given to %s is nil", i+1, provider))
+		}
+		op := opt.option()
+		ok := true
+		switch op.scope {
+		case llmScope:
+			ok = o.api != nil
+		case httpScope:
+			ok = o.api == nil
+		case usageScope:
+			ok = o.api != nil && o.api.UsageKey != ""
+		}
+		if !ok {
+			panic(fmt.Sprintf("latencytest: %s does not apply to %s: it is an option of %s", op.name, provider, op.scope))
+		}
+		op.set(o)
+	}
+}

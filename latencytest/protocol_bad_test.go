@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tailguard/tailguard/protocol"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -91,7 +92,7 @@ func rawRead(ctx context.Context, hc *http.Client, path string) error {
 func TestProtocolBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		api     *protocol
+		api     *protocol.Protocol
 		status  int
 		body    string
 		cut     bool // the connection drops after body
@@ -103,96 +104,96 @@ func TestProtocolBadInput(t *testing.T) {
 		finish  string
 	}{
 		// Responses
-		{name: "responses: unknown event type skipped with a note", api: responsesAPI,
+		{name: "responses: unknown event type skipped with a note", api: protocol.Responses,
 			body: rCreated + rev("response.future_thing", `"x":1`) + rText("a") + rCompleted,
 			note: `unknown event type "response.future_thing" skipped`, content: "a", tokens: 1, finish: "completed"},
-		{name: "responses: usage that is not an object skipped with a note", api: responsesAPI,
+		{name: "responses: usage that is not an object skipped with a note", api: protocol.Responses,
 			body: rCreated + rText("a") + rev("response.completed", `"response":{"status":"completed","usage":"x"}`),
 			note: `usage ignored: not an object ("x")`, content: "a", tokens: 1, finish: "completed"},
-		{name: "responses: arguments that are not JSON", api: responsesAPI,
+		{name: "responses: arguments that are not JSON", api: protocol.Responses,
 			body:  rCreated + rCall + rArgs(`{"city":`) + rCompleted,
 			class: ClassBadStream, detail: "function call 1: its arguments are not JSON", tokens: 2},
-		{name: "responses: arguments.done that are not JSON", api: responsesAPI,
+		{name: "responses: arguments.done that are not JSON", api: protocol.Responses,
 			body: rCreated + rCall + rArgs(`{"city":"P"}`) +
 				rev("response.function_call_arguments.done", `"item_id":"fc_1","output_index":1,"arguments":"{\"city\""`) + rCompleted,
 			class: ClassBadStream, detail: "not JSON", tokens: 2},
-		{name: "responses: arguments for an item never added", api: responsesAPI,
+		{name: "responses: arguments for an item never added", api: protocol.Responses,
 			body:  rCreated + rText("a") + rArgs(`{}`) + rCompleted,
 			class: ClassBadStream, detail: "never added", content: "a", tokens: 1},
-		{name: "responses: a tool call alone is an answer", api: responsesAPI,
+		{name: "responses: a tool call alone is an answer", api: protocol.Responses,
 			body: rCreated + rCall + rArgs(`{"city":"P"}`) + rCompleted, tokens: 2, finish: "completed"},
-		{name: "responses: error event after text", api: responsesAPI,
+		{name: "responses: error event after text", api: protocol.Responses,
 			body:  rCreated + rText("a") + rev("error", `"code":"server_error","message":"The server had an error"`) + rCompleted,
 			class: ClassBadStream, detail: "error event: server_error: The server had an error", content: "a", tokens: 1},
-		{name: "responses: response.failed after text", api: responsesAPI,
+		{name: "responses: response.failed after text", api: protocol.Responses,
 			body:  rCreated + rText("a") + rev("response.failed", `"response":{"status":"failed","error":{"code":"server_error","message":"boom"}}`),
 			class: ClassBadStream, detail: "response.failed: server_error: boom", content: "a", tokens: 1, finish: "failed"},
-		{name: "responses: incomplete at the cap is an answer", api: responsesAPI,
+		{name: "responses: incomplete at the cap is an answer", api: protocol.Responses,
 			body:    rCreated + rText("a") + rev("response.incomplete", `"response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}`),
 			content: "a", tokens: 1, finish: "max_output_tokens"},
-		{name: "responses: reasoning alone to the cap is no answer", api: responsesAPI,
+		{name: "responses: reasoning alone to the cap is no answer", api: protocol.Responses,
 			body: rCreated + rev("response.reasoning_summary_text.delta", `"output_index":0,"delta":"hmm"`) +
 				rev("response.incomplete", `"response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}`),
 			class: ClassEmptyAnswer, tokens: 1, finish: "max_output_tokens"},
-		{name: "responses: completed without a token", api: responsesAPI,
+		{name: "responses: completed without a token", api: protocol.Responses,
 			body: rCreated + rCompleted, class: ClassEmptyStream},
-		{name: "responses: refusal", api: responsesAPI,
+		{name: "responses: refusal", api: protocol.Responses,
 			body:  rCreated + rev("response.refusal.delta", `"output_index":0,"delta":"I can't"`) + rCompleted,
 			class: ClassRefusal, detail: "I can't", tokens: 1},
-		{name: "responses: close mid-event", api: responsesAPI, cut: true,
+		{name: "responses: close mid-event", api: protocol.Responses, cut: true,
 			body:  rCreated + rText("a") + "event: response.output_text.delta\ndata: {\"type\":\"response.out",
 			class: ClassTruncated, content: "a", tokens: 1},
-		{name: "responses: clean end without response.completed", api: responsesAPI,
+		{name: "responses: clean end without response.completed", api: protocol.Responses,
 			body:  rCreated + rText("a"),
 			class: ClassTruncated, detail: "without response.completed", content: "a", tokens: 1},
-		{name: "responses: malformed JSON", api: responsesAPI,
+		{name: "responses: malformed JSON", api: protocol.Responses,
 			body:  rCreated + rText("a") + "data: {\"type\":\n\n" + rCompleted,
 			class: ClassBadStream, detail: "malformed event", content: "a", tokens: 1},
 
 		// Messages
-		{name: "messages: unknown event type skipped with a note", api: messagesAPI,
+		{name: "messages: unknown event type skipped with a note", api: protocol.Messages,
 			body: mStart + mev("future_event", `"x":1`) + mBlock(0, "text") + mText(0, "a") + mBlockStop(0) + mDelta("end_turn") + mStop,
 			note: `unknown event type "future_event" skipped`, content: "a", tokens: 1, finish: "end_turn"},
-		{name: "messages: usage that is not an object skipped with a note", api: messagesAPI,
+		{name: "messages: usage that is not an object skipped with a note", api: protocol.Messages,
 			body: mev("message_start", `"message":{"model":"claude-x","usage":[1]}`) + mBlock(0, "text") + mText(0, "a") + mBlockStop(0) + mDelta("end_turn") + mStop,
 			note: "usage ignored: not an object ([1])", content: "a", tokens: 1, finish: "end_turn"},
-		{name: "messages: content_block_delta before its content_block_start", api: messagesAPI,
+		{name: "messages: content_block_delta before its content_block_start", api: protocol.Messages,
 			body:  mStart + mText(0, "a") + mBlock(0, "text") + mText(0, "b") + mStop,
 			class: ClassBadStream, detail: "content_block_delta for block 0 before its content_block_start"},
-		{name: "messages: tool input that is not JSON", api: messagesAPI,
+		{name: "messages: tool input that is not JSON", api: protocol.Messages,
 			body:  mStart + mBlock(0, "tool_use") + mJSON(0, `{"city": `) + mBlockStop(0) + mDelta("tool_use") + mStop,
 			class: ClassBadStream, detail: "tool_use block 0: its input is not JSON", tokens: 2, finish: ""},
-		{name: "messages: a tool call alone is an answer", api: messagesAPI,
+		{name: "messages: a tool call alone is an answer", api: protocol.Messages,
 			body:   mStart + mBlock(0, "tool_use") + mJSON(0, `{"city": "P"}`) + mBlockStop(0) + mDelta("tool_use") + mStop,
 			tokens: 2, finish: "tool_use"},
-		{name: "messages: message_stop without message_start", api: messagesAPI,
+		{name: "messages: message_stop without message_start", api: protocol.Messages,
 			body:  mBlock(0, "text") + mText(0, "a") + mBlockStop(0) + mStop,
 			class: ClassBadStream, detail: "message_stop without message_start", note: "before message_start", content: "a", tokens: 1},
-		{name: "messages: overloaded_error after text", api: messagesAPI,
+		{name: "messages: overloaded_error after text", api: protocol.Messages,
 			body: mStart + mBlock(0, "text") + mText(0, "a") +
 				"event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n" + mStop,
 			class: ClassBadStream, detail: "error event: overloaded_error: Overloaded", content: "a", tokens: 1},
-		{name: "messages: 529 up front", api: messagesAPI, status: 529,
+		{name: "messages: 529 up front", api: protocol.Messages, status: 529,
 			body:  `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
 			class: HTTPClass(529), detail: "overloaded_error: Overloaded"},
-		{name: "messages: 429 rate_limit_error", api: messagesAPI, status: 429,
+		{name: "messages: 429 rate_limit_error", api: protocol.Messages, status: 429,
 			body:  `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`,
 			class: HTTPClass(429), detail: "rate_limit_error"},
-		{name: "messages: api_error mid-stream", api: messagesAPI,
+		{name: "messages: api_error mid-stream", api: protocol.Messages,
 			body:  mStart + "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"Internal server error\"}}\n\n",
 			class: ClassBadStream, detail: "api_error: Internal server error"},
-		{name: "messages: close mid-event", api: messagesAPI, cut: true,
+		{name: "messages: close mid-event", api: protocol.Messages, cut: true,
 			body:  mStart + mBlock(0, "text") + mText(0, "a") + "event: content_block_delta\ndata: {\"type\":\"content_bl",
 			class: ClassTruncated, content: "a", tokens: 1},
-		{name: "messages: clean end without message_stop", api: messagesAPI,
+		{name: "messages: clean end without message_stop", api: protocol.Messages,
 			body:  mStart + mBlock(0, "text") + mText(0, "a"),
 			class: ClassTruncated, detail: "without message_stop", content: "a", tokens: 1},
-		{name: "messages: no token", api: messagesAPI,
+		{name: "messages: no token", api: protocol.Messages,
 			body: mStart + mev("ping", "") + mDelta("end_turn") + mStop, class: ClassEmptyStream, finish: "end_turn"},
-		{name: "messages: thinking alone to the cap is no answer", api: messagesAPI,
+		{name: "messages: thinking alone to the cap is no answer", api: protocol.Messages,
 			body:  mStart + mBlock(0, "thinking") + mThink(0, "hmm") + mBlockStop(0) + mDelta("max_tokens") + mStop,
 			class: ClassEmptyAnswer, tokens: 1, finish: "max_tokens"},
-		{name: "messages: input_json_delta on a text block", api: messagesAPI,
+		{name: "messages: input_json_delta on a text block", api: protocol.Messages,
 			body:  mStart + mBlock(0, "text") + mJSON(0, `{}`) + mStop,
 			class: ClassBadStream, detail: "input_json_delta for block 0, a text block"},
 	} {
@@ -208,7 +209,7 @@ func TestProtocolBadInput(t *testing.T) {
 			built := protoProvider(tc.api, answerAs(status, ct, tc.body, tc.cut)).Call(context.Background(),
 				Request{ID: "b-1", Messages: []Message{{Role: "user", Content: "hi"}}})
 			hc := &http.Client{Transport: Instrument(answerAs(status, ct, tc.body, tc.cut).Transport)}
-			inst := Func(func(ctx context.Context, _ Request) error { return rawRead(ctx, hc, "/v1"+tc.api.path) }).
+			inst := Func(func(ctx context.Context, _ Request) error { return rawRead(ctx, hc, "/v1"+tc.api.Path("")) }).
 				Call(context.Background(), Request{ID: "b-1"})
 			for _, r := range []struct {
 				what string

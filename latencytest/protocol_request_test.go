@@ -3,6 +3,7 @@ package latencytest
 import (
 	"context"
 	"fmt"
+	"github.com/tailguard/tailguard/protocol"
 	"io"
 	"net/http"
 	"os"
@@ -19,19 +20,19 @@ func TestProtocolRequests(t *testing.T) {
 	req := Request{ID: "r-1", MaxTokens: 64, Temperature: &temp,
 		Messages: []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}}
 	for _, tc := range []struct {
-		api        *protocol
+		api        *protocol.Protocol
 		path, body string
 		header     map[string]string
 		answer     string
 	}{
-		{responsesAPI, "/v1/responses",
+		{protocol.Responses, "/v1/responses",
 			`{"input":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"max_output_tokens":64,"model":"m-1","stream":true,"temperature":0.5}`,
 			map[string]string{"Authorization": "Bearer " + key, "X-Api-Key": "", "Accept": "text/event-stream"},
 			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"" + key + " 2023-06-01\"}\n\n" +
 				"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n"},
-		{messagesAPI, "/v1/messages",
+		{protocol.Messages, "/v1/messages",
 			`{"max_tokens":64,"messages":[{"role":"user","content":"hi"}],"model":"m-1","stream":true,"system":"be brief","temperature":0.5}`,
-			map[string]string{"Authorization": "", "X-Api-Key": key, "Anthropic-Version": anthropicVersion},
+			map[string]string{"Authorization": "", "X-Api-Key": key, "Anthropic-Version": protocol.AnthropicVersion},
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m-1\"}}\n\n" +
 				"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
 				"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + key[:10] + "\"}}\n\n" +
@@ -48,7 +49,7 @@ func TestProtocolRequests(t *testing.T) {
 				Body: io.NopCloser(strings.NewReader(tc.answer)), Request: r}, nil
 		})}
 		if rec := protoProvider(tc.api, capture).Call(context.Background(), req); !rec.OK() || body != tc.body {
-			t.Errorf("%s: body\n%s\nwant\n%s\nrecord %+v", tc.api.name, body, tc.body, rec)
+			t.Errorf("%s: body\n%s\nwant\n%s\nrecord %+v", tc.api.Title, body, tc.body, rec)
 		}
 		// The path and headers on both paths.
 		for _, fast := range []bool{true, false} {
@@ -63,18 +64,18 @@ func TestProtocolRequests(t *testing.T) {
 			o.CloseIdleConnections()
 			srv.close()
 			if path != tc.path {
-				t.Errorf("%s fast %v: path %q, want %q", tc.api.name, fast, path, tc.path)
+				t.Errorf("%s fast %v: path %q, want %q", tc.api.Title, fast, path, tc.path)
 			}
 			for k, v := range tc.header {
 				if header.Get(k) != v {
-					t.Errorf("%s fast %v: header %s = %q, want %q", tc.api.name, fast, k, header.Get(k), v)
+					t.Errorf("%s fast %v: header %s = %q, want %q", tc.api.Title, fast, k, header.Get(k), v)
 				}
 			}
 			if !rec.OK() || strings.Contains(fmt.Sprintf("%+v", rec), key) || rec.Content != "[redacted] 2023-06-01" {
-				t.Errorf("%s fast %v: record %+v: want the key redacted, the version kept", tc.api.name, fast, rec)
+				t.Errorf("%s fast %v: record %+v: want the key redacted, the version kept", tc.api.Title, fast, rec)
 			}
-			if d := o.Describe(); d.Kind != tc.api.kind || !strings.HasSuffix(d.Endpoint, tc.path) {
-				t.Errorf("%s: description %+v", tc.api.name, d)
+			if d := o.Describe(); d.Kind != tc.api.Kind+" (streaming)" || !strings.HasSuffix(d.Endpoint, tc.path) {
+				t.Errorf("%s: description %+v", tc.api.Title, d)
 			}
 		}
 	}

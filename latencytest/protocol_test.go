@@ -3,6 +3,7 @@ package latencytest
 import (
 	"context"
 	"fmt"
+	"github.com/tailguard/tailguard/protocol"
 	"io"
 	"net/http"
 	"os"
@@ -21,7 +22,7 @@ import (
 // leading comment that cites the source.
 type protoFixture struct {
 	file      string
-	api       *protocol
+	api       *protocol.Protocol
 	tokens    []int // the blocks that carry a token
 	answer    int   // the block of the first answer
 	tool      int   // the block of the first tool call's name (-1: none)
@@ -39,13 +40,13 @@ type protoFixture struct {
 }
 
 var protoFixtures = []protoFixture{
-	{file: "responses_text.sse", api: responsesAPI, tokens: []int{4, 5}, answer: 4, tool: -1, end: 9,
+	{file: "responses_text.sse", api: protocol.Responses, tokens: []int{4, 5}, answer: 4, tool: -1, end: 9,
 		content: "Hi there!", prompt: 37, output: 11, cached: 12, cachedRep: true, model: "gpt-4.1-2025-04-14", finish: "completed"},
-	{file: "responses_tool.sse", api: responsesAPI, tokens: []int{3, 7, 8, 9}, answer: 7, tool: 7, argsDone: 9, end: 12,
+	{file: "responses_tool.sse", api: protocol.Responses, tokens: []int{3, 7, 8, 9}, answer: 7, tool: 7, argsDone: 9, end: 12,
 		toolCalls: 1, prompt: 291, output: 23, cachedRep: true, reasoning: 64, model: "o4-mini-2025-04-16", finish: "completed"},
-	{file: "messages_text.sse", api: messagesAPI, tokens: []int{3, 4}, answer: 3, tool: -1, end: 7,
+	{file: "messages_text.sse", api: protocol.Messages, tokens: []int{3, 4}, answer: 3, tool: -1, end: 7,
 		content: "Hello!", prompt: 25 + 2048, output: 15, cached: 2048, cachedRep: true, model: "claude-sonnet-4-20250514", finish: "end_turn"},
-	{file: "messages_tool.sse", api: messagesAPI, tokens: []int{2, 6, 9, 11, 12}, answer: 6, tool: 9, argsDone: 12, end: 15,
+	{file: "messages_tool.sse", api: protocol.Messages, tokens: []int{2, 6, 9, 11, 12}, answer: 6, tool: 9, argsDone: 12, end: 15,
 		content: "Okay, let's check", toolCalls: 1, prompt: 472, output: 89, model: "claude-sonnet-4-20250514", finish: "tool_use"},
 }
 
@@ -123,19 +124,9 @@ func replay(blocks []string) *http.Client {
 }
 
 // protoProvider is the built-in provider of a protocol on client c.
-// applying configures a provider of any protocol with opts (all of them
-// options the LLM providers share, or WithoutStreaming).
-func applying(opts []LLMOption) func(*LLMProvider) {
-	return func(o *LLMProvider) {
-		for _, opt := range opts {
-			opt.applyLLM(o)
-		}
-	}
-}
-
-func protoProvider(api *protocol, c *http.Client, opts ...LLMOption) *LLMProvider {
-	opts = append([]LLMOption{WithHTTPClient(c), WithAPIKey(key), WithModel("m-1")}, opts...)
-	return newOpenAI("http://fake/v1", api, applying(opts))
+func protoProvider(api *protocol.Protocol, c *http.Client, opts ...Option) *LLMProvider {
+	opts = append([]Option{WithHTTPClient(c), WithAPIKey(key), WithModel("m-1")}, opts...)
+	return NewLLM("http://fake/v1", api, opts...)
 }
 
 // Every fixture, its events at known virtual times: the built-in
@@ -173,8 +164,7 @@ func TestProtocolFixturesEveryByteSplit(t *testing.T) {
 			}
 			for _, chunks := range splits {
 				rec := Record{TTFB: NotObserved, TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
-				st := newStreamTimer(&rec, func(s string) string { return s }, nil)
-				st.st.proto = f.api.decoder()
+				st := newStreamTimer(&rec, f.api, func(s string) string { return s }, nil)
 				for _, c := range chunks {
 					if err := st.feed(c, 0); err != nil {
 						t.Fatal(err)
@@ -197,13 +187,13 @@ func TestProtocolFixturesEveryByteSplit(t *testing.T) {
 
 // pipeProto is a protocol's provider on srv, through the fast path or
 // net/http only.
-func pipeProto(t *testing.T, api *protocol, srv *pipeServer, fast bool) *LLMProvider {
+func pipeProto(t *testing.T, api *protocol.Protocol, srv *pipeServer, fast bool) *LLMProvider {
 	t.Helper()
-	opts := []LLMOption{withDial(srv.dial), WithAPIKey(key), WithModel("m-1")}
+	opts := []Option{withDial(srv.dial), WithAPIKey(key), WithModel("m-1")}
 	if !fast {
 		opts = append(opts, WithoutFastPath())
 	}
-	o := newOpenAI("http://127.0.0.1:9/v1", api, applying(opts))
+	o := NewLLM("http://127.0.0.1:9/v1", api, opts...)
 	if fast != (o.h1req != nil) {
 		t.Fatalf("fast path %v, want %v", o.h1req != nil, fast)
 	}
@@ -297,8 +287,7 @@ func BenchmarkProtocolDecode(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
 				rec := Record{TTFB: NotObserved, TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
-				st := newStreamTimer(&rec, func(s string) string { return s }, nil)
-				st.st.proto = f.api.decoder()
+				st := newStreamTimer(&rec, f.api, func(s string) string { return s }, nil)
 				if err := st.feed(data, time.Millisecond); err != nil {
 					b.Fatal(err)
 				}

@@ -2,6 +2,7 @@ package latencytest
 
 import (
 	"context"
+	"github.com/tailguard/tailguard/protocol"
 	"time"
 )
 
@@ -52,10 +53,7 @@ func (r Request) limit() time.Duration {
 }
 
 // Message is one chat message.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
+type Message = protocol.Message
 
 // Description says what a provider talks to, for the disclosure. It never
 // holds a credential.

@@ -153,7 +153,7 @@ func (r clientRun) q(p float64) time.Duration {
 
 // runLatencytest runs latencytest's client: a warm-up round then the
 // measured requests, at loopbackConc.
-func runLatencytest(b *testing.B, url string, label string, opts ...latencytest.OpenAIOption) clientRun {
+func runLatencytest(b *testing.B, url string, label string, opts ...latencytest.Option) clientRun {
 	p := latencytest.OpenAI(url+"/v1", opts...)
 	defer p.CloseIdleConnections()
 	before := cpuTime()

@@ -18,7 +18,7 @@ func delayReads(t *testing.T, d time.Duration) { t.Cleanup(machine.DelayReadsFor
 
 // loopbackRun runs a small Batch over loopback against a fake whose
 // events are 20 ms apart (a read that waits 5 ms finds no newer bytes).
-func loopbackRun(t *testing.T, opts ...OpenAIOption) *Result {
+func loopbackRun(t *testing.T, opts ...Option) *Result {
 	t.Helper()
 	f := fakeprovider.New(fakeprovider.Profile{
 		TTFT:         fakeprovider.Fixed(5 * time.Millisecond),

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tailguard/tailguard/protocol"
 )
 
 // Error classes of a Record's Err. "" means success. HTTP errors are
@@ -216,7 +218,7 @@ func (r *Record) decodeTokens() int {
 	switch {
 	case r.DecodeRateUnit() == UnitEventsPerSecond:
 		return r.TokenEvents
-	case r.CompletionTokens == r.TokenEvents+1 && r.FinishReason == "stop":
+	case r.CompletionTokens == r.TokenEvents+1 && protocol.EndsSequence(r.FinishReason):
 		return r.TokenEvents
 	}
 	return r.CompletionTokens

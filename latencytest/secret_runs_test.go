@@ -95,18 +95,14 @@ func TestSecretRunsNeverLeak(t *testing.T) {
 	for _, proto := range []string{"OpenAI", "Responses", "Anthropic"} {
 		for _, client := range []string{"own HTTP/1.1 client", "net/http"} {
 			t.Run(proto+"/"+client, func(t *testing.T) {
-				opts := []latencytest.LLMOption{latencytest.WithAPIKey(runKey), latencytest.WithModel("m")}
+				opts := []latencytest.Option{latencytest.WithAPIKey(runKey), latencytest.WithModel("m")}
 				if client == "net/http" {
 					opts = append(opts, latencytest.WithNetHTTP())
 				}
 				var p *latencytest.LLMProvider
 				switch proto {
 				case "OpenAI":
-					oo := make([]latencytest.OpenAIOption, len(opts))
-					for i, o := range opts {
-						oo[i] = o
-					}
-					p = latencytest.OpenAI(srv.URL+"/v1", oo...)
+					p = latencytest.OpenAI(srv.URL+"/v1", opts...)
 				case "Responses":
 					p = latencytest.Responses(srv.URL+"/v1", opts...)
 				case "Anthropic":

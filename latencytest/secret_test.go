@@ -115,7 +115,7 @@ func hostile(t *testing.T) *httptest.Server {
 // client (its default transport on a plain http:// URL).
 func hostileProvider(srv *httptest.Server, fast bool) *latencytest.LLMProvider {
 	base := srv.URL + "/v1?api-version=1&api-key=" + strings.ReplaceAll(strings.ReplaceAll(secretQuery, "/", "%2F"), "+", "%2B")
-	opts := []latencytest.OpenAIOption{latencytest.WithAPIKey(secretKey),
+	opts := []latencytest.Option{latencytest.WithAPIKey(secretKey),
 		latencytest.WithHeader("X-Org", secretHeader), latencytest.WithHeader("X-Short", "7"), latencytest.WithModel("m-1")}
 	if !fast {
 		opts = append(opts, latencytest.WithHTTPClient(srv.Client()))

@@ -9,27 +9,36 @@ import (
 	"unsafe"
 
 	"github.com/tailguard/tailguard/internal/sse"
+	"github.com/tailguard/tailguard/protocol"
 )
 
-// streamTimer times an OpenAI-style chat-completions event stream as its
-// bytes arrive, into a Record whose durations count from the request's
-// start: TTFT, first answer, every gap and the longest, token events,
-// usage, model, finish reason and the answer. It is the one decoder behind
-// both the OpenAI provider (which reads the body itself) and Instrument
-// (which times the bytes as the user's client reads them).
+// streamTimer times a protocol's stream (its framing and decoder: see
+// protocol.Protocol) as its bytes arrive, into a Record whose durations
+// count from the request's start: TTFT, first answer, every gap and the
+// longest, token events, usage, model, finish reason and the answer. It
+// is the one timer behind both the LLM providers (which read the body
+// themselves) and Instrument (which times the bytes as the user's client
+// reads them).
 type streamTimer struct {
 	parser  sse.Parser
+	lines   lineParser // for a protocol framed in lines (protocol.Lines)
 	st      stream
 	redact  func(string) string
 	onFirst func() // called at the first token; may be nil
 	emit    sse.Emit
-	sniff   bool // the protocol is unknown: the first events tell (protocol.go)
+	sniff   bool // the protocol is unknown: the first events tell (protocol.ByEvent)
 }
 
-// newStreamTimer times a stream into rec, whose token clocks must start
+// newStreamTimer times a stream of protocol p (nil: unknown, the first
+// events tell, else chat) into rec, whose token clocks must start
 // NotObserved. redact scrubs event data before anything keeps or cuts it.
-func newStreamTimer(rec *Record, redact func(string) string, onFirst func()) *streamTimer {
+func newStreamTimer(rec *Record, p *protocol.Protocol, redact func(string) string, onFirst func()) *streamTimer {
 	t := &streamTimer{st: stream{rec: rec}, redact: redact, onFirst: onFirst}
+	if p != nil {
+		t.st.api, t.st.dec = p, p.NewDecoder()
+	} else {
+		t.sniff = true
+	}
 	t.emit = t.onRaw
 	return t
 }
@@ -42,12 +51,21 @@ func (t *streamTimer) feed(b []byte, now time.Duration) error {
 	if len(b) == 0 {
 		return nil
 	}
+	if t.st.api != nil && t.st.api.Framing == protocol.Lines {
+		return t.lines.feed(b, t.emit)
+	}
 	return t.parser.Feed(b, t.emit)
 }
 
 // end is called at EOF: it dispatches an event left without its blank
 // line ("data: [DONE]" at the very end).
-func (t *streamTimer) end() { t.parser.End(t.emit) }
+func (t *streamTimer) end() {
+	if t.st.api != nil && t.st.api.Framing == protocol.Lines {
+		t.lines.end(t.emit)
+		return
+	}
+	t.parser.End(t.emit)
+}
 
 // stopped reports [DONE] or an error: nothing after it counts.
 func (t *streamTimer) stopped() bool { return t.st.stop }
@@ -58,37 +76,28 @@ func (t *streamTimer) now() time.Duration { return t.st.now }
 // finish stores the answer (see stream.finish).
 func (t *streamTimer) finish() { t.st.finish() }
 
-// onRaw decodes one event (its data valid only during the call) and times
-// it: the common chunk through the fast path (chunk.go), anything else,
-// and any event that holds a secret, through encoding/json (stream.event).
+// onRaw decodes one event (its data valid only during the call) through
+// the protocol's decoder, redacted first when it holds a secret, and
+// times it.
 func (t *streamTimer) onRaw(typ string, data []byte, id string) {
 	st, rec := &t.st, t.st.rec
 	if st.stop {
-		return // nothing after [DONE] or an error counts
+		return // nothing after the end or an error counts
 	}
-	if t.sniff && st.proto == nil && rec.TokenEvents == 0 {
-		st.proto = sniffProtocol(typ, data)
-	}
-	var token bool
-	fast := false
-	redacted, clean := t.clean(data)
-	if clean && typ != "error" && st.proto == nil {
-		if string(bytes.TrimSpace(data)) == "[DONE]" {
-			st.done, st.stop = true, true
-			return
-		}
-		token, fast = st.fastEvent(data)
-		if fast && fastPathCheck != nil {
-			fastPathCheck(data)
+	if t.sniff && rec.TokenEvents == 0 {
+		// The protocol is unknown (Instrument on a path that names none):
+		// the first event that names one tells, chat until then.
+		if p := protocol.ByEvent(typ, data); p != nil {
+			st.api, st.dec, t.sniff = p, p.NewDecoder(), false
 		}
 	}
-	if !fast {
-		if clean {
-			redacted = string(data)
-		}
-		token = st.dispatch(sse.Event{Type: typ, Data: redacted, ID: id}) // redacted before any note or detail cuts it
+	if st.dec == nil {
+		st.api, st.dec = protocol.Chat, protocol.Chat.NewDecoder()
 	}
-	if !token {
+	if redacted, clean := t.clean(data); !clean {
+		data = []byte(redacted) // redacted before any note or detail cuts it
+	}
+	if !st.dec.Event(st, typ, data) {
 		return
 	}
 	if rec.TTFT < 0 {
@@ -120,10 +129,6 @@ func (t *streamTimer) clean(data []byte) (redacted string, clean bool) {
 	}
 	return strings.Clone(r), false
 }
-
-// fastPathCheck, when set (by the package's tests), is called with every
-// event the fast path decoded, to check it against encoding/json.
-var fastPathCheck func(data []byte)
 
 // verdict judges a stream that ended (EOF or [DONE]; call finish first):
 // the error class and detail, or "" for a good answer.
@@ -169,3 +174,50 @@ func isJSON(ct string) bool {
 	}
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
+
+// lineParser cuts a stream framed in lines (protocol.Lines) into events:
+// each non-empty line, its line end (LF or CRLF) cut, is an event's data.
+// A line longer than the SSE parser's event limit fails the stream.
+type lineParser struct{ buf []byte }
+
+// feed emits every line b completes.
+func (p *lineParser) feed(b []byte, emit sse.Emit) error {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			p.buf = append(p.buf, b...)
+			if len(p.buf) > maxLineBytes {
+				return fmt.Errorf("a line longer than %d bytes", maxLineBytes)
+			}
+			return nil
+		}
+		line := b[:i]
+		if len(p.buf) > 0 {
+			p.buf = append(p.buf, line...)
+			line = p.buf
+		}
+		p.emitLine(line, emit)
+		p.buf = p.buf[:0]
+		b = b[i+1:]
+	}
+	return nil
+}
+
+// end emits a last line without its line end.
+func (p *lineParser) end(emit sse.Emit) {
+	if len(p.buf) > 0 {
+		p.emitLine(p.buf, emit)
+		p.buf = p.buf[:0]
+	}
+}
+
+func (p *lineParser) emitLine(line []byte, emit sse.Emit) {
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if len(bytes.TrimSpace(line)) > 0 {
+		emit("", line, "")
+	}
+}
+
+// maxLineBytes bounds a line of a stream framed in lines, as the SSE
+// parser bounds an event.
+const maxLineBytes = 64 << 20

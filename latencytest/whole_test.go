@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tailguard/tailguard/protocol"
 	"io"
 	"net/http"
 	"strings"
@@ -63,16 +64,16 @@ func TestWholeAnswers(t *testing.T) {
 	const at = 700 * time.Millisecond
 	for _, tc := range []struct {
 		name          string
-		api           *protocol
+		api           *protocol.Protocol
 		body          string
 		content       string
 		prompt, compl int
 		cached        int
 		model, finish string
 	}{
-		{"responses", responsesAPI, wholeResponses, "Let me check.", 36, 87, 8, "o4-mini-2025-04-16", "completed"},
-		{"messages", messagesAPI, wholeMessages, "Let me check.", 3095, 503, 1000, "claude-sonnet-4-20250514", "tool_use"},
-		{"chat", chatAPI, wholeChat, "Let me check.", 19, 10, 0, "gpt-4.1-2025-04-14", "tool_calls"},
+		{"responses", protocol.Responses, wholeResponses, "Let me check.", 36, 87, 8, "o4-mini-2025-04-16", "completed"},
+		{"messages", protocol.Messages, wholeMessages, "Let me check.", 3095, 503, 1000, "claude-sonnet-4-20250514", "tool_use"},
+		{"chat", protocol.Chat, wholeChat, "Let me check.", 19, 10, 0, "gpt-4.1-2025-04-14", "tool_calls"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -87,8 +88,8 @@ func TestWholeAnswers(t *testing.T) {
 			})
 		})
 	}
-	for api, kind := range map[*protocol]string{chatAPI: "openai-chat-completions (not streaming)",
-		responsesAPI: "openai-responses (not streaming)", messagesAPI: "anthropic-messages (not streaming)"} {
+	for api, kind := range map[*protocol.Protocol]string{protocol.Chat: "openai-chat-completions (not streaming)",
+		protocol.Responses: "openai-responses (not streaming)", protocol.Messages: "anthropic-messages (not streaming)"} {
 		if d := protoProvider(api, jsonAnswer(200, wholeResponses), WithoutStreaming()).Describe(); d.Kind != kind {
 			t.Errorf("description %+v, want kind %q", d, kind)
 		}
@@ -103,45 +104,45 @@ func TestWholeAnswers(t *testing.T) {
 func TestWholeBadAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		api     *protocol
+		api     *protocol.Protocol
 		body    string
 		class   string
 		detail  string
 		lenient bool // Instrument leaves it unjudged
 	}{
-		{"responses failed", responsesAPI, `{"object":"response","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}`,
+		{"responses failed", protocol.Responses, `{"object":"response","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}`,
 			ClassBadStream, "response failed: server_error: boom", false},
-		{"responses reasoning only", responsesAPI, `{"object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"reasoning","summary":[{"type":"summary_text","text":"hmm"}]}]}`,
+		{"responses reasoning only", protocol.Responses, `{"object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"reasoning","summary":[{"type":"summary_text","text":"hmm"}]}]}`,
 			ClassEmptyAnswer, "max_output_tokens", false},
-		{"responses no output", responsesAPI, `{"object":"response","status":"completed","output":[]}`, ClassEmptyAnswer, "no answer content", false},
-		{"responses arguments not JSON", responsesAPI, `{"object":"response","status":"completed","output":[{"type":"function_call","name":"f","arguments":"{\"a\":"}]}`,
+		{"responses no output", protocol.Responses, `{"object":"response","status":"completed","output":[]}`, ClassEmptyAnswer, "no answer content", false},
+		{"responses arguments not JSON", protocol.Responses, `{"object":"response","status":"completed","output":[{"type":"function_call","name":"f","arguments":"{\"a\":"}]}`,
 			ClassBadStream, "not JSON", false},
-		{"responses refusal", responsesAPI, `{"object":"response","status":"completed","output":[{"type":"message","content":[{"type":"refusal","refusal":"I can't"}]}]}`,
+		{"responses refusal", protocol.Responses, `{"object":"response","status":"completed","output":[{"type":"message","content":[{"type":"refusal","refusal":"I can't"}]}]}`,
 			ClassRefusal, "I can't", false},
-		{"messages thinking only", messagesAPI, `{"type":"message","content":[{"type":"thinking","thinking":"hmm"}],"stop_reason":"max_tokens"}`,
+		{"messages thinking only", protocol.Messages, `{"type":"message","content":[{"type":"thinking","thinking":"hmm"}],"stop_reason":"max_tokens"}`,
 			ClassEmptyAnswer, "max_tokens", false},
-		{"messages empty", messagesAPI, `{"type":"message","content":[],"stop_reason":"end_turn"}`, ClassEmptyAnswer, "no answer content", false},
-		{"messages not JSON", messagesAPI, `{"type":"message","content":[`, ClassBadStream, "not a message object", false},
-		{"chat empty", chatAPI, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"length"}]}`,
+		{"messages empty", protocol.Messages, `{"type":"message","content":[],"stop_reason":"end_turn"}`, ClassEmptyAnswer, "no answer content", false},
+		{"messages not JSON", protocol.Messages, `{"type":"message","content":[`, ClassBadStream, "not a message object", false},
+		{"chat empty", protocol.Chat, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"length"}]}`,
 			ClassEmptyAnswer, `finish_reason "length"`, false},
-		{"chat reasoning only", chatAPI, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"reasoning_content":"hmm"},"finish_reason":"length"}]}`,
+		{"chat reasoning only", protocol.Chat, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"reasoning_content":"hmm"},"finish_reason":"length"}]}`,
 			ClassEmptyAnswer, "no answer content", false},
-		{"chat refusal", chatAPI, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't"},"finish_reason":"stop"}]}`,
+		{"chat refusal", protocol.Chat, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't"},"finish_reason":"stop"}]}`,
 			ClassRefusal, "I can't", false},
-		{"chat content filter", chatAPI, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Here"},"finish_reason":"content_filter"}]}`,
+		{"chat content filter", protocol.Chat, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Here"},"finish_reason":"content_filter"}]}`,
 			ClassContentFilter, "content_filter", false},
-		{"chat error object", chatAPI, `{"error":{"message":"overloaded","type":"server_error"}}`, ClassBadStream, "server_error: overloaded", false},
-		{"chat not JSON", chatAPI, `{"id":"chatcmpl-1","choices":[{"message":`, ClassBadStream, `not a chat completion (a JSON object with choices): {"id":"chatcmpl-1"`, true},
-		{"chat a response object", chatAPI, `{"object":"response","status":"completed","output":[]}`, ClassBadStream, "not a chat completion (it is a Responses API response object)", true},
-		{"chat a message object", chatAPI, `{"type":"message","content":[]}`, ClassBadStream, "not a chat completion (it is a Messages API message object)", true},
-		{"chat embeddings", chatAPI, `{"object":"list","data":[{"embedding":[0.1]}]}`, ClassBadStream, `not a chat completion (a JSON object with choices): {"object":"list"`, true},
+		{"chat error object", protocol.Chat, `{"error":{"message":"overloaded","type":"server_error"}}`, ClassBadStream, "server_error: overloaded", false},
+		{"chat not JSON", protocol.Chat, `{"id":"chatcmpl-1","choices":[{"message":`, ClassBadStream, `not a chat completion (a JSON object with choices): {"id":"chatcmpl-1"`, true},
+		{"chat a response object", protocol.Chat, `{"object":"response","status":"completed","output":[]}`, ClassBadStream, "not a chat completion (it is a Responses API response object)", true},
+		{"chat a message object", protocol.Chat, `{"type":"message","content":[]}`, ClassBadStream, "not a chat completion (it is a Messages API message object)", true},
+		{"chat embeddings", protocol.Chat, `{"object":"list","data":[{"embedding":[0.1]}]}`, ClassBadStream, `not a chat completion (a JSON object with choices): {"object":"list"`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				req := Request{ID: "w-1", Messages: []Message{{Role: "user", Content: "hi"}}}
 				built := protoProvider(tc.api, jsonAnswer(200, tc.body), WithoutStreaming()).Call(context.Background(), req)
 				hc := &http.Client{Transport: Instrument(jsonAnswer(200, tc.body).Transport)}
-				inst := Func(func(ctx context.Context, _ Request) error { return rawRead(ctx, hc, "/v1"+tc.api.path) }).Call(context.Background(), req)
+				inst := Func(func(ctx context.Context, _ Request) error { return rawRead(ctx, hc, "/v1"+tc.api.Path("")) }).Call(context.Background(), req)
 				if tc.lenient && !inst.OK() {
 					t.Errorf("Instrument judged %q %q, want no verdict", inst.Err, inst.Detail)
 				}
@@ -160,7 +161,7 @@ func TestWholeBadAnswers(t *testing.T) {
 
 // fakeChat is an OpenAI provider on the fake f, with opts, that keeps
 // each request's body and Accept header.
-func fakeChat(f *fakeprovider.Fake, bodies *[]map[string]any, accepts *[]string, opts ...OpenAIOption) *LLMProvider {
+func fakeChat(f *fakeprovider.Fake, bodies *[]map[string]any, accepts *[]string, opts ...Option) *LLMProvider {
 	hc := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -174,7 +175,7 @@ func fakeChat(f *fakeprovider.Fake, bodies *[]map[string]any, accepts *[]string,
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		return f.Transport().RoundTrip(r)
 	})}
-	return OpenAI("http://fake/v1", append([]OpenAIOption{WithHTTPClient(hc), WithAPIKey(key)}, opts...)...)
+	return OpenAI("http://fake/v1", append([]Option{WithHTTPClient(hc), WithAPIKey(key)}, opts...)...)
 }
 
 // Non-streamed chat completions from the fake: the request says stream
@@ -190,13 +191,13 @@ func TestWholeChatFromFake(t *testing.T) {
 	const end = 350 * time.Millisecond // the first token at 200 ms, 15 more at 10 ms
 	for _, tc := range []struct {
 		name   string
-		opts   []OpenAIOption
+		opts   []Option
 		stream bool
 	}{
 		{"streamed", nil, true},
-		{"WithoutStreaming", []OpenAIOption{WithoutStreaming()}, false},
-		{"WithoutStreamOptions first", []OpenAIOption{WithoutStreamOptions(), WithoutStreaming()}, false},
-		{"WithoutStreamOptions after", []OpenAIOption{WithoutStreaming(), WithoutStreamOptions()}, false},
+		{"WithoutStreaming", []Option{WithoutStreaming()}, false},
+		{"WithoutStreamOptions first", []Option{WithoutStreamOptions(), WithoutStreaming()}, false},
+		{"WithoutStreamOptions after", []Option{WithoutStreaming(), WithoutStreamOptions()}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -245,7 +246,7 @@ func TestWholeChatToolCallFromFake(t *testing.T) {
 	prof := fakeprovider.Profile{TTFT: fakeprovider.Fixed(100 * time.Millisecond), ITL: fakeprovider.Fixed(10 * time.Millisecond),
 		OutputTokens: fakeprovider.Fixed(8), ToolCalls: fakeprovider.ToolCalls{Probability: 1, ArgumentsTokens: fakeprovider.Fixed(5)}}
 	var recs [2]Record
-	for i, opts := range [][]OpenAIOption{nil, {WithoutStreaming()}} {
+	for i, opts := range [][]Option{nil, {WithoutStreaming()}} {
 		synctest.Test(t, func(t *testing.T) {
 			f := fakeprovider.New(prof)
 			defer f.Close()
@@ -303,16 +304,16 @@ func TestWholeChatFailuresFromFake(t *testing.T) {
 // without it; a whole request sent none, so it is not resent.
 func TestWholeChatNoStreamOptionsResend(t *testing.T) {
 	for _, tc := range []struct {
-		opts []OpenAIOption
+		opts []Option
 		sent int
-	}{{nil, 2}, {[]OpenAIOption{WithoutStreaming()}, 1}} {
+	}{{nil, 2}, {[]Option{WithoutStreaming()}, 1}} {
 		sent := 0
 		hc := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
 			sent++
 			return &http.Response{StatusCode: 400, Header: http.Header{"Content-Type": {"application/json"}}, Request: r,
 				Body: io.NopCloser(strings.NewReader(`{"error":{"message":"stream_options: extra inputs are not permitted"}}`))}, nil
 		})}
-		rec := OpenAI("http://fake/v1", append([]OpenAIOption{WithHTTPClient(hc)}, tc.opts...)...).Call(context.Background(), Request{ID: "r-1"})
+		rec := OpenAI("http://fake/v1", append([]Option{WithHTTPClient(hc)}, tc.opts...)...).Call(context.Background(), Request{ID: "r-1"})
 		if sent != tc.sent || rec.Err != "http_400" {
 			t.Errorf("options %d: %d requests sent, want %d: %+v", len(tc.opts), sent, tc.sent, rec)
 		}
@@ -325,7 +326,7 @@ func TestWholeChatRedacts(t *testing.T) {
 	good := strings.Replace(strings.Replace(wholeChat, `"gpt-4.1-2025-04-14"`, `"`+key+`"`, 1), "Let me check.", "your key is "+key, 1)
 	for _, body := range []string{good, `{"error":{"message":"bad key ` + key + `"}}`, `{"id":"` + key + `","choices":[`} {
 		synctest.Test(t, func(t *testing.T) {
-			rec := protoProvider(chatAPI, jsonAnswer(200, body), WithoutStreaming()).Call(context.Background(), Request{ID: "k-1"})
+			rec := protoProvider(protocol.Chat, jsonAnswer(200, body), WithoutStreaming()).Call(context.Background(), Request{ID: "k-1"})
 			if s := fmt.Sprintf("%+v", rec); strings.Contains(s, key) || !strings.Contains(s, "[redacted]") {
 				t.Errorf("record %s", s)
 			}
@@ -345,23 +346,23 @@ func TestWholeAnswersRealSocket(t *testing.T) {
 	defer srv.Close()
 	for _, proto := range []struct {
 		name string
-		new  func(opts ...LLMOption) *LLMProvider
+		new  func(opts ...Option) *LLMProvider
 	}{
-		{"chat", func(opts ...LLMOption) *LLMProvider {
-			o := make([]OpenAIOption, len(opts))
+		{"chat", func(opts ...Option) *LLMProvider {
+			o := make([]Option, len(opts))
 			for i, opt := range opts {
 				o[i] = opt
 			}
 			return OpenAI(srv.URL+"/v1", o...)
 		}},
-		{"responses", func(opts ...LLMOption) *LLMProvider { return Responses(srv.URL+"/v1", opts...) }},
-		{"messages", func(opts ...LLMOption) *LLMProvider { return Anthropic(srv.URL, opts...) }},
+		{"responses", func(opts ...Option) *LLMProvider { return Responses(srv.URL+"/v1", opts...) }},
+		{"messages", func(opts ...Option) *LLMProvider { return Anthropic(srv.URL, opts...) }},
 	} {
 		for _, client := range []struct {
 			name string
-			opts []LLMOption
-		}{{"own client", nil}, {"net/http", []LLMOption{WithNetHTTP()}}} {
-			p := proto.new(append([]LLMOption{WithModel("m-1"), WithoutStreaming()}, client.opts...)...)
+			opts []Option
+		}{{"own client", nil}, {"net/http", []Option{WithNetHTTP()}}} {
+			p := proto.new(append([]Option{WithModel("m-1"), WithoutStreaming()}, client.opts...)...)
 			id := "whole-" + proto.name + "-" + strings.ReplaceAll(client.name, " ", "-")
 			rec := p.Call(context.Background(), Request{ID: id, Messages: []Message{{Role: "user", Content: "hi"}}})
 			p.CloseIdleConnections()

@@ -10,6 +10,7 @@ import (
 	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/records"
+	"github.com/tailguard/tailguard/protocol"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -32,7 +33,7 @@ type runTarget struct {
 	records  string
 	format   string // the records' format ("" for this package's own)
 	desc     string
-	protocol string // what a fake is spoken to in (Chains.Protocol; "" is chat)
+	protocol protocol.Name // what a fake is spoken to in (Chains.Protocol; "" is chat)
 	// onFake, when set, is called by measure with each new fake.
 	onFake func(f *fakeprovider.Fake)
 }
@@ -87,15 +88,9 @@ func recordsLevel(level int) string {
 }
 
 // fakeClient is the provider that speaks protocol to fake f.
-func fakeClient(protocol string, f *fakeprovider.Fake) latencytest.Provider {
+func fakeClient(name protocol.Name, f *fakeprovider.Fake) latencytest.Provider {
 	client, model := latencytest.WithHTTPClient(f.Client()), latencytest.WithModel(f.Profile().Model)
-	switch protocol {
-	case ProtocolResponses:
-		return latencytest.Responses("http://fake/v1", client, model)
-	case ProtocolMessages:
-		return latencytest.Anthropic("http://fake/v1", client, model)
-	}
-	return latencytest.OpenAI("http://fake/v1", client, model)
+	return latencytest.NewLLM("http://fake/v1", protocol.Lookup(name), client, model) // a name checked when parsed
 }
 
 // checkRow fails an objective's subtest with its row alone: the whole

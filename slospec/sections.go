@@ -15,6 +15,7 @@ import (
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/protocol"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -409,13 +410,24 @@ func (p *specParser) chains(e specEntry) *Chains {
 	return c
 }
 
-// protocol checks a protocol name (ProtocolChat, ProtocolResponses or
-// ProtocolMessages) and returns it.
-func (p *specParser) protocol(f specEntry, name string) string {
-	if name != ProtocolChat && name != ProtocolResponses && name != ProtocolMessages {
-		p.errorf(f.v.Line, f.path, "%q is not a protocol: want chat, responses or messages", name)
+// protocol checks a protocol name (one of protocol.Names) and returns it.
+func (p *specParser) protocol(f specEntry, name string) protocol.Name {
+	if protocol.Lookup(protocol.Name(name)) == nil || name == "" {
+		var want []string
+		for _, n := range protocol.Names() {
+			want = append(want, string(n))
+		}
+		p.errorf(f.v.Line, f.path, "%q is not a protocol: want %s", name, orList(want))
 	}
-	return name
+	return protocol.Name(name)
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func (p *specParser) chainTotal(f specEntry, out *[]Objective) {

@@ -14,6 +14,7 @@ import (
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/protocol"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -200,10 +201,10 @@ type Chains struct {
 	// Objectives judge the chains, in the order written.
 	Objectives []Objective
 	// Protocol is the protocol the chains speak to a fake target
-	// (ProtocolChat, ProtocolResponses or ProtocolMessages; "" is chat).
+	// (a built-in protocol's name, see protocol.Names; "" is chat).
 	// An endpoint target speaks its own protocol: a different one here is
 	// an error.
-	Protocol string
+	Protocol protocol.Name
 	// ToolLatency is the mean wait of the tool step run after each call but
 	// the last (Chain.Tool waits as Tool says), 0 for none. It counts in
 	// the chain totals, and the task's tool time is (calls-1)·ToolLatency.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/protocol"
 )
 
 // Target names what a spec measures: exactly one of a fake preset, a
@@ -50,11 +51,12 @@ type Endpoint struct {
 	BaseURLEnv string
 	APIKeyEnv  string
 	ModelEnv   string
-	// Protocol is ProtocolChat (also for ""), ProtocolResponses or
-	// ProtocolMessages: the provider is latencytest.OpenAI, Responses or
-	// Anthropic (whose base URL is taken as AnthropicFromEnv takes it:
-	// "/v1" is added unless the path ends in it).
-	Protocol string
+	// Protocol names a built-in protocol (protocol.Names: ProtocolChat,
+	// also for "", ProtocolResponses or ProtocolMessages): the provider
+	// is latencytest.NewLLM with protocol.Lookup(Protocol), its base URL
+	// completed as the protocol's BaseURL says (Anthropic's gains "/v1"
+	// unless the path ends in it), its variables the protocol's Env.
+	Protocol protocol.Name
 	// NoStreaming (the spec's "stream: false") asks for whole answers
 	// instead of streams (latencytest.WithoutStreaming): Total is each
 	// body's end, and TTFT and the other token clocks are not observed,
@@ -63,11 +65,12 @@ type Endpoint struct {
 	NoStreaming bool
 }
 
-// The protocols an endpoint target speaks (Endpoint.Protocol).
+// The built-in protocols an endpoint target speaks (Endpoint.Protocol),
+// as package protocol names them.
 const (
-	ProtocolChat      = "chat"      // OpenAI chat completions
-	ProtocolResponses = "responses" // OpenAI's Responses API
-	ProtocolMessages  = "messages"  // Anthropic's Messages API
+	ProtocolChat      = protocol.NameChat      // OpenAI chat completions
+	ProtocolResponses = protocol.NameResponses // OpenAI's Responses API
+	ProtocolMessages  = protocol.NameMessages  // Anthropic's Messages API
 )
 
 // FakeProfile returns the profile of a fake target (Preset or Profile),
@@ -130,10 +133,11 @@ func (t Target) resolve() (runTarget, string, error) {
 // defaults applied.
 func (e Endpoint) Vars() (baseURL, apiKey, model string) {
 	baseURL, apiKey, model = e.BaseURLEnv, e.APIKeyEnv, e.ModelEnv
-	defBase, defKey, defModel := latencytest.EnvBaseURL, latencytest.EnvAPIKey, latencytest.EnvModel
-	if e.Protocol == ProtocolMessages {
-		defBase, defKey, defModel = latencytest.EnvAnthropicBaseURL, latencytest.EnvAnthropicAPIKey, latencytest.EnvAnthropicModel
+	env := protocol.Chat.Env
+	if p := protocol.Lookup(e.Protocol); p != nil && p.Env.BaseURL != "" {
+		env = p.Env
 	}
+	defBase, defKey, defModel := env.BaseURL, env.APIKey, env.Model
 	if baseURL == "" {
 		baseURL = defBase
 	}
@@ -178,30 +182,17 @@ func (e Endpoint) resolve() (runTarget, string, error) {
 		return runTarget{}, "", fmt.Errorf("%s is not an http(s) URL (its value is not shown: it may hold a secret)", baseVar)
 	}
 	// An empty key is no key (WithAPIKey("") sends none).
-	opts := []latencytest.LLMOption{latencytest.WithModel(model), latencytest.WithAPIKey(key)}
+	opts := []latencytest.Option{latencytest.WithModel(model), latencytest.WithAPIKey(key)}
 	if e.NoStreaming {
 		opts = append(opts, latencytest.WithoutStreaming())
 	}
-	var p latencytest.Provider
-	switch e.Protocol {
-	case ProtocolResponses:
-		p = latencytest.Responses(base, opts...)
-	case ProtocolMessages:
-		if path := strings.TrimRight(u.Path, "/"); !strings.HasSuffix(path, "/v1") {
-			u.Path, u.RawPath = path+"/v1", ""
-		}
-		p = latencytest.Anthropic(u.String(), opts...)
-	default:
-		chat := make([]latencytest.OpenAIOption, len(opts))
-		for i, o := range opts {
-			chat[i] = o
-		}
-		p = latencytest.OpenAI(base, chat...)
+	api := protocol.Lookup(e.Protocol) // checked when parsed
+	if api.BaseURL != nil {
+		api.BaseURL(u)
+		base = u.String()
 	}
-	proto := e.Protocol
-	if proto == "" {
-		proto = ProtocolChat
-	}
+	p := latencytest.NewLLM(base, api, opts...)
+	proto := string(api.Name)
 	if e.NoStreaming {
 		proto += ", not streaming"
 	}

@@ -19,14 +19,15 @@ const module = "github.com/tailguard/tailguard"
 // import, by the importer's directory (its first path element, or the
 // whole path for internal/ packages). The house, top to bottom: cmd and
 // examples, slospec, fit, records, sloassert, latencytest, fakeprovider,
-// internal.
+// protocol, internal.
 var allowed = map[string][]string{
-	"fakeprovider": {"internal"},
-	"latencytest":  {"internal"},
-	"sloassert":    {"latencytest", "internal"},
-	"fit":          {"fakeprovider", "latencytest", "internal"},
-	"records":      {"latencytest", "internal"},
-	"slospec":      {"fakeprovider", "latencytest", "records", "sloassert", "fit", "internal"},
+	"protocol":     {"internal"},
+	"fakeprovider": {"protocol", "internal"},
+	"latencytest":  {"protocol", "internal"},
+	"sloassert":    {"latencytest", "protocol", "internal"},
+	"fit":          {"fakeprovider", "latencytest", "protocol", "internal"},
+	"records":      {"latencytest", "protocol", "internal"},
+	"slospec":      {"fakeprovider", "latencytest", "records", "sloassert", "fit", "protocol", "internal"},
 	"internal":     {"internal"},
 	"cmd":          {"*"},
 	"examples":     {"*"},

@@ -1,0 +1,207 @@
+package protocol
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Name names a protocol, as specs spell it (`protocol: chat`) and as the
+// fake provider reports it (Served.Protocol).
+type Name string
+
+// The built-in protocols' names.
+const (
+	NameChat      Name = "chat"      // OpenAI chat completions
+	NameResponses Name = "responses" // OpenAI's Responses API
+	NameMessages  Name = "messages"  // Anthropic's Messages API
+)
+
+// Message is one chat message of a request.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is what a protocol's Body encodes: the model, the conversation
+// and the sampling settings of one call.
+type Request struct {
+	Model    string
+	Messages []Message
+	// MaxTokens caps the answer (0: no cap sent, unless the protocol
+	// requires one).
+	MaxTokens int
+	// Temperature is sent when non-nil.
+	Temperature *float64
+	// Stream asks for a streamed answer (false: the whole answer at once).
+	Stream bool
+	// Usage asks for token usage in the stream, with the field the
+	// protocol's UsageKey names (ignored by a protocol without one).
+	Usage bool
+}
+
+// Framing is how a streamed answer is cut into events.
+type Framing uint8
+
+const (
+	// SSE: server-sent events (text/event-stream); a Decoder gets each
+	// event's type and data.
+	SSE Framing = iota
+	// Lines: one event a line (NDJSON and the like), of any Content-Type;
+	// a Decoder gets each non-empty line as data, its type "".
+	Lines
+)
+
+// Protocol is one wire protocol: everything that differs between two LLM
+// APIs spoken over HTTP. Fields marked optional take the default named
+// when nil or empty. A Protocol must not change once in use.
+type Protocol struct {
+	// Name names it (in specs, served records and descriptions).
+	Name Name
+	// Title names it in errors and panics: "OpenAI", "Anthropic".
+	Title string
+	// Kind describes it in Description.Kind, before " (streaming)" or
+	// " (not streaming)": "openai-chat-completions".
+	Kind string
+	// Path returns the request path, appended to the base URL, for the
+	// model (after every option ran): "/chat/completions", or one that
+	// holds the model, as Gemini's "/models/{model}:streamGenerateContent";
+	// escaped (url.PathEscape what you put in it), and it may end in a
+	// query ("?alt=sse"), joined to the base URL's.
+	Path func(model string) string
+	// Body encodes a request body.
+	Body func(r Request) ([]byte, error)
+	// Auth sets the key's header on every request (optional; default
+	// "Authorization: Bearer <key>"). It is called only with a key.
+	Auth func(h http.Header, key string)
+	// Header sets the protocol's default headers on the provider's own
+	// (which hold the user's) once, at construction, and returns the
+	// values that are no secret (e.g. a version) (optional).
+	Header func(h http.Header) (public []string)
+	// Env names the environment variables of its base URL, key and model
+	// (for the FromEnv constructors and specs' endpoint targets).
+	Env Env
+	// BaseURL completes a base URL read from the environment as the
+	// vendor's SDKs take it (optional: used as it is). Anthropic's adds
+	// "/v1".
+	BaseURL func(u *url.URL)
+	// UsageKey is the request field that asks for usage in a stream
+	// (chat's "stream_options"; optional). A 400 or 422 answer whose body
+	// names it turns it off for the provider and the request is resent
+	// without it.
+	UsageKey string
+	// Framing is how the stream is cut into events (default SSE, which
+	// also asks for and requires text/event-stream).
+	Framing Framing
+	// NewDecoder returns a decoder for one stream.
+	NewDecoder func() Decoder
+	// Terminal names what a good stream ends with, for the verdict on a
+	// stream cut before it: "[DONE]".
+	Terminal string
+	// Whole decodes a whole (not streamed) answer into s; the error says
+	// why body is not the protocol's answer object (the request then fails
+	// as bad_stream).
+	Whole func(s Sink, body []byte) error
+	// Answer names its whole answer object in errors: "a chat completion".
+	Answer string
+	// IsAnswer reports whether a JSON body is its whole answer object
+	// (optional: never).
+	IsAnswer func(body []byte) bool
+	// MatchPath reports whether a request path is the protocol's (for
+	// Instrument, which sees requests it did not build) (optional: never).
+	MatchPath func(path string) bool
+	// MatchEvent reports whether a stream's first event that names a type
+	// is the protocol's, for a path that named none (optional: never).
+	MatchEvent func(typ string, data []byte) bool
+	// ErrorText extracts the message of an error body (optional: the
+	// common shape, see ErrorText).
+	ErrorText func(body []byte) (msg string, ok bool)
+	// EndOfSequence reports whether a finish reason means the model
+	// stopped on its own, so a usage count one above the streamed tokens
+	// counts an end-of-sequence token (optional: never). Records are
+	// judged by the built-in protocols' rules (see EndsSequence): a
+	// protocol of your own reports such a finish as "stop".
+	EndOfSequence func(finishReason string) bool
+}
+
+// Valid reports what a Protocol lacks to be used: "" when nothing.
+func (p *Protocol) Valid() string {
+	var missing []string
+	if p.Name == "" {
+		missing = append(missing, "Name")
+	}
+	if p.Path == nil {
+		missing = append(missing, "Path")
+	}
+	if p.Body == nil {
+		missing = append(missing, "Body")
+	}
+	if p.NewDecoder == nil {
+		missing = append(missing, "NewDecoder")
+	}
+	if p.Whole == nil {
+		missing = append(missing, "Whole")
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "protocol " + string(p.Name) + " has no " + strings.Join(missing, ", ")
+}
+
+// Env names a protocol's environment variables.
+type Env struct{ BaseURL, APIKey, Model string }
+
+// Counter names a token count a stream reports.
+type Counter uint8
+
+// The token counts.
+const (
+	PromptTokens     Counter = iota // input tokens, cached ones included
+	CompletionTokens                // output tokens, reasoning included
+	CachedTokens                    // input tokens served from a prefix cache
+	ReasoningTokens                 // output tokens spent reasoning
+)
+
+// Sink receives what a Decoder finds in a stream or a whole answer; the
+// caller stamps each call with the time of the read that brought it. A
+// string passed to a Sink may alias the decoder's input: the Sink copies
+// what it keeps.
+type Sink interface {
+	// Answer adds answer text (the first one is the first answer).
+	Answer(text string)
+	// Refusal adds refusal text (an answer; the request fails as refusal).
+	Refusal(text string)
+	// ToolCall counts a new tool call and returns its number, from 1.
+	ToolCall() (n int)
+	// ToolName says tool call n's name arrived (the first call's times
+	// FirstToolCall).
+	ToolName(n int)
+	// ToolArgs says arguments of tool call n arrived (the first call's
+	// last one times ToolArgsDone).
+	ToolArgs(n int)
+	// Model sets the model that answered.
+	Model(name string)
+	// Finish sets the finish reason.
+	Finish(reason string)
+	// Count sets a token count (a whole number in [0, 2^31)).
+	Count(c Counter, n int)
+	// Note adds a note to the record (once per text).
+	Note(msg string)
+	// Bad marks the stream malformed (the first reason wins) and goes on
+	// reading.
+	Bad(reason string)
+	// Fail marks the stream failed (the first reason wins) and stops it.
+	Fail(reason string)
+	// Done ends a good stream: nothing after it counts.
+	Done()
+}
+
+// Decoder decodes the events of one stream into a Sink.
+type Decoder interface {
+	// Event decodes one event (its data valid only during the call, and
+	// redacted of the provider's secrets) and reports whether it carried
+	// a token: answer text, reasoning, a refusal or a tool call.
+	Event(s Sink, typ string, data []byte) (token bool)
+	// End is called once when the stream ended, however it did.
+	End(s Sink)
+}
