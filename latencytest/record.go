@@ -364,15 +364,6 @@ func (e ErrorExample) ShortDetail() string {
 	return string(r[:n/2]) + "…" + string(r[len(r)-(n/2-1):])
 }
 
-// cutRunes cuts s to at most n characters, marking a cut with "…".
-func cutRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
 // MarshalJSON writes a non-finite Gap and a Failed run quantile as null.
 func (g RepeatGap) MarshalJSON() ([]byte, error) {
 	type plain RepeatGap

@@ -348,13 +348,7 @@ func TestWholeAnswersRealSocket(t *testing.T) {
 		name string
 		new  func(opts ...Option) *LLMProvider
 	}{
-		{"chat", func(opts ...Option) *LLMProvider {
-			o := make([]Option, len(opts))
-			for i, opt := range opts {
-				o[i] = opt
-			}
-			return OpenAI(srv.URL+"/v1", o...)
-		}},
+		{"chat", func(opts ...Option) *LLMProvider { return OpenAI(srv.URL+"/v1", opts...) }},
 		{"responses", func(opts ...Option) *LLMProvider { return Responses(srv.URL+"/v1", opts...) }},
 		{"messages", func(opts ...Option) *LLMProvider { return Anthropic(srv.URL, opts...) }},
 	} {
