@@ -1,21 +1,17 @@
 package latencytest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/recfile"
 )
 
 // WriteRecords writes records as JSONL (one JSON object a line), then an
@@ -27,32 +23,21 @@ func WriteRecords(w io.Writer, recs []Record) error {
 	return writeRecordsEnd(w, recs, recordsEnd{})
 }
 
-// recordsEnd is the end line of a records file: how many records precede
-// it (since the file's start, or since the previous end line of files
-// joined with cat) and, for the files Measure writes, the shard and
-// label of the run, so records.Merge finds a missing shard without the
-// summaries.
-type recordsEnd struct {
-	Records *int   `json:"end_of_records"`
-	Shard   string `json:"shard,omitempty"`
-	Label   string `json:"label,omitempty"`
-}
+// recordsEnd is the end line of a records file (recfile.End): its
+// count, and the shard and label of a run Measure wrote.
+type recordsEnd = recfile.End
 
 // writeRecordsEnd is WriteRecords with the end line's shard and label.
 func writeRecordsEnd(w io.Writer, recs []Record, end recordsEnd) error {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	for i := range recs {
-		if err := enc.Encode(&recs[i]); err != nil {
-			return fmt.Errorf("latencytest: writing record %s: %w", recs[i].ID, err)
-		}
+	return prefixed(recfile.Write(w, recs, end, func(r *Record) string { return r.ID }))
+}
+
+// prefixed puts the package's name in front of err (nil stays nil).
+func prefixed(err error) error {
+	if err != nil {
+		return fmt.Errorf("latencytest: %w", err)
 	}
-	n := len(recs)
-	end.Records = &n
-	if err := enc.Encode(end); err != nil {
-		return fmt.Errorf("latencytest: writing the end of records: %w", err)
-	}
-	return bw.Flush()
+	return nil
 }
 
 // LoadRecords reads a JSONL file of records written by WriteRecords (or a
@@ -76,48 +61,8 @@ func LoadRecords(path string) ([]Record, error) {
 // is read as it is; records.Merge tells them apart with the summary.json
 // beside it, or counts the file as incomplete.
 func ReadRecords(r io.Reader) ([]Record, error) {
-	var out []Record
-	br := bufio.NewReader(r)
-	since := 0 // records since the previous end line
-	for line := 1; ; line++ {
-		b, rerr := br.ReadBytes('\n')
-		if len(strings.TrimSpace(string(b))) > 0 {
-			var rec Record
-			dec := json.NewDecoder(strings.NewReader(string(b)))
-			dec.DisallowUnknownFields()
-			if derr := dec.Decode(&rec); derr != nil {
-				e, ok := endLine(b)
-				if !ok {
-					return nil, fmt.Errorf("latencytest: records line %d: %w", line, derr)
-				}
-				if *e.Records != since {
-					return nil, fmt.Errorf("latencytest: records line %d: the end line counts %d records, but %d precede it: lines were lost or added",
-						line, *e.Records, since)
-				}
-				since = 0
-			} else {
-				out = append(out, rec)
-				since++
-			}
-		}
-		if errors.Is(rerr, io.EOF) {
-			return out, nil
-		}
-		if rerr != nil {
-			return nil, fmt.Errorf("latencytest: reading records: %w", rerr)
-		}
-	}
-}
-
-// endLine decodes an end line; ok is false for anything else.
-func endLine(b []byte) (*recordsEnd, bool) {
-	var e recordsEnd
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil || e.Records == nil || dec.More() {
-		return nil, false
-	}
-	return &e, true
+	recs, err := recfile.Read[Record](r)
+	return recs, prefixed(err)
 }
 
 // ResultSummary is a result at a glance, for summary.json and the log: the
@@ -319,14 +264,8 @@ type streamKey struct{}
 // finish) is a partial one, as ReadRecords and records.Merge tell. The file
 // is created at the first record.
 type recordStream struct {
-	mu          sync.Mutex
-	dir, label  string
+	recfile.Stream
 	keepContent bool
-	path        string
-	f           *os.File
-	buf         []byte
-	n           int
-	err         error
 }
 
 // withRecordStream returns ctx carrying a stream to a records file in
@@ -335,44 +274,19 @@ func withRecordStream(ctx context.Context, dir, label string, keepContent bool) 
 	if dir == "" {
 		return ctx, nil
 	}
-	st := &recordStream{dir: dir, label: label, keepContent: keepContent}
+	st := &recordStream{Stream: recfile.Stream{Dir: dir, Label: label}, keepContent: keepContent}
 	return context.WithValue(ctx, streamKey{}, st), st
 }
 
-// write appends rec as one line, straight to the file (no buffer left
-// unwritten). The first error sticks and stops the writing.
+// write appends rec as one line (without its content unless kept).
 func (s *recordStream) write(rec *Record) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return
-	}
-	if s.f == nil {
-		if s.path == "" {
-			s.path = recordsPath(s.dir, s.label)
-		}
-		if s.f, s.err = os.Create(s.path); s.err != nil {
-			s.err = fmt.Errorf("latencytest: %w", s.err)
-			return
-		}
-	}
 	r := rec
 	if !s.keepContent && rec.Content != "" {
 		c := *rec
 		c.Content = ""
 		r = &c
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		s.err = fmt.Errorf("latencytest: writing record %s: %w", rec.ID, err)
-		return
-	}
-	s.buf = append(append(s.buf[:0], b...), '\n')
-	if _, err := s.f.Write(s.buf); err != nil {
-		s.err = fmt.Errorf("latencytest: writing record %s: %w", rec.ID, err)
-		return
-	}
-	s.n++
+	s.Write(r, rec.ID)
 }
 
 // finish writes the end line and closes the file; path is "" when no
@@ -381,41 +295,11 @@ func (s *recordStream) finish(sh Shard) (path string, err error) {
 	if s == nil {
 		return "", nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.f == nil {
-		return "", s.err
-	}
-	defer func() {
-		if cerr := s.f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("latencytest: %w", cerr)
-		}
-	}()
-	if s.err != nil {
-		return s.path, s.err
-	}
-	n := s.n
-	b, err := json.Marshal(recordsEnd{Records: &n, Shard: sh.String(), Label: s.label})
-	if err != nil {
-		return s.path, fmt.Errorf("latencytest: writing the end of records: %w", err)
-	}
-	if _, err := s.f.Write(append(b, '\n')); err != nil {
-		return s.path, fmt.Errorf("latencytest: writing the end of records: %w", err)
-	}
-	return s.path, nil
+	path, err = s.Finish(sh.String())
+	return path, prefixed(err)
 }
 
 // recordsPath is where a run's records go in dir: records.jsonl, or
 // records-<label>.jsonl (-2, -3… if need be) when a test measures more
 // than once.
-func recordsPath(dir, label string) string {
-	path := filepath.Join(dir, "records.jsonl")
-	for i := 1; exists(path); i++ {
-		name := "records-" + label
-		if i > 1 {
-			name += "-" + strconv.Itoa(i)
-		}
-		path = filepath.Join(dir, name+".jsonl")
-	}
-	return path
-}
+func recordsPath(dir, label string) string { return recfile.Path(dir, label) }

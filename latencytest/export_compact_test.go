@@ -13,7 +13,7 @@ import (
 // to path when the run ends.
 func RunStreamed(b Batch, p Provider, path string) (*Result, error) {
 	ctx, st := withRecordStream(context.Background(), filepath.Dir(path), b.Label, false)
-	st.path = path
+	st.File = path
 	r, err := b.Run(ctx, p)
 	if err != nil {
 		return nil, err

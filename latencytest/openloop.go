@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	randv2 "math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/arrivals"
 )
 
 // OpenLoop is an open-loop run: requests start on a schedule (generated
@@ -141,7 +142,7 @@ func (o OpenLoop) normalized() (OpenLoop, error) {
 // shardArrivals yields this shard's share of the whole run's arrivals,
 // with their indexes in the whole run.
 type shardArrivals struct {
-	all   *arrivals
+	all   *arrivals.Seq
 	shard Shard
 }
 
@@ -149,7 +150,7 @@ type shardArrivals struct {
 // whole run has none left.
 func (s shardArrivals) take() (i int, at time.Duration, ok bool) {
 	for {
-		i, at, ok = s.all.take()
+		i, at, ok = s.all.Take()
 		if !ok || s.shard.Owns(i) {
 			return i, at, ok
 		}
@@ -160,11 +161,15 @@ func (s shardArrivals) take() (i int, at time.Duration, ok bool) {
 func (o OpenLoop) mine() shardArrivals { return shardArrivals{all: o.arrivals(), shard: o.Shard} }
 
 // arrivals returns the whole run's schedule from its start (o normalized).
-func (o OpenLoop) arrivals() *arrivals {
-	a := &arrivals{limit: o.Requests, until: o.Duration, schedule: o.Schedule, replay: o.Replay,
-		constant: o.Arrivals == ArrivalsConstant, rate: o.Rate}
-	if a.schedule == nil && a.replay == nil && !a.constant {
-		a.rng = randv2.New(randv2.NewPCG(o.Seed, arrivalStream))
+func (o OpenLoop) arrivals() *arrivals.Seq {
+	a := &arrivals.Seq{Limit: o.Requests, Until: o.Duration, Constant: o.Arrivals == ArrivalsConstant, Rate: o.Rate}
+	switch {
+	case o.Schedule != nil:
+		a.Given = given(len(o.Schedule), func(i int) time.Duration { return o.Schedule[i] })
+	case o.Replay != nil:
+		a.Given = given(len(o.Replay), func(i int) time.Duration { return o.Replay[i].At })
+	case !a.Constant:
+		a.Rng = arrivals.Rand(o.Seed)
 	}
 	return a
 }
@@ -197,7 +202,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	// One goroutine ends the requests past their deadlines (deadlines.go).
 	ctx, endWatch := watchDeadlines(ctx)
 	defer endWatch()
-	whole := o.arrivals().count(MaxOpenLoopRequests + 1)
+	whole := o.arrivals().Count(MaxOpenLoopRequests + 1)
 	if whole > MaxOpenLoopRequests {
 		return nil, fmt.Errorf("latencytest: open loop: the arrivals plan more than %d requests (MaxOpenLoopRequests): lower rate or duration, or set requests", MaxOpenLoopRequests)
 	}
@@ -386,7 +391,7 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	partial := partialNote(res.Partial, res.PartialReason)
 	whole := ""
 	if o.Shard.sharded() {
-		whole = shardIDs(o.Shard, o.shardSrc, o.arrivals().count(MaxOpenLoopRequests), "arrival", "trace IDs")
+		whole = shardIDs(o.Shard, o.shardSrc, o.arrivals().Count(MaxOpenLoopRequests), "arrival", "trace IDs")
 	}
 	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d failed; 1 run%s%s", c.Planned, c.Sent, c.Kept, c.Failed, whole, partial), false)
 	d.set(4, "no: every request counts (an open loop has no warm-up)", false)
@@ -396,7 +401,7 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	} else {
 		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.CachedTokens()), false)
 	}
-	arrivals := o.describeArrivals(o.arrivals().count(MaxOpenLoopRequests))
+	arrivals := o.describeArrivals(o.arrivals().Count(MaxOpenLoopRequests))
 	if o.Shard.sharded() {
 		arrivals += fmt.Sprintf("; shared by %d shards, each sending one arrival in %d of that schedule", o.Shard.Count, o.Shard.Count)
 		if o.Rate > 0 {

@@ -1,17 +1,13 @@
 package latencytest
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
-	"math"
-	randv2 "math/rand/v2"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/arrivals"
 )
 
 // Arrival is one request of a replayed trace: when it is due, and
@@ -71,88 +67,12 @@ func ReadSchedule(r io.Reader) ([]Arrival, error) {
 }
 
 func readSchedule(r io.Reader) ([]Arrival, error) {
-	var out []Arrival
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if k := strings.IndexByte(text, '#'); k >= 0 {
-			text = text[:k]
-		}
-		fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\r' })
-		if len(fields) == 0 {
-			if strings.Contains(text, ",") {
-				return nil, fmt.Errorf("line %d: no offset before the comma", line)
-			}
-			continue
-		}
-		a, err := parseArrival(fields)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		if n := len(out); n > 0 && a.At < out[n-1].At {
-			return nil, fmt.Errorf("line %d: offset %v is before the previous line's %v (offsets must not decrease)", line, a.At, out[n-1].At)
-		}
-		out = append(out, a)
+	arr, err := arrivals.Read(r, MaxReplayPromptTokens, MaxReplayMaxTokens)
+	out := make([]Arrival, len(arr))
+	for i, a := range arr {
+		out[i] = Arrival(a)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("after line %d: %w", line, err)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no arrivals (every line is blank or a comment)")
-	}
-	return out, nil
-}
-
-// parseArrival reads "offset [prompt_tokens [max_tokens]]".
-func parseArrival(fields []string) (Arrival, error) {
-	var a Arrival
-	if len(fields) > 3 {
-		return a, fmt.Errorf("%d fields, want at most 3 (offset, prompt tokens, max tokens)", len(fields))
-	}
-	d, err := time.ParseDuration(fields[0])
-	switch {
-	case err != nil && isNumber(fields[0]):
-		return a, fmt.Errorf("offset %q has no unit (write 250ms or 0.25s)", fields[0])
-	case err != nil:
-		return a, fmt.Errorf("offset %q is not a duration (write 250ms or 0.25s)", fields[0])
-	case d < 0:
-		return a, fmt.Errorf("offset %v < 0", d)
-	}
-	a.At = d
-	for i, name := range []string{"prompt tokens", "max tokens"} {
-		if len(fields) <= i+1 {
-			break
-		}
-		n, err := strconv.Atoi(fields[i+1])
-		limit := []int{MaxReplayPromptTokens, MaxReplayMaxTokens}[i]
-		if isDigits(fields[i+1]) && (err != nil || n > limit) {
-			return a, fmt.Errorf("%s %s: above the limit of %d", name, fields[i+1], limit)
-		}
-		if err != nil || n < 1 {
-			return a, fmt.Errorf("%s %q: want a whole number >= 1", name, fields[i+1])
-		}
-		if i == 0 {
-			a.PromptTokens = n
-		} else {
-			a.MaxTokens = n
-		}
-	}
-	return a, nil
-}
-
-// isDigits reports whether s is a whole number written in decimal digits
-// (with an optional +), however large.
-func isDigits(s string) bool {
-	s = strings.TrimPrefix(s, "+")
-	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-func isNumber(s string) bool {
-	_, err := strconv.ParseFloat(s, 64)
-	return err == nil
+	return out, err
 }
 
 // Arrival processes of OpenLoop.Arrivals.
@@ -168,78 +88,14 @@ const (
 // 0.
 const defaultArrivalSeed = 7
 
-// arrivalStream is the constant PCG stream word of the Poisson gaps
-// ("openloop"), so that the gaps of seed s never equal another draw's.
-const arrivalStream = 0x6f70656e6c6f6f70
-
-// arrivals yields the scheduled offsets of an open loop, in order: the
-// schedule, the replay, or generated ones. It is used up as it yields: make
-// a new one (OpenLoop.arrivals) to go through them again.
-type arrivals struct {
-	n     int           // requests yielded so far
-	limit int           // requests (0: none)
-	until time.Duration // duration (0: none)
-
-	schedule []time.Duration // a replayed schedule
-	replay   []Arrival       // a replayed trace
-
-	constant bool
-	rate     float64
-	rng      *randv2.Rand
-	at       time.Duration // the last generated offset
-}
-
-// take returns the offset of the next request (and its index); ok is
-// false when the run has sent everything.
-func (a *arrivals) take() (i int, at time.Duration, ok bool) {
-	i = a.n
-	if a.limit > 0 && i >= a.limit {
-		return i, 0, false
-	}
-	switch {
-	case a.schedule != nil:
-		if i >= len(a.schedule) {
-			return i, 0, false
+// given is an arrivals.Seq's Given of n offsets, the i-th at(i).
+func given(n int, at func(int) time.Duration) func(int) (time.Duration, bool) {
+	return func(i int) (time.Duration, bool) {
+		if i >= n {
+			return 0, false
 		}
-		at = a.schedule[i]
-	case a.replay != nil:
-		if i >= len(a.replay) {
-			return i, 0, false
-		}
-		at = a.replay[i].At
-	case a.constant:
-		at = offsetAt(float64(i) * 1e9 / a.rate)
-	case i > 0:
-		at = a.at + min(offsetAt(a.rng.ExpFloat64()*1e9/a.rate), math.MaxInt64-a.at)
+		return at(i), true
 	}
-	if a.until > 0 && at >= a.until {
-		return i, 0, false
-	}
-	a.at = at
-	a.n++
-	return i, at, true
-}
-
-// offsetAt rounds nanoseconds to a Duration, saturating instead of
-// wrapping.
-func offsetAt(ns float64) time.Duration {
-	if ns >= math.MaxInt64 {
-		return time.Duration(math.MaxInt64)
-	}
-	return time.Duration(math.Round(ns))
-}
-
-// count is how many requests the arrivals will yield, counting no
-// further than upTo (it consumes them).
-func (a *arrivals) count(upTo int) int {
-	n := 0
-	for n < upTo {
-		if _, _, ok := a.take(); !ok {
-			break
-		}
-		n++
-	}
-	return n
 }
 
 // replayPrompts builds the requests of an open loop: the Batch's, or,

@@ -88,7 +88,7 @@ func TestPoissonArrivals(t *testing.T) {
 	a := o.arrivals()
 	var offsets []time.Duration
 	for {
-		_, at, ok := a.take()
+		_, at, ok := a.Take()
 		if !ok {
 			break
 		}
@@ -117,7 +117,7 @@ func TestPoissonArrivals(t *testing.T) {
 		t.Errorf("gaps: mean %.5fs (want 0.1s), CV %.3f (want 1)", mean, cv)
 	}
 	// The count is the same however often it is asked.
-	if n1, n2 := o.arrivals().count(1e9), o.arrivals().count(1e9); n1 != 100_000 || n2 != n1 {
+	if n1, n2 := o.arrivals().Count(1e9), o.arrivals().Count(1e9); n1 != 100_000 || n2 != n1 {
 		t.Errorf("count %d then %d", n1, n2)
 	}
 }
