@@ -2,7 +2,6 @@ package records
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tailguard/tailguard/internal/recfile"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -18,13 +18,8 @@ import (
 // shards with no source.
 
 // recordsEnd is the end line of a records file, as latencytest's
-// WriteRecords and Measure write it: how many records precede it and,
-// for the files Measure writes, the shard and label of the run.
-type recordsEnd struct {
-	Records *int   `json:"end_of_records"`
-	Shard   string `json:"shard,omitempty"`
-	Label   string `json:"label,omitempty"`
-}
+// WriteRecords and Measure write it.
+type recordsEnd = recfile.End
 
 // loadRecords is latencytest.LoadRecords with the file's end line: its
 // last non-blank line when that is an end line (nil when the file does
@@ -48,21 +43,14 @@ func endOf(b []byte) *recordsEnd {
 	for {
 		i := bytes.LastIndexByte(b, '\n')
 		if line := b[i+1:]; len(bytes.TrimSpace(line)) > 0 {
-			b = line
-			break
+			e, _ := recfile.EndLine(line)
+			return e
 		}
 		if i < 0 {
 			return nil
 		}
 		b = b[:i]
 	}
-	var e recordsEnd
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil || e.Records == nil || dec.More() {
-		return nil
-	}
-	return &e
 }
 
 // shardInBox finds the shard in box 2 of a summary written before
