@@ -19,14 +19,14 @@ import (
 // default.
 type Batch struct {
 	// Requests is the number of measured requests. Default
-	// DefaultRequests.
+	// defaultRequests.
 	Requests int
 	// Warmup requests are sent first and discarded by trace ID, in
 	// submission order (never by completion order); they stay in the
 	// Result, marked; a cold start among them (the first request, one
 	// after an idle gap, or one a fake marks cold) is a candidate of
 	// Result.ColdStarts, judged on its own (sloassert.MaxColdStart) rather
-	// than hidden or averaged into steady state. Default DefaultWarmup (10: published benchmarks sent
+	// than hidden or averaged into steady state. Default defaultWarmup (10: published benchmarks sent
 	// 310 and discarded the first 10); NoWarmup keeps every request.
 	Warmup int
 	// NoWarmup sends no warm-up request: every request is measured.
@@ -137,7 +137,7 @@ func (m Mix) String() string {
 // normalized fills defaults and checks the configuration.
 func (b Batch) normalized() (Batch, error) {
 	if b.Requests == 0 {
-		b.Requests = DefaultRequests
+		b.Requests = defaultRequests
 	}
 	switch {
 	case b.NoWarmup && b.Warmup > 0:
@@ -145,7 +145,7 @@ func (b Batch) normalized() (Batch, error) {
 	case b.NoWarmup:
 		b.Warmup = 0
 	case b.Warmup == 0:
-		b.Warmup = DefaultWarmup
+		b.Warmup = defaultWarmup
 	}
 	if b.Concurrency == 0 {
 		b.Concurrency = 1
@@ -288,7 +288,7 @@ func (b Batch) runOnce(ctx context.Context, p Provider, run int, nonce nonceSour
 func (b Batch) Stages() []int {
 	n := b.Requests
 	if n <= 0 {
-		n = DefaultRequests
+		n = defaultRequests
 	}
 	limit := b.MaxRequests
 	if limit == 0 {

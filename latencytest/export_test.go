@@ -5,3 +5,12 @@ package latencytest
 func WithoutFastPath() Option {
 	return llmOnly("WithoutFastPath", func(o *LLMProvider) { o.noFastPath = true })
 }
+
+// The unexported defaults and limits, for the external tests.
+const (
+	DefaultWarmup       = defaultWarmup
+	MaxWindows          = maxWindows
+	EnvAnthropicBaseURL = envAnthropicBaseURL
+	EnvAnthropicAPIKey  = envAnthropicAPIKey
+	EnvAnthropicModel   = envAnthropicModel
+)

@@ -310,7 +310,7 @@ func (r *Result) Retried() int {
 // started in it, in submission order. A window with no request is kept,
 // empty, so the indexes stay regular. A Result cut short (Partial) passes
 // that on to its last window. It panics when d is not positive or would
-// make more than MaxWindows windows (CheckWindows says why).
+// make more than maxWindows windows (CheckWindows says why).
 func (r *Result) Windows(d time.Duration) []Window {
 	return windowsOf(r, d)
 }
@@ -335,7 +335,7 @@ func (r *Result) lastStart() time.Duration {
 }
 
 // CheckWindows returns an error unless Windows can cut r into windows of
-// length d: d must be positive and make at most MaxWindows windows. The
+// length d: d must be positive and make at most maxWindows windows. The
 // error says why: "a 34s run in windows of 6ns makes 5666666667 windows
 // (more than 100000): 6ns is 6 nanoseconds, a bare number where a duration
 // belongs (write 6*time.Hour or 6*time.Minute)", naming a bare count of
@@ -349,10 +349,10 @@ func (r *Result) CheckWindows(d time.Duration) error {
 	}
 	last := r.lastStart()
 	n := uint64(last/d) + 1
-	if n <= MaxWindows {
+	if n <= maxWindows {
 		return nil
 	}
-	s := fmt.Sprintf("a %v run in windows of %v makes %d windows (more than %d)", last, d, n, MaxWindows)
+	s := fmt.Sprintf("a %v run in windows of %v makes %d windows (more than %d)", last, d, n, maxWindows)
 	if d < time.Microsecond {
 		s += fmt.Sprintf(": %v is %d nanoseconds, a bare number where a duration belongs (write %d*time.Hour or %d*time.Minute)", d, int64(d), int64(d), int64(d))
 	} else {
@@ -364,13 +364,13 @@ func (r *Result) CheckWindows(d time.Duration) error {
 // ColdStarts is the TTFT of every request that may have met a cold start,
 // judged on its own (sloassert.MaxColdStart) rather than hidden with the
 // warm-up or averaged into steady state: the run's first request, each
-// request sent after DefaultIdleGap with nothing of this run in flight,
+// request sent after defaultIdleGap with nothing of this run in flight,
 // and each request the fake provider says it cold-started
 // (Record.Injected holds "cold_start="), whatever the gap. A warm-up
 // request is one only for one of those reasons. A failed or unobserved
 // TTFT is Failed. The measured ones stay in the steady-state figures too:
 // nothing is hidden.
-func (r *Result) ColdStarts() Sample { return r.ColdStartsAfter(DefaultIdleGap) }
+func (r *Result) ColdStarts() Sample { return r.ColdStartsAfter(defaultIdleGap) }
 
 // ColdStartsAfter is ColdStarts with another idle gap.
 func (r *Result) ColdStartsAfter(idle time.Duration) Sample {
@@ -437,14 +437,14 @@ func (r *Result) TTFTFromSchedule() Sample {
 
 // Lag says whether the client fell behind its schedule: late is how many
 // open-loop records (warm-up included: every request was due) started
-// LateStart (1ms) or more after their scheduled send, and max is the
+// lateStart (1ms) or more after their scheduled send, and max is the
 // largest StartDelay of all. Both are 0 for a closed loop.
 func (r *Result) Lag() (late int, max time.Duration) {
 	for _, rec := range r.All() {
 		if !rec.OpenLoop {
 			continue
 		}
-		if rec.StartDelay >= LateStart {
+		if rec.StartDelay >= lateStart {
 			late++
 		}
 		if rec.StartDelay > max {
@@ -458,7 +458,7 @@ func (r *Result) Lag() (late int, max time.Duration) {
 func (r *Result) lagNote(o OpenLoop, st loopStats) string {
 	late, most := r.Lag()
 	if late == 0 {
-		return fmt.Sprintf("kept its schedule: no request started %v or more late (longest start delay %v)", LateStart, most)
+		return fmt.Sprintf("kept its schedule: no request started %v or more late (longest start delay %v)", lateStart, most)
 	}
 	why := "the client itself was slow to start them"
 	if st.fullFor > 0 {

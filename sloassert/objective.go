@@ -124,7 +124,7 @@ func Refute(confidence float64) Option {
 // Demonstrate or Refute split over the k windows (Bonferroni: each window
 // at 1-(1-c)/k), so the run's verdict is wrong with probability at most
 // 1-c, as for one look. A d that is not positive, or that would cut the run
-// into more than latencytest.MaxWindows windows (PerWindow(6) is 6 ns),
+// into more than 100,000 windows (PerWindow(6) is 6 ns),
 // fails the objective and says why.
 func PerWindow(d time.Duration) Option { return func(o *options) { o.window = d } }
 

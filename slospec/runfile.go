@@ -9,8 +9,8 @@ import (
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
-	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/protocol"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
