@@ -211,7 +211,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, err
 	}
 	b.align = al
-	res := &Result{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.mark()}
+	res := &Result{Planned: b.Shard.share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.mark()}
 	if err := res.keep(ctx, b.RecordMode); err != nil {
 		return nil, fmt.Errorf("latencytest: batch: %w", err)
 	}
@@ -331,7 +331,7 @@ func (b Batch) runStages(ctx context.Context, p Provider, nonce nonceSource, res
 func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSource, from, to int, start time.Time) ([]Record, string) {
 	var idx []int // the indexes this shard sends
 	for i := from; i < to; i++ {
-		if b.Shard.Owns(i) {
+		if b.Shard.owns(i) {
 			idx = append(idx, i)
 		}
 	}
@@ -341,7 +341,7 @@ func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSou
 	sent, stopped := 0, ""
 	for k, i := range idx {
 		if stopped = waitTurn(ctx, sem, start.Add(time.Duration(i)*b.Interval), b.limit()); stopped != "" {
-			stopped = fmt.Sprintf("sent %d of %d requests in run %d%s: %s", b.Shard.Share(from)+k, b.Shard.Share(to), run, b.shardNote(), stopped)
+			stopped = fmt.Sprintf("sent %d of %d requests in run %d%s: %s", b.Shard.share(from)+k, b.Shard.share(to), run, b.shardNote(), stopped)
 			break
 		}
 		id := b.traceID(run, i)
@@ -509,7 +509,7 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	partial := partialNote(res.Partial, res.PartialReason)
 	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s%s",
 		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, shardIDs(b.Shard, b.shardSrc, b.Warmup+b.Requests, "request", "trace IDs"), partial), false)
-	switch warm := b.Shard.Share(b.Warmup); {
+	switch warm := b.Shard.share(b.Warmup); {
 	case b.Warmup > 0 && b.Shard.sharded() && warm == 0:
 		d.set(4, fmt.Sprintf("no: this shard (%s) sent none of the whole run's %d warm-up requests (more shards than warm-up requests), so its first measured request paid its own connection setup; raise Warmup to at least %d",
 			b.Shard, b.Warmup, b.Shard.Count), true)

@@ -118,9 +118,9 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 		return nil, err
 	}
 	c.align = al
-	mine := make([]int, 0, c.Shard.Share(c.Chains)) // the chains this shard runs
+	mine := make([]int, 0, c.Shard.share(c.Chains)) // the chains this shard runs
 	for i := range c.Chains {
-		if c.Shard.Owns(i) {
+		if c.Shard.owns(i) {
 			mine = append(mine, i)
 		}
 	}

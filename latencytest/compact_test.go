@@ -70,7 +70,7 @@ func sameFigures(t *testing.T, full, compact *latencytest.Result) {
 		}
 	}
 	if !reflect.DeepEqual(full.Counts(), compact.Counts()) || !reflect.DeepEqual(full.Errors(), compact.Errors()) ||
-		!reflect.DeepEqual(full.ErrorExamples(), compact.ErrorExamples()) || !slices.Equal(full.DecodeRates(), compact.DecodeRates()) {
+		!reflect.DeepEqual(full.ErrorExamples(), compact.ErrorExamples()) || !slices.Equal(latencytest.DecodeRates(full), latencytest.DecodeRates(compact)) {
 		t.Errorf("counts or errors differ: %+v %v / %+v %v", full.Counts(), full.Errors(), compact.Counts(), compact.Errors())
 	}
 	fi, ci := full.ITL(), compact.ITL()
@@ -81,10 +81,10 @@ func sameFigures(t *testing.T, full, compact *latencytest.Result) {
 		checkWithin(t, "ITL", q, fi.Quantile(q), ci.Quantile(q))
 		sq := latencytest.ITLSketch(compact).Quantile(q)
 		checkWithin(t, "ITL sketch", q, fi.Quantile(q), sq)
-		if got := compact.ITLQuantile(q); got != sq {
+		if got := latencytest.ITLQuantile(compact, q); got != sq {
 			t.Errorf("ITLQuantile(%g) %v of compact records, their sketch's %v", q, got, sq)
 		}
-		if got := full.ITLQuantile(q); !full.Compacted() && got != fi.Quantile(q) {
+		if got := latencytest.ITLQuantile(full, q); !full.Compacted() && got != fi.Quantile(q) {
 			t.Errorf("ITLQuantile(%g) %v of full records, ITL's %v", q, got, fi.Quantile(q))
 		}
 	}

@@ -1,5 +1,7 @@
 package latencytest
 
+import "time"
+
 // WithoutFastPath makes the OpenAI provider send every request through
 // net/http (tests and benchmarks compare it with the fast path).
 func WithoutFastPath() Option {
@@ -14,3 +16,9 @@ const (
 	EnvAnthropicAPIKey  = envAnthropicAPIKey
 	EnvAnthropicModel   = envAnthropicModel
 )
+
+// ITLQuantile is Result.itlQuantile, for the external tests.
+func ITLQuantile(r *Result, q float64) time.Duration { return r.itlQuantile(q) }
+
+// DecodeRates is Result.decodeRates, for the external tests.
+func DecodeRates(r *Result) []float64 { return r.decodeRates() }

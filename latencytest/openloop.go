@@ -150,7 +150,7 @@ type shardArrivals struct {
 func (s shardArrivals) take() (i int, at time.Duration, ok bool) {
 	for {
 		i, at, ok = s.all.take()
-		if !ok || s.shard.Owns(i) {
+		if !ok || s.shard.owns(i) {
 			return i, at, ok
 		}
 	}
@@ -206,7 +206,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, err
 	}
 	o.align = al
-	res := &Result{Planned: o.Shard.Share(whole), Shard: o.Shard.mark()}
+	res := &Result{Planned: o.Shard.share(whole), Shard: o.Shard.mark()}
 	meter := startCPU()
 	res.Start = time.Now()
 	if err := res.keep(ctx, o.RecordMode); err != nil {

@@ -216,7 +216,7 @@ func (r *Record) DecodeRate() float64 {
 // decodeTokens is DecodeRate's n.
 func (r *Record) decodeTokens() int {
 	switch {
-	case r.DecodeRateUnit() == UnitEventsPerSecond:
+	case r.decodeRateUnit() == unitEventsPerSecond:
 		return r.TokenEvents
 	case r.CompletionTokens == r.TokenEvents+1 && protocol.EndsSequence(r.FinishReason):
 		return r.TokenEvents
@@ -226,18 +226,18 @@ func (r *Record) decodeTokens() int {
 
 // Units of Record.DecodeRateUnit.
 const (
-	UnitTokensPerSecond = "tokens/s" // completion tokens from usage
-	UnitEventsPerSecond = "events/s" // token events (SSE events that carried a token), usage absent
+	unitTokensPerSecond = "tokens/s" // completion tokens from usage
+	unitEventsPerSecond = "events/s" // token events (SSE events that carried a token), usage absent
 )
 
-// DecodeRateUnit is the unit of DecodeRate: UnitTokensPerSecond when usage
-// reported completion tokens, else UnitEventsPerSecond (a server that
+// decodeRateUnit is the unit of DecodeRate: unitTokensPerSecond when usage
+// reported completion tokens, else unitEventsPerSecond (a server that
 // sends several tokens an event then looks slower than it is).
-func (r *Record) DecodeRateUnit() string {
+func (r *Record) decodeRateUnit() string {
 	if r.CompletionTokens > 0 {
-		return UnitTokensPerSecond
+		return unitTokensPerSecond
 	}
-	return UnitEventsPerSecond
+	return unitEventsPerSecond
 }
 
 // Gaps holds a request's inter-token gaps compactly (unsigned varint

@@ -151,13 +151,13 @@ func (r *Result) itlSummary() Summary {
 	return r.ITL().Summarize()
 }
 
-// DecodeRates is the decode speed (tokens/s, or events/s for requests
+// decodeRates is the decode speed (tokens/s, or events/s for requests
 // without usage: see DecodeRateUnit) of each measured request; a failed
 // request counts as 0, and a success without a rate (a one-token answer:
 // see Record.DecodeRate) is left out, so it neither fails nor helps a
 // decode-rate floor.
-func (r *Result) DecodeRates() Rates {
-	out := make(Rates, 0, r.Len())
+func (r *Result) decodeRates() rateSet {
+	out := make(rateSet, 0, r.Len())
 	for _, rec := range r.All() {
 		if !rec.Warmup {
 			if v := rec.DecodeRate(); !math.IsNaN(v) {
@@ -168,14 +168,14 @@ func (r *Result) DecodeRates() Rates {
 	return out
 }
 
-// DecodeRateUnit is the unit of DecodeRates: UnitEventsPerSecond when any
+// decodeRateUnit is the unit of DecodeRates: unitEventsPerSecond when any
 // measured success reported no usage (its rate counts token events), else
-// UnitTokensPerSecond; "" when no measured request succeeded.
-func (r *Result) DecodeRateUnit() string {
+// unitTokensPerSecond; "" when no measured request succeeded.
+func (r *Result) decodeRateUnit() string {
 	unit := ""
 	for _, rec := range r.All() {
 		if !rec.Warmup && rec.OK() {
-			if unit = rec.DecodeRateUnit(); unit == UnitEventsPerSecond {
+			if unit = rec.decodeRateUnit(); unit == unitEventsPerSecond {
 				return unit
 			}
 		}
@@ -370,10 +370,10 @@ func (r *Result) CheckWindows(d time.Duration) error {
 // request is one only for one of those reasons. A failed or unobserved
 // TTFT is Failed. The measured ones stay in the steady-state figures too:
 // nothing is hidden.
-func (r *Result) ColdStarts() Sample { return r.ColdStartsAfter(defaultIdleGap) }
+func (r *Result) ColdStarts() Sample { return r.coldStartsAfter(defaultIdleGap) }
 
-// ColdStartsAfter is ColdStarts with another idle gap.
-func (r *Result) ColdStartsAfter(idle time.Duration) Sample {
+// coldStartsAfter is ColdStarts with another idle gap.
+func (r *Result) coldStartsAfter(idle time.Duration) Sample {
 	cs := r.ColdStartCandidates(idle)
 	s := make(Sample, len(cs))
 	for i, c := range cs {
@@ -485,7 +485,7 @@ func (r *Result) Summarize() ResultSummary {
 		TTFT: r.TTFT().Summarize(), FirstAnswer: r.FirstAnswer().Summarize(), Total: r.Total().Summarize(),
 		MaxGap: r.MaxGap().Summarize(), ITL: r.itlSummary(), CPUPerWall: r.CPUPerWall,
 		Partial: r.PartialReason, RepeatGaps: r.RepeatGaps, Disclosure: r.Disclosure,
-		Model: strings.Join(r.models(), ", "), DecodeRateUnit: r.DecodeRateUnit(), Shard: r.Shard.String(),
+		Model: strings.Join(r.models(), ", "), DecodeRateUnit: r.decodeRateUnit(), Shard: r.Shard.String(),
 	}
 	s.Machine = r.Machine
 	if r.openLoop() {
@@ -613,7 +613,7 @@ func (r *Result) Compacted() bool { return r.compact != nil }
 // class, detail, trace ID and start time stays exact, so every figure
 // and verdict but ITL is the same as with full records; the inter-token
 // gaps are pooled in a sketch (ITL and its quantiles within 1%:
-// ITLQuantile) and Record.Gaps is empty; the answer text (Content) is
+// itlQuantile) and Record.Gaps is empty; the answer text (Content) is
 // dropped. Records is nil afterwards: read the records with All, Len and
 // Record. Compacting a compact result does nothing.
 func (r *Result) Compact() {
@@ -627,11 +627,11 @@ func (r *Result) Compact() {
 	r.compact, r.Records = c, nil
 }
 
-// ITLQuantile is ITL().Quantile(q) without expanding the gaps: for
+// itlQuantile is ITL().Quantile(q) without expanding the gaps: for
 // compact records it comes from their sketch, within 1% (plus the
 // nanosecond it is rounded to) of the exact quantile, Failed where that
 // is Failed. It panics if q is outside [0,1].
-func (r *Result) ITLQuantile(q float64) time.Duration {
+func (r *Result) itlQuantile(q float64) time.Duration {
 	if r.compact != nil {
 		return r.compact.itl.Quantile(q)
 	}

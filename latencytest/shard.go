@@ -112,18 +112,18 @@ func (s Shard) String() string {
 	return fmt.Sprintf("%d/%d", s.Index, s.Count)
 }
 
-// Owns reports whether request (or chain, or arrival) i of the whole run
+// owns reports whether request (or chain, or arrival) i of the whole run
 // is this shard's: i mod Count == Index. Every i belongs to the zero
 // Shard.
-func (s Shard) Owns(i int) bool {
+func (s Shard) owns(i int) bool {
 	if s.Count <= 1 {
 		return true
 	}
 	return i%s.Count == s.Index
 }
 
-// Share is how many of the whole run's first n requests are this shard's.
-func (s Shard) Share(n int) int {
+// share is how many of the whole run's first n requests are this shard's.
+func (s Shard) share(n int) int {
 	if s.Count <= 1 {
 		return max(n, 0)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -401,7 +402,7 @@ func MaxErrorRate(max float64, classes ...string) Objective {
 func MinDecodeRate(q, floor float64) Objective {
 	name := fmt.Sprintf("decode %s >= %g tok/s", QuantileName(q), floor)
 	return Objective{Name: name, judge: func(r *latencytest.Result, o options) Outcome {
-		rates := r.DecodeRates()
+		rates := decodeRates(r)
 		out := Outcome{Objective: name, Budget: fmt.Sprintf("%g tok/s", floor), Observed: "-"}
 		switch {
 		case !(q > 0 && q < 1):
@@ -420,7 +421,7 @@ func MinDecodeRate(q, floor float64) Objective {
 			out.Observed, out.Note = "0 tok/s", "every measured request failed"
 			return out
 		}
-		v := rates.Quantile(q)
+		v := stats.Quantile(slices.Sorted(slices.Values(rates)), q)
 		out.Observed = fmt.Sprintf("%.1f tok/s", v)
 		out.Margin = fmt.Sprintf("%+.1f tok/s", v-floor)
 		if need := MinSamples(q); len(rates) < need && !o.allowSmall {
