@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -247,9 +246,6 @@ func (r *Result) ErrorExamples() []ErrorExample {
 	return out
 }
 
-// ErrorClasses returns the classes of Errors, sorted.
-func (r *Result) ErrorClasses() []string { return slices.Sorted(maps.Keys(r.Errors())) }
-
 // CachedTokens sums usage.prompt_tokens_details.cached_tokens over the
 // measured requests: 0 proves the prompts missed the provider's cache.
 func (r *Result) CachedTokens() int {
@@ -380,16 +376,6 @@ func (r *Result) coldStartsAfter(idle time.Duration) Sample {
 		s[i] = c.TTFT
 	}
 	return s
-}
-
-// ColdStartIDs returns the trace IDs behind ColdStartsAfter(idle), in the
-// same order.
-func (r *Result) ColdStartIDs(idle time.Duration) []string {
-	var ids []string
-	for _, c := range r.ColdStartCandidates(idle) {
-		ids = append(ids, c.ID)
-	}
-	return ids
 }
 
 // ColdStartCandidates returns every cold-start candidate with the gap

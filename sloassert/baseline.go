@@ -17,6 +17,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
+	"maps"
 )
 
 // The two switches that make Regression rewrite its baseline from the
@@ -55,7 +56,7 @@ func SaveBaseline(path string, r *latencytest.Result) error {
 	}
 	if c := r.Counts(); c.Kept == 0 {
 		var classes []string
-		for _, k := range r.ErrorClasses() {
+		for _, k := range slices.Sorted(maps.Keys(r.Errors())) {
 			classes = append(classes, fmt.Sprintf("%s %d", k, r.Errors()[k]))
 		}
 		return fmt.Errorf("sloassert: baseline %s: every measured request failed (%s): a baseline of failures cannot judge a change", path, strings.Join(classes, ", "))

@@ -38,7 +38,7 @@ func TestInjectedColdStartsAreFound(t *testing.T) {
 			t.Errorf("%s: %+v", out.Objective, out)
 		}
 	}
-	if ids := r.ColdStartIDs(defaults.IdleGap); len(ids) != 6 { // the first request (a warm-up) and 5 injected; the other warm-ups are no candidates
+	if ids := coldStartIDs(r, defaults.IdleGap); len(ids) != 6 { // the first request (a warm-up) and 5 injected; the other warm-ups are no candidates
 		t.Errorf("candidates %v", ids)
 	}
 }
@@ -171,7 +171,7 @@ func TestWarmupIsACandidateOnlyAfterIdle(t *testing.T) {
 	}
 	cs := sloassert.MaxColdStart(time.Second, sloassert.AfterIdle(2*time.Second))
 	r := build(0)
-	if ids := r.ColdStartIDs(2 * time.Second); fmt.Sprint(ids) != "[c1-0000]" {
+	if ids := coldStartIDs(r, 2*time.Second); fmt.Sprint(ids) != "[c1-0000]" {
 		t.Errorf("back to back: candidates %v, want the first request only", ids)
 	}
 	if out := judge(r, cs); !out.OK {
@@ -222,4 +222,14 @@ func TestExtrapolatedClassIsFlagged(t *testing.T) {
 	if out := judge(r, sloassert.MaxColdStart(time.Second)); out.OK || out.Verdict != sloassert.Fail || strings.Contains(out.Note, "extrapolated") {
 		t.Errorf("a short prompt 7.8 s over its class:\n%s", out)
 	}
+}
+
+// coldStartIDs returns the trace IDs of r's cold-start candidates with
+// the gap idle, in Records order.
+func coldStartIDs(r *latencytest.Result, idle time.Duration) []string {
+	var ids []string
+	for _, c := range r.ColdStartCandidates(idle) {
+		ids = append(ids, c.ID)
+	}
+	return ids
 }

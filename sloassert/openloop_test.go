@@ -96,7 +96,7 @@ func TestScaleToZeroColdStartsJudgedOnTheirOwn(t *testing.T) {
 	// deployment (a whole 20 s load); a request sent while that load was
 	// still running waits for part of it, and counts in steady state.
 	ids := map[string]bool{}
-	for _, id := range r.ColdStartIDs(defaults.IdleGap) {
+	for _, id := range coldStartIDs(r, defaults.IdleGap) {
 		ids[id] = true
 	}
 	coldSeen := 0
