@@ -1,6 +1,10 @@
 package latencytest
 
-import "time"
+import (
+	"time"
+
+	"github.com/tailguard/tailguard/internal/gaps"
+)
 
 // WithoutFastPath makes the OpenAI provider send every request through
 // net/http (tests and benchmarks compare it with the fast path).
@@ -22,3 +26,6 @@ func ITLQuantile(r *Result, q float64) time.Duration { return r.itlQuantile(q) }
 
 // DecodeRates is Result.decodeRates, for the external tests.
 func DecodeRates(r *Result) []float64 { return r.decodeRates() }
+
+// Gaps is the type of Record.Gaps, for the tests.
+type Gaps = gaps.Gaps

@@ -1,16 +1,15 @@
 package latencytest
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/tailguard/tailguard/internal/gaps"
 	"github.com/tailguard/tailguard/protocol"
 )
 
@@ -117,7 +116,7 @@ type Record struct {
 	// counts too.
 	MaxGap time.Duration `json:"max_gap_ns"`
 	// Gaps are the inter-token gaps, one per token event after the first.
-	Gaps Gaps `json:"gaps_ns,omitzero"`
+	Gaps gaps.Gaps `json:"gaps_ns,omitzero"`
 
 	// TokenEvents counts the SSE events that carried a token.
 	TokenEvents int `json:"token_events"`
@@ -240,64 +239,6 @@ func (r *Record) decodeRateUnit() string {
 	return unitEventsPerSecond
 }
 
-// Gaps holds a request's inter-token gaps compactly (unsigned varint
-// nanoseconds, about 4 bytes a gap), so that a record stays small.
-type Gaps struct {
-	b []byte
-	n int
-}
-
-// Add appends a gap (a negative one is stored as 0). Add is for the code
-// that records a request: a copied Gaps shares its bytes with the original,
-// so only one of them may be added to.
-func (g *Gaps) Add(d time.Duration) {
-	g.b = binary.AppendUvarint(g.b, uint64(max(d, 0)))
-	g.n++
-}
-
-// Len is the number of gaps.
-func (g Gaps) Len() int { return g.n }
-
-// All returns the gaps in order.
-func (g Gaps) All() []time.Duration { return g.appendTo(make([]time.Duration, 0, g.n)) }
-
-func (g Gaps) appendTo(out []time.Duration) []time.Duration {
-	b := g.b
-	for len(b) > 0 {
-		v, k := binary.Uvarint(b)
-		if k <= 0 {
-			break
-		}
-		out = append(out, time.Duration(v))
-		b = b[k:]
-	}
-	return out
-}
-
-// MarshalJSON writes the gaps as an array of nanoseconds.
-func (g Gaps) MarshalJSON() ([]byte, error) {
-	if g.n == 0 {
-		return []byte("[]"), nil
-	}
-	return json.Marshal(g.All())
-}
-
-// UnmarshalJSON reads an array of nanoseconds.
-func (g *Gaps) UnmarshalJSON(b []byte) error {
-	var ds []time.Duration
-	if err := json.Unmarshal(b, &ds); err != nil {
-		return err
-	}
-	*g = Gaps{}
-	for _, d := range ds {
-		g.Add(d)
-	}
-	return nil
-}
-
-// IsZero lets encoding/json's omitempty drop an empty list.
-func (g Gaps) IsZero() bool { return g.n == 0 }
-
 // Counts accounts for every request: Sent = Kept + Discarded + Failed.
 type Counts struct {
 	// Planned is how many requests the run meant to send.
@@ -391,18 +332,4 @@ type RepeatGap struct {
 	Runs   []time.Duration `json:"runs_ns"`
 	// Gap is (max-min)/min over the runs, a fraction.
 	Gap float64 `json:"gap"`
-}
-
-// values yields the gaps in order without allocating.
-func (g Gaps) values() iter.Seq[time.Duration] {
-	return func(yield func(time.Duration) bool) {
-		b := g.b
-		for len(b) > 0 {
-			v, k := binary.Uvarint(b)
-			if k <= 0 || !yield(time.Duration(v)) {
-				return
-			}
-			b = b[k:]
-		}
-	}
 }

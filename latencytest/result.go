@@ -133,7 +133,7 @@ func (r *Result) ITL() Sample {
 	var s Sample
 	for _, rec := range r.All() {
 		if !rec.Warmup {
-			s = rec.Gaps.appendTo(s)
+			s = rec.Gaps.AppendTo(s)
 			if !rec.OK() {
 				s = append(s, Failed)
 			}
@@ -693,7 +693,7 @@ func (r *Result) retainedBytes() int {
 	n := 0
 	for i := range r.Records {
 		rec := &r.Records[i]
-		n += recordSize + cap(rec.Gaps.b) + len(rec.ID) + len(rec.Content) + len(rec.Detail)
+		n += recordSize + rec.Gaps.Retained() + len(rec.ID) + len(rec.Content) + len(rec.Detail)
 	}
 	return n
 }
