@@ -7,8 +7,11 @@ import (
 	"github.com/tailguard/tailguard/internal/defaults"
 )
 
-// The environment variables, read only at the edge: OpenAIFromEnv reads
-// the OPENAI_* ones, AnthropicFromEnv the ANTHROPIC_* ones, and
+// The environment variables, the defaults and limits, the values that
+// mark a time that is not a latency, and the error classes.
+//
+// The environment variables are read only at the edge: OpenAIFromEnv
+// reads the OPENAI_* ones, AnthropicFromEnv the ANTHROPIC_* ones, and
 // Load.FromEnv (which Measure calls) the TAILGUARD_* ones to fill the
 // fields a runner leaves unset. Run reads none.
 const (
@@ -37,13 +40,13 @@ const (
 	// EnvLocation labels the client's network location in the disclosure
 	// when Load.Location is empty.
 	EnvLocation = "TAILGUARD_LOCATION"
-)
 
-// The defaults (what a run does when a field is left zero) and the
-// limits: input beyond a limit is refused with an error that names it,
-// since a typo (an extra digit, a bare number where a duration belongs)
-// would otherwise grow a run to gigabytes or make it wait for hours.
-const (
+	// The defaults (what a run does when a field is left zero) and the
+	// limits: input beyond a limit is refused with an error that names
+	// it, since a typo (an extra digit, a bare number where a duration
+	// belongs) would otherwise grow a run to gigabytes or make it wait
+	// for hours.
+
 	// DefaultHardCap is the longest any call may take unless told
 	// otherwise.
 	DefaultHardCap = 150 * time.Second
@@ -67,6 +70,36 @@ const (
 	// BusyClient is the client CPU/wall above which the client is part
 	// of the tail it measured (box 13 and the reports warn).
 	BusyClient = 0.7
+
+	// The values that mark a time that is not a latency.
+
+	// Failed is the value a failed request takes in a latency Sample: it
+	// never delivered what was timed, so it counts as infinitely slow. A
+	// quantile that reaches a failed request is Failed, and a failed
+	// request can only make a figure worse, never better.
+	Failed = time.Duration(math.MaxInt64)
+	// NotObserved marks a time in a Record that did not happen (no token,
+	// no answer): -1ns.
+	NotObserved = time.Duration(-1)
+
+	// Error classes of a Record's Err. "" means success. HTTP errors are
+	// "http_<status>" (see HTTPClass).
+
+	ClassFirstTokenTimeout = "first_token_timeout" // no token before Request.FirstTokenTimeout
+	ClassTotalTimeout      = "total_timeout"       // not done before Request.TotalTimeout or the hard cap
+	ClassEmptyStream       = "empty_stream"        // 200 and a clean end, but no token at all
+	ClassEmptyAnswer       = "empty_answer"        // tokens, but no answer content (e.g. reasoning used the cap)
+	ClassTruncated         = "truncated"           // the stream ended without [DONE] (Responses: response.completed; Messages: message_stop)
+	ClassBadStream         = "bad_stream"          // a malformed event, an error event or object mid-stream, or a 2xx answer that is not an event stream
+	ClassRefusal           = "refusal"             // the model refused (delta.refusal): an answer of its own kind, timed, but not the answer asked for
+	ClassContentFilter     = "content_filter"      // the provider's content filter stopped the answer (finish_reason content_filter): policy, not latency
+	ClassTransport         = "transport"           // no HTTP answer: connection refused, reset, DNS…
+	ClassCanceled          = "canceled"            // the run's context ended (deadline, cancel)
+	ClassCallError         = "call_error"          // a Func call returned an error that no HTTP attempt explains (its text in Detail)
+	// ClassToolError is a chain's class (ChainRun.Err), never a call's: a
+	// tool step (Chain.Tool) returned an error, its text in
+	// ChainRun.ToolErr.
+	ClassToolError = "tool_error"
 )
 
 // The unexported defaults and limits.
@@ -99,24 +132,22 @@ const (
 	lateStart = time.Millisecond
 )
 
-// The values that mark a time that is not a latency.
-const (
-	// Failed is the value a failed request takes in a latency Sample: it
-	// never delivered what was timed, so it counts as infinitely slow. A
-	// quantile that reaches a failed request is Failed, and a failed
-	// request can only make a figure worse, never better.
-	Failed = time.Duration(math.MaxInt64)
-	// NotObserved marks a time in a Record that did not happen (no token,
-	// no answer): -1ns.
-	NotObserved = time.Duration(-1)
+// The error classes and the default prompt mix.
+var (
+	// Classes lists the error classes of a call besides "http_<status>": every
+	// Class constant but ClassToolError, a chain's (add a new class to
+	// both).
+	Classes = []string{
+		ClassFirstTokenTimeout, ClassTotalTimeout, ClassEmptyStream, ClassEmptyAnswer, ClassTruncated,
+		ClassBadStream, ClassRefusal, ClassContentFilter, ClassTransport, ClassCanceled, ClassCallError,
+	}
+	// DefaultMix is 70% short, 20% medium, 10% long prompts (about 200,
+	// 1,000 and 6,000 tokens, capped at 100, 300 and 600 tokens), seed 7:
+	// the mix of published benchmarks (docs/sources.md), what a Batch uses
+	// when Mix is left empty.
+	DefaultMix = Mix{Seed: 7, Classes: []PromptClass{
+		{Name: "short", Weight: 0.7, PromptTokens: 200, MaxTokens: 100},
+		{Name: "medium", Weight: 0.2, PromptTokens: 1000, MaxTokens: 300},
+		{Name: "long", Weight: 0.1, PromptTokens: 6000, MaxTokens: 600},
+	}}
 )
-
-// DefaultMix is 70% short, 20% medium, 10% long prompts (about 200,
-// 1,000 and 6,000 tokens, capped at 100, 300 and 600 tokens), seed 7:
-// the mix of published benchmarks (docs/sources.md), what a Batch uses
-// when Mix is left empty.
-var DefaultMix = Mix{Seed: 7, Classes: []PromptClass{
-	{Name: "short", Weight: 0.7, PromptTokens: 200, MaxTokens: 100},
-	{Name: "medium", Weight: 0.2, PromptTokens: 1000, MaxTokens: 300},
-	{Name: "long", Weight: 0.1, PromptTokens: 6000, MaxTokens: 600},
-}}

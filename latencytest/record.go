@@ -13,34 +13,6 @@ import (
 	"github.com/tailguard/tailguard/protocol"
 )
 
-// Error classes of a Record's Err. "" means success. HTTP errors are
-// "http_<status>" (see HTTPClass).
-const (
-	ClassFirstTokenTimeout = "first_token_timeout" // no token before Request.FirstTokenTimeout
-	ClassTotalTimeout      = "total_timeout"       // not done before Request.TotalTimeout or the hard cap
-	ClassEmptyStream       = "empty_stream"        // 200 and a clean end, but no token at all
-	ClassEmptyAnswer       = "empty_answer"        // tokens, but no answer content (e.g. reasoning used the cap)
-	ClassTruncated         = "truncated"           // the stream ended without [DONE] (Responses: response.completed; Messages: message_stop)
-	ClassBadStream         = "bad_stream"          // a malformed event, an error event or object mid-stream, or a 2xx answer that is not an event stream
-	ClassRefusal           = "refusal"             // the model refused (delta.refusal): an answer of its own kind, timed, but not the answer asked for
-	ClassContentFilter     = "content_filter"      // the provider's content filter stopped the answer (finish_reason content_filter): policy, not latency
-	ClassTransport         = "transport"           // no HTTP answer: connection refused, reset, DNS…
-	ClassCanceled          = "canceled"            // the run's context ended (deadline, cancel)
-	ClassCallError         = "call_error"          // a Func call returned an error that no HTTP attempt explains (its text in Detail)
-	// ClassToolError is a chain's class (ChainRun.Err), never a call's: a
-	// tool step (Chain.Tool) returned an error, its text in
-	// ChainRun.ToolErr.
-	ClassToolError = "tool_error"
-)
-
-// Classes lists the error classes of a call besides "http_<status>": every
-// Class constant above but ClassToolError, a chain's (add a new class to
-// both).
-var Classes = []string{
-	ClassFirstTokenTimeout, ClassTotalTimeout, ClassEmptyStream, ClassEmptyAnswer, ClassTruncated,
-	ClassBadStream, ClassRefusal, ClassContentFilter, ClassTransport, ClassCanceled, ClassCallError,
-}
-
 // HTTPClass is the class of an HTTP error status: "http_529".
 func HTTPClass(status int) string { return fmt.Sprintf("http_%d", status) }
 
