@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/gaps"
+	"github.com/tailguard/tailguard/internal/httpattempt"
 )
 
 // WithoutFastPath makes the OpenAI provider send every request through
@@ -29,3 +30,6 @@ func DecodeRates(r *Result) []float64 { return r.decodeRates() }
 
 // Gaps is the type of Record.Gaps, for the tests.
 type Gaps = gaps.Gaps
+
+// Attempt is the element type of Record.Attempts, for the tests.
+type Attempt = httpattempt.Attempt

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tailguard/tailguard/internal/gaps"
+	"github.com/tailguard/tailguard/internal/httpattempt"
 	"github.com/tailguard/tailguard/protocol"
 )
 
@@ -146,7 +147,7 @@ type Record struct {
 	// (retries, tool calls), in the order they were sent; nil for a call
 	// that made none and for the other providers. See Func for which
 	// attempt the record's figures come from.
-	Attempts []Attempt `json:"attempts,omitempty"`
+	Attempts []httpattempt.Attempt `json:"attempts,omitempty"`
 }
 
 // OK reports whether the call succeeded.
