@@ -526,9 +526,9 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 		d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	}
 	if b.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
 	} else {
-		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
 	}
 	d.set(7, fmt.Sprintf("%d request(s) in flight (closed loop)", b.Concurrency)+shardSlots(b.Shard, b.slots), false)
 	if b.Interval > 0 {

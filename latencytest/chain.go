@@ -284,9 +284,9 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	d.set(4, "no: every call counts", false)
 	d.set(6, "kept: no call was discarded, so a cold start stays in the figures", false)
 	if c.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE; %d cached prompt tokens reported (a chain's history is a repeated prefix)", calls.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("NO NONCE; %d cached prompt tokens reported (a chain's history is a repeated prefix)", calls.cachedTokens()), false)
 	} else {
-		d.set(5, fmt.Sprintf("a unique nonce opens each chain; the history within a chain is a repeated prefix the provider may cache (%d cached prompt tokens reported)", calls.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("a unique nonce opens each chain; the history within a chain is a repeated prefix the provider may cache (%d cached prompt tokens reported)", calls.cachedTokens()), false)
 	}
 	d.set(7, fmt.Sprintf("%d chain(s) at once, calls within a chain sequential", c.Concurrency)+shardSlots(c.Shard, c.slots), false)
 	d.set(8, fmt.Sprintf("only %d chain(s) at once tested", c.Concurrency), true)

@@ -33,3 +33,6 @@ type Gaps = gaps.Gaps
 
 // Attempt is the element type of Record.Attempts, for the tests.
 type Attempt = httpattempt.Attempt
+
+// CachedTokens is Result.cachedTokens, for the external tests.
+func CachedTokens(r *Result) int { return r.cachedTokens() }

@@ -392,9 +392,9 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	d.set(4, "no: every request counts (an open loop has no warm-up)", false)
 	d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	if o.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
 	} else {
-		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
 	}
 	arrivals := o.describeArrivals(o.arrivals().count(maxOpenLoopRequests))
 	if o.Shard.sharded() {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/gaps"
 	"github.com/tailguard/tailguard/internal/httpattempt"
 	"github.com/tailguard/tailguard/protocol"
@@ -262,20 +263,7 @@ func (e ErrorExample) String() string {
 	if e.Detail == "" {
 		return fmt.Sprintf("%s %d (e.g. %s)", e.Class, e.Count, e.ID)
 	}
-	return fmt.Sprintf("%s %d (e.g. %s: %q)", e.Class, e.Count, e.ID, e.ShortDetail())
-}
-
-// ShortDetail is Detail for one line of a report: at most 160
-// characters, a longer one cut in the middle ("…"), so both what was
-// being done and the cause that a wrapped error ends with stay
-// ("Post \"http://…\": … connect: connection refused").
-func (e ErrorExample) ShortDetail() string {
-	const n = 160
-	if utf8.RuneCountInString(e.Detail) <= n {
-		return e.Detail
-	}
-	r := []rune(e.Detail)
-	return string(r[:n/2]) + "…" + string(r[len(r)-(n/2-1):])
+	return fmt.Sprintf("%s %d (e.g. %s: %q)", e.Class, e.Count, e.ID, format.ShortDetail(e.Detail))
 }
 
 // cutRunes cuts s to at most n characters, marking a cut with "…".

@@ -246,9 +246,9 @@ func (r *Result) ErrorExamples() []ErrorExample {
 	return out
 }
 
-// CachedTokens sums usage.prompt_tokens_details.cached_tokens over the
+// cachedTokens sums usage.prompt_tokens_details.cached_tokens over the
 // measured requests: 0 proves the prompts missed the provider's cache.
-func (r *Result) CachedTokens() int {
+func (r *Result) cachedTokens() int {
 	n := 0
 	for _, rec := range r.All() {
 		if !rec.Warmup {

@@ -463,7 +463,7 @@ func eventRated(r *latencytest.Result) int {
 func NoCacheHits() Objective {
 	name := "cache miss (cached tokens = 0)"
 	return Objective{Name: name, judge: func(r *latencytest.Result, _ options) Outcome {
-		n := r.CachedTokens()
+		n := cachedTokens(r)
 		out := Outcome{Objective: name, Observed: fmt.Sprintf("%d cached tokens", n), Budget: "0", Margin: fmt.Sprint(-n), OK: n == 0}
 		c := r.Counts()
 		unproven := 0

@@ -22,3 +22,15 @@ func decodeRates(r *latencytest.Result) []float64 {
 	}
 	return out
 }
+
+// cachedTokens is the sum of the cached prompt tokens of r's measured
+// requests: 0 proves the prompts missed the provider's cache.
+func cachedTokens(r *latencytest.Result) int {
+	n := 0
+	for _, rec := range r.All() {
+		if !rec.Warmup {
+			n += rec.CachedTokens
+		}
+	}
+	return n
+}
