@@ -36,3 +36,6 @@ type Attempt = httpattempt.Attempt
 
 // CachedTokens is Result.cachedTokens, for the external tests.
 func CachedTokens(r *Result) int { return r.cachedTokens() }
+
+// Builder is the builder records fills, for the external tests.
+type Builder = builder
