@@ -219,10 +219,10 @@ func (r *Result) Errors() map[string]int {
 	return m
 }
 
-// ErrorExamples lists the measured failures by class, most frequent
+// errorExamples lists the measured failures by class, most frequent
 // first (ties by class), each with its first request as an example; nil
 // when nothing failed.
-func (r *Result) ErrorExamples() []ErrorExample {
+func (r *Result) errorExamples() []ErrorExample {
 	var out []ErrorExample
 	at := map[string]int{}
 	for _, rec := range r.All() {
@@ -467,7 +467,7 @@ func (r *Result) openLoop() bool {
 // Summarize computes the ResultSummary (Test and Label are left empty).
 func (r *Result) Summarize() ResultSummary {
 	s := ResultSummary{
-		Counts: r.Counts(), ErrorRate: r.ErrorRate(), Errors: r.Errors(), ErrorExamples: r.ErrorExamples(),
+		Counts: r.Counts(), ErrorRate: r.ErrorRate(), Errors: r.Errors(), ErrorExamples: r.errorExamples(),
 		TTFT: r.TTFT().Summarize(), FirstAnswer: r.FirstAnswer().Summarize(), Total: r.Total().Summarize(),
 		MaxGap: r.MaxGap().Summarize(), ITL: r.itlSummary(), CPUPerWall: r.CPUPerWall,
 		Partial: r.PartialReason, RepeatGaps: r.RepeatGaps, Disclosure: r.Disclosure,
@@ -588,9 +588,9 @@ func (r *Result) WriteRecords(w io.Writer, keepContent bool) error {
 	return bw.Flush()
 }
 
-// Compacted reports whether r keeps compact records (see Compact):
+// compacted reports whether r keeps compact records (see Compact):
 // Records is then nil, and All, Len and Record read them.
-func (r *Result) Compacted() bool { return r.compact != nil }
+func (r *Result) compacted() bool { return r.compact != nil }
 
 // Compact converts r's records to compact form in place, as a run with
 // RecordMode RecordsCompact keeps them: about 60-80 bytes a request
