@@ -18,15 +18,15 @@ import (
 // submission order. The zero value of every field is its documented
 // default.
 type Batch struct {
-	// Requests is the number of measured requests. Default
-	// defaultRequests.
+	// Requests is the number of measured requests. Default 75, the
+	// fewest that reliably expose cold starts (10-20 miss them).
 	Requests int
 	// Warmup requests are sent first and discarded by trace ID, in
 	// submission order (never by completion order); they stay in the
 	// Result, marked; a cold start among them (the first request, one
 	// after an idle gap, or one a fake marks cold) is a candidate of
 	// Result.ColdStarts, judged on its own (sloassert.MaxColdStart) rather
-	// than hidden or averaged into steady state. Default defaultWarmup (10: published benchmarks sent
+	// than hidden or averaged into steady state. Default 10 (published benchmarks sent
 	// 310 and discarded the first 10); NoWarmup keeps every request.
 	Warmup int
 	// NoWarmup sends no warm-up request: every request is measured.

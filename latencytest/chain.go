@@ -24,7 +24,7 @@ type Chain struct {
 	FollowUp string
 	// Load holds the request shape, timeouts, label, location, content
 	// keeping and shard (see Load). For a chain, Prompt opens each chain
-	// (default defaultChainPrompt), NoNonce turns off the per-chain
+	// (default: one sentence asking for the next step of a plan), NoNonce turns off the per-chain
 	// nonce, MaxTokens caps each call (default 64) and Label defaults to
 	// "chain". Sharded, this process runs chain i when i mod Count ==
 	// Index, Concurrency/Count at once (see Shard).

@@ -81,10 +81,10 @@ func sameFigures(t *testing.T, full, compact *latencytest.Result) {
 		checkWithin(t, "ITL", q, fi.Quantile(q), ci.Quantile(q))
 		sq := latencytest.ITLSketch(compact).Quantile(q)
 		checkWithin(t, "ITL sketch", q, fi.Quantile(q), sq)
-		if got := latencytest.ITLQuantile(compact, q); got != sq {
+		if got := compact.ITLQuantile(q); got != sq {
 			t.Errorf("ITLQuantile(%g) %v of compact records, their sketch's %v", q, got, sq)
 		}
-		if got := latencytest.ITLQuantile(full, q); !latencytest.Compacted(full) && got != fi.Quantile(q) {
+		if got := full.ITLQuantile(q); !latencytest.Compacted(full) && got != fi.Quantile(q) {
 			t.Errorf("ITLQuantile(%g) %v of full records, ITL's %v", q, got, fi.Quantile(q))
 		}
 	}

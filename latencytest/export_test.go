@@ -23,7 +23,7 @@ const (
 )
 
 // ITLQuantile is Result.itlQuantile, for the external tests.
-func ITLQuantile(r *Result, q float64) time.Duration { return r.itlQuantile(q) }
+func ITLQuantile(r *Result, q float64) time.Duration { return r.ITLQuantile(q) }
 
 // DecodeRates is Result.decodeRates, for the external tests.
 func DecodeRates(r *Result) []float64 { return r.decodeRates() }

@@ -16,7 +16,7 @@ import (
 type Load struct {
 	// Prompt, when set, is what every request asks: it replaces a
 	// Batch's or OpenLoop's mix (a Replay arrival's PromptTokens still
-	// wins) and opens each chain of a Chain (default defaultChainPrompt).
+	// wins) and opens each chain of a Chain (default: one sentence asking for the next step of a plan).
 	Prompt string
 	// NoNonce turns off the unique leading nonce (one a request, or one a
 	// chain), to measure the cache on purpose. Default: every prompt

@@ -38,7 +38,7 @@ type OpenLoop struct {
 	Duration time.Duration
 	// MaxInFlight bounds the requests in flight. A request due while it is
 	// full waits for a free slot, and its wait counts in
-	// Record.StartDelay and FromSchedule. Default 0: defaultMaxInFlight, a
+	// Record.StartDelay and FromSchedule. Default 0: 10,000, a
 	// safety cap (a stalled provider at a high rate would otherwise pile up
 	// goroutines without bound).
 	MaxInFlight int
@@ -62,7 +62,7 @@ type OpenLoop struct {
 	// run sends arrival i of the whole run's schedule when i mod Count ==
 	// Index, so each shard sends at Rate/Count on average and the shards
 	// together send exactly the unsharded run's arrivals and trace IDs
-	// (see Shard). Requests, Duration and maxOpenLoopRequests count the
+	// (see Shard). Requests, Duration and the limit of 10,000,000 requests count the
 	// whole run; MaxInFlight bounds each shard.
 	Load
 	// RecordMode chooses full or compact records (see RecordMode).

@@ -167,13 +167,13 @@ func (r *Record) TokensUnobserved() bool { return r.OK() && r.TokenEvents == 0 &
 // model stopped on its own (finish_reason "stop"), the extra token is the
 // end-of-sequence token some servers count (Ollama) and n is the token
 // events. When usage reported no completion tokens, n is the token events
-// and the rate is in events per second (see DecodeRateUnit).
+// and the rate is in events per second.
 //
 // It is 0 for a failed request (a failure is never fast), and NaN for a
 // success that has no rate: fewer than two tokens (a one-token answer),
 // no token observed, or every token in one event (no time between the
-// first and the last). Result.DecodeRates leaves those out, never counting
-// them as 0.
+// first and the last). Decode-rate figures (sloassert.MinDecodeRate)
+// leave those out, never counting them as 0.
 func (r *Record) DecodeRate() float64 {
 	if !r.OK() {
 		return 0

@@ -306,7 +306,7 @@ func (r *Result) Retried() int {
 // started in it, in submission order. A window with no request is kept,
 // empty, so the indexes stay regular. A Result cut short (Partial) passes
 // that on to its last window. It panics when d is not positive or would
-// make more than maxWindows windows (CheckWindows says why).
+// make more than 100,000 windows (CheckWindows says why).
 func (r *Result) Windows(d time.Duration) []Window {
 	return windowsOf(r, d)
 }
@@ -331,7 +331,7 @@ func (r *Result) lastStart() time.Duration {
 }
 
 // CheckWindows returns an error unless Windows can cut r into windows of
-// length d: d must be positive and make at most maxWindows windows. The
+// length d: d must be positive and make at most 100,000 windows. The
 // error says why: "a 34s run in windows of 6ns makes 5666666667 windows
 // (more than 100000): 6ns is 6 nanoseconds, a bare number where a duration
 // belongs (write 6*time.Hour or 6*time.Minute)", naming a bare count of
@@ -360,7 +360,7 @@ func (r *Result) CheckWindows(d time.Duration) error {
 // ColdStarts is the TTFT of every request that may have met a cold start,
 // judged on its own (sloassert.MaxColdStart) rather than hidden with the
 // warm-up or averaged into steady state: the run's first request, each
-// request sent after defaultIdleGap with nothing of this run in flight,
+// request sent after an idle minute with nothing of this run in flight,
 // and each request the fake provider says it cold-started
 // (Record.Injected holds "cold_start="), whatever the gap. A warm-up
 // request is one only for one of those reasons. A failed or unobserved
@@ -423,7 +423,7 @@ func (r *Result) TTFTFromSchedule() Sample {
 
 // Lag says whether the client fell behind its schedule: late is how many
 // open-loop records (warm-up included: every request was due) started
-// lateStart (1ms) or more after their scheduled send, and max is the
+// 1ms or more after their scheduled send, and max is the
 // largest StartDelay of all. Both are 0 for a closed loop.
 func (r *Result) Lag() (late int, max time.Duration) {
 	for _, rec := range r.All() {
@@ -599,7 +599,7 @@ func (r *Result) compacted() bool { return r.compact != nil }
 // class, detail, trace ID and start time stays exact, so every figure
 // and verdict but ITL is the same as with full records; the inter-token
 // gaps are pooled in a sketch (ITL and its quantiles within 1%:
-// itlQuantile) and Record.Gaps is empty; the answer text (Content) is
+// ITLQuantile) and Record.Gaps is empty; the answer text (Content) is
 // dropped. Records is nil afterwards: read the records with All, Len and
 // Record. Compacting a compact result does nothing.
 func (r *Result) Compact() {
@@ -613,11 +613,11 @@ func (r *Result) Compact() {
 	r.compact, r.Records = c, nil
 }
 
-// itlQuantile is ITL().Quantile(q) without expanding the gaps: for
+// ITLQuantile is ITL().Quantile(q) without expanding the gaps: for
 // compact records it comes from their sketch, within 1% (plus the
 // nanosecond it is rounded to) of the exact quantile, Failed where that
 // is Failed. It panics if q is outside [0,1].
-func (r *Result) itlQuantile(q float64) time.Duration {
+func (r *Result) ITLQuantile(q float64) time.Duration {
 	if r.compact != nil {
 		return r.compact.itl.Quantile(q)
 	}
