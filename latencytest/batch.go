@@ -18,15 +18,15 @@ import (
 // submission order. The zero value of every field is its documented
 // default.
 type Batch struct {
-	// Requests is the number of measured requests. Default
-	// DefaultRequests.
+	// Requests is the number of measured requests. Default 75, the
+	// fewest that reliably expose cold starts (10-20 miss them).
 	Requests int
 	// Warmup requests are sent first and discarded by trace ID, in
 	// submission order (never by completion order); they stay in the
 	// Result, marked; a cold start among them (the first request, one
 	// after an idle gap, or one a fake marks cold) is a candidate of
 	// Result.ColdStarts, judged on its own (sloassert.MaxColdStart) rather
-	// than hidden or averaged into steady state. Default DefaultWarmup (10: published benchmarks sent
+	// than hidden or averaged into steady state. Default 10 (published benchmarks sent
 	// 310 and discarded the first 10); NoWarmup keeps every request.
 	Warmup int
 	// NoWarmup sends no warm-up request: every request is measured.
@@ -137,7 +137,7 @@ func (m Mix) String() string {
 // normalized fills defaults and checks the configuration.
 func (b Batch) normalized() (Batch, error) {
 	if b.Requests == 0 {
-		b.Requests = DefaultRequests
+		b.Requests = defaultRequests
 	}
 	switch {
 	case b.NoWarmup && b.Warmup > 0:
@@ -145,7 +145,7 @@ func (b Batch) normalized() (Batch, error) {
 	case b.NoWarmup:
 		b.Warmup = 0
 	case b.Warmup == 0:
-		b.Warmup = DefaultWarmup
+		b.Warmup = defaultWarmup
 	}
 	if b.Concurrency == 0 {
 		b.Concurrency = 1
@@ -211,7 +211,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, err
 	}
 	b.align = al
-	res := &Result{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.mark()}
+	res := &Result{Planned: b.Shard.share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.mark()}
 	if err := res.keep(ctx, b.RecordMode); err != nil {
 		return nil, fmt.Errorf("latencytest: batch: %w", err)
 	}
@@ -288,7 +288,7 @@ func (b Batch) runOnce(ctx context.Context, p Provider, run int, nonce nonceSour
 func (b Batch) Stages() []int {
 	n := b.Requests
 	if n <= 0 {
-		n = DefaultRequests
+		n = defaultRequests
 	}
 	limit := b.MaxRequests
 	if limit == 0 {
@@ -331,7 +331,7 @@ func (b Batch) runStages(ctx context.Context, p Provider, nonce nonceSource, res
 func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSource, from, to int, start time.Time) ([]Record, string) {
 	var idx []int // the indexes this shard sends
 	for i := from; i < to; i++ {
-		if b.Shard.Owns(i) {
+		if b.Shard.owns(i) {
 			idx = append(idx, i)
 		}
 	}
@@ -341,7 +341,7 @@ func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSou
 	sent, stopped := 0, ""
 	for k, i := range idx {
 		if stopped = waitTurn(ctx, sem, start.Add(time.Duration(i)*b.Interval), b.limit()); stopped != "" {
-			stopped = fmt.Sprintf("sent %d of %d requests in run %d%s: %s", b.Shard.Share(from)+k, b.Shard.Share(to), run, b.shardNote(), stopped)
+			stopped = fmt.Sprintf("sent %d of %d requests in run %d%s: %s", b.Shard.share(from)+k, b.Shard.share(to), run, b.shardNote(), stopped)
 			break
 		}
 		id := b.traceID(run, i)
@@ -509,7 +509,7 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	partial := partialNote(res.Partial, res.PartialReason)
 	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s%s",
 		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, shardIDs(b.Shard, b.shardSrc, b.Warmup+b.Requests, "request", "trace IDs"), partial), false)
-	switch warm := b.Shard.Share(b.Warmup); {
+	switch warm := b.Shard.share(b.Warmup); {
 	case b.Warmup > 0 && b.Shard.sharded() && warm == 0:
 		d.set(4, fmt.Sprintf("no: this shard (%s) sent none of the whole run's %d warm-up requests (more shards than warm-up requests), so its first measured request paid its own connection setup; raise Warmup to at least %d",
 			b.Shard, b.Warmup, b.Shard.Count), true)
@@ -526,9 +526,9 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 		d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	}
 	if b.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
 	} else {
-		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
 	}
 	d.set(7, fmt.Sprintf("%d request(s) in flight (closed loop)", b.Concurrency)+shardSlots(b.Shard, b.slots), false)
 	if b.Interval > 0 {

@@ -6,23 +6,26 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/compact"
+	"github.com/tailguard/tailguard/internal/resultbuild"
 )
 
-// Builder builds a Result from records measured elsewhere: package
+func init() { resultbuild.New = func() any { return &builder{} } }
+
+// builder builds a Result from records measured elsewhere: package
 // records turns another tool's per-request output into Records and adds
-// them here one at a time, so a file of a million requests never holds a
+// them here (through internal/resultbuild) one at a time, so a file of a million requests never holds a
 // million full Records. It keeps full records until 100,000 were
 // added, then compact ones (see Result.Compact: every clock exact, the
 // inter-token gaps in a sketch), as a run with RecordsAuto does.
 //
-// A Builder checks nothing: the caller checks each record before Add.
-type Builder struct {
+// A builder checks nothing: the caller checks each record before Add.
+type builder struct {
 	res        Result
 	start, end time.Time
 }
 
 // Add appends a copy of rec, in order.
-func (b *Builder) Add(rec *Record) {
+func (b *builder) Add(rec *Record) {
 	if !rec.Start.IsZero() {
 		if b.start.IsZero() || rec.Start.Before(b.start) {
 			b.start = rec.Start
@@ -50,17 +53,17 @@ func (b *Builder) Add(rec *Record) {
 }
 
 // Len is the number of records added.
-func (b *Builder) Len() int { return b.res.Len() }
+func (b *builder) Len() int { return b.res.Len() }
 
 // Box fills disclosure box n (1-15) with answer, marked missing or not.
-func (b *Builder) Box(n int, answer string, missing bool) { b.res.Disclosure.set(n, answer, missing) }
+func (b *builder) Box(n int, answer string, missing bool) { b.res.Disclosure.set(n, answer, missing) }
 
 // Result returns the Result built: every record added, Planned their
 // count, Start and End spanning their send and end times (zero when no
 // record has a send time), CPUPerWall NaN (the client that measured them
 // is not known), and box 2 counting them (with the partial reason when
-// partial is not ""). The Builder is empty afterwards.
-func (b *Builder) Result(partial string) *Result {
+// partial is not ""). The builder is empty afterwards.
+func (b *builder) Result(partial string) *Result {
 	res := b.res
 	b.res = Result{}
 	res.Planned, res.CPUPerWall = res.Len(), math.NaN()

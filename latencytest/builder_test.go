@@ -28,8 +28,8 @@ func TestBuilder(t *testing.T) {
 		b.Add(&rec)
 	}
 	res := b.Result("cut at line 9")
-	if !res.Compacted() || res.Len() != n || res.Planned != n || !res.Partial || res.PartialReason != "cut at line 9" {
-		t.Fatalf("compact %v len %d planned %d partial %v %q", res.Compacted(), res.Len(), res.Planned, res.Partial, res.PartialReason)
+	if !latencytest.Compacted(res) || res.Len() != n || res.Planned != n || !res.Partial || res.PartialReason != "cut at line 9" {
+		t.Fatalf("compact %v len %d planned %d partial %v %q", latencytest.Compacted(res), res.Len(), res.Planned, res.Partial, res.PartialReason)
 	}
 	for _, i := range []int{0, 1, n - 2, n - 1} {
 		r := res.Record(i)

@@ -24,7 +24,7 @@ type Chain struct {
 	FollowUp string
 	// Load holds the request shape, timeouts, label, location, content
 	// keeping and shard (see Load). For a chain, Prompt opens each chain
-	// (default DefaultChainPrompt), NoNonce turns off the per-chain
+	// (default: one sentence asking for the next step of a plan), NoNonce turns off the per-chain
 	// nonce, MaxTokens caps each call (default 64) and Label defaults to
 	// "chain". Sharded, this process runs chain i when i mod Count ==
 	// Index, Concurrency/Count at once (see Shard).
@@ -60,7 +60,7 @@ func (c Chain) normalized() (Chain, error) {
 		c.Concurrency = 1
 	}
 	if c.Prompt == "" {
-		c.Prompt = DefaultChainPrompt
+		c.Prompt = defaultChainPrompt
 	}
 	if c.FollowUp == "" {
 		c.FollowUp = "Continue."
@@ -118,9 +118,9 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 		return nil, err
 	}
 	c.align = al
-	mine := make([]int, 0, c.Shard.Share(c.Chains)) // the chains this shard runs
+	mine := make([]int, 0, c.Shard.share(c.Chains)) // the chains this shard runs
 	for i := range c.Chains {
-		if c.Shard.Owns(i) {
+		if c.Shard.owns(i) {
 			mine = append(mine, i)
 		}
 	}
@@ -284,9 +284,9 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	d.set(4, "no: every call counts", false)
 	d.set(6, "kept: no call was discarded, so a cold start stays in the figures", false)
 	if c.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE; %d cached prompt tokens reported (a chain's history is a repeated prefix)", calls.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("NO NONCE; %d cached prompt tokens reported (a chain's history is a repeated prefix)", calls.cachedTokens()), false)
 	} else {
-		d.set(5, fmt.Sprintf("a unique nonce opens each chain; the history within a chain is a repeated prefix the provider may cache (%d cached prompt tokens reported)", calls.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("a unique nonce opens each chain; the history within a chain is a repeated prefix the provider may cache (%d cached prompt tokens reported)", calls.cachedTokens()), false)
 	}
 	d.set(7, fmt.Sprintf("%d chain(s) at once, calls within a chain sequential", c.Concurrency)+shardSlots(c.Shard, c.slots), false)
 	d.set(8, fmt.Sprintf("only %d chain(s) at once tested", c.Concurrency), true)

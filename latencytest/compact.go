@@ -106,7 +106,7 @@ func (c *compactStore) put(slot int, rec *Record) {
 	defer c.mu.Unlock()
 	b := c.encode(buf[:0], slot, rec)
 	if !rec.Warmup {
-		for d := range rec.Gaps.values() {
+		for d := range rec.Gaps.Values() {
 			c.itl.Add(d)
 		}
 		if !rec.OK() {

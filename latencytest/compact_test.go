@@ -39,8 +39,8 @@ func varied() fakeprovider.Profile {
 // for its gaps and answer (which compact records do not keep).
 func sameExceptGaps(t *testing.T, full, compact *latencytest.Result) {
 	t.Helper()
-	if full.Len() != compact.Len() || compact.Records != nil || !compact.Compacted() {
-		t.Fatalf("full %d records, compact %d (Records %d, compacted %v)", full.Len(), compact.Len(), len(compact.Records), compact.Compacted())
+	if full.Len() != compact.Len() || compact.Records != nil || !latencytest.Compacted(compact) {
+		t.Fatalf("full %d records, compact %d (Records %d, compacted %v)", full.Len(), compact.Len(), len(compact.Records), latencytest.Compacted(compact))
 	}
 	for i := range full.Records {
 		want := full.Records[i]
@@ -70,7 +70,7 @@ func sameFigures(t *testing.T, full, compact *latencytest.Result) {
 		}
 	}
 	if !reflect.DeepEqual(full.Counts(), compact.Counts()) || !reflect.DeepEqual(full.Errors(), compact.Errors()) ||
-		!reflect.DeepEqual(full.ErrorExamples(), compact.ErrorExamples()) || !slices.Equal(full.DecodeRates(), compact.DecodeRates()) {
+		!reflect.DeepEqual(latencytest.ErrorExamples(full), latencytest.ErrorExamples(compact)) || !slices.Equal(latencytest.DecodeRates(full), latencytest.DecodeRates(compact)) {
 		t.Errorf("counts or errors differ: %+v %v / %+v %v", full.Counts(), full.Errors(), compact.Counts(), compact.Errors())
 	}
 	fi, ci := full.ITL(), compact.ITL()
@@ -84,7 +84,7 @@ func sameFigures(t *testing.T, full, compact *latencytest.Result) {
 		if got := compact.ITLQuantile(q); got != sq {
 			t.Errorf("ITLQuantile(%g) %v of compact records, their sketch's %v", q, got, sq)
 		}
-		if got := full.ITLQuantile(q); !full.Compacted() && got != fi.Quantile(q) {
+		if got := full.ITLQuantile(q); !latencytest.Compacted(full) && got != fi.Quantile(q) {
 			t.Errorf("ITLQuantile(%g) %v of full records, ITL's %v", q, got, fi.Quantile(q))
 		}
 	}
@@ -152,8 +152,8 @@ func TestCompactSameVerdicts(t *testing.T) {
 			}
 			{
 				full, compact := res[0], res[1]
-				if full.Compacted() || len(full.Records) != 400+10*boolInt(name == "batch") {
-					t.Fatalf("full run: %d records, compacted %v", len(full.Records), full.Compacted())
+				if latencytest.Compacted(full) || len(full.Records) != 400+10*boolInt(name == "batch") {
+					t.Fatalf("full run: %d records, compacted %v", len(full.Records), latencytest.Compacted(full))
 				}
 				if full.Counts().Failed == 0 || len(full.ITL()) < 1000 {
 					t.Fatalf("the profile should fail some requests and stream many gaps: %+v, %d gaps", full.Counts(), len(full.ITL()))
@@ -195,16 +195,16 @@ func TestRecordModeDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Compacted() || r.Len() != compact.Above+1 || r.Counts().Kept != compact.Above+1 {
-		t.Fatalf("compacted %v, %d records, %+v", r.Compacted(), r.Len(), r.Counts())
+	if !latencytest.Compacted(r) || r.Len() != compact.Above+1 || r.Counts().Kept != compact.Above+1 {
+		t.Fatalf("compacted %v, %d records, %+v", latencytest.Compacted(r), r.Len(), r.Counts())
 	}
 	if b := float64(latencytest.RetainedBytes(r)) / float64(r.Len()); b > 100 {
 		t.Errorf("compact records retain %.0f bytes each, more than 100", b)
 	}
 	for _, m := range []latencytest.RecordMode{latencytest.RecordsAuto, latencytest.RecordsFull} {
 		r, err := latencytest.Batch{Requests: 20, RecordMode: m}.Run(context.Background(), p)
-		if err != nil || r.Compacted() || len(r.Records) != 30 {
-			t.Fatalf("a small batch, mode %q: err %v, compacted %v", m, err, r.Compacted())
+		if err != nil || latencytest.Compacted(r) || len(r.Records) != 30 {
+			t.Fatalf("a small batch, mode %q: err %v, compacted %v", m, err, latencytest.Compacted(r))
 		}
 	}
 	if _, err := (latencytest.Batch{RecordMode: "tiny"}).Run(context.Background(), p); err == nil || !strings.Contains(err.Error(), `record_mode "tiny"`) {
@@ -370,7 +370,7 @@ func TestMeasureStreamsCompactRecords(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, p := fake(t, varied())
 		r := latencytest.Batch{Requests: 60, Concurrency: 4, RecordMode: latencytest.RecordsCompact}.Measure(t, p)
-		if !r.Compacted() {
+		if !latencytest.Compacted(r) {
 			t.Fatal("not compact")
 		}
 		recs, err := latencytest.LoadRecords(filepath.Join(t.ArtifactDir(), "records.jsonl"))

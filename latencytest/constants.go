@@ -3,19 +3,24 @@ package latencytest
 import (
 	"math"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
-// The environment variables, read only at the edge: OpenAIFromEnv reads
-// the OPENAI_* ones, AnthropicFromEnv the ANTHROPIC_* ones, and
+// The environment variables, the defaults and limits, the values that
+// mark a time that is not a latency, and the error classes.
+//
+// The environment variables are read only at the edge: OpenAIFromEnv
+// reads the OPENAI_* ones, AnthropicFromEnv the ANTHROPIC_* ones, and
 // Load.FromEnv (which Measure calls) the TAILGUARD_* ones to fill the
 // fields a runner leaves unset. Run reads none.
 const (
 	EnvBaseURL          = "OPENAI_BASE_URL"
 	EnvAPIKey           = "OPENAI_API_KEY"
 	EnvModel            = "OPENAI_MODEL"
-	EnvAnthropicBaseURL = "ANTHROPIC_BASE_URL"
-	EnvAnthropicAPIKey  = "ANTHROPIC_API_KEY"
-	EnvAnthropicModel   = "ANTHROPIC_MODEL"
+	envAnthropicBaseURL = "ANTHROPIC_BASE_URL"
+	envAnthropicAPIKey  = "ANTHROPIC_API_KEY"
+	envAnthropicModel   = "ANTHROPIC_MODEL"
 	// EnvShard gives a runner its shard when its Shard field is zero:
 	// "i/n", i from 0 (JOB_COMPLETION_INDEX of a Kubernetes Indexed Job is
 	// 0-based too; a GitHub Actions matrix can list 0 to n-1). See Shard.
@@ -35,41 +40,16 @@ const (
 	// EnvLocation labels the client's network location in the disclosure
 	// when Load.Location is empty.
 	EnvLocation = "TAILGUARD_LOCATION"
-)
 
-// The defaults: what a run does when a field is left zero.
-const (
-	// DefaultRequests is the number of measured requests a Batch sends
-	// unless told otherwise (Batch.Requests), and a spec's load per level:
-	// 75, the fewest that reliably expose cold starts (10-20 miss them).
-	DefaultRequests = 75
-	// DefaultWarmup is the number of warm-up requests a Batch sends and
-	// discards unless told otherwise (Warmup, NoWarmup).
-	DefaultWarmup = 10
-	// DefaultMaxInFlight is OpenLoop.MaxInFlight's default: a safety cap
-	// on the requests in flight, high enough that an honest open loop
-	// rarely meets it (10,000).
-	DefaultMaxInFlight = 10_000
+	// The defaults (what a run does when a field is left zero) and the
+	// limits: input beyond a limit is refused with an error that names
+	// it, since a typo (an extra digit, a bare number where a duration
+	// belongs) would otherwise grow a run to gigabytes or make it wait
+	// for hours.
+
 	// DefaultHardCap is the longest any call may take unless told
 	// otherwise.
 	DefaultHardCap = 150 * time.Second
-	// DefaultIdleGap is how long a provider must have had nothing in
-	// flight from this client before a request counts as a cold-start
-	// candidate in ColdStarts: one minute. A server that unloads sooner
-	// needs a shorter gap (ColdStartsAfter, sloassert.AfterIdle).
-	DefaultIdleGap = time.Minute
-	// DefaultChainPrompt opens a chain unless Chain.Prompt is set.
-	DefaultChainPrompt = "You are an agent working through a task in steps. " +
-		"Reply with one short sentence: the next step of planning a small database migration."
-)
-
-// The limits: input beyond them is refused with an error that names it,
-// since a typo (an extra digit, a bare number where a duration belongs)
-// would otherwise grow a run to gigabytes or make it wait for hours.
-const (
-	// MaxOpenLoopRequests is the most requests one OpenLoop run may plan
-	// (10,000,000; compact records keep about 60 bytes each).
-	MaxOpenLoopRequests = 10_000_000
 	// MaxReplayPromptTokens is the largest PromptTokens of a replayed
 	// arrival: 10,000,000 tokens (about 40 MB of prompt text), beyond the
 	// largest context windows. Each replayed prompt is built in memory.
@@ -85,14 +65,14 @@ const (
 	// may be: 1 minute. A shard that starts later than that did not run
 	// alongside the others, and its merged figures would say they did.
 	MaxStartLate = time.Minute
-	// MaxWindows is the most windows Result.Windows makes: a window
-	// length that would cut the run into more (6 ns written as a bare 6
-	// where 6*time.Hour was meant) is refused (Result.CheckWindows).
-	MaxWindows = 100_000
-)
+	// NonceLen is the length of the nonce prefix in bytes.
+	NonceLen = 38
+	// BusyClient is the client CPU/wall above which the client is part
+	// of the tail it measured (box 13 and the reports warn).
+	BusyClient = 0.7
 
-// The values that mark a time that is not a latency.
-const (
+	// The values that mark a time that is not a latency.
+
 	// Failed is the value a failed request takes in a latency Sample: it
 	// never delivered what was timed, so it counts as infinitely slow. A
 	// quantile that reaches a failed request is Failed, and a failed
@@ -101,31 +81,70 @@ const (
 	// NotObserved marks a time in a Record that did not happen (no token,
 	// no answer): -1ns.
 	NotObserved = time.Duration(-1)
+
+	// Error classes of a Record's Err. "" means success. HTTP errors are
+	// "http_<status>" (see HTTPClass).
+
+	ClassFirstTokenTimeout = "first_token_timeout" // no token before Request.FirstTokenTimeout
+	ClassTotalTimeout      = "total_timeout"       // not done before Request.TotalTimeout or the hard cap
+	ClassEmptyStream       = "empty_stream"        // 200 and a clean end, but no token at all
+	ClassEmptyAnswer       = "empty_answer"        // tokens, but no answer content (e.g. reasoning used the cap)
+	ClassTruncated         = "truncated"           // the stream ended without [DONE] (Responses: response.completed; Messages: message_stop)
+	ClassBadStream         = "bad_stream"          // a malformed event, an error event or object mid-stream, or a 2xx answer that is not an event stream
+	ClassRefusal           = "refusal"             // the model refused (delta.refusal): an answer of its own kind, timed, but not the answer asked for
+	ClassContentFilter     = "content_filter"      // the provider's content filter stopped the answer (finish_reason content_filter): policy, not latency
+	ClassTransport         = "transport"           // no HTTP answer: connection refused, reset, DNS…
+	ClassCanceled          = "canceled"            // the run's context ended (deadline, cancel)
+	ClassCallError         = "call_error"          // a Func call returned an error that no HTTP attempt explains (its text in Detail)
+	// ClassToolError is a chain's class (ChainRun.Err), never a call's: a
+	// tool step (Chain.Tool) returned an error, its text in
+	// ChainRun.ToolErr.
+	ClassToolError = "tool_error"
 )
 
-// The fixed figures of a measurement.
+// The unexported defaults and limits.
 const (
-	// NonceLen is the length of the nonce prefix in bytes.
-	NonceLen = 38
-	// LateStart is how late a request must start, after its scheduled
+	// defaultRequests is the number of measured requests a Batch sends
+	// unless told otherwise (Batch.Requests): 75.
+	defaultRequests = defaults.Requests
+	// defaultWarmup is the number of warm-up requests a Batch sends and
+	// discards unless told otherwise (Warmup, NoWarmup): 10.
+	defaultWarmup = defaults.Warmup
+	// defaultMaxInFlight is OpenLoop.MaxInFlight's default: a safety cap
+	// on the requests in flight, high enough that an honest open loop
+	// rarely meets it (10,000).
+	defaultMaxInFlight = 10_000
+	// defaultIdleGap is how long a provider must have had nothing in
+	// flight from this client before a request counts as a cold-start
+	// candidate in ColdStarts: one minute.
+	defaultIdleGap = defaults.IdleGap
+	// defaultChainPrompt opens a chain unless Chain.Prompt is set.
+	defaultChainPrompt = defaults.ChainPrompt
+	// maxOpenLoopRequests is the most requests one OpenLoop run may plan
+	// (10,000,000; compact records keep about 60 bytes each).
+	maxOpenLoopRequests = 10_000_000
+	// maxWindows is the most windows Result.Windows makes (100,000).
+	maxWindows = defaults.MaxWindows
+	// lateStart is how late a request must start, after its scheduled
 	// send, to count as late in Result.Lag and the disclosure: 1ms. Below
 	// it is timer and scheduler jitter on a real clock (on synctest's fake
 	// clock a request is either exactly on time or waited for something).
-	LateStart = time.Millisecond
-	// BusyClient is the client CPU/wall above which the client is part
-	// of the tail it measured (box 13 and the reports warn).
-	BusyClient = 0.7
+	lateStart = time.Millisecond
 )
 
-// The default load: what a Sweep and a Batch use when Levels or Mix are
-// left empty.
+// The error classes and the default prompt mix.
 var (
-	// DefaultLevels are one user, a few, a crowd: the levels of published
-	// benchmarks (docs/sources.md).
-	DefaultLevels = []int{1, 8, 50}
+	// Classes lists the error classes of a call besides "http_<status>": every
+	// Class constant but ClassToolError, a chain's (add a new class to
+	// both).
+	Classes = []string{
+		ClassFirstTokenTimeout, ClassTotalTimeout, ClassEmptyStream, ClassEmptyAnswer, ClassTruncated,
+		ClassBadStream, ClassRefusal, ClassContentFilter, ClassTransport, ClassCanceled, ClassCallError,
+	}
 	// DefaultMix is 70% short, 20% medium, 10% long prompts (about 200,
 	// 1,000 and 6,000 tokens, capped at 100, 300 and 600 tokens), seed 7:
-	// the mix of published benchmarks (docs/sources.md).
+	// the mix of published benchmarks (docs/sources.md), what a Batch uses
+	// when Mix is left empty.
 	DefaultMix = Mix{Seed: 7, Classes: []PromptClass{
 		{Name: "short", Weight: 0.7, PromptTokens: 200, MaxTokens: 100},
 		{Name: "medium", Weight: 0.2, PromptTokens: 1000, MaxTokens: 300},

@@ -68,8 +68,8 @@ type CostReport struct {
 	Unit string `json:"unit"`
 }
 
-// WastedShare is Wasted / Total as a fraction; NaN when nothing was spent.
-func (c CostReport) WastedShare() float64 {
+// wastedShare is Wasted / Total as a fraction; NaN when nothing was spent.
+func (c CostReport) wastedShare() float64 {
 	if c.Total == 0 {
 		return math.NaN()
 	}
@@ -85,7 +85,7 @@ func (c CostReport) String() string {
 	}
 	s := fmt.Sprintf("$%.4f for %d %s; %d useful: %s; $%.4f (%s) on %d not useful",
 		c.Total, c.Calls, c.Unit, c.Useful, each, c.Wasted,
-		format.Float(c.WastedShare()*100, "%.1f%%"), c.Calls-c.Useful)
+		format.Float(c.wastedShare()*100, "%.1f%%"), c.Calls-c.Useful)
 	if c.Unpriced > 0 {
 		s += fmt.Sprintf("; %d call(s) reported no usage and are not priced", c.Unpriced)
 	}

@@ -37,7 +37,7 @@ func TestCostArithmetic(t *testing.T) {
 	}
 	// Nothing useful: the cost per useful answer is infinite, not 0.
 	none := (&latencytest.Result{Records: r.Records[1:2]}).Cost(p)
-	if !math.IsInf(none.PerUseful, 1) || none.WastedShare() != 1 {
+	if !math.IsInf(none.PerUseful, 1) || latencytest.WastedShare(none) != 1 {
 		t.Errorf("no useful answer: %+v", none)
 	}
 	for _, bad := range []latencytest.Prices{{InputPerMillion: -1}, {OutputPerMillion: math.NaN()}, {CachedDiscount: 1.5}} {
@@ -82,8 +82,8 @@ func TestCostOfEmptyAnswersInAChain(t *testing.T) {
 		if c.Calls != 300 || c.Unpriced != 0 || c.Useful != calls.Counts().Kept {
 			t.Errorf("report %+v, errors %v", c, calls.Errors())
 		}
-		if empty < 280 || c.WastedShare() < 0.9 || c.PerUseful < 20*c.Total/300 {
-			t.Errorf("%d empty answers, %.1f%% wasted, $%g per useful answer vs $%g per call", empty, 100*c.WastedShare(), c.PerUseful, c.Total/300)
+		if empty < 280 || latencytest.WastedShare(c) < 0.9 || c.PerUseful < 20*c.Total/300 {
+			t.Errorf("%d empty answers, %.1f%% wasted, $%g per useful answer vs $%g per call", empty, 100*latencytest.WastedShare(c), c.PerUseful, c.Total/300)
 		}
 		// Per task: a chain with an empty call did not get its task done.
 		ch := cr.Cost(prices)

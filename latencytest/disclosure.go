@@ -107,11 +107,11 @@ func (d *Disclosure) set(n int, answer string, missing bool) {
 	slices.SortFunc(d.Boxes, func(a, b Box) int { return a.N - b.N })
 }
 
-// SetRawRecords fills box 3 with where the raw records were written.
-func (d *Disclosure) SetRawRecords(where string) { d.set(3, where, where == "") }
+// setRawRecords fills box 3 with where the raw records were written.
+func (d *Disclosure) setRawRecords(where string) { d.set(3, where, where == "") }
 
-// SetLocation fills box 14.
-func (d *Disclosure) SetLocation(where string) {
+// setLocation fills box 14.
+func (d *Disclosure) setLocation(where string) {
 	d.set(14, where, where == "")
 	if where == "" {
 		d.set(14, "no location label (set "+EnvLocation+" or Batch.Location)", true)
@@ -150,7 +150,7 @@ func (d *Disclosure) noteUsage(r *Result) {
 		if math.IsNaN(rec.DecodeRate()) {
 			noRate++
 		}
-		if rec.DecodeRateUnit() == UnitEventsPerSecond {
+		if rec.decodeRateUnit() == unitEventsPerSecond {
 			noUsage++
 		}
 		if rec.CachedReported {
@@ -259,7 +259,7 @@ func (d *Disclosure) common(desc Description, models []string, start, end time.T
 	default:
 		d.set(13, fmt.Sprintf("%.2f", cpu), false)
 	}
-	d.SetLocation(location)
+	d.setLocation(location)
 }
 
 func orUnknown(s string) string {

@@ -47,7 +47,7 @@
 // run as several shards (TAILGUARD_SHARD=i/n, see [Shard]) whose
 // records.jsonl files records.Merge joins into one Result. Package
 // records reads the per-request output of other load tools into a Result
-// with the same semantics (through [Builder]).
+// with the same semantics.
 //
 // API keys, header values and URL credentials never reach a Record, a log
 // line, an error or an artifact, in any encoding (see [WithAPIKey]).

@@ -109,8 +109,11 @@ func pipeProvider(t *testing.T, srv *pipeServer, fast bool, opts ...Option) *LLM
 func timeless(r Record) Record {
 	r.Start = time.Time{}
 	r.DNS, r.Connect, r.TLS, r.TTFB, r.TTFT, r.FirstAnswer, r.LastToken, r.Total, r.MaxGap = 0, 0, 0, 0, 0, 0, 0, 0, 0
-	gaps := r.Gaps.Len()
-	r.Gaps = Gaps{n: gaps}
+	n := r.Gaps.Len()
+	r.Gaps = Gaps{}
+	for range n {
+		r.Gaps.Add(0) // the count stays; the readings go
+	}
 	return r
 }
 

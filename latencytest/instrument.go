@@ -13,36 +13,9 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/h1"
+	"github.com/tailguard/tailguard/internal/httpattempt"
 	"github.com/tailguard/tailguard/protocol"
 )
-
-// Attempt is one HTTP request made within a Func call through an
-// Instrument transport: the first try, a retry, a tool call.
-type Attempt struct {
-	// ID is the X-Request-ID the request carried (see Instrument).
-	ID string `json:"id,omitempty"`
-	// Start is when the attempt was sent, from the call's start.
-	Start time.Duration `json:"start_ns"`
-	// TTFB is the time to the response headers and TTFT the time to the
-	// first token (of an event stream), both from the attempt's start;
-	// NotObserved when there was none.
-	TTFB time.Duration `json:"ttfb_ns"`
-	TTFT time.Duration `json:"ttft_ns"`
-	// Total is from the attempt's start to the end of its body ([DONE],
-	// EOF, the client's Close, or the end of the call), or to its failure.
-	Total time.Duration `json:"total_ns"`
-	// Status is the HTTP status (0 without a response).
-	Status int `json:"status"`
-	// Err is the attempt's error class ("" when it succeeded): an HTTP
-	// status of 400 or more, a transport error, a timeout, or the verdict
-	// on its event stream, as the OpenAI provider classifies a call.
-	Err string `json:"err,omitempty"`
-	// Detail explains Err.
-	Detail string `json:"detail,omitempty"`
-}
-
-// OK reports whether the attempt succeeded.
-func (a Attempt) OK() bool { return a.Err == "" }
 
 // callKey is the context key under which Func passes its call to
 // Instrument.
@@ -532,8 +505,8 @@ func (c *funcCall) finish() []*attempt {
 }
 
 // export renders an attempt for the record.
-func (a *attempt) export() Attempt {
-	return Attempt{ID: a.id, Start: a.offset, TTFB: a.rec.TTFB, TTFT: a.rec.TTFT, Total: a.rec.Total,
+func (a *attempt) export() httpattempt.Attempt {
+	return httpattempt.Attempt{ID: a.id, Start: a.offset, TTFB: a.rec.TTFB, TTFT: a.rec.TTFT, Total: a.rec.Total,
 		Status: a.rec.Status, Err: a.rec.Err, Detail: a.rec.Detail}
 }
 

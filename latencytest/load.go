@@ -16,7 +16,7 @@ import (
 type Load struct {
 	// Prompt, when set, is what every request asks: it replaces a
 	// Batch's or OpenLoop's mix (a Replay arrival's PromptTokens still
-	// wins) and opens each chain of a Chain (default DefaultChainPrompt).
+	// wins) and opens each chain of a Chain (default: one sentence asking for the next step of a plan).
 	Prompt string
 	// NoNonce turns off the unique leading nonce (one a request, or one a
 	// chain), to measure the cache on purpose. Default: every prompt
@@ -69,7 +69,7 @@ type Load struct {
 // never reads the environment; call it yourself to give Run the same
 // defaults. The error names the variable whose value is unreadable.
 func (l Load) FromEnv() (Load, error) {
-	if l.Shard.IsZero() {
+	if l.Shard.isZero() {
 		if v, ok := lookupEnvOK(EnvShard); ok && v != "" {
 			sh, err := parseShard(v)
 			if err != nil {
@@ -119,7 +119,7 @@ func (l Load) normalized(label string, errs []error) (Load, []error) {
 	if l.startSrc == "" {
 		l.startSrc = "StartAt"
 	}
-	if l.Shard.IsZero() {
+	if l.Shard.isZero() {
 		l.Shard = Shard{Index: 0, Count: 1}
 	} else if err := l.Shard.check(); err != nil {
 		errs = append(errs, fmt.Errorf("shard %d/%d: %w", l.Shard.Index, l.Shard.Count, err))

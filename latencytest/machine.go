@@ -13,8 +13,3 @@ import "github.com/tailguard/tailguard/internal/machine"
 // merged result its figures are the worst of the sources' and Sources
 // holds each one's, so one busy shard is named, never averaged away.
 type MachineLoad = machine.Load
-
-// SourceMachine is one source's machine figures in a merged result
-// (MachineLoad.Sources): Source names it, Machine is nil when its
-// summary.json kept none.
-type SourceMachine = machine.Source

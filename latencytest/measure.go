@@ -218,7 +218,7 @@ func report(t testing.TB, r *Result, prefix, label string, keepContent bool) {
 	}
 	where := whereNote(path)
 	if path != "" {
-		r.Disclosure.SetRawRecords(where)
+		r.Disclosure.setRawRecords(where)
 	}
 	s := r.Summarize()
 	s.Test, s.Label = t.Name(), label
@@ -303,7 +303,7 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 	path := writeRecords(t, calls.Records, c.KeepContent, label, cr.Shard)
 	where := whereNote(path)
 	if path != "" {
-		cr.Disclosure.SetRawRecords(where)
+		cr.Disclosure.setRawRecords(where)
 	}
 	calls.Disclosure, calls.PartialReason = cr.Disclosure, cr.PartialReason
 	totals := cr.Totals().Summarize()

@@ -395,7 +395,7 @@ func TestErrorExamples(t *testing.T) {
 		{ID: "c1-0004", Err: "bad_stream", Detail: long},
 		{ID: "c1-0005", Err: "http_529"},
 	}}
-	got := r.ErrorExamples()
+	got := latencytest.ErrorExamples(r)
 	var lines []string
 	for _, e := range got {
 		lines = append(lines, e.String())
@@ -412,7 +412,7 @@ func TestErrorExamples(t *testing.T) {
 	if !slices.Equal(lines, want) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
-	if (&latencytest.Result{Records: []latencytest.Record{{ID: "ok"}}}).ErrorExamples() != nil {
+	if latencytest.ErrorExamples(&latencytest.Result{Records: []latencytest.Record{{ID: "ok"}}}) != nil {
 		t.Error("examples without a failure")
 	}
 }

@@ -99,7 +99,7 @@ func WithHeader(key, value string) Option {
 // WithoutStreamOptions never sends stream_options (by default every request
 // asks for usage with stream_options.include_usage). Without it most
 // servers send no usage, and decode rates count token events (see
-// Record.DecodeRateUnit). A server that refuses stream_options is handled
+// Record.DecodeRate). A server that refuses stream_options is handled
 // without it: see OpenAI.
 func WithoutStreamOptions() Option {
 	return &providerOption{name: "WithoutStreamOptions", scope: usageScope, set: func(o *LLMProvider) { o.noStreamOptions.Store(true) }}

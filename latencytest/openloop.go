@@ -39,7 +39,7 @@ type OpenLoop struct {
 	Duration time.Duration
 	// MaxInFlight bounds the requests in flight. A request due while it is
 	// full waits for a free slot, and its wait counts in
-	// Record.StartDelay and FromSchedule. Default 0: DefaultMaxInFlight, a
+	// Record.StartDelay and FromSchedule. Default 0: 10,000, a
 	// safety cap (a stalled provider at a high rate would otherwise pile up
 	// goroutines without bound).
 	MaxInFlight int
@@ -63,7 +63,7 @@ type OpenLoop struct {
 	// run sends arrival i of the whole run's schedule when i mod Count ==
 	// Index, so each shard sends at Rate/Count on average and the shards
 	// together send exactly the unsharded run's arrivals and trace IDs
-	// (see Shard). Requests, Duration and MaxOpenLoopRequests count the
+	// (see Shard). Requests, Duration and the limit of 10,000,000 requests count the
 	// whole run; MaxInFlight bounds each shard.
 	Load
 	// RecordMode chooses full or compact records (see RecordMode).
@@ -78,7 +78,7 @@ type OpenLoop struct {
 // names its field.
 func (o OpenLoop) normalized() (OpenLoop, error) {
 	if o.MaxInFlight == 0 {
-		o.MaxInFlight = DefaultMaxInFlight
+		o.MaxInFlight = defaultMaxInFlight
 	}
 	if o.Seed == 0 {
 		o.Seed = defaultArrivalSeed
@@ -151,7 +151,7 @@ type shardArrivals struct {
 func (s shardArrivals) take() (i int, at time.Duration, ok bool) {
 	for {
 		i, at, ok = s.all.Take()
-		if !ok || s.shard.Owns(i) {
+		if !ok || s.shard.owns(i) {
 			return i, at, ok
 		}
 	}
@@ -202,16 +202,16 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	// One goroutine ends the requests past their deadlines (deadlines.go).
 	ctx, endWatch := watchDeadlines(ctx)
 	defer endWatch()
-	whole := o.arrivals().Count(MaxOpenLoopRequests + 1)
-	if whole > MaxOpenLoopRequests {
-		return nil, fmt.Errorf("latencytest: open loop: the arrivals plan more than %d requests (MaxOpenLoopRequests): lower rate or duration, or set requests", MaxOpenLoopRequests)
+	whole := o.arrivals().Count(maxOpenLoopRequests + 1)
+	if whole > maxOpenLoopRequests {
+		return nil, fmt.Errorf("latencytest: open loop: the arrivals plan more than %d requests (maxOpenLoopRequests): lower rate or duration, or set requests", maxOpenLoopRequests)
 	}
 	al, stopped, err := o.waitStart(ctx)
 	if err != nil {
 		return nil, err
 	}
 	o.align = al
-	res := &Result{Planned: o.Shard.Share(whole), Shard: o.Shard.mark()}
+	res := &Result{Planned: o.Shard.share(whole), Shard: o.Shard.mark()}
 	meter := startCPU()
 	res.Start = time.Now()
 	if err := res.keep(ctx, o.RecordMode); err != nil {
@@ -347,7 +347,7 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 // describeArrivals renders the arrivals for the disclosure's box 7.
 func (o OpenLoop) describeArrivals(planned int) string {
 	inFlight := fmt.Sprintf("at most %d in flight", o.MaxInFlight)
-	if o.MaxInFlight == DefaultMaxInFlight {
+	if o.MaxInFlight == defaultMaxInFlight {
 		inFlight += " (the default safety cap)"
 	}
 	var offsets []time.Duration
@@ -391,17 +391,17 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	partial := partialNote(res.Partial, res.PartialReason)
 	whole := ""
 	if o.Shard.sharded() {
-		whole = shardIDs(o.Shard, o.shardSrc, o.arrivals().Count(MaxOpenLoopRequests), "arrival", "trace IDs")
+		whole = shardIDs(o.Shard, o.shardSrc, o.arrivals().Count(maxOpenLoopRequests), "arrival", "trace IDs")
 	}
 	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d failed; 1 run%s%s", c.Planned, c.Sent, c.Kept, c.Failed, whole, partial), false)
 	d.set(4, "no: every request counts (an open loop has no warm-up)", false)
 	d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	if o.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
 	} else {
-		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.CachedTokens()), false)
+		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
 	}
-	arrivals := o.describeArrivals(o.arrivals().Count(MaxOpenLoopRequests))
+	arrivals := o.describeArrivals(o.arrivals().Count(maxOpenLoopRequests))
 	if o.Shard.sharded() {
 		arrivals += fmt.Sprintf("; shared by %d shards, each sending one arrival in %d of that schedule", o.Shard.Count, o.Shard.Count)
 		if o.Rate > 0 {

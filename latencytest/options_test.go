@@ -17,9 +17,9 @@ func TestOptionsApplyWhereTheyWork(t *testing.T) {
 	t.Setenv(EnvBaseURL, "http://127.0.0.1:9/v1")
 	t.Setenv(EnvAPIKey, "")
 	t.Setenv(EnvModel, "m")
-	t.Setenv(EnvAnthropicBaseURL, "http://127.0.0.1:9")
-	t.Setenv(EnvAnthropicAPIKey, "")
-	t.Setenv(EnvAnthropicModel, "m")
+	t.Setenv(envAnthropicBaseURL, "http://127.0.0.1:9")
+	t.Setenv(envAnthropicAPIKey, "")
+	t.Setenv(envAnthropicModel, "m")
 	custom := *protocol.Chat
 	custom.Name, custom.Title, custom.UsageKey = "custom", "Custom", ""
 	providers := []struct {

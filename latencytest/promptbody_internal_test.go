@@ -420,7 +420,7 @@ func benchBodies(b *testing.B, build func(i int) []byte) {
 func BenchmarkChainBody(b *testing.B) {
 	o := OpenAI("http://h/v1")
 	nonce := newNonceSource(false)
-	for _, p := range []struct{ name, prompt string }{{"default", DefaultChainPrompt}, {"long", promptText(24000)}} {
+	for _, p := range []struct{ name, prompt string }{{"default", defaultChainPrompt}, {"long", promptText(24000)}} {
 		c, _ := Chain{Load: Load{Prompt: p.prompt}}.normalized()
 		first := func(i int, prebuilt bool) []byte {
 			id := fmt.Sprintf("%s%02d", c.Label, i)

@@ -85,22 +85,22 @@ func TestProtocolRequests(t *testing.T) {
 // Anthropic's SDKs take it, and sends the key as x-api-key; an error body
 // that echoes the key is redacted.
 func TestAnthropicFromEnv(t *testing.T) {
-	t.Setenv(EnvAnthropicBaseURL, "")
-	t.Setenv(EnvAnthropicModel, "")
-	os.Unsetenv(EnvAnthropicAPIKey)
+	t.Setenv(envAnthropicBaseURL, "")
+	t.Setenv(envAnthropicModel, "")
+	os.Unsetenv(envAnthropicAPIKey)
 	if _, err := AnthropicFromEnv(); err == nil || !strings.Contains(err.Error(),
 		"ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY (set it empty for a server without keys), ANTHROPIC_MODEL not set") {
 		t.Errorf("error %v", err)
 	}
-	t.Setenv(EnvAnthropicAPIKey, key)
-	t.Setenv(EnvAnthropicModel, "claude-x")
-	t.Setenv(EnvAnthropicBaseURL, "ftp://x")
+	t.Setenv(envAnthropicAPIKey, key)
+	t.Setenv(envAnthropicModel, "claude-x")
+	t.Setenv(envAnthropicBaseURL, "ftp://x")
 	if _, err := AnthropicFromEnv(); err == nil || !strings.Contains(err.Error(), "not an http(s) URL") {
 		t.Errorf("error %v", err)
 	}
 	for base, want := range map[string]string{"https://api.anthropic.test": "/v1/messages", "https://api.anthropic.test/v1/": "/v1/messages",
 		"https://gw.test/anthropic": "/anthropic/v1/messages"} {
-		t.Setenv(EnvAnthropicBaseURL, base)
+		t.Setenv(envAnthropicBaseURL, base)
 		var path, apiKey string
 		c := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
 			path, apiKey = r.URL.Path, r.Header.Get("X-Api-Key")

@@ -70,13 +70,14 @@ type Description struct {
 	Client string
 }
 
-// Describer is implemented by providers that can describe themselves.
-type Describer interface {
+// describer is implemented by providers that can describe themselves
+// (any provider with a Describe() Description method, a user's own too).
+type describer interface {
 	Describe() Description
 }
 
 func describe(p Provider) Description {
-	if d, ok := p.(Describer); ok {
+	if d, ok := p.(describer); ok {
 		return d.Describe()
 	}
 	return Description{Kind: "custom provider"}

@@ -1,46 +1,18 @@
 package latencytest
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/gaps"
+	"github.com/tailguard/tailguard/internal/httpattempt"
 	"github.com/tailguard/tailguard/protocol"
 )
-
-// Error classes of a Record's Err. "" means success. HTTP errors are
-// "http_<status>" (see HTTPClass).
-const (
-	ClassFirstTokenTimeout = "first_token_timeout" // no token before Request.FirstTokenTimeout
-	ClassTotalTimeout      = "total_timeout"       // not done before Request.TotalTimeout or the hard cap
-	ClassEmptyStream       = "empty_stream"        // 200 and a clean end, but no token at all
-	ClassEmptyAnswer       = "empty_answer"        // tokens, but no answer content (e.g. reasoning used the cap)
-	ClassTruncated         = "truncated"           // the stream ended without [DONE] (Responses: response.completed; Messages: message_stop)
-	ClassBadStream         = "bad_stream"          // a malformed event, an error event or object mid-stream, or a 2xx answer that is not an event stream
-	ClassRefusal           = "refusal"             // the model refused (delta.refusal): an answer of its own kind, timed, but not the answer asked for
-	ClassContentFilter     = "content_filter"      // the provider's content filter stopped the answer (finish_reason content_filter): policy, not latency
-	ClassTransport         = "transport"           // no HTTP answer: connection refused, reset, DNS…
-	ClassCanceled          = "canceled"            // the run's context ended (deadline, cancel)
-	ClassCallError         = "call_error"          // a Func call returned an error that no HTTP attempt explains (its text in Detail)
-	// ClassToolError is a chain's class (ChainRun.Err), never a call's: a
-	// tool step (Chain.Tool) returned an error, its text in
-	// ChainRun.ToolErr.
-	ClassToolError = "tool_error"
-)
-
-// Classes lists the error classes of a call besides "http_<status>": every
-// Class constant above but ClassToolError, a chain's (add a new class to
-// both).
-var Classes = []string{
-	ClassFirstTokenTimeout, ClassTotalTimeout, ClassEmptyStream, ClassEmptyAnswer, ClassTruncated,
-	ClassBadStream, ClassRefusal, ClassContentFilter, ClassTransport, ClassCanceled, ClassCallError,
-}
 
 // HTTPClass is the class of an HTTP error status: "http_529".
 func HTTPClass(status int) string { return fmt.Sprintf("http_%d", status) }
@@ -117,7 +89,7 @@ type Record struct {
 	// counts too.
 	MaxGap time.Duration `json:"max_gap_ns"`
 	// Gaps are the inter-token gaps, one per token event after the first.
-	Gaps Gaps `json:"gaps_ns,omitzero"`
+	Gaps gaps.Gaps `json:"gaps_ns,omitzero"`
 
 	// TokenEvents counts the SSE events that carried a token.
 	TokenEvents int `json:"token_events"`
@@ -175,7 +147,7 @@ type Record struct {
 	// (retries, tool calls), in the order they were sent; nil for a call
 	// that made none and for the other providers. See Func for which
 	// attempt the record's figures come from.
-	Attempts []Attempt `json:"attempts,omitempty"`
+	Attempts []httpattempt.Attempt `json:"attempts,omitempty"`
 }
 
 // OK reports whether the call succeeded.
@@ -194,13 +166,13 @@ func (r *Record) TokensUnobserved() bool { return r.OK() && r.TokenEvents == 0 &
 // model stopped on its own (finish_reason "stop"), the extra token is the
 // end-of-sequence token some servers count (Ollama) and n is the token
 // events. When usage reported no completion tokens, n is the token events
-// and the rate is in events per second (see DecodeRateUnit).
+// and the rate is in events per second.
 //
 // It is 0 for a failed request (a failure is never fast), and NaN for a
 // success that has no rate: fewer than two tokens (a one-token answer),
 // no token observed, or every token in one event (no time between the
-// first and the last). Result.DecodeRates leaves those out, never counting
-// them as 0.
+// first and the last). Decode-rate figures (sloassert.MinDecodeRate)
+// leave those out, never counting them as 0.
 func (r *Record) DecodeRate() float64 {
 	if !r.OK() {
 		return 0
@@ -216,7 +188,7 @@ func (r *Record) DecodeRate() float64 {
 // decodeTokens is DecodeRate's n.
 func (r *Record) decodeTokens() int {
 	switch {
-	case r.DecodeRateUnit() == UnitEventsPerSecond:
+	case r.decodeRateUnit() == unitEventsPerSecond:
 		return r.TokenEvents
 	case r.CompletionTokens == r.TokenEvents+1 && protocol.EndsSequence(r.FinishReason):
 		return r.TokenEvents
@@ -226,77 +198,19 @@ func (r *Record) decodeTokens() int {
 
 // Units of Record.DecodeRateUnit.
 const (
-	UnitTokensPerSecond = "tokens/s" // completion tokens from usage
-	UnitEventsPerSecond = "events/s" // token events (SSE events that carried a token), usage absent
+	unitTokensPerSecond = "tokens/s" // completion tokens from usage
+	unitEventsPerSecond = "events/s" // token events (SSE events that carried a token), usage absent
 )
 
-// DecodeRateUnit is the unit of DecodeRate: UnitTokensPerSecond when usage
-// reported completion tokens, else UnitEventsPerSecond (a server that
+// decodeRateUnit is the unit of DecodeRate: unitTokensPerSecond when usage
+// reported completion tokens, else unitEventsPerSecond (a server that
 // sends several tokens an event then looks slower than it is).
-func (r *Record) DecodeRateUnit() string {
+func (r *Record) decodeRateUnit() string {
 	if r.CompletionTokens > 0 {
-		return UnitTokensPerSecond
+		return unitTokensPerSecond
 	}
-	return UnitEventsPerSecond
+	return unitEventsPerSecond
 }
-
-// Gaps holds a request's inter-token gaps compactly (unsigned varint
-// nanoseconds, about 4 bytes a gap), so that a record stays small.
-type Gaps struct {
-	b []byte
-	n int
-}
-
-// Add appends a gap (a negative one is stored as 0). Add is for the code
-// that records a request: a copied Gaps shares its bytes with the original,
-// so only one of them may be added to.
-func (g *Gaps) Add(d time.Duration) {
-	g.b = binary.AppendUvarint(g.b, uint64(max(d, 0)))
-	g.n++
-}
-
-// Len is the number of gaps.
-func (g Gaps) Len() int { return g.n }
-
-// All returns the gaps in order.
-func (g Gaps) All() []time.Duration { return g.appendTo(make([]time.Duration, 0, g.n)) }
-
-func (g Gaps) appendTo(out []time.Duration) []time.Duration {
-	b := g.b
-	for len(b) > 0 {
-		v, k := binary.Uvarint(b)
-		if k <= 0 {
-			break
-		}
-		out = append(out, time.Duration(v))
-		b = b[k:]
-	}
-	return out
-}
-
-// MarshalJSON writes the gaps as an array of nanoseconds.
-func (g Gaps) MarshalJSON() ([]byte, error) {
-	if g.n == 0 {
-		return []byte("[]"), nil
-	}
-	return json.Marshal(g.All())
-}
-
-// UnmarshalJSON reads an array of nanoseconds.
-func (g *Gaps) UnmarshalJSON(b []byte) error {
-	var ds []time.Duration
-	if err := json.Unmarshal(b, &ds); err != nil {
-		return err
-	}
-	*g = Gaps{}
-	for _, d := range ds {
-		g.Add(d)
-	}
-	return nil
-}
-
-// IsZero lets encoding/json's omitempty drop an empty list.
-func (g Gaps) IsZero() bool { return g.n == 0 }
 
 // Counts accounts for every request: Sent = Kept + Discarded + Failed.
 type Counts struct {
@@ -348,20 +262,7 @@ func (e ErrorExample) String() string {
 	if e.Detail == "" {
 		return fmt.Sprintf("%s %d (e.g. %s)", e.Class, e.Count, e.ID)
 	}
-	return fmt.Sprintf("%s %d (e.g. %s: %q)", e.Class, e.Count, e.ID, e.ShortDetail())
-}
-
-// ShortDetail is Detail for one line of a report: at most 160
-// characters, a longer one cut in the middle ("…"), so both what was
-// being done and the cause that a wrapped error ends with stay
-// ("Post \"http://…\": … connect: connection refused").
-func (e ErrorExample) ShortDetail() string {
-	const n = 160
-	if utf8.RuneCountInString(e.Detail) <= n {
-		return e.Detail
-	}
-	r := []rune(e.Detail)
-	return string(r[:n/2]) + "…" + string(r[len(r)-(n/2-1):])
+	return fmt.Sprintf("%s %d (e.g. %s: %q)", e.Class, e.Count, e.ID, format.ShortDetail(e.Detail))
 }
 
 // MarshalJSON writes a non-finite Gap and a Failed run quantile as null.
@@ -382,18 +283,4 @@ type RepeatGap struct {
 	Runs   []time.Duration `json:"runs_ns"`
 	// Gap is (max-min)/min over the runs, a fraction.
 	Gap float64 `json:"gap"`
-}
-
-// values yields the gaps in order without allocating.
-func (g Gaps) values() iter.Seq[time.Duration] {
-	return func(yield func(time.Duration) bool) {
-		b := g.b
-		for len(b) > 0 {
-			v, k := binary.Uvarint(b)
-			if k <= 0 || !yield(time.Duration(v)) {
-				return
-			}
-			b = b[k:]
-		}
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -134,7 +133,7 @@ func (r *Result) ITL() Sample {
 	var s Sample
 	for _, rec := range r.All() {
 		if !rec.Warmup {
-			s = rec.Gaps.appendTo(s)
+			s = rec.Gaps.AppendTo(s)
 			if !rec.OK() {
 				s = append(s, Failed)
 			}
@@ -151,13 +150,13 @@ func (r *Result) itlSummary() Summary {
 	return r.ITL().Summarize()
 }
 
-// DecodeRates is the decode speed (tokens/s, or events/s for requests
+// decodeRates is the decode speed (tokens/s, or events/s for requests
 // without usage: see DecodeRateUnit) of each measured request; a failed
 // request counts as 0, and a success without a rate (a one-token answer:
 // see Record.DecodeRate) is left out, so it neither fails nor helps a
 // decode-rate floor.
-func (r *Result) DecodeRates() Rates {
-	out := make(Rates, 0, r.Len())
+func (r *Result) decodeRates() rateSet {
+	out := make(rateSet, 0, r.Len())
 	for _, rec := range r.All() {
 		if !rec.Warmup {
 			if v := rec.DecodeRate(); !math.IsNaN(v) {
@@ -168,14 +167,14 @@ func (r *Result) DecodeRates() Rates {
 	return out
 }
 
-// DecodeRateUnit is the unit of DecodeRates: UnitEventsPerSecond when any
+// decodeRateUnit is the unit of DecodeRates: unitEventsPerSecond when any
 // measured success reported no usage (its rate counts token events), else
-// UnitTokensPerSecond; "" when no measured request succeeded.
-func (r *Result) DecodeRateUnit() string {
+// unitTokensPerSecond; "" when no measured request succeeded.
+func (r *Result) decodeRateUnit() string {
 	unit := ""
 	for _, rec := range r.All() {
 		if !rec.Warmup && rec.OK() {
-			if unit = rec.DecodeRateUnit(); unit == UnitEventsPerSecond {
+			if unit = rec.decodeRateUnit(); unit == unitEventsPerSecond {
 				return unit
 			}
 		}
@@ -220,10 +219,10 @@ func (r *Result) Errors() map[string]int {
 	return m
 }
 
-// ErrorExamples lists the measured failures by class, most frequent
+// errorExamples lists the measured failures by class, most frequent
 // first (ties by class), each with its first request as an example; nil
 // when nothing failed.
-func (r *Result) ErrorExamples() []ErrorExample {
+func (r *Result) errorExamples() []ErrorExample {
 	var out []ErrorExample
 	at := map[string]int{}
 	for _, rec := range r.All() {
@@ -247,12 +246,9 @@ func (r *Result) ErrorExamples() []ErrorExample {
 	return out
 }
 
-// ErrorClasses returns the classes of Errors, sorted.
-func (r *Result) ErrorClasses() []string { return slices.Sorted(maps.Keys(r.Errors())) }
-
-// CachedTokens sums usage.prompt_tokens_details.cached_tokens over the
+// cachedTokens sums usage.prompt_tokens_details.cached_tokens over the
 // measured requests: 0 proves the prompts missed the provider's cache.
-func (r *Result) CachedTokens() int {
+func (r *Result) cachedTokens() int {
 	n := 0
 	for _, rec := range r.All() {
 		if !rec.Warmup {
@@ -310,7 +306,7 @@ func (r *Result) Retried() int {
 // started in it, in submission order. A window with no request is kept,
 // empty, so the indexes stay regular. A Result cut short (Partial) passes
 // that on to its last window. It panics when d is not positive or would
-// make more than MaxWindows windows (CheckWindows says why).
+// make more than 100,000 windows (CheckWindows says why).
 func (r *Result) Windows(d time.Duration) []Window {
 	return windowsOf(r, d)
 }
@@ -335,7 +331,7 @@ func (r *Result) lastStart() time.Duration {
 }
 
 // CheckWindows returns an error unless Windows can cut r into windows of
-// length d: d must be positive and make at most MaxWindows windows. The
+// length d: d must be positive and make at most 100,000 windows. The
 // error says why: "a 34s run in windows of 6ns makes 5666666667 windows
 // (more than 100000): 6ns is 6 nanoseconds, a bare number where a duration
 // belongs (write 6*time.Hour or 6*time.Minute)", naming a bare count of
@@ -349,10 +345,10 @@ func (r *Result) CheckWindows(d time.Duration) error {
 	}
 	last := r.lastStart()
 	n := uint64(last/d) + 1
-	if n <= MaxWindows {
+	if n <= maxWindows {
 		return nil
 	}
-	s := fmt.Sprintf("a %v run in windows of %v makes %d windows (more than %d)", last, d, n, MaxWindows)
+	s := fmt.Sprintf("a %v run in windows of %v makes %d windows (more than %d)", last, d, n, maxWindows)
 	if d < time.Microsecond {
 		s += fmt.Sprintf(": %v is %d nanoseconds, a bare number where a duration belongs (write %d*time.Hour or %d*time.Minute)", d, int64(d), int64(d), int64(d))
 	} else {
@@ -364,32 +360,22 @@ func (r *Result) CheckWindows(d time.Duration) error {
 // ColdStarts is the TTFT of every request that may have met a cold start,
 // judged on its own (sloassert.MaxColdStart) rather than hidden with the
 // warm-up or averaged into steady state: the run's first request, each
-// request sent after DefaultIdleGap with nothing of this run in flight,
+// request sent after an idle minute with nothing of this run in flight,
 // and each request the fake provider says it cold-started
 // (Record.Injected holds "cold_start="), whatever the gap. A warm-up
 // request is one only for one of those reasons. A failed or unobserved
 // TTFT is Failed. The measured ones stay in the steady-state figures too:
 // nothing is hidden.
-func (r *Result) ColdStarts() Sample { return r.ColdStartsAfter(DefaultIdleGap) }
+func (r *Result) ColdStarts() Sample { return r.coldStartsAfter(defaultIdleGap) }
 
-// ColdStartsAfter is ColdStarts with another idle gap.
-func (r *Result) ColdStartsAfter(idle time.Duration) Sample {
+// coldStartsAfter is ColdStarts with another idle gap.
+func (r *Result) coldStartsAfter(idle time.Duration) Sample {
 	cs := r.ColdStartCandidates(idle)
 	s := make(Sample, len(cs))
 	for i, c := range cs {
 		s[i] = c.TTFT
 	}
 	return s
-}
-
-// ColdStartIDs returns the trace IDs behind ColdStartsAfter(idle), in the
-// same order.
-func (r *Result) ColdStartIDs(idle time.Duration) []string {
-	var ids []string
-	for _, c := range r.ColdStartCandidates(idle) {
-		ids = append(ids, c.ID)
-	}
-	return ids
 }
 
 // ColdStartCandidates returns every cold-start candidate with the gap
@@ -437,14 +423,14 @@ func (r *Result) TTFTFromSchedule() Sample {
 
 // Lag says whether the client fell behind its schedule: late is how many
 // open-loop records (warm-up included: every request was due) started
-// LateStart (1ms) or more after their scheduled send, and max is the
+// 1ms or more after their scheduled send, and max is the
 // largest StartDelay of all. Both are 0 for a closed loop.
 func (r *Result) Lag() (late int, max time.Duration) {
 	for _, rec := range r.All() {
 		if !rec.OpenLoop {
 			continue
 		}
-		if rec.StartDelay >= LateStart {
+		if rec.StartDelay >= lateStart {
 			late++
 		}
 		if rec.StartDelay > max {
@@ -458,7 +444,7 @@ func (r *Result) Lag() (late int, max time.Duration) {
 func (r *Result) lagNote(o OpenLoop, st loopStats) string {
 	late, most := r.Lag()
 	if late == 0 {
-		return fmt.Sprintf("kept its schedule: no request started %v or more late (longest start delay %v)", LateStart, most)
+		return fmt.Sprintf("kept its schedule: no request started %v or more late (longest start delay %v)", lateStart, most)
 	}
 	why := "the client itself was slow to start them"
 	if st.fullFor > 0 {
@@ -481,11 +467,11 @@ func (r *Result) openLoop() bool {
 // Summarize computes the ResultSummary (Test and Label are left empty).
 func (r *Result) Summarize() ResultSummary {
 	s := ResultSummary{
-		Counts: r.Counts(), ErrorRate: r.ErrorRate(), Errors: r.Errors(), ErrorExamples: r.ErrorExamples(),
+		Counts: r.Counts(), ErrorRate: r.ErrorRate(), Errors: r.Errors(), ErrorExamples: r.errorExamples(),
 		TTFT: r.TTFT().Summarize(), FirstAnswer: r.FirstAnswer().Summarize(), Total: r.Total().Summarize(),
 		MaxGap: r.MaxGap().Summarize(), ITL: r.itlSummary(), CPUPerWall: r.CPUPerWall,
 		Partial: r.PartialReason, RepeatGaps: r.RepeatGaps, Disclosure: r.Disclosure,
-		Model: strings.Join(r.models(), ", "), DecodeRateUnit: r.DecodeRateUnit(), Shard: r.Shard.String(),
+		Model: strings.Join(r.models(), ", "), DecodeRateUnit: r.decodeRateUnit(), Shard: r.Shard.String(),
 	}
 	s.Machine = r.Machine
 	if r.openLoop() {
@@ -602,9 +588,9 @@ func (r *Result) WriteRecords(w io.Writer, keepContent bool) error {
 	return bw.Flush()
 }
 
-// Compacted reports whether r keeps compact records (see Compact):
+// compacted reports whether r keeps compact records (see Compact):
 // Records is then nil, and All, Len and Record read them.
-func (r *Result) Compacted() bool { return r.compact != nil }
+func (r *Result) compacted() bool { return r.compact != nil }
 
 // Compact converts r's records to compact form in place, as a run with
 // RecordMode RecordsCompact keeps them: about 60-80 bytes a request
@@ -707,7 +693,7 @@ func (r *Result) retainedBytes() int {
 	n := 0
 	for i := range r.Records {
 		rec := &r.Records[i]
-		n += recordSize + cap(rec.Gaps.b) + len(rec.ID) + len(rec.Content) + len(rec.Detail)
+		n += recordSize + rec.Gaps.Retained() + len(rec.ID) + len(rec.Content) + len(rec.Detail)
 	}
 	return n
 }

@@ -235,19 +235,19 @@ func (s Sample) Summarize() Summary {
 	return sum
 }
 
-// Rates is a set of rates (decode tokens per second), one per request.
+// rateSet is a set of rates (decode tokens per second), one per request.
 // Failed requests count as 0: lower is worse, so a failure never helps.
-type Rates []float64
+type rateSet []float64
 
 // Quantile is the q-quantile by linear interpolation (as Sample.Quantile);
 // NaN when empty.
-func (r Rates) Quantile(q float64) float64 {
+func (r rateSet) Quantile(q float64) float64 {
 	checkQuantile(q)
 	return stats.Quantile(slices.Sorted(slices.Values(r)), q)
 }
 
 // Mean is the arithmetic mean; NaN when empty.
-func (r Rates) Mean() float64 {
+func (r rateSet) Mean() float64 {
 	if len(r) == 0 {
 		return math.NaN()
 	}
@@ -259,7 +259,7 @@ func (r Rates) Mean() float64 {
 }
 
 // Min is the smallest rate; NaN when empty.
-func (r Rates) Min() float64 {
+func (r rateSet) Min() float64 {
 	if len(r) == 0 {
 		return math.NaN()
 	}

@@ -128,19 +128,19 @@ func TestSampleNeverReorders(t *testing.T) {
 	if !slices.Equal(s, want) {
 		t.Errorf("receiver changed to %v, was %v", s, want)
 	}
-	r := Rates{3, 1, 2}
+	r := rateSet{3, 1, 2}
 	_, _, _ = r.Quantile(0.5), r.Mean(), r.Min()
-	if !slices.Equal(r, Rates{3, 1, 2}) {
-		t.Errorf("Rates receiver changed to %v", r)
+	if !slices.Equal(r, rateSet{3, 1, 2}) {
+		t.Errorf("rateSet receiver changed to %v", r)
 	}
 }
 
 func TestQuantileOutsideUnitPanics(t *testing.T) {
 	for _, q := range []float64{-0.01, 1.0000001, 50, 99, 100, math.NaN(), math.Inf(1), math.Inf(-1)} {
 		for name, f := range map[string]func(){
-			"Sample": func() { msSample(1, 2, 3).Quantile(q) },
-			"empty":  func() { Sample{}.Quantile(q) }, // checked before the empty case
-			"Rates":  func() { Rates{1, 2}.Quantile(q) },
+			"Sample":  func() { msSample(1, 2, 3).Quantile(q) },
+			"empty":   func() { Sample{}.Quantile(q) }, // checked before the empty case
+			"rateSet": func() { rateSet{1, 2}.Quantile(q) },
 		} {
 			t.Run(fmt.Sprintf("%s/%v", name, q), func(t *testing.T) {
 				defer func() {
@@ -435,7 +435,7 @@ func TestSampleSummarize(t *testing.T) {
 }
 
 func TestRates(t *testing.T) {
-	r := Rates{40, 10, 30, 20, 0} // one failed request counts 0 tok/s
+	r := rateSet{40, 10, 30, 20, 0} // one failed request counts 0 tok/s
 	for _, tc := range []struct {
 		q, want float64
 	}{
@@ -459,14 +459,14 @@ func TestRates(t *testing.T) {
 	if got := r.Min(); got != 0 {
 		t.Errorf("Min() = %v, want 0 (the failure)", got)
 	}
-	if got := (Rates{7}).Quantile(0.99); got != 7 {
+	if got := (rateSet{7}).Quantile(0.99); got != 7 {
 		t.Errorf("n=1 Quantile(0.99) = %v, want 7", got)
 	}
 	for name, v := range map[string]float64{
-		"Quantile": Rates{}.Quantile(0.5), "Mean": Rates{}.Mean(), "Min": Rates(nil).Min(),
+		"Quantile": rateSet{}.Quantile(0.5), "Mean": rateSet{}.Mean(), "Min": rateSet(nil).Min(),
 	} {
 		if !math.IsNaN(v) {
-			t.Errorf("empty Rates %s = %v, want NaN", name, v)
+			t.Errorf("empty rateSet %s = %v, want NaN", name, v)
 		}
 	}
 }

@@ -71,24 +71,15 @@ func parseShard(s string) (Shard, error) {
 		return Shard{}, errors.New("want i/n, such as 0/4 (shard i of n, i from 0)")
 	}
 	sh := Shard{Index: i, Count: n}
-	if sh.IsZero() {
+	if sh.isZero() {
 		return Shard{}, errors.New("count 0 < 1")
 	}
 	return sh, sh.check()
 }
 
-// Validate checks a shard: Count at least 1 and Index in [0, Count). The
-// zero Shard is valid (not set).
-func (s Shard) Validate() error {
-	if err := s.check(); err != nil {
-		return fmt.Errorf("latencytest: shard %d/%d: %w", s.Index, s.Count, err)
-	}
-	return nil
-}
-
 func (s Shard) check() error {
 	switch {
-	case s.IsZero():
+	case s.isZero():
 		return nil
 	case s.Count < 1:
 		return fmt.Errorf("count %d < 1", s.Count)
@@ -101,29 +92,29 @@ func (s Shard) check() error {
 	return nil
 }
 
-// IsZero reports whether the shard is unset.
-func (s Shard) IsZero() bool { return s == Shard{} }
+// isZero reports whether the shard is unset.
+func (s Shard) isZero() bool { return s == Shard{} }
 
 // String renders the shard as "i/n" ("" for the zero Shard).
 func (s Shard) String() string {
-	if s.IsZero() {
+	if s.isZero() {
 		return ""
 	}
 	return fmt.Sprintf("%d/%d", s.Index, s.Count)
 }
 
-// Owns reports whether request (or chain, or arrival) i of the whole run
+// owns reports whether request (or chain, or arrival) i of the whole run
 // is this shard's: i mod Count == Index. Every i belongs to the zero
 // Shard.
-func (s Shard) Owns(i int) bool {
+func (s Shard) owns(i int) bool {
 	if s.Count <= 1 {
 		return true
 	}
 	return i%s.Count == s.Index
 }
 
-// Share is how many of the whole run's first n requests are this shard's.
-func (s Shard) Share(n int) int {
+// share is how many of the whole run's first n requests are this shard's.
+func (s Shard) share(n int) int {
 	if s.Count <= 1 {
 		return max(n, 0)
 	}
@@ -135,11 +126,6 @@ func (s Shard) Share(n int) int {
 
 // sharded reports whether the shard splits the run.
 func (s Shard) sharded() bool { return s.Count > 1 }
-
-// Split reports whether the shard is one part of a run split in several
-// (Count above 1): a result measured as such a shard is not the whole
-// run.
-func (s Shard) Split() bool { return s.sharded() }
 
 // mark is the shard a result carries: s when it splits the run, else
 // the zero Shard.

@@ -351,9 +351,9 @@ func TestStreamUsageReported(t *testing.T) {
 				body += `data: {"choices":[],"usage":` + tc.usage + "}\n\n"
 			}
 			rec := call(t, answer(200, body+done, nil), Request{})
-			if !rec.OK() || rec.UsageReported != tc.usageOK || rec.CachedReported != tc.cacheOK || rec.DecodeRateUnit() != tc.unit {
+			if !rec.OK() || rec.UsageReported != tc.usageOK || rec.CachedReported != tc.cacheOK || rec.decodeRateUnit() != tc.unit {
 				t.Errorf("%s: ok %v usage_reported %v cached_reported %v unit %q; want %v %v %q", tc.why, rec.OK(), rec.UsageReported, rec.CachedReported,
-					rec.DecodeRateUnit(), tc.usageOK, tc.cacheOK, tc.unit)
+					rec.decodeRateUnit(), tc.usageOK, tc.cacheOK, tc.unit)
 			}
 			b, _ := json.Marshal(rec)
 			if tc.usageOK != strings.Contains(string(b), `"usage_reported":true`) || tc.cacheOK != strings.Contains(string(b), `"cached_reported":true`) {
@@ -400,7 +400,7 @@ func TestDisclosureSaysWhatUsageProves(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b, _ := Batch{}.normalized()
 			res := &Result{Records: tc.recs, Start: time.Now(), End: time.Now()}
-			if u := res.DecodeRateUnit(); u != tc.unit {
+			if u := res.decodeRateUnit(); u != tc.unit {
 				t.Errorf("%s: unit %q, want %q", tc.why, u, tc.unit)
 			}
 			d := b.disclose(nil, res)

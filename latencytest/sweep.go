@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // Sweep runs the same batch at several concurrency levels.
@@ -39,7 +41,7 @@ type SweepResult struct {
 func (s Sweep) levels() ([]int, error) {
 	lv := s.Levels
 	if len(lv) == 0 {
-		lv = DefaultLevels
+		lv = defaults.Levels()
 	}
 	for _, l := range lv {
 		if l < 1 {

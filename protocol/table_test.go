@@ -164,7 +164,7 @@ func TestMessagesHeadersAndEnv(t *testing.T) {
 	for p, want := range map[*protocol.Protocol][3]string{
 		protocol.Chat:      {latencytest.EnvBaseURL, latencytest.EnvAPIKey, latencytest.EnvModel},
 		protocol.Responses: {latencytest.EnvBaseURL, latencytest.EnvAPIKey, latencytest.EnvModel},
-		protocol.Messages:  {latencytest.EnvAnthropicBaseURL, latencytest.EnvAnthropicAPIKey, latencytest.EnvAnthropicModel},
+		protocol.Messages:  {"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"},
 	} {
 		if got := [3]string{p.Env.BaseURL, p.Env.APIKey, p.Env.Model}; got != want {
 			t.Errorf("%s env %v, want %v", p.Name, got, want)

@@ -99,7 +99,7 @@ func shardGaps(srcs []*source) []shardGap {
 	}
 	runs := map[run][]*source{}
 	for _, src := range srcs {
-		if src.shard.Split() {
+		if src.shard.Count > 1 {
 			k := run{src.label, src.shard.Count}
 			runs[k] = append(runs[k], src)
 		}

@@ -71,9 +71,9 @@ func modelsOf(recs []latencytest.Record) []string {
 // run's under "calls"; see machine.Merge); never nil for a merge (a
 // source without figures is listed as not recorded).
 func mergeMachine(srcs []*source) *latencytest.MachineLoad {
-	s := make([]latencytest.SourceMachine, len(srcs))
+	s := make([]machine.Source, len(srcs))
 	for i, src := range srcs {
-		s[i] = latencytest.SourceMachine{Source: src.name(), Machine: src.machine}
+		s[i] = machine.Source{Source: src.name(), Machine: src.machine}
 	}
 	return machine.Merge(s)
 }

@@ -130,7 +130,7 @@ func (src *source) identify() string {
 		why := strings.TrimPrefix(err.Error(), fmt.Sprintf("latencytest: shard %q: ", src.Shard))
 		return fmt.Sprintf("it names shard %q, not one of n (%s): which part of the run it holds is not known", src.Shard, why)
 	}
-	if sh.Split() {
+	if sh.Count > 1 {
 		src.shard = sh
 	}
 	return ""
@@ -139,7 +139,7 @@ func (src *source) identify() string {
 // name names the source in a partial reason: "shard 1/4 of c8 (path)",
 // or its path when it is not a shard.
 func (src *source) name() string {
-	if !src.shard.Split() {
+	if src.shard.Count <= 1 {
 		return src.Path
 	}
 	return "shard " + src.shard.String() + ofLabel(src.label) + " (" + src.Path + ")"

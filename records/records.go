@@ -20,7 +20,7 @@
 // twice. Merge and MergeLevels join this module's records files (the
 // shards of one run) with the summaries beside them, every figure
 // recomputed from the raw records. Files are read as a stream: a JSON-lines file of a million
-// requests holds compact records (latencytest.Builder), not a million
+// requests holds compact records (latencytest's builder), not a million
 // full ones.
 package records
 

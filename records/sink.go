@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/resultbuild"
 	"github.com/tailguard/tailguard/internal/scrub"
 	"github.com/tailguard/tailguard/latencytest"
 )
@@ -19,7 +20,7 @@ import (
 type Sink struct {
 	f       *Format
 	split   bool // one result per load level (ImportLevels), else one
-	builder map[int]*latencytest.Builder
+	builder map[int]builder
 	order   []int // levels in the order first seen
 
 	line   int    // the line being read (JSON-lines formats)
@@ -42,7 +43,7 @@ type fileFingerprints struct {
 }
 
 func newSink(f *Format, split bool) *Sink {
-	return &Sink{f: f, split: split, builder: map[int]*latencytest.Builder{}}
+	return &Sink{f: f, split: split, builder: map[int]builder{}}
 }
 
 func (s *Sink) startFile(path, prefix string) {
@@ -142,7 +143,7 @@ func (s *Sink) Add(rec *latencytest.Record, where string) error {
 	}
 	b := s.builder[level]
 	if b == nil {
-		b = &latencytest.Builder{}
+		b = resultbuild.New().(builder)
 		s.builder[level] = b
 		s.order = append(s.order, level)
 	}
@@ -370,4 +371,14 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// builder builds a latencytest.Result from records added one at a time,
+// compacting them past compact.Above as a run does: latencytest's, made
+// through internal/resultbuild.
+type builder interface {
+	Add(rec *latencytest.Record)
+	Len() int
+	Box(n int, answer string, missing bool)
+	Result(partial string) *latencytest.Result
 }

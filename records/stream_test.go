@@ -90,8 +90,8 @@ func TestImportStreamsCompact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Compacted() || res.Len() != n {
-		t.Fatalf("compact %v, %d records: want compact, %d", res.Compacted(), res.Len(), n)
+	if !(res.Records == nil && res.Len() > 0) || res.Len() != n {
+		t.Fatalf("compact %v, %d records: want compact, %d", (res.Records == nil && res.Len() > 0), res.Len(), n)
 	}
 	per := float64(compact.RetainedBytes(res)) / float64(n)
 	if per > 100 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
+	"maps"
 )
 
 // The two switches that make Regression rewrite its baseline from the
@@ -46,7 +47,7 @@ func SaveBaseline(path string, r *latencytest.Result) error {
 	if r == nil || measuredRequests(r) == 0 {
 		return fmt.Errorf("sloassert: baseline %s: no measured request: an empty run is no baseline", path)
 	}
-	if r.Shard.Split() {
+	if r.Shard.Count > 1 {
 		return fmt.Errorf("sloassert: baseline %s: the run is %s: merge the shards, then save the merged result", path, shardText(r.Shard))
 	}
 	if r.Partial {
@@ -55,7 +56,7 @@ func SaveBaseline(path string, r *latencytest.Result) error {
 	}
 	if c := r.Counts(); c.Kept == 0 {
 		var classes []string
-		for _, k := range r.ErrorClasses() {
+		for _, k := range slices.Sorted(maps.Keys(r.Errors())) {
 			classes = append(classes, fmt.Sprintf("%s %d", k, r.Errors()[k]))
 		}
 		return fmt.Errorf("sloassert: baseline %s: every measured request failed (%s): a baseline of failures cannot judge a change", path, strings.Join(classes, ", "))
@@ -463,10 +464,10 @@ func (c Compare) Evaluate(base, cur *latencytest.Result, opts ...Option) Baselin
 	case base.Partial && !o.allowPartial:
 		rep.Problem = "the baseline run was cut short: " + partialText(base.Counts().Sent, base.Planned, "requests", base.PartialReason) + "; re-record it, or AllowPartial()"
 		return rep
-	case cur.Shard.Split() && !o.allowShard:
+	case cur.Shard.Count > 1 && !o.allowShard:
 		rep.Problem = "the current run is " + shardText(cur.Shard) + ": merge the shards, then compare (or AllowShard())"
 		return rep
-	case base.Shard.Split() && !o.allowShard:
+	case base.Shard.Count > 1 && !o.allowShard:
 		rep.Problem = "the baseline is " + shardText(base.Shard) + ": merge the shards, then save the baseline (or AllowShard())"
 		return rep
 	}

@@ -280,7 +280,7 @@ func unitName2(u time.Duration) string {
 // 4000 requests, every k-th request and every request above the run's p99
 // are drawn (the chart says so). It panics for ITL, which pools gaps
 // rather than giving one value per request, and for a window that would
-// make more than latencytest.MaxWindows windows.
+// make more than 100,000 windows.
 func timelineChart(r *latencytest.Result, m Metric, window time.Duration) Chart {
 	if m == ITL {
 		panic("sloassert: timeline chart: itl pools inter-token gaps; it has no one value per request")

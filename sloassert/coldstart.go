@@ -9,13 +9,15 @@ import (
 
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // MaxColdStart is the objective "no cold start took longer than budget to
 // its first token", judged on its own rather than hidden with the warm-up
 // or averaged into steady state. The candidates are
 // latencytest.Result.ColdStartCandidates: the run's first request, each
-// request sent after an idle gap (latencytest.DefaultIdleGap, one minute,
+// request sent after an idle gap (one minute by default,
 // unless AfterIdle sets another: a server that unloads after 2 s needs
 // AfterIdle(2*time.Second)), and each request the fake provider says it
 // cold-started, whatever the gap; a warm-up request only for one of those
@@ -48,7 +50,7 @@ func MaxColdStart(budget time.Duration, opts ...Option) Objective {
 	}
 	return Objective{Name: name, opts: o, judge: func(r *latencytest.Result, o options) Outcome {
 		out := Outcome{Objective: name, Budget: format.Duration(budget), Observed: "-"}
-		idle := latencytest.DefaultIdleGap
+		idle := defaults.IdleGap
 		if o.idleSet {
 			idle = o.idle
 		}
@@ -136,7 +138,7 @@ func listIDs(ids []string) string {
 }
 
 // AfterIdle sets the idle gap after which MaxColdStart counts a request as
-// a cold-start candidate (default latencytest.DefaultIdleGap, one
+// a cold-start candidate (default one
 // minute): the time the provider had nothing of this run in flight. A gap
 // that is not positive fails the objective. Other objectives ignore it.
 func AfterIdle(d time.Duration) Option {

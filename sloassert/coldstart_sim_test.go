@@ -10,6 +10,8 @@ import (
 	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // coldSimRun is a Batch as the default run makes it, without the fake:
@@ -22,9 +24,9 @@ func coldSimRun(seed uint64, n int, medians [3]time.Duration, sigmas [3]float64,
 	mix := latencytest.DefaultMix
 	rng := randv2.New(randv2.NewPCG(seed, 0xc01d))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := &latencytest.Result{Start: t0, Planned: n + latencytest.DefaultWarmup}
+	r := &latencytest.Result{Start: t0, Planned: n + defaults.Warmup}
 	at := t0
-	for i := range n + latencytest.DefaultWarmup {
+	for i := range n + defaults.Warmup {
 		u := randv2.New(randv2.NewPCG(mix.Seed, uint64(i))).Float64()
 		c := 0
 		for c < len(mix.Classes)-1 && u >= mix.Classes[c].Weight {
@@ -37,7 +39,7 @@ func coldSimRun(seed uint64, n int, medians [3]time.Duration, sigmas [3]float64,
 		}
 		total := ttft + 50*time.Millisecond
 		r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Start: at, TTFT: ttft, FirstAnswer: ttft, Total: total,
-			TokenEvents: 8, PromptClass: mix.Classes[c].Name, PromptTokens: mix.Classes[c].PromptTokens, Warmup: i < latencytest.DefaultWarmup})
+			TokenEvents: 8, PromptClass: mix.Classes[c].Name, PromptTokens: mix.Classes[c].PromptTokens, Warmup: i < defaults.Warmup})
 		at = at.Add(total + time.Millisecond)
 	}
 	return r

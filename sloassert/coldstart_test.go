@@ -8,6 +8,8 @@ import (
 
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // measureBatch runs b against a fake with this profile, in virtual time.
@@ -36,7 +38,7 @@ func TestInjectedColdStartsAreFound(t *testing.T) {
 			t.Errorf("%s: %+v", out.Objective, out)
 		}
 	}
-	if ids := r.ColdStartIDs(latencytest.DefaultIdleGap); len(ids) != 6 { // the first request (a warm-up) and 5 injected; the other warm-ups are no candidates
+	if ids := coldStartIDs(r, defaults.IdleGap); len(ids) != 6 { // the first request (a warm-up) and 5 injected; the other warm-ups are no candidates
 		t.Errorf("candidates %v", ids)
 	}
 }
@@ -56,7 +58,7 @@ func TestFirstLongPromptIsNotAColdStart(t *testing.T) {
 	if !out.OK || !strings.Contains(out.Note, "like with like") || !strings.Contains(out.Note, "(long prompt, 15 warm)") {
 		t.Errorf("a warm server failed:\n%s\n%s", out, out.Note)
 	}
-	for _, c := range r.ColdStartCandidates(latencytest.DefaultIdleGap) {
+	for _, c := range r.ColdStartCandidates(defaults.IdleGap) {
 		if c.Class == "long" && (c.ClassExcess < 1500*time.Millisecond || c.Compared > 600*time.Millisecond) {
 			t.Errorf("%+v", c)
 		}
@@ -123,7 +125,7 @@ func TestFirstLongPromptOfAShortRun(t *testing.T) {
 	if first := r.Records[0]; first.PromptClass != "long" || long != 1 || first.TTFT < time.Second {
 		t.Fatalf("request 0 is %s (TTFT %v), %d long prompts: want one slow long prompt, first", first.PromptClass, first.TTFT, long)
 	}
-	c := r.ColdStartCandidates(latencytest.DefaultIdleGap)[0]
+	c := r.ColdStartCandidates(defaults.IdleGap)[0]
 	if !c.Extrapolated || c.ClassExcess < 1500*time.Millisecond || c.Compared > 600*time.Millisecond {
 		t.Errorf("%+v", c)
 	}
@@ -136,7 +138,7 @@ func TestFirstLongPromptOfAShortRun(t *testing.T) {
 	for i := range r.Records {
 		r.Records[i].PromptTokens = 0
 	}
-	if c := r.ColdStartCandidates(latencytest.DefaultIdleGap)[0]; !c.Extrapolated || c.ClassExcess > 100*time.Millisecond || c.Compared != c.TTFT-c.ClassExcess {
+	if c := r.ColdStartCandidates(defaults.IdleGap)[0]; !c.Extrapolated || c.ClassExcess > 100*time.Millisecond || c.Compared != c.TTFT-c.ClassExcess {
 		t.Errorf("no token counts: %+v", c)
 	}
 	out := judge(r, sloassert.MaxColdStart(time.Second))
@@ -169,7 +171,7 @@ func TestWarmupIsACandidateOnlyAfterIdle(t *testing.T) {
 	}
 	cs := sloassert.MaxColdStart(time.Second, sloassert.AfterIdle(2*time.Second))
 	r := build(0)
-	if ids := r.ColdStartIDs(2 * time.Second); fmt.Sprint(ids) != "[c1-0000]" {
+	if ids := coldStartIDs(r, 2*time.Second); fmt.Sprint(ids) != "[c1-0000]" {
 		t.Errorf("back to back: candidates %v, want the first request only", ids)
 	}
 	if out := judge(r, cs); !out.OK {
@@ -205,7 +207,7 @@ func TestExtrapolatedClassIsFlagged(t *testing.T) {
 			Total: ttft + 50*time.Millisecond, TokenEvents: 4, PromptClass: class, PromptTokens: tokens})
 		at = at.Add(ttft + 60*time.Millisecond)
 	}
-	c := r.ColdStartCandidates(latencytest.DefaultIdleGap)
+	c := r.ColdStartCandidates(defaults.IdleGap)
 	if len(c) != 1 || !c[0].Extrapolated || c[0].Warm != 0 || c[0].Compared < 3*time.Second {
 		t.Fatalf("candidates %+v", c)
 	}
@@ -220,4 +222,14 @@ func TestExtrapolatedClassIsFlagged(t *testing.T) {
 	if out := judge(r, sloassert.MaxColdStart(time.Second)); out.OK || out.Verdict != sloassert.Fail || strings.Contains(out.Note, "extrapolated") {
 		t.Errorf("a short prompt 7.8 s over its class:\n%s", out)
 	}
+}
+
+// coldStartIDs returns the trace IDs of r's cold-start candidates with
+// the gap idle, in Records order.
+func coldStartIDs(r *latencytest.Result, idle time.Duration) []string {
+	var ids []string
+	for _, c := range r.ColdStartCandidates(idle) {
+		ids = append(ids, c.ID)
+	}
+	return ids
 }

@@ -29,7 +29,7 @@ func TestMinDecodeRateLeavesOutOneTokenAnswers(t *testing.T) {
 		}
 	}
 	res := &latencytest.Result{Records: recs, Planned: len(recs)}
-	if got := len(res.DecodeRates()); got != 20 {
+	if got := len(sloassert.DecodeRates(res)); got != 20 {
 		t.Fatalf("%d rates, want the 20 answers of more than one token", got)
 	}
 	if rep := sloassert.Evaluate(res, sloassert.MinDecodeRate(0.05, 90)); !rep.OK() {

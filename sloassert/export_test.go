@@ -21,3 +21,6 @@ func ReplayCommand(t TestingT, r *latencytest.Result) string { return replayComm
 // JudgeOn is o's outcome on r alone, without the report around it (for
 // simulations over many seeds).
 func JudgeOn(o Objective, r *latencytest.Result) Outcome { return o.judgeOn(r) }
+
+// DecodeRates is decodeRates, the rates MinDecodeRate judges.
+var DecodeRates = decodeRates

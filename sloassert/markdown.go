@@ -73,7 +73,7 @@ func markdown(rep Report, heading string, charts []string, embed bool) string {
 		for _, e := range rep.ErrorExamples {
 			ex := "`" + mdCode(e.ID) + "`"
 			if e.Detail != "" {
-				ex += ": " + mdText(e.ShortDetail())
+				ex += ": " + mdText(format.ShortDetail(e.Detail))
 			}
 			fmt.Fprintf(&sb, "| %s | %d | %s |\n", mdText(e.Class), e.Count, ex)
 		}

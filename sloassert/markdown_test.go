@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -159,11 +160,11 @@ func TestErrorExampleKeepsTheCause(t *testing.T) {
 			t.Errorf("%s report lost an end of the error:\n%s", name, out)
 		}
 	}
-	short := latencytest.ErrorExample{Detail: detail}.ShortDetail()
+	short := format.ShortDetail(detail)
 	if n := utf8.RuneCountInString(short); n != 160 || !strings.Contains(short, "…") {
 		t.Errorf("cut to %d characters: %q", n, short)
 	}
-	if d := (latencytest.ErrorExample{Detail: "dial tcp: connection refused"}).ShortDetail(); d != "dial tcp: connection refused" {
+	if d := format.ShortDetail("dial tcp: connection refused"); d != "dial tcp: connection refused" {
 		t.Errorf("a short detail changed: %q", d)
 	}
 }

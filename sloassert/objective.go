@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -124,7 +125,7 @@ func Refute(confidence float64) Option {
 // Demonstrate or Refute split over the k windows (Bonferroni: each window
 // at 1-(1-c)/k), so the run's verdict is wrong with probability at most
 // 1-c, as for one look. A d that is not positive, or that would cut the run
-// into more than latencytest.MaxWindows windows (PerWindow(6) is 6 ns),
+// into more than 100,000 windows (PerWindow(6) is 6 ns),
 // fails the objective and says why.
 func PerWindow(d time.Duration) Option { return func(o *options) { o.window = d } }
 
@@ -401,7 +402,7 @@ func MaxErrorRate(max float64, classes ...string) Objective {
 func MinDecodeRate(q, floor float64) Objective {
 	name := fmt.Sprintf("decode %s >= %g tok/s", QuantileName(q), floor)
 	return Objective{Name: name, judge: func(r *latencytest.Result, o options) Outcome {
-		rates := r.DecodeRates()
+		rates := decodeRates(r)
 		out := Outcome{Objective: name, Budget: fmt.Sprintf("%g tok/s", floor), Observed: "-"}
 		switch {
 		case !(q > 0 && q < 1):
@@ -420,7 +421,7 @@ func MinDecodeRate(q, floor float64) Objective {
 			out.Observed, out.Note = "0 tok/s", "every measured request failed"
 			return out
 		}
-		v := rates.Quantile(q)
+		v := stats.Quantile(slices.Sorted(slices.Values(rates)), q)
 		out.Observed = fmt.Sprintf("%.1f tok/s", v)
 		out.Margin = fmt.Sprintf("%+.1f tok/s", v-floor)
 		if need := MinSamples(q); len(rates) < need && !o.allowSmall {
@@ -462,7 +463,7 @@ func eventRated(r *latencytest.Result) int {
 func NoCacheHits() Objective {
 	name := "cache miss (cached tokens = 0)"
 	return Objective{Name: name, judge: func(r *latencytest.Result, _ options) Outcome {
-		n := r.CachedTokens()
+		n := cachedTokens(r)
 		out := Outcome{Objective: name, Observed: fmt.Sprintf("%d cached tokens", n), Budget: "0", Margin: fmt.Sprint(-n), OK: n == 0}
 		c := r.Counts()
 		unproven := 0

@@ -10,6 +10,8 @@ import (
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // runOpenLoop runs ol against a fake with this profile, in virtual time.
@@ -94,7 +96,7 @@ func TestScaleToZeroColdStartsJudgedOnTheirOwn(t *testing.T) {
 	// deployment (a whole 20 s load); a request sent while that load was
 	// still running waits for part of it, and counts in steady state.
 	ids := map[string]bool{}
-	for _, id := range r.ColdStartIDs(latencytest.DefaultIdleGap) {
+	for _, id := range coldStartIDs(r, defaults.IdleGap) {
 		ids[id] = true
 	}
 	coldSeen := 0

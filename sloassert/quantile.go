@@ -148,7 +148,7 @@ type clusters struct {
 // adding one Failed value to its gaps.
 func itlClusters(r *latencytest.Result) *clusters {
 	c := &clusters{}
-	if r.Compacted() { // gaps pooled in a sketch: the group sizes, so the largest design effect
+	if r.Records == nil && r.Len() > 0 { // compacted: gaps pooled in a sketch: the group sizes, so the largest design effect
 		for _, rec := range r.All() {
 			m := max(rec.TokenEvents-1, 0)
 			if !rec.OK() {

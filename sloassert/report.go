@@ -205,7 +205,7 @@ func runReport(title string, r *latencytest.Result, objectives []Objective) Repo
 		Title:         title,
 		Counts:        r.Counts(),
 		Errors:        r.Errors(),
-		ErrorExamples: r.ErrorExamples(),
+		ErrorExamples: r.Summarize().ErrorExamples,
 		CPUPerWall:    r.CPUPerWall,
 		Machine:       r.Machine.Warning(),
 		Missing:       r.Disclosure.Missing(),

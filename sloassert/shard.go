@@ -22,7 +22,7 @@ func AllowShard() Option { return func(o *options) { o.allowShard = true } }
 
 // shardText is "shard i of n" for a split run's shard, "" otherwise.
 func shardText(sh latencytest.Shard) string {
-	if !sh.Split() {
+	if sh.Count <= 1 {
 		return ""
 	}
 	return fmt.Sprintf("shard %d of %d", sh.Index, sh.Count)

@@ -12,6 +12,8 @@ import (
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // TestSoakPerWindowNamesTheSlowWindow runs a 48-hour soak, one request
@@ -68,7 +70,7 @@ func TestWindowsAndColdStartsByHand(t *testing.T) {
 		rec("d", 3*time.Minute+5*time.Second, 20*time.Second, false), // 69 s idle since 1m53s
 		rec("e", 3*time.Minute+6*time.Second, time.Second, false),
 	}}
-	if ids := r.ColdStartIDs(latencytest.DefaultIdleGap); fmt.Sprint(ids) != "[w0 d]" {
+	if ids := coldStartIDs(r, defaults.IdleGap); fmt.Sprint(ids) != "[w0 d]" {
 		t.Errorf("candidates %v", ids)
 	}
 	if s := r.ColdStarts(); len(s) != 2 || s[0] != 30*time.Second || s[1] != 20*time.Second {

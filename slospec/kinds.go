@@ -68,7 +68,7 @@ type Objective struct {
 	// Classes restricts an error rate to these error classes.
 	Classes []string
 	// AfterIdle is the cold_start kind's idle gap (0: the default,
-	// latencytest.DefaultIdleGap).
+	// one minute).
 	AfterIdle time.Duration
 	// Task is the task target of the task kinds.
 	Task sloassert.Task

@@ -54,7 +54,9 @@ func TestEndpointProtocol(t *testing.T) {
 		if err != nil || skip != "" {
 			t.Fatalf("%s: %v %s", tc.spec, err, skip)
 		}
-		d := rt.provider.(latencytest.Describer).Describe()
+		d := rt.provider.(interface {
+			Describe() latencytest.Description
+		}).Describe()
 		if d.Kind != tc.kind || d.Endpoint != tc.endpoint || d.Model != "model-x" || !strings.Contains(rt.desc, "$"+b) ||
 			strings.Contains(rt.desc, "not streaming") != strings.Contains(tc.kind, "not streaming") {
 			t.Errorf("%s: %+v (%s), want %s at %s", tc.spec, d, rt.desc, tc.kind, tc.endpoint)

@@ -16,6 +16,8 @@ import (
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/protocol"
 	"github.com/tailguard/tailguard/sloassert"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // Spec is an SLO spec: what to measure (a target and a load, and agent
@@ -80,7 +82,7 @@ import (
 //	  calls: 10                     # per chain; default 10
 //	  concurrency: 1                # chains at once; default 1
 //	  max_tokens: 64                # per call; default 64
-//	  prompt: "Plan a migration."   # default latencytest.DefaultChainPrompt
+//	  prompt: "Plan a migration."   # default: a planning task
 //	  follow_up: Continue.          # default "Continue."
 //	  no_nonce: false
 //	  temperature: 0
@@ -170,14 +172,14 @@ type Load struct {
 	// Batch is the batch; its Concurrency and Label are set per level.
 	Batch latencytest.Batch
 	// Concurrency lists the levels, in order. Default
-	// latencytest.DefaultLevels (1, 8, 50).
+	// one user, a few, a crowd (1, 8, 50).
 	Concurrency []int
 }
 
 // Levels returns the concurrency levels the load runs at, defaults applied.
 func (l Load) Levels() []int {
 	if len(l.Concurrency) == 0 {
-		return slices.Clone(latencytest.DefaultLevels)
+		return defaults.Levels()
 	}
 	return slices.Clone(l.Concurrency)
 }
@@ -186,7 +188,7 @@ func (l Load) Levels() []int {
 func (l Load) measured() int {
 	n, r := l.Batch.Requests, l.Batch.Repeat
 	if n == 0 {
-		n = latencytest.DefaultRequests
+		n = defaults.Requests
 	}
 	return n * max(r, 1)
 }

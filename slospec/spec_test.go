@@ -17,6 +17,8 @@ import (
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 	"github.com/tailguard/tailguard/slospec"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // fullSpecYAML writes every key a spec has (line numbers matter: the
@@ -364,7 +366,7 @@ func TestParseSpecAccepts(t *testing.T) {
 			}
 		}},
 		{"default levels", target + "objectives: {error_rate: 1%}\n", func(t *testing.T, s slospec.Spec) {
-			if got := s.Load.Levels(); !reflect.DeepEqual(got, latencytest.DefaultLevels) {
+			if got := s.Load.Levels(); !reflect.DeepEqual(got, defaults.Levels()) {
 				t.Errorf("levels %v", got)
 			}
 		}},

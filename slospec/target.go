@@ -43,8 +43,8 @@ type Target struct {
 // Endpoint names the environment variables that hold an endpoint's
 // base URL ("https://host/v1"), API key and model, and the protocol it
 // speaks. Empty names take the protocol's defaults: latencytest.EnvBaseURL,
-// EnvAPIKey and EnvModel for chat and responses, EnvAnthropicBaseURL,
-// EnvAnthropicAPIKey and EnvAnthropicModel for messages. The base URL
+// EnvAPIKey and EnvModel for chat and responses, ANTHROPIC_BASE_URL,
+// ANTHROPIC_API_KEY and ANTHROPIC_MODEL for messages. The base URL
 // and model must be set and non-empty, the key must be set (it may be
 // empty, for local servers): a spec run with any of them unset skips.
 type Endpoint struct {

@@ -260,7 +260,7 @@ func writeDistribution(w io.Writer, path string, res *latencytest.Result) {
 		}
 		fmt.Fprintf(w, "%-13s %5d %10s %10s %10s %10s %10s %7.1f\n", m.name, len(m.s), cells[0], cells[1], cells[2], cells[3], cells[4], fin.CV())
 	}
-	if ex := res.ErrorExamples(); len(ex) > 0 {
+	if ex := res.Summarize().ErrorExamples; len(ex) > 0 {
 		fmt.Fprintln(w, "errors by class:")
 		for _, e := range ex {
 			fmt.Fprintf(w, "  %s\n", e)

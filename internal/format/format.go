@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 )
 
 // The two durations that are not times: latencytest.Failed (a failed
@@ -58,4 +59,17 @@ func Float(f float64, format string) string {
 		return "inf"
 	}
 	return fmt.Sprintf(format, f)
+}
+
+// ShortDetail is an error's detail for one line of a report: at most 160
+// characters, a longer one cut in the middle ("…"), so both what was
+// being done and the cause that a wrapped error ends with stay
+// ("Post \"http://…\": … connect: connection refused").
+func ShortDetail(detail string) string {
+	const n = 160
+	if utf8.RuneCountInString(detail) <= n {
+		return detail
+	}
+	r := []rune(detail)
+	return string(r[:n/2]) + "…" + string(r[len(r)-(n/2-1):])
 }
