@@ -126,11 +126,6 @@ func writeRecords(t testing.TB, recs []Record, keepContent bool, label string, s
 	return path
 }
 
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
 // summaryPath is where the summary of the records at path goes:
 // records.jsonl's is summary.json, records-c8.jsonl's summary-c8.json.
 func summaryPath(path string) string {
