@@ -6,14 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/recfile"
 )
 
 // runContext returns the context a TB wrapper runs under: its deadline is
@@ -126,13 +125,6 @@ func writeRecords(t testing.TB, recs []Record, keepContent bool, label string, s
 	return path
 }
 
-// summaryPath is where the summary of the records at path goes:
-// records.jsonl's is summary.json, records-c8.jsonl's summary-c8.json.
-func summaryPath(path string) string {
-	name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	return filepath.Join(filepath.Dir(path), "summary"+strings.TrimPrefix(name, "records")+".json")
-}
-
 // writeSummary writes the summary beside the records at path.
 func writeSummary(t testing.TB, path string, summary any) {
 	t.Helper()
@@ -144,7 +136,7 @@ func writeSummary(t testing.TB, path string, summary any) {
 		t.Errorf("latencytest: summary: %v", err)
 		return
 	}
-	if err := os.WriteFile(summaryPath(path), b, 0o644); err != nil {
+	if err := os.WriteFile(recfile.SummaryPath(path), b, 0o644); err != nil {
 		t.Errorf("latencytest: %v", err)
 	}
 }

@@ -7,11 +7,11 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/recfile"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -31,17 +31,9 @@ type source struct {
 	shard    latencytest.Shard // Shard, parsed (the zero Shard when it does not split a run)
 }
 
-// summaryPath is where Measure writes the summary of the records at
-// path: records.jsonl's is summary.json, records-c8.jsonl's
-// summary-c8.json.
-func summaryPath(path string) string {
-	name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	return filepath.Join(filepath.Dir(path), "summary"+strings.TrimPrefix(name, "records")+".json")
-}
-
 // readSummary reads the summary beside the source's records, if any.
 func (src *source) readSummary() error {
-	path := summaryPath(src.Path)
+	path := recfile.SummaryPath(src.Path)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		src.Counts.Planned = len(src.records)

@@ -110,6 +110,14 @@ func Path(dir, label string) string {
 	return path
 }
 
+// SummaryPath is where the summary of the records at path goes, beside
+// them: records.jsonl's is summary.json, records-c8.jsonl's
+// summary-c8.json. Measure writes it there and a merge reads it there.
+func SummaryPath(path string) string {
+	name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	return filepath.Join(filepath.Dir(path), "summary"+strings.TrimPrefix(name, "records")+".json")
+}
+
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil

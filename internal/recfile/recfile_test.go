@@ -97,3 +97,17 @@ func TestStream(t *testing.T) {
 		t.Errorf("unencodable value: %v", err)
 	}
 }
+
+// TestSummaryPath: the summary sits beside its records, named after them,
+// as Measure writes it and a merge reads it.
+func TestSummaryPath(t *testing.T) {
+	for _, c := range []struct{ records, summary string }{
+		{"/a/records.jsonl", "/a/summary.json"},
+		{"/a/records-c8.jsonl", "/a/summary-c8.json"},
+		{"/a/records-c8-2.jsonl", "/a/summary-c8-2.json"},
+	} {
+		if got := SummaryPath(c.records); got != c.summary {
+			t.Errorf("SummaryPath(%q) = %q, want %q", c.records, got, c.summary)
+		}
+	}
+}
