@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,19 +136,7 @@ func TestSecretRunsNeverLeak(t *testing.T) {
 				if redacted != n {
 					t.Errorf("%d of %d records were redacted: an echo did not reach its record, so the test proves less", redacted, n)
 				}
-				dir := artifactDir(t)
-				for _, f := range []string{"records.jsonl", "summary.json", "report.md"} {
-					b, err := os.ReadFile(filepath.Join(dir, f))
-					if err != nil {
-						t.Fatal(err)
-					}
-					texts[f] = string(b)
-				}
-				b, err := os.ReadFile(stepSummary)
-				if err != nil || len(b) == 0 {
-					t.Fatalf("no job summary: %v", err)
-				}
-				texts["job summary"] = string(b)
+				readOutputs(t, stepSummary, texts)
 				for where, text := range texts {
 					if l := redacttest.Runs(text, runKey); len(l) > 0 {
 						t.Errorf("%q leak into %s", l, where)

@@ -322,19 +322,7 @@ func TestSecretsEveryEncodingEveryPlace(t *testing.T) {
 				t.Fatalf("no echo was redacted: the test proves nothing:\n%s", all)
 			}
 			texts := map[string]string{"records": string(all), "log and failures": strings.Join(c.out, "\n")}
-			dir := artifactDir(t)
-			for _, f := range []string{"records.jsonl", "summary.json", "report.md"} {
-				b, err := os.ReadFile(filepath.Join(dir, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				texts[f] = string(b)
-			}
-			b, err := os.ReadFile(stepSummary)
-			if err != nil || len(b) == 0 {
-				t.Fatalf("no job summary: %v", err)
-			}
-			texts["job summary"] = string(b)
+			readOutputs(t, stepSummary, texts)
 			for where, text := range texts {
 				if l := redacttest.Leaks(text, key); len(l) > 0 {
 					t.Errorf("%s: %q leak into %s", name, l, where)
@@ -377,4 +365,24 @@ func TestSecretsNeverInPanicsOrURLErrors(t *testing.T) {
 			t.Errorf("%s=%q: error %v", latencytest.EnvBaseURL, raw, err)
 		}
 	}
+}
+
+// readOutputs adds to texts what a Measure run wrote for people to read:
+// its artifacts (records.jsonl, summary.json, report.md) and the job
+// summary at stepSummary (which must not be empty), each by its name.
+func readOutputs(t *testing.T, stepSummary string, texts map[string]string) {
+	t.Helper()
+	dir := artifactDir(t)
+	for _, f := range []string{"records.jsonl", "summary.json", "report.md"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[f] = string(b)
+	}
+	b, err := os.ReadFile(stepSummary)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("no job summary: %v", err)
+	}
+	texts["job summary"] = string(b)
 }
