@@ -34,7 +34,8 @@ type OpenLoop struct {
 	// at the first arrival due at or after this offset from the start.
 	// Whichever comes first ends the run; with generated arrivals at least
 	// one must be set. A schedule ends the run when it runs out too.
-	// Requests in flight when the run stops sending are waited for.
+	// Requests in flight when the run stops sending are waited for. A run
+	// that would plan more than 10,000,000 requests is refused.
 	Requests int
 	Duration time.Duration
 	// MaxInFlight bounds the requests in flight. A request due while it is
