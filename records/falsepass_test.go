@@ -173,7 +173,7 @@ func TestImportedTextsScrubbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := res.Record(1).Detail
-	if strings.Contains(d, key[8:16]) || strings.ContainsAny(d, "\n\x1b") || !strings.Contains(d, "api_key=[REDACTED]") {
+	if strings.Contains(d, key[8:16]) || strings.ContainsAny(d, "\n\x1b") || !strings.Contains(d, "api_key=[redacted]") {
 		t.Errorf("detail %q: want no key, no control character", d)
 	}
 	// llmperf IDs are its own; GuideLLM's request IDs come from the file.

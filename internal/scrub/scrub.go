@@ -26,8 +26,9 @@ import (
 	"unicode/utf8"
 )
 
-// Redacted replaces a secret.
-const Redacted = "[REDACTED]"
+// Redacted replaces a secret: the marker package redact writes for the
+// run's own keys, so a reader meets one spelling.
+const Redacted = "[redacted]"
 
 var (
 	// bearer: an Authorization scheme and its credential.
@@ -36,7 +37,7 @@ var (
 	userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*):[^/\s@]+@`)
 	// pair: a secret-named key and its value, in a query (?api_key=v&),
 	// a header (x-api-key: v), JSON ("api_key": "v") or prose (key=v).
-	pair = regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:key|token|secret|password|passwd|pwd|sig|signature|auth|authorization|credentials?)["']?)(\s*[=:]\s*["']?)(\[REDACTED\]|[^\s&"',;)}\]]+)`)
+	pair = regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:key|token|secret|password|passwd|pwd|sig|signature|auth|authorization|credentials?)["']?)(\s*[=:]\s*["']?)(\[redacted\]|[^\s&"',;)}\]]+)`)
 	// shapes: well-known API key and token formats.
 	shapes = regexp.MustCompile(`\b(?:sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|gh[pousr]_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`)
 )
