@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/chathook"
-	"github.com/tailguard/tailguard/protocol"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,6 +15,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/chathook"
+	"github.com/tailguard/tailguard/protocol"
 
 	"github.com/tailguard/tailguard/internal/chunkscan"
 	"github.com/tailguard/tailguard/internal/sse"

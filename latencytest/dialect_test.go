@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/tailguard/tailguard/internal/chathook"
 	"io"
 	"math"
 	"net"
@@ -18,6 +17,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/chathook"
 
 	"github.com/tailguard/tailguard/protocol"
 )

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/tailguard/tailguard/protocol"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/tailguard/tailguard/protocol"
 )
 
 // rev is a Responses event: its type and the rest of its JSON object.

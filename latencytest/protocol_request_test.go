@@ -3,12 +3,13 @@ package latencytest
 import (
 	"context"
 	"fmt"
-	"github.com/tailguard/tailguard/protocol"
 	"io"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/tailguard/tailguard/protocol"
 )
 
 // The built-in providers send what the protocols ask: the path, the

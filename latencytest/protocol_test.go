@@ -3,7 +3,6 @@ package latencytest
 import (
 	"context"
 	"fmt"
-	"github.com/tailguard/tailguard/protocol"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tailguard/tailguard/protocol"
 
 	"github.com/tailguard/tailguard/internal/sse/ssetest"
 )

@@ -2,8 +2,9 @@ package latencytest
 
 import (
 	"context"
-	"github.com/tailguard/tailguard/protocol"
 	"time"
+
+	"github.com/tailguard/tailguard/protocol"
 )
 
 // Provider performs one call and reports its timeline as a Record. A

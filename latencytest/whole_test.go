@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/tailguard/tailguard/protocol"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tailguard/tailguard/protocol"
 
 	"github.com/tailguard/tailguard/fakeprovider"
 )

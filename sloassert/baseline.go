@@ -15,9 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"maps"
+
 	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
-	"maps"
 )
 
 // The two switches that make Regression rewrite its baseline from the
