@@ -226,11 +226,10 @@ func (d *responsesDecoder) Event(s Sink, evType string, data []byte) (token bool
 		"response.reasoning.delta", "response.reasoning_summary.delta":
 		return reasoningDelta(s, typ, e.Delta) != ""
 	case "response.shell_call_command.delta":
-		// A shell call's command: the agent's call's arguments, or a
-		// hosted shell's input.
-		if text := str(s, typ+" delta", e.Delta); text != "" {
+		// A shell call's command (no JSON): the agent's call's
+		// arguments, or a hosted shell's input.
+		if str(s, typ+" delta", e.Delta) != "" {
 			if c := d.call(e); c != nil {
-				c.args.WriteString(text)
 				s.ToolArgs(c.n)
 			}
 			return true
