@@ -89,8 +89,8 @@ type rawResponse struct {
 var responsesQuiet = map[string]bool{
 	"response.in_progress": true, "response.queued": true, "response.output_item.done": true,
 	"response.content_part.added": true, "response.content_part.done": true,
-	"response.output_text.done": true, "response.output_text.annotation.added": true, "response.refusal.done": true,
-	"response.custom_tool_call_input.done":  true,
+	"response.output_text.done": true, "response.output_text.annotation.added": true,
+	"response.refusal.done": true, "response.custom_tool_call_input.done": true,
 	"response.reasoning_summary_part.added": true, "response.reasoning_summary_part.done": true,
 	"response.reasoning_summary_text.done": true, "response.reasoning_text.done": true,
 	"response.reasoning_part.added": true, "response.reasoning_part.done": true, // vLLM's
