@@ -177,7 +177,7 @@ func TestDeadlineWatcherLeavesNothing(t *testing.T) {
 // a synctest bubble now.
 func watcherInBubble() bool {
 	for _, g := range goroutines() {
-		if strings.Contains(g, "deadlineWatcher") && strings.Contains(strings.SplitN(g, "\n", 2)[0], "synctest bubble") {
+		if strings.Contains(g, "deadline.(*watcher)") && strings.Contains(strings.SplitN(g, "\n", 2)[0], "synctest bubble") {
 			return true
 		}
 	}
@@ -188,7 +188,7 @@ func watcherInBubble() bool {
 func noWatcher(t *testing.T) {
 	t.Helper()
 	for _, g := range goroutines() {
-		if strings.Contains(g, "deadlineWatcher") {
+		if strings.Contains(g, "deadline.(*watcher)") {
 			t.Errorf("a deadline watcher outlived its run:\n%s", g)
 		}
 	}
