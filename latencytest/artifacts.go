@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/recfile"
 )
@@ -163,7 +164,7 @@ func (s ResultSummary) String() string {
 			format.Float(row.s.CV, "%.0f"), format.Float(row.s.TailRatio, "%.2f"))
 	}
 	fmt.Fprintf(&sb, "client CPU/wall: %s", format.Float(s.CPUPerWall, "%.2f"))
-	if s.CPUPerWall > BusyClient {
+	if s.CPUPerWall > defaults.BusyClient {
 		sb.WriteString(" (above 0.7: the client is part of the tail)")
 	}
 	sb.WriteString("\n")

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // Batch is a closed-loop run: Warmup requests then Requests measured ones,
@@ -272,7 +274,7 @@ func (b Batch) request(id string, i int, nonce nonceSource) (Request, string) {
 			req.MaxTokens = c.MaxTokens
 		}
 	}
-	req.Messages = []Message{{Role: "user", Content: string(appendNonced(make([]byte, 0, NonceLen+len(text)), nonce, id, text))}}
+	req.Messages = []Message{{Role: "user", Content: string(appendNonced(make([]byte, 0, defaults.NonceLen+len(text)), nonce, id, text))}}
 	return req, class
 }
 

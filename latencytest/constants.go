@@ -28,7 +28,7 @@ const (
 	// EnvStartAt aligns the shards of one run: an RFC 3339 instant
 	// ("2025-06-01T12:00:00Z") that every runner of the process waits for
 	// before its first request (Load.StartAt, when that field is zero).
-	// It may be at most MaxStartWait ahead and at most MaxStartLate past
+	// It may be at most defaults.MaxStartWait ahead and at most defaults.MaxStartLate past
 	// when a runner starts; further is an error that names the variable.
 	// Once a runner of the process has reached the instant, later runners
 	// of the same process (the next level of a sweep, a chain after a
@@ -40,36 +40,6 @@ const (
 	// EnvLocation labels the client's network location in the disclosure
 	// when Load.Location is empty.
 	EnvLocation = "TAILGUARD_LOCATION"
-
-	// The defaults (what a run does when a field is left zero) and the
-	// limits: input beyond a limit is refused with an error that names
-	// it, since a typo (an extra digit, a bare number where a duration
-	// belongs) would otherwise grow a run to gigabytes or make it wait
-	// for hours.
-
-	// DefaultHardCap is the longest any call may take unless told
-	// otherwise.
-	DefaultHardCap = 150 * time.Second
-	// MaxReplayPromptTokens is the largest PromptTokens of a replayed
-	// arrival: 10,000,000 tokens (about 40 MB of prompt text), beyond the
-	// largest context windows. Each replayed prompt is built in memory.
-	MaxReplayPromptTokens = 10_000_000
-	// MaxReplayMaxTokens is the largest MaxTokens of a replayed arrival:
-	// 1,048,576 (1<<20, the largest max_tokens the fake provider accepts).
-	MaxReplayMaxTokens = 1 << 20
-	// MaxStartWait is how far ahead of a runner's start a start instant
-	// (Load.StartAt, EnvStartAt) may be: 10 minutes. A later instant is a
-	// typo (or a time zone mistake), not a plan.
-	MaxStartWait = 10 * time.Minute
-	// MaxStartLate is how long before a runner's start a start instant
-	// may be: 1 minute. A shard that starts later than that did not run
-	// alongside the others, and its merged figures would say they did.
-	MaxStartLate = time.Minute
-	// NonceLen is the length of the nonce prefix in bytes.
-	NonceLen = 38
-	// BusyClient is the client CPU/wall above which the client is part
-	// of the tail it measured (box 13 and the reports warn).
-	BusyClient = 0.7
 
 	// The values that mark a time that is not a latency.
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -66,7 +67,7 @@ func TestDeadlinesInARunAreExact(t *testing.T) {
 					for _, rec := range recs {
 						byID[rec.ID] = rec
 					}
-					limit := min(cmpOr(lim.total, time.Hour), cmpOr(lim.hardCap, latencytest.DefaultHardCap))
+					limit := min(cmpOr(lim.total, time.Hour), cmpOr(lim.hardCap, defaults.HardCap))
 					want := []struct {
 						class string
 						total time.Duration

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/format"
 )
 
@@ -254,8 +255,8 @@ func (d *Disclosure) common(desc Description, models []string, start, end time.T
 		d.set(13, "not meaningful: the run used synctest's fake clock (virtual time)", false)
 	case math.IsNaN(cpu):
 		d.set(13, "not measured", true)
-	case cpu > BusyClient:
-		d.set(13, fmt.Sprintf("%.2f: above %.1f, the client is part of the tail", cpu, BusyClient), false)
+	case cpu > defaults.BusyClient:
+		d.set(13, fmt.Sprintf("%.2f: above %.1f, the client is part of the tail", cpu, defaults.BusyClient), false)
 	default:
 		d.set(13, fmt.Sprintf("%.2f", cpu), false)
 	}

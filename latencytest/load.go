@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // Load is what Batch, OpenLoop and Chain share, embedded in each (so
@@ -30,7 +32,7 @@ type Load struct {
 	// the disclosure says so). It must be in [0, 2].
 	Temperature *float64
 	// FirstTokenTimeout and TotalTimeout bound each request (0: none); the
-	// hard cap (default DefaultHardCap, 150s) bounds it always. None may
+	// hard cap (default 150s) bounds it always. None may
 	// be negative.
 	FirstTokenTimeout time.Duration
 	TotalTimeout      time.Duration
@@ -53,7 +55,7 @@ type Load struct {
 	Shard Shard
 	// StartAt, when set, is the instant the run waits for before its
 	// first request, to align the shards of one run; it obeys the rules
-	// of EnvStartAt (at most MaxStartWait ahead, at most MaxStartLate
+	// of EnvStartAt (at most 10 minutes ahead, at most a minute
 	// past, ignored in virtual time when real). Zero: start at once, or
 	// (FromEnv) the TAILGUARD_START_AT environment variable.
 	StartAt time.Time
@@ -97,7 +99,7 @@ func (l Load) FromEnv() (Load, error) {
 // label) and appends to errs what is wrong, each error naming its key.
 func (l Load) normalized(label string, errs []error) (Load, []error) {
 	if l.HardCap == 0 {
-		l.HardCap = DefaultHardCap
+		l.HardCap = defaults.HardCap
 	}
 	if l.Label == "" {
 		l.Label = label
@@ -174,12 +176,12 @@ func (l Load) waitStart(ctx context.Context) (al alignment, stopped string, err 
 	}
 	now := time.Now()
 	switch d := at.Sub(now); {
-	case d > MaxStartWait:
-		return al, "", fmt.Errorf("latencytest: %s%s%s is %v away, more than %v (MaxStartWait)",
-			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), d.Round(time.Second), MaxStartWait)
-	case -d > MaxStartLate:
-		return al, "", fmt.Errorf("latencytest: %s%s%s passed %v ago, more than %v (MaxStartLate): this shard would not run alongside the others",
-			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), (-d).Round(time.Second), MaxStartLate)
+	case d > defaults.MaxStartWait:
+		return al, "", fmt.Errorf("latencytest: %s%s%s is %v away, more than %v (the most a start instant may be ahead)",
+			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), d.Round(time.Second), defaults.MaxStartWait)
+	case -d > defaults.MaxStartLate:
+		return al, "", fmt.Errorf("latencytest: %s%s%s passed %v ago, more than %v (the most a start instant may be past): this shard would not run alongside the others",
+			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), (-d).Round(time.Second), defaults.MaxStartLate)
 	case d > 0:
 		t := time.NewTimer(d)
 		select {

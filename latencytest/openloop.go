@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/arrivals"
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // OpenLoop is an open-loop run: requests start on a schedule (generated
@@ -117,7 +118,7 @@ func (o OpenLoop) normalized() (OpenLoop, error) {
 	for i, a := range o.Replay {
 		check(a.PromptTokens < 0, "replay[%d]: prompt_tokens %d < 0", i, a.PromptTokens)
 		check(a.MaxTokens < 0, "replay[%d]: max_tokens %d < 0", i, a.MaxTokens)
-		check(a.PromptTokens > MaxReplayPromptTokens || a.MaxTokens > MaxReplayMaxTokens, "replay[%d]: %s", i, a.overLimit())
+		check(a.PromptTokens > defaults.MaxReplayPromptTokens || a.MaxTokens > defaults.MaxReplayMaxTokens, "replay[%d]: %s", i, a.overLimit())
 		if a.At < 0 {
 			check(true, "replay[%d]: at %v < 0", i, a.At)
 			break

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/arrivals"
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // Arrival is one request of a replayed trace: when it is due, and
@@ -27,10 +28,10 @@ type Arrival struct {
 
 // overLimit names the size of a that is above its limit.
 func (a Arrival) overLimit() string {
-	if a.PromptTokens > MaxReplayPromptTokens {
-		return fmt.Sprintf("prompt_tokens %d is above the limit of %d", a.PromptTokens, MaxReplayPromptTokens)
+	if a.PromptTokens > defaults.MaxReplayPromptTokens {
+		return fmt.Sprintf("prompt_tokens %d is above the limit of %d", a.PromptTokens, defaults.MaxReplayPromptTokens)
 	}
-	return fmt.Sprintf("max_tokens %d is above the limit of %d", a.MaxTokens, MaxReplayMaxTokens)
+	return fmt.Sprintf("max_tokens %d is above the limit of %d", a.MaxTokens, defaults.MaxReplayMaxTokens)
 }
 
 // LoadSchedule reads a trace of arrivals from a file (see ReadSchedule),
@@ -52,8 +53,8 @@ func LoadSchedule(path string) ([]Arrival, error) {
 // ReadSchedule reads a trace of arrivals, one a line: an offset from the
 // run's start with its unit (a Go duration: "250ms", "0.250s", "1m30s"),
 // then optionally the prompt tokens and the answer cap (max_tokens), as
-// whole numbers of at least 1 and at most MaxReplayPromptTokens and
-// MaxReplayMaxTokens. Fields are separated by white space or a
+// whole numbers of at least 1 and at most 10,000,000 and
+// 1,048,576 (1<<20). Fields are separated by white space or a
 // comma: "0.250s 1200 300" and "250ms,1200,300" say the same. Blank lines
 // and lines starting with # are skipped, and so is anything after a #.
 // Offsets must not decrease. The error names the line (from 1); a trace
@@ -67,7 +68,7 @@ func ReadSchedule(r io.Reader) ([]Arrival, error) {
 }
 
 func readSchedule(r io.Reader) ([]Arrival, error) {
-	arr, err := arrivals.Read(r, MaxReplayPromptTokens, MaxReplayMaxTokens)
+	arr, err := arrivals.Read(r, defaults.MaxReplayPromptTokens, defaults.MaxReplayMaxTokens)
 	out := make([]Arrival, len(arr))
 	for i, a := range arr {
 		out[i] = Arrival(a)
@@ -171,7 +172,7 @@ func (r replayPrompts) request(b Batch, id string, i int, nonce nonceSource) (Re
 		req.MaxTokens = b.Mix.class(i).MaxTokens
 	}
 	text := r.text[:a.PromptTokens*4]
-	req.Messages = []Message{{Role: "user", Content: string(appendNonced(make([]byte, 0, NonceLen+len(text)), nonce, id, text))}}
+	req.Messages = []Message{{Role: "user", Content: string(appendNonced(make([]byte, 0, defaults.NonceLen+len(text)), nonce, id, text))}}
 	req.prompt = r.templates[a.PromptTokens]
 	return req, "replay"
 }

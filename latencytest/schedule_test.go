@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 func TestReadSchedule(t *testing.T) {
@@ -38,7 +40,7 @@ func TestReadSchedule(t *testing.T) {
 		{name: "huge prompt", in: "0s 10\n1s 99999999999 4\n", err: "line 2: prompt tokens 99999999999: above the limit of 10000000"},
 		{name: "prompt past int64", in: "0s 99999999999999999999999\n", err: "line 1: prompt tokens 99999999999999999999999: above the limit"},
 		{name: "huge cap", in: "0s 10 1048577\n", err: "line 1: max tokens 1048577: above the limit of 1048576"},
-		{name: "at the limits", in: "0s 10000000 1048576\n", want: []Arrival{{0, MaxReplayPromptTokens, MaxReplayMaxTokens}}},
+		{name: "at the limits", in: "0s 10000000 1048576\n", want: []Arrival{{0, defaults.MaxReplayPromptTokens, defaults.MaxReplayMaxTokens}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ReadSchedule(strings.NewReader(tc.in))
@@ -130,7 +132,7 @@ func TestOpenLoopRefusesHugeReplay(t *testing.T) {
 		want string
 	}{
 		{Arrival{PromptTokens: 99_999_999_999}, "replay[1]: prompt_tokens 99999999999 is above the limit of 10000000"},
-		{Arrival{MaxTokens: MaxReplayMaxTokens + 1}, "replay[1]: max_tokens 1048577 is above the limit of 1048576"},
+		{Arrival{MaxTokens: defaults.MaxReplayMaxTokens + 1}, "replay[1]: max_tokens 1048577 is above the limit of 1048576"},
 	} {
 		o := OpenLoop{Replay: []Arrival{{}, tc.a}}
 		if _, err := o.normalized(); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -355,7 +355,7 @@ func TestStartAtAlignsTheFirstRequest(t *testing.T) {
 		if b := r.Disclosure.Box(9).Answer; !strings.Contains(b, "started at TAILGUARD_START_AT 2000-01-01T00:00:05Z (waited 5s)") {
 			t.Errorf("box 9 %q", b)
 		}
-		time.Sleep(2 * time.Minute) // past MaxStartLate: only a runner that has not started yet would mind
+		time.Sleep(2 * time.Minute) // past defaults.MaxStartLate: only a runner that has not started yet would mind
 		cr, err := latencytest.Chain{Chains: 1, Length: 1, Load: fromEnv(t, latencytest.Load{})}.Run(context.Background(), sleeper(&ids))
 		if err != nil {
 			t.Fatalf("a second runner of the process: %v", err)
@@ -399,7 +399,7 @@ func TestStartAtField(t *testing.T) {
 		}
 		far := latencytest.Load{StartAt: time.Now().Add(time.Hour)}
 		if _, err := (latencytest.Batch{Requests: 1, Load: far}).Run(context.Background(), nop); err == nil ||
-			!strings.HasPrefix(err.Error(), "latencytest: StartAt 2000-01-01T01:00:03Z is 1h0m0s away, more than 10m0s (MaxStartWait)") {
+			!strings.HasPrefix(err.Error(), "latencytest: StartAt 2000-01-01T01:00:03Z is 1h0m0s away, more than 10m0s (the most a start instant may be ahead)") {
 			t.Errorf("error %v", err)
 		}
 	})
@@ -412,8 +412,8 @@ func TestStartAtErrors(t *testing.T) {
 	}{
 		{"tomorrow", `latencytest: TAILGUARD_START_AT="tomorrow": want an RFC 3339 instant such as 2025-06-01T12:00:00Z`},
 		{"2000-01-01 00:00:05", `latencytest: TAILGUARD_START_AT="2000-01-01 00:00:05": want an RFC 3339 instant`},
-		{"2000-01-01T00:11:00Z", "latencytest: TAILGUARD_START_AT=2000-01-01T00:11:00Z is 11m0s away, more than 10m0s (MaxStartWait)"},
-		{"1999-12-31T23:58:00Z", "latencytest: TAILGUARD_START_AT=1999-12-31T23:58:00Z passed 2m0s ago, more than 1m0s (MaxStartLate)"},
+		{"2000-01-01T00:11:00Z", "latencytest: TAILGUARD_START_AT=2000-01-01T00:11:00Z is 11m0s away, more than 10m0s (the most a start instant may be ahead)"},
+		{"1999-12-31T23:58:00Z", "latencytest: TAILGUARD_START_AT=1999-12-31T23:58:00Z passed 2m0s ago, more than 1m0s (the most a start instant may be past)"},
 	} {
 		t.Run(c.env, func(t *testing.T) {
 			t.Setenv(latencytest.EnvStartAt, c.env)
@@ -449,7 +449,7 @@ func TestStartAtErrors(t *testing.T) {
 			})
 		})
 	}
-	// Past by less than MaxStartLate: the run starts at once and says so.
+	// Past by less than defaults.MaxStartLate: the run starts at once and says so.
 	t.Setenv(latencytest.EnvStartAt, "1999-12-31T23:59:30Z")
 	synctest.Test(t, func(t *testing.T) {
 		r, err := latencytest.OpenLoop{Rate: 1, Requests: 1, Load: fromEnv(t, latencytest.Load{})}.Run(context.Background(), nop)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/machine"
 	"github.com/tailguard/tailguard/latencytest"
@@ -149,8 +150,8 @@ func mergeCPU(d *latencytest.Disclosure, srcs []*source) {
 		parts[i] = src.Path + " " + v
 	}
 	answer := "highest " + format.Float(worst, "%.2f")
-	if worst > latencytest.BusyClient {
-		answer += fmt.Sprintf(": above %.1f, a client is part of the tail", latencytest.BusyClient)
+	if worst > defaults.BusyClient {
+		answer += fmt.Sprintf(": above %.1f, a client is part of the tail", defaults.BusyClient)
 	}
 	setBox(d, 13, answer+" ("+strings.Join(parts, "; ")+")", unknown > 0)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 )
@@ -405,8 +406,8 @@ func (r Report) String() string {
 		}
 		sb.WriteString("\n")
 	}
-	if r.CPUPerWall > latencytest.BusyClient {
-		fmt.Fprintf(&sb, "  WARNING: client CPU/wall %.2f is above %.1f: the client is part of the tail it measured\n", r.CPUPerWall, latencytest.BusyClient)
+	if r.CPUPerWall > defaults.BusyClient {
+		fmt.Fprintf(&sb, "  WARNING: client CPU/wall %.2f is above %.1f: the client is part of the tail it measured\n", r.CPUPerWall, defaults.BusyClient)
 	}
 	if r.Machine != "" {
 		fmt.Fprintf(&sb, "  WARNING: %s\n", r.Machine)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
@@ -172,7 +173,7 @@ var quotes = []quote{
 			}
 			return fmt.Sprintf("%.0f minutes", d.Minutes())
 		}
-		return fmt.Sprintf("More than %s ahead, or more than %s past, is an error.", minutes(latencytest.MaxStartWait), minutes(latencytest.MaxStartLate))
+		return fmt.Sprintf("More than %s ahead, or more than %s past, is an error.", minutes(defaults.MaxStartWait), minutes(defaults.MaxStartLate))
 	}},
 
 	{"examples/distributed/README.md", func(t *testing.T) string {
