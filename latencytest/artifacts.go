@@ -13,6 +13,7 @@ import (
 	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/recfile"
+	"github.com/tailguard/tailguard/sample"
 )
 
 // WriteRecords writes records as JSONL (one JSON object a line), then an
@@ -94,18 +95,18 @@ type ResultSummary struct {
 	Errors        map[string]int `json:"errors"`
 	ErrorExamples []ErrorExample `json:"error_examples,omitempty"`
 	// The whole distribution of each clock (Failed values count).
-	TTFT        Summary `json:"ttft"`
-	FirstAnswer Summary `json:"first_answer"`
-	Total       Summary `json:"total"`
-	MaxGap      Summary `json:"max_gap"`
-	ITL         Summary `json:"itl"`
+	TTFT        sample.Summary `json:"ttft"`
+	FirstAnswer sample.Summary `json:"first_answer"`
+	Total       sample.Summary `json:"total"`
+	MaxGap      sample.Summary `json:"max_gap"`
+	ITL         sample.Summary `json:"itl"`
 	// FromSchedule and TTFTFromSchedule are the distributions measured
 	// from each request's scheduled send (an OpenLoop's result only; nil
 	// otherwise); LateStarts and MaxStartDelay are Result.Lag.
-	FromSchedule     *Summary      `json:"from_schedule,omitempty"`
-	TTFTFromSchedule *Summary      `json:"ttft_from_schedule,omitempty"`
-	LateStarts       int           `json:"late_starts,omitempty"`
-	MaxStartDelay    time.Duration `json:"max_start_delay_ns,omitempty"`
+	FromSchedule     *sample.Summary `json:"from_schedule,omitempty"`
+	TTFTFromSchedule *sample.Summary `json:"ttft_from_schedule,omitempty"`
+	LateStarts       int             `json:"late_starts,omitempty"`
+	MaxStartDelay    time.Duration   `json:"max_start_delay_ns,omitempty"`
 	// DecodeRateUnit is "tokens/s" when every measured success reported
 	// usage, else "events/s" (see Record.DecodeRateUnit).
 	DecodeRateUnit string      `json:"decode_rate_unit,omitempty"`
@@ -147,7 +148,7 @@ func (s ResultSummary) String() string {
 	fmt.Fprintf(&sb, "%-12s %9s %9s %9s %9s %9s %9s %7s %7s\n", "", "min", "p50", "p90", "p95", "p99", "max", "CV%", "p99/p50")
 	type row struct {
 		name string
-		s    Summary
+		s    sample.Summary
 	}
 	rows := []row{{"ttft", s.TTFT}, {"first answer", s.FirstAnswer}, {"total", s.Total}, {"max gap", s.MaxGap}, {"itl", s.ITL}}
 	if s.FromSchedule != nil && s.TTFTFromSchedule != nil { // an open loop's, from each scheduled send

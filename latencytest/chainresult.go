@@ -7,6 +7,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/stats"
+	"github.com/tailguard/tailguard/sample"
 )
 
 // ChainResult is what a chain run measured.
@@ -194,10 +195,10 @@ func (cr *ChainResult) Cost(p Prices) CostReport {
 // a prediction from single calls would have flattered the provider.
 type PredictionCheck struct {
 	Length   int
-	Measured Summary
+	Measured sample.Summary
 	// Predicted is the distribution of the bootstrapped chains' totals:
 	// always a prediction from independent draws, never a measurement.
-	Predicted          Summary
+	Predicted          sample.Summary
 	MeasuredOverP95    float64 // measured p95 / predicted p95
 	CorrelationWarning string  // set when the measured p95 is 10% or more above the prediction
 	// ModelOnly says the chains ran tool steps (Chain.Tool): Measured is

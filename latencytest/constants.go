@@ -1,10 +1,10 @@
 package latencytest
 
 import (
-	"math"
 	"time"
 
 	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/sample"
 )
 
 // The environment variables, the defaults and limits, the values that
@@ -43,11 +43,10 @@ const (
 
 	// The values that mark a time that is not a latency.
 
-	// Failed is the value a failed request takes in a latency Sample: it
-	// never delivered what was timed, so it counts as infinitely slow. A
-	// quantile that reaches a failed request is Failed, and a failed
-	// request can only make a figure worse, never better.
-	Failed = time.Duration(math.MaxInt64)
+	// Failed is the value a failed request takes in a latency Sample
+	// (sample.Failed): it counts as infinitely slow, so a failed request
+	// can only make a figure worse, never better.
+	Failed = sample.Failed
 	// NotObserved marks a time in a Record that did not happen (no token,
 	// no answer): -1ns.
 	NotObserved = time.Duration(-1)

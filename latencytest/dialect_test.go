@@ -520,7 +520,7 @@ func TestDecodeRateCountsStreamedTokens(t *testing.T) {
 		}
 	}
 	res := &Result{Records: []Record{rec(11, 11, "stop", ""), rec(1, 1, "stop", ""), rec(3, 3, "stop", ClassTruncated)}}
-	if got := res.decodeRates(); len(got) != 2 || got[0] != 100 || got[1] != 0 {
+	if got := DecodeRates(res); len(got) != 2 || got[0] != 100 || got[1] != 0 {
 		t.Errorf("DecodeRates %v: want [100 0], the one-token answer left out", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/recfile"
+	"github.com/tailguard/tailguard/sample"
 )
 
 // runContext returns the context a TB wrapper runs under: its deadline is
@@ -250,8 +251,8 @@ type chainSummary struct {
 	Model       string `json:"model,omitempty"`
 	// Chains is how many chains ran; Totals is the distribution of their
 	// measured totals (a chain with a failed call is Failed).
-	Chains int     `json:"chains"`
-	Totals Summary `json:"chain_totals"`
+	Chains int            `json:"chains"`
+	Totals sample.Summary `json:"chain_totals"`
 	// ErrorRate is the fraction of chains with a failed call (NaN, null
 	// in JSON, when none ran).
 	ErrorRate float64 `json:"chain_error_rate"`

@@ -11,7 +11,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/sample"
 )
+
+// Sample is a set of latencies, one per measured request (or per
+// inter-token gap), failed ones as Failed: package sample's type, with
+// its quantiles, mean, spread and Summary.
+type Sample = sample.Sample
 
 // Result is what a batch measured: every record, warm-up included, in
 // submission order. A run of more than 100,000 planned requests (or
@@ -143,28 +150,11 @@ func (r *Result) ITL() Sample {
 }
 
 // itlSummary is ITL().Summarize(), from the sketch for compact records.
-func (r *Result) itlSummary() Summary {
+func (r *Result) itlSummary() sample.Summary {
 	if r.compact != nil {
-		return Summary(r.compact.itl.Summarize())
+		return r.compact.itl.Summarize()
 	}
 	return r.ITL().Summarize()
-}
-
-// decodeRates is the decode speed (tokens/s, or events/s for requests
-// without usage: see DecodeRateUnit) of each measured request; a failed
-// request counts as 0, and a success without a rate (a one-token answer:
-// see Record.DecodeRate) is left out, so it neither fails nor helps a
-// decode-rate floor.
-func (r *Result) decodeRates() rateSet {
-	out := make(rateSet, 0, r.Len())
-	for _, rec := range r.All() {
-		if !rec.Warmup {
-			if v := rec.DecodeRate(); !math.IsNaN(v) {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
 }
 
 // decodeRateUnit is the unit of DecodeRates: unitEventsPerSecond when any

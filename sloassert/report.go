@@ -11,6 +11,7 @@ import (
 	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sample"
 )
 
 // Report is the verdict on a subject: every objective's outcome and the
@@ -73,7 +74,7 @@ type Report struct {
 // Distribution is one metric's whole distribution.
 type Distribution struct {
 	Metric  string
-	Summary latencytest.Summary
+	Summary sample.Summary
 }
 
 // Slow is one slow request and what the fake injected into it, if known.
