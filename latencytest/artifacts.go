@@ -78,9 +78,10 @@ type ResultSummary struct {
 	// Label is the batch's label, the prefix of its trace IDs ("c8").
 	Label string `json:"label,omitempty"`
 	// Shard is the part of a split run the result measured ("1/4", see
-	// Result.Shard); "" for a whole run. records.Merge reads it to find a
-	// shard missing from a merge.
-	Shard string `json:"shard,omitempty"`
+	// Result.Shard); "" for a whole run, written all the same: records.Merge
+	// reads it to find a shard missing from a merge, and tells a whole
+	// run's summary from an older one that named no shard.
+	Shard string `json:"shard"`
 	// Concurrency is the load level, when every record shares one.
 	Concurrency int `json:"concurrency,omitempty"`
 	// Model is the model the responses named (several joined by ", ").

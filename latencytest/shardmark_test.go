@@ -63,6 +63,11 @@ func TestShardIsMarkedOnTheResult(t *testing.T) {
 				if err != nil || r.Shard != (latencytest.Shard{}) || r.Shard.Count > 1 {
 					t.Errorf("whole run: shard %v, %v", r.Shard, err)
 				}
+				// A whole run's summary names no shard, with the key
+				// written: records.Merge tells it from an older summary.
+				if b, err := json.Marshal(r.Summarize()); err != nil || !bytes.Contains(b, []byte(`"shard":""`)) {
+					t.Errorf("whole run's summary JSON: %v %.300s", err, b)
+				}
 			})
 			t.Setenv(latencytest.EnvShard, "1/2")
 			synctest.Test(t, func(t *testing.T) {

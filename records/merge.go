@@ -116,7 +116,7 @@ func MergeLevels(paths ...string) (map[int]*latencytest.Result, error) {
 type summaryFile struct {
 	Test       string                   `json:"test"`
 	Label      string                   `json:"label"`
-	Shard      string                   `json:"shard"`
+	Shard      *string                  `json:"shard"` // nil: an older summary, which named no shard
 	Counts     *latencytest.Counts      `json:"counts"`
 	CPUPerWall *float64                 `json:"cpu_per_wall"`
 	Partial    string                   `json:"partial"`

@@ -28,6 +28,7 @@ type source struct {
 	end      *recordsEnd       // its end line (nil: the file does not end with one)
 	written  int               // the records its summary says were written (counts.sent); -1 unknown
 	label    string            // its run's label, from the summary or the end line
+	unnamed  bool              // its summary names no shard (written before summaries did)
 	shard    latencytest.Shard // Shard, parsed (the zero Shard when it does not split a run)
 }
 
@@ -51,7 +52,10 @@ func (src *source) readSummary() error {
 		s = *s.Calls
 	}
 	src.Summary, src.Test, src.Partial = path, test, s.Partial
-	src.Shard, src.label = s.Shard, label
+	src.label, src.unnamed = label, s.Shard == nil
+	if s.Shard != nil {
+		src.Shard = *s.Shard
+	}
 	src.Counts.Planned = len(src.records)
 	if s.Counts != nil {
 		src.Counts.Planned = s.Counts.Planned
@@ -97,14 +101,12 @@ func (src *source) fill() {
 	src.levelKey = fmt.Sprint(slices.Sorted(maps.Keys(levels)))
 }
 
-// identify finds the source's shard and label: from its summary, an
-// older summary's box 2, or its end line. The problem is an unreadable
-// shard ("" when none).
+// identify finds the source's shard and label: from its summary or its
+// end line. The problem is a shard that is unreadable, or that neither
+// names ("" when none).
 func (src *source) identify() string {
-	if src.Shard == "" {
-		if m := shardInBox.FindStringSubmatch(src.boxes[2].Answer); m != nil {
-			src.Shard = m[1]
-		}
+	if src.unnamed && src.end == nil {
+		return "its summary names no shard and its records file has no end line (both written by an older tailguard): whether it is a whole run or one shard of it cannot be told; measure it again"
 	}
 	if src.end != nil {
 		if src.Shard == "" {
