@@ -246,7 +246,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 	res.Machine = meter.machine()
 	res.RepeatGaps = repeatGaps(res, b.Repeat)
 	res.Disclosure = b.disclose(p, res)
-	res.Disclosure.noteMachine(res.Machine)
+	noteMachine(&res.Disclosure, res.Machine)
 	return res, nil
 }
 
@@ -506,52 +506,52 @@ func repeatGaps(res *Result, runs int) []RepeatGap {
 // disclose fills a batch's disclosure.
 func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	var d Disclosure
-	d.common(describe(p), res.models(), res.Start, res.End, res.CPUPerWall, b.Location, b.align)
+	common(&d, describe(p), res.models(), res.Start, res.End, res.CPUPerWall, b.Location, b.align)
 	c := res.Counts()
 	partial := partialNote(res.Partial, res.PartialReason)
-	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s%s",
+	d.Set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s%s",
 		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, shardIDs(b.Shard, b.shardSrc, b.Warmup+b.Requests, "request", "trace IDs"), partial), false)
 	switch warm := b.Shard.share(b.Warmup); {
 	case b.Warmup > 0 && b.Shard.sharded() && warm == 0:
-		d.set(4, fmt.Sprintf("no: this shard (%s) sent none of the whole run's %d warm-up requests (more shards than warm-up requests), so its first measured request paid its own connection setup; raise Warmup to at least %d",
+		d.Set(4, fmt.Sprintf("no: this shard (%s) sent none of the whole run's %d warm-up requests (more shards than warm-up requests), so its first measured request paid its own connection setup; raise Warmup to at least %d",
 			b.Shard, b.Warmup, b.Shard.Count), true)
 	case b.Warmup > 0 && b.Shard.sharded():
-		d.set(4, fmt.Sprintf("yes: the whole run's first %d requests of each run, by submission order; this shard sent %d of them, its own first requests", b.Warmup, warm), false)
+		d.Set(4, fmt.Sprintf("yes: the whole run's first %d requests of each run, by submission order; this shard sent %d of them, its own first requests", b.Warmup, warm), false)
 	case b.Warmup > 0:
-		d.set(4, fmt.Sprintf("yes: the first %d requests of each run, by submission order", b.Warmup), false)
+		d.Set(4, fmt.Sprintf("yes: the first %d requests of each run, by submission order", b.Warmup), false)
 	default:
-		d.set(4, "no: every request counts", false)
+		d.Set(4, "no: every request counts", false)
 	}
 	if b.Warmup > 0 {
-		d.set(6, fmt.Sprintf("the first %d requests are discarded from steady state; a cold start among them (the first request, one after an idle gap) is judged on its own (Result.ColdStarts, sloassert.MaxColdStart); NoWarmup keeps them measured", b.Warmup), false)
+		d.Set(6, fmt.Sprintf("the first %d requests are discarded from steady state; a cold start among them (the first request, one after an idle gap) is judged on its own (Result.ColdStarts, sloassert.MaxColdStart); NoWarmup keeps them measured", b.Warmup), false)
 	} else {
-		d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
+		d.Set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	}
 	if b.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
+		d.Set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
 	} else {
-		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
+		d.Set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
 	}
-	d.set(7, fmt.Sprintf("%d request(s) in flight (closed loop)", b.Concurrency)+shardSlots(b.Shard, b.slots), false)
+	d.Set(7, fmt.Sprintf("%d request(s) in flight (closed loop)", b.Concurrency)+shardSlots(b.Shard, b.slots), false)
 	if b.Interval > 0 {
-		d.set(7, fmt.Sprintf("%d request(s) in flight at most, one started every %v", b.Concurrency, b.Interval)+shardSlots(b.Shard, b.slots), false)
+		d.Set(7, fmt.Sprintf("%d request(s) in flight at most, one started every %v", b.Concurrency, b.Interval)+shardSlots(b.Shard, b.slots), false)
 	}
-	d.set(8, fmt.Sprintf("only concurrency %d tested (run a Sweep for three load levels)", b.Concurrency), true)
+	d.Set(8, fmt.Sprintf("only concurrency %d tested (run a Sweep for three load levels)", b.Concurrency), true)
 	if b.Prompt != "" {
-		d.set(10, fmt.Sprintf("one fixed prompt of %d characters (no mix)", len(b.Prompt)), false)
+		d.Set(10, fmt.Sprintf("one fixed prompt of %d characters (no mix)", len(b.Prompt)), false)
 	} else {
-		d.set(10, b.Mix.String(), false)
+		d.Set(10, b.Mix.String(), false)
 	}
 	caps := "the mix's caps"
 	if b.MaxTokens > 0 || b.Prompt != "" {
 		caps = fmt.Sprintf("max_tokens %d", b.MaxTokens)
 	}
-	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", b.temperatureNote(), caps, b.HardCap), b.Temperature == nil)
+	d.Set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", b.temperatureNote(), caps, b.HardCap), b.Temperature == nil)
 	if b.Repeat > 1 {
-		d.set(15, fmt.Sprintf("all %d runs kept; run-to-run gap: %s", b.Repeat, gapSummary(res.RepeatGaps)), false)
+		d.Set(15, fmt.Sprintf("all %d runs kept; run-to-run gap: %s", b.Repeat, gapSummary(res.RepeatGaps)), false)
 	} else {
-		d.set(15, "one run, kept whole; no repeat, so no noise floor (set Repeat: 2)", true)
+		d.Set(15, "one run, kept whole; no repeat, so no noise floor (set Repeat: 2)", true)
 	}
-	d.noteUsage(res)
+	noteUsage(&d, res)
 	return d
 }

@@ -107,7 +107,7 @@ func TestVirtualClockHasNoCPUPerWall(t *testing.T) {
 		t.Fatal("virtualClock")
 	}
 	var d Disclosure
-	d.common(Description{}, nil, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2000, 1, 1, 0, 1, 0, 0, time.UTC), math.NaN(), "", alignment{})
+	common(&d, Description{}, nil, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2000, 1, 1, 0, 1, 0, 0, time.UTC), math.NaN(), "", alignment{})
 	if b := d.Box(13); b.Missing || !strings.Contains(b.Answer, "virtual time") || !strings.Contains(d.Box(9).Answer, "virtual time") {
 		t.Errorf("boxes 9/13: %+v %+v", d.Box(9), b)
 	}

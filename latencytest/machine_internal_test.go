@@ -19,8 +19,8 @@ func TestMachineBoxAndJSON(t *testing.T) {
 		LateP50: time.Millisecond, LateP99: 30 * time.Millisecond, LateMax: 406 * time.Millisecond,
 		Reads: 900, ReadLagP50: 50 * time.Microsecond, ReadLagP99: 3 * time.Millisecond, ReadLagMax: 12 * time.Millisecond}
 	var d Disclosure
-	d.set(13, "0.00", false)
-	d.noteMachine(m)
+	d.Set(13, "0.00", false)
+	noteMachine(&d, m)
 	want := "0.00; machine: PSI cpu some 50.0% of the run; load average not available on 2 cores; " +
 		"timer lateness p50 1.00ms p99 30.00ms max 406.00ms (400 wake-ups every 5ms); " +
 		"socket read lag p50 0.05ms p99 3.00ms max 12.00ms (900 reads); " +

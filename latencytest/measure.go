@@ -206,7 +206,7 @@ func report(t testing.TB, r *Result, prefix, label string, keepContent bool) {
 	}
 	where := whereNote(path)
 	if path != "" {
-		r.Disclosure.setRawRecords(where)
+		setRawRecords(&r.Disclosure, path, where)
 	}
 	s := r.Summarize()
 	s.Test, s.Label = t.Name(), label
@@ -291,7 +291,7 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 	path := writeRecords(t, calls.Records, c.KeepContent, label, cr.Shard)
 	where := whereNote(path)
 	if path != "" {
-		cr.Disclosure.setRawRecords(where)
+		setRawRecords(&cr.Disclosure, path, where)
 	}
 	calls.Disclosure, calls.PartialReason = cr.Disclosure, cr.PartialReason
 	totals := cr.Totals().Summarize()

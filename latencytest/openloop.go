@@ -233,7 +233,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 		res.Partial, res.PartialReason = true, st.stopped
 	}
 	res.Disclosure = o.disclose(p, res, st)
-	res.Disclosure.noteMachine(res.Machine)
+	noteMachine(&res.Disclosure, res.Machine)
 	return res, nil
 }
 
@@ -388,20 +388,20 @@ func (o OpenLoop) describeArrivals(planned int) string {
 // disclose fills an open loop's disclosure.
 func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	var d Disclosure
-	d.common(describe(p), res.models(), res.Start, res.End, res.CPUPerWall, o.Location, o.align)
+	common(&d, describe(p), res.models(), res.Start, res.End, res.CPUPerWall, o.Location, o.align)
 	c := res.Counts()
 	partial := partialNote(res.Partial, res.PartialReason)
 	whole := ""
 	if o.Shard.sharded() {
 		whole = shardIDs(o.Shard, o.shardSrc, o.arrivals().Count(maxOpenLoopRequests), "arrival", "trace IDs")
 	}
-	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d failed; 1 run%s%s", c.Planned, c.Sent, c.Kept, c.Failed, whole, partial), false)
-	d.set(4, "no: every request counts (an open loop has no warm-up)", false)
-	d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
+	d.Set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d failed; 1 run%s%s", c.Planned, c.Sent, c.Kept, c.Failed, whole, partial), false)
+	d.Set(4, "no: every request counts (an open loop has no warm-up)", false)
+	d.Set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	if o.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
+		d.Set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
 	} else {
-		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
+		d.Set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
 	}
 	arrivals := o.describeArrivals(o.arrivals().Count(maxOpenLoopRequests))
 	if o.Shard.sharded() {
@@ -410,8 +410,8 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 			arrivals += fmt.Sprintf(" (%g/s on average)", o.Rate/float64(o.Shard.Count))
 		}
 	}
-	d.set(7, arrivals, false)
-	d.set(8, "only one arrival pattern tested (run open loops at several rates for three load levels)", true)
+	d.Set(7, arrivals, false)
+	d.Set(8, "only one arrival pattern tested (run open loops at several rates for three load levels)", true)
 	prompts := o.Mix.String()
 	if o.Prompt != "" {
 		prompts = fmt.Sprintf("one fixed prompt of %d characters (no mix)", len(o.Prompt))
@@ -428,7 +428,7 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	if o.Replay != nil && (replayed > 0 || capped > 0) {
 		prompts = fmt.Sprintf("prompt sizes from the trace for %d of %d arrivals, answer caps for %d; otherwise %s", replayed, len(o.Replay), capped, prompts)
 	}
-	d.set(10, prompts, false)
+	d.Set(10, prompts, false)
 	caps := "the mix's caps"
 	if o.MaxTokens > 0 || o.Prompt != "" {
 		caps = fmt.Sprintf("max_tokens %d", o.MaxTokens)
@@ -436,10 +436,10 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	if capped > 0 {
 		caps += " (the trace's caps where it has them)"
 	}
-	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", o.temperatureNote(), caps, o.HardCap), o.Temperature == nil)
+	d.Set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", o.temperatureNote(), caps, o.HardCap), o.Temperature == nil)
 	b13 := d.Box(13)
-	d.set(13, b13.Answer+"; "+res.lagNote(o, st), b13.Missing)
-	d.set(15, "one run, kept whole; no repeat, so no noise floor (run it twice)", true)
-	d.noteUsage(res)
+	d.Set(13, b13.Answer+"; "+res.lagNote(o, st), b13.Missing)
+	d.Set(15, "one run, kept whole; no repeat, so no noise floor (run it twice)", true)
+	noteUsage(&d, res)
 	return d
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/gaps"
 	"github.com/tailguard/tailguard/internal/httpattempt"
@@ -212,20 +213,9 @@ func (r *Record) decodeRateUnit() string {
 	return unitEventsPerSecond
 }
 
-// Counts accounts for every request: Sent = Kept + Discarded + Failed.
-type Counts struct {
-	// Planned is how many requests the run meant to send.
-	Planned int `json:"planned"`
-	// Sent is how many were sent (fewer than Planned when the deadline
-	// stopped the run).
-	Sent int `json:"sent"`
-	// Kept is measured requests that succeeded.
-	Kept int `json:"kept"`
-	// Discarded is warm-up requests (whatever their outcome).
-	Discarded int `json:"discarded"`
-	// Failed is measured requests that failed.
-	Failed int `json:"failed"`
-}
+// Counts accounts for every request: Sent = Kept + Discarded + Failed
+// (Planned, Sent, Kept, Discarded, Failed).
+type Counts = disclosure.Counts
 
 // durations renders latencies for JSON: nanoseconds, Failed as null.
 func durations(ds []time.Duration) []*int64 {

@@ -11,17 +11,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/recfile"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
 // source is one records file Merge reads: what the merged disclosure
-// keeps of it (latencytest.MergeSource, in Disclosure.Sources) and what
+// keeps of it (disclosure.Source, in Disclosure.Sources) and what
 // the merge needs besides.
 type source struct {
-	latencytest.MergeSource
+	disclosure.Source
 
-	boxes    map[int]latencytest.Box  // its summary's disclosure, by box
+	boxes    map[int]disclosure.Box   // its summary's disclosure, by box
 	machine  *latencytest.MachineLoad // its summary's machine figures (nil: none)
 	records  []latencytest.Record
 	levelKey string            // its records' concurrency levels, to compare windows within a level
@@ -66,7 +67,7 @@ func (src *source) readSummary() error {
 	}
 	src.machine = s.Machine
 	if s.Disclosure != nil {
-		src.boxes = map[int]latencytest.Box{}
+		src.boxes = map[int]disclosure.Box{}
 		for _, b := range s.Disclosure.Boxes {
 			src.boxes[b.N] = b
 		}

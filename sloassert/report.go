@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sample"
@@ -41,7 +42,7 @@ type Report struct {
 	// "" when the machine was quiet or not measured.
 	Machine string
 	// Missing lists the disclosure boxes left empty.
-	Missing []latencytest.Box
+	Missing []disclosure.Box
 	// RawRecords says where the raw records are.
 	RawRecords string
 	// Setup is the prompt mix and its seed, and the model, from the
