@@ -48,7 +48,7 @@ func TestDeadlinesInARunAreExact(t *testing.T) {
 						}
 						recs = r.Records
 					case "openloop":
-						r, err := latencytest.OpenLoop{Rate: 20, Arrivals: latencytest.ArrivalsConstant, Requests: 10, Load: load}.Run(context.Background(), p)
+						r, err := latencytest.OpenLoop{Rate: 20, Arrivals: "constant", Requests: 10, Load: load}.Run(context.Background(), p)
 						if err != nil {
 							t.Fatal(err)
 						}

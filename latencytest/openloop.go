@@ -26,9 +26,9 @@ type OpenLoop struct {
 	// Rate is the mean arrival rate in requests per second; required (> 0)
 	// unless Schedule or Replay is given, and then it must be 0.
 	Rate float64
-	// Arrivals is the arrival process: ArrivalsPoisson ("poisson",
-	// default: exponential gaps of mean 1/Rate, seeded by Seed) or
-	// ArrivalsConstant ("constant": request i at exactly i/Rate). Request 0
+	// Arrivals is the arrival process: "poisson" (the default:
+	// exponential gaps of mean 1/Rate, seeded by Seed) or "constant"
+	// (request i at exactly i/Rate). Request 0
 	// is due at the start either way. It must be "" with a schedule.
 	Arrivals string
 	// Requests stops the run after this many requests; Duration stops it
@@ -101,8 +101,8 @@ func (o OpenLoop) normalized() (OpenLoop, error) {
 		check(o.Arrivals != "", "arrivals %q is set with a schedule (the schedule replaces the arrivals; leave it empty)", o.Arrivals)
 	} else {
 		check(!(o.Rate > 0) || math.IsInf(o.Rate, 0), "rate %v: want requests per second > 0 (or a schedule)", o.Rate)
-		check(o.Arrivals != "" && o.Arrivals != ArrivalsPoisson && o.Arrivals != ArrivalsConstant,
-			"arrivals %q: want %q or %q", o.Arrivals, ArrivalsPoisson, ArrivalsConstant)
+		check(o.Arrivals != "" && o.Arrivals != arrivalsPoisson && o.Arrivals != arrivalsConstant,
+			"arrivals %q: want %q or %q", o.Arrivals, arrivalsPoisson, arrivalsConstant)
 		check(o.Requests == 0 && o.Duration == 0, "requests and duration are both 0 (set one: the run needs an end)")
 	}
 	for i, d := range o.Schedule {
@@ -118,7 +118,7 @@ func (o OpenLoop) normalized() (OpenLoop, error) {
 	for i, a := range o.Replay {
 		check(a.PromptTokens < 0, "replay[%d]: prompt_tokens %d < 0", i, a.PromptTokens)
 		check(a.MaxTokens < 0, "replay[%d]: max_tokens %d < 0", i, a.MaxTokens)
-		check(a.PromptTokens > defaults.MaxReplayPromptTokens || a.MaxTokens > defaults.MaxReplayMaxTokens, "replay[%d]: %s", i, a.overLimit())
+		check(a.PromptTokens > defaults.MaxReplayPromptTokens || a.MaxTokens > defaults.MaxReplayMaxTokens, "replay[%d]: %s", i, overLimit(a))
 		if a.At < 0 {
 			check(true, "replay[%d]: at %v < 0", i, a.At)
 			break
@@ -164,7 +164,7 @@ func (o OpenLoop) mine() shardArrivals { return shardArrivals{all: o.arrivals(),
 
 // arrivals returns the whole run's schedule from its start (o normalized).
 func (o OpenLoop) arrivals() *arrivals.Seq {
-	a := &arrivals.Seq{Limit: o.Requests, Until: o.Duration, Constant: o.Arrivals == ArrivalsConstant, Rate: o.Rate}
+	a := &arrivals.Seq{Limit: o.Requests, Until: o.Duration, Constant: o.Arrivals == arrivalsConstant, Rate: o.Rate}
 	switch {
 	case o.Schedule != nil:
 		a.Given = given(len(o.Schedule), func(i int) time.Duration { return o.Schedule[i] })
@@ -364,10 +364,10 @@ func (o OpenLoop) describeArrivals(planned int) string {
 	default:
 		kind := o.Arrivals
 		if kind == "" {
-			kind = ArrivalsPoisson
+			kind = arrivalsPoisson
 		}
 		seed := ""
-		if kind == ArrivalsPoisson {
+		if kind == arrivalsPoisson {
 			seed = fmt.Sprintf(" (seed %d)", o.Seed)
 		}
 		return fmt.Sprintf("open loop: %s arrivals at %g/s%s, %s", kind, o.Rate, seed, inFlight)

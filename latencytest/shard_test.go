@@ -169,7 +169,7 @@ func TestShardsSendEveryArrivalOnce(t *testing.T) {
 	for _, o := range []latencytest.OpenLoop{
 		{Rate: 40, Requests: 37},
 		{Rate: 40, Duration: 2 * time.Second},
-		{Rate: 40, Arrivals: latencytest.ArrivalsConstant, Requests: 30},
+		{Rate: 40, Arrivals: "constant", Requests: 30},
 		{Schedule: []time.Duration{0, 10 * time.Millisecond, 10 * time.Millisecond, time.Second, 1500 * time.Millisecond}},
 	} {
 		for _, n := range []int{1, 2, 3, 7} {
