@@ -152,7 +152,7 @@ func (r *Result) ITL() Sample {
 // itlSummary is ITL().Summarize(), from the sketch for compact records.
 func (r *Result) itlSummary() sample.Summary {
 	if r.compact != nil {
-		return r.compact.itl.Summarize()
+		return sample.Summary(r.compact.itl.Summarize())
 	}
 	return r.ITL().Summarize()
 }
@@ -686,22 +686,4 @@ func (r *Result) retainedBytes() int {
 		n += recordSize + rec.Gaps.Retained() + len(rec.ID) + len(rec.Content) + len(rec.Detail)
 	}
 	return n
-}
-
-// Cost prices the measured calls (warm-up requests are left out, as from
-// every figure) at p: the total, the useful answers (calls that succeeded:
-// see CostReport.Useful), the cost per useful answer and what the failed
-// and empty calls cost. A call priced is priced by its record's usage
-// (for a Func call, its figures' attempt: see Func); attempts that failed
-// before streaming cost nothing. It panics on an invalid price.
-func (r *Result) Cost(p Prices) CostReport {
-	p.validate()
-	c := CostReport{Unit: "calls"}
-	for _, rec := range r.All() {
-		if !rec.Warmup {
-			c.add(c.price(p, rec), rec.OK())
-		}
-	}
-	c.PerUseful = perUseful(c.Total, c.Useful)
-	return c
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/stats"
-	"github.com/tailguard/tailguard/sample"
 )
 
 // Above is the planned request count above which a latencytest run with
@@ -24,10 +23,17 @@ const Alpha = 0.01
 
 // Failed is sample.Failed: the value a failed request takes, which
 // sorts last and makes any quantile that reaches it Failed.
-const Failed = sample.Failed
+const Failed = time.Duration(math.MaxInt64)
 
-// Summary is sample.Summary.
-type Summary = sample.Summary
+// Summary is sample.Summary, field for field (one converts to the
+// other; package sample sits above internal/).
+type Summary struct {
+	N, Failed                    int
+	Min, P50, P90, P95, P99, Max time.Duration
+	Mean, Stddev                 time.Duration
+	CV                           float64 // percent
+	TailRatio                    float64 // p99/p50
+}
 
 // Sketch summarises a large set of latencies (a compact Result's
 // inter-token gaps) in log-spaced buckets (DDSketch): a value v > 0 goes
