@@ -169,26 +169,6 @@ func (cr *ChainResult) CheckPrediction(seed uint64) (PredictionCheck, bool) {
 	return pc, true
 }
 
-// Cost prices a chain run at p per chain: Calls counts chains, Useful the
-// chains whose every call succeeded (a task done), Total every call of
-// every chain, Wasted the calls of chains that failed, and PerUseful the
-// cost of one completed task. Unpriced counts calls. It panics on an
-// invalid price.
-func (cr *ChainResult) Cost(p Prices) CostReport {
-	p.validate()
-	c := CostReport{Unit: "chains"}
-	for i := range cr.Chains {
-		ch := &cr.Chains[i]
-		spent := 0.0
-		for k := range ch.Calls {
-			spent += c.price(p, &ch.Calls[k])
-		}
-		c.add(spent, ch.OK())
-	}
-	c.PerUseful = perUseful(c.Total, c.Useful)
-	return c
-}
-
 // PredictionCheck sets a chain run's measured totals beside the totals
 // predicted from its own calls drawn independently: where the measured
 // tail is heavier than predicted, the calls of a chain are correlated and

@@ -59,8 +59,5 @@ type Builder = builder
 // ErrorExamples is Result.errorExamples, for the external tests.
 func ErrorExamples(r *Result) []ErrorExample { return r.errorExamples() }
 
-// WastedShare is CostReport.wastedShare, for the external tests.
-func WastedShare(c CostReport) float64 { return c.wastedShare() }
-
 // Compacted is Result.compacted, for the external tests.
 func Compacted(r *Result) bool { return r.compacted() }
