@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/shard"
 )
 
 // Batch is a closed-loop run: Warmup requests then Requests measured ones,
@@ -174,11 +175,11 @@ func (b Batch) normalized() (Batch, error) {
 	if err := b.Mix.validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if sh := b.Shard; sh.check() == nil {
-		check(b.Until != nil && sh.sharded(), "a sequential batch (Until) cannot be sharded (%s %s): its stopping rule needs every shard's records", b.shardSrc, sh)
-		check(sh.sharded() && b.Warmup+b.Requests < sh.Count, "%d requests (warm-up included) cannot give each of %d shards one (%s %s)", b.Warmup+b.Requests, sh.Count, b.shardSrc, sh)
+	if sh := b.Shard; sh.Check() == nil {
+		check(b.Until != nil && sh.Sharded(), "a sequential batch (Until) cannot be sharded (%s %s): its stopping rule needs every shard's records", b.shardSrc, sh)
+		check(sh.Sharded() && b.Warmup+b.Requests < sh.Count, "%d requests (warm-up included) cannot give each of %d shards one (%s %s)", b.Warmup+b.Requests, sh.Count, b.shardSrc, sh)
 		if b.Concurrency > 0 {
-			slots, err := slotsOf(b.Concurrency, sh, b.shardSrc, "concurrency")
+			slots, err := shard.Slots(b.Concurrency, sh, b.shardSrc, "concurrency")
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -213,7 +214,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, err
 	}
 	b.align = al
-	res := &Result{Planned: b.Shard.share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.mark()}
+	res := &Result{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.Mark()}
 	if err := res.keep(ctx, b.RecordMode); err != nil {
 		return nil, fmt.Errorf("latencytest: batch: %w", err)
 	}
@@ -333,7 +334,7 @@ func (b Batch) runStages(ctx context.Context, p Provider, nonce nonceSource, res
 func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSource, from, to int, start time.Time) ([]Record, string) {
 	var idx []int // the indexes this shard sends
 	for i := from; i < to; i++ {
-		if b.Shard.owns(i) {
+		if b.Shard.Owns(i) {
 			idx = append(idx, i)
 		}
 	}
@@ -343,7 +344,7 @@ func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSou
 	sent, stopped := 0, ""
 	for k, i := range idx {
 		if stopped = waitTurn(ctx, sem, start.Add(time.Duration(i)*b.Interval), b.limit()); stopped != "" {
-			stopped = fmt.Sprintf("sent %d of %d requests in run %d%s: %s", b.Shard.share(from)+k, b.Shard.share(to), run, b.shardNote(), stopped)
+			stopped = fmt.Sprintf("sent %d of %d requests in run %d%s: %s", b.Shard.Share(from)+k, b.Shard.Share(to), run, b.shardNote(), stopped)
 			break
 		}
 		id := b.traceID(run, i)
@@ -367,7 +368,7 @@ func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSou
 
 // shardNote is " (shard i/n)" for a sharded batch, else "".
 func (b Batch) shardNote() string {
-	if !b.Shard.sharded() {
+	if !b.Shard.Sharded() {
 		return ""
 	}
 	return " (shard " + b.Shard.String() + ")"
@@ -511,11 +512,11 @@ func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	partial := partialNote(res.Partial, res.PartialReason)
 	d.Set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s%s",
 		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, shardIDs(b.Shard, b.shardSrc, b.Warmup+b.Requests, "request", "trace IDs"), partial), false)
-	switch warm := b.Shard.share(b.Warmup); {
-	case b.Warmup > 0 && b.Shard.sharded() && warm == 0:
+	switch warm := b.Shard.Share(b.Warmup); {
+	case b.Warmup > 0 && b.Shard.Sharded() && warm == 0:
 		d.Set(4, fmt.Sprintf("no: this shard (%s) sent none of the whole run's %d warm-up requests (more shards than warm-up requests), so its first measured request paid its own connection setup; raise Warmup to at least %d",
 			b.Shard, b.Warmup, b.Shard.Count), true)
-	case b.Warmup > 0 && b.Shard.sharded():
+	case b.Warmup > 0 && b.Shard.Sharded():
 		d.Set(4, fmt.Sprintf("yes: the whole run's first %d requests of each run, by submission order; this shard sent %d of them, its own first requests", b.Warmup, warm), false)
 	case b.Warmup > 0:
 		d.Set(4, fmt.Sprintf("yes: the first %d requests of each run, by submission order", b.Warmup), false)

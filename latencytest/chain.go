@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/disclosure"
+	"github.com/tailguard/tailguard/internal/shard"
 )
 
 // Chain runs agent-style chains: Chains chains of Length sequential calls,
@@ -84,12 +85,12 @@ func (c Chain) normalized() (Chain, error) {
 		}
 	}
 	c.Load, errs = c.Load.normalized("chain", errs)
-	if sh := c.Shard; sh.check() == nil {
-		if sh.sharded() && c.Chains < sh.Count {
+	if sh := c.Shard; sh.Check() == nil {
+		if sh.Sharded() && c.Chains < sh.Count {
 			errs = append(errs, fmt.Errorf("%d chains cannot give each of %d shards one (%s %s)", c.Chains, sh.Count, c.shardSrc, sh))
 		}
 		if c.Concurrency > 0 {
-			slots, err := slotsOf(c.Concurrency, sh, c.shardSrc, "concurrency")
+			slots, err := shard.Slots(c.Concurrency, sh, c.shardSrc, "concurrency")
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -120,13 +121,13 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 		return nil, err
 	}
 	c.align = al
-	mine := make([]int, 0, c.Shard.share(c.Chains)) // the chains this shard runs
+	mine := make([]int, 0, c.Shard.Share(c.Chains)) // the chains this shard runs
 	for i := range c.Chains {
-		if c.Shard.owns(i) {
+		if c.Shard.Owns(i) {
 			mine = append(mine, i)
 		}
 	}
-	res := &ChainResult{Planned: len(mine), PlannedCalls: len(mine) * c.Length, Start: time.Now(), Shard: c.Shard.mark()}
+	res := &ChainResult{Planned: len(mine), PlannedCalls: len(mine) * c.Length, Start: time.Now(), Shard: c.Shard.Mark()}
 	meter := startCPU()
 	// The provider's connection pool (openai.go), its idle connections
 	// closed when the run ends.
@@ -148,7 +149,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	for k, i := range mine {
 		if why := waitTurn(ctx, sem, time.Time{}, limit); why != "" {
 			shard := ""
-			if c.Shard.sharded() {
+			if c.Shard.Sharded() {
 				shard = " (shard " + c.Shard.String() + ")"
 			}
 			res.Partial, res.PartialReason = true, fmt.Sprintf("started %d of %d chains%s: %s", k, len(mine), shard, why)

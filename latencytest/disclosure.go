@@ -199,7 +199,7 @@ func modelsOf(recs []Record) []string {
 // "; shard 1/4 (TAILGUARD_SHARD): request 1, 5, 9 … of the whole run's
 // 85 (trace IDs of the whole run)"; "" unsharded.
 func shardIDs(sh Shard, source string, whole int, unit, ids string) string {
-	if !sh.sharded() {
+	if !sh.Sharded() {
 		return ""
 	}
 	return fmt.Sprintf("; shard %s (%s): %s %d, %d, %d … of the whole run's %d (%s of the whole run; records.Merge joins the shards)",
@@ -209,7 +209,7 @@ func shardIDs(sh Shard, source string, whole int, unit, ids string) string {
 // shardSlots says, for box 7, how a sharded run shares its in-flight
 // requests; the same words in every shard, so merged disclosures agree.
 func shardSlots(sh Shard, slots int) string {
-	if !sh.sharded() {
+	if !sh.Sharded() {
 		return ""
 	}
 	return fmt.Sprintf(", shared by %d shards: %d each", sh.Count, slots)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/shard"
 )
 
 // Load is what Batch, OpenLoop and Chain share, embedded in each (so
@@ -71,9 +72,9 @@ type Load struct {
 // never reads the environment; call it yourself to give Run the same
 // defaults. The error names the variable whose value is unreadable.
 func (l Load) FromEnv() (Load, error) {
-	if l.Shard.isZero() {
+	if l.Shard.IsZero() {
 		if v, ok := lookupEnvOK(EnvShard); ok && v != "" {
-			sh, err := parseShard(v)
+			sh, err := shard.Parse(v)
 			if err != nil {
 				return l, fmt.Errorf("latencytest: %s=%q: %w", EnvShard, v, err)
 			}
@@ -121,9 +122,9 @@ func (l Load) normalized(label string, errs []error) (Load, []error) {
 	if l.startSrc == "" {
 		l.startSrc = "StartAt"
 	}
-	if l.Shard.isZero() {
+	if l.Shard.IsZero() {
 		l.Shard = Shard{Index: 0, Count: 1}
-	} else if err := l.Shard.check(); err != nil {
+	} else if err := l.Shard.Check(); err != nil {
 		errs = append(errs, fmt.Errorf("shard %d/%d: %w", l.Shard.Index, l.Shard.Count, err))
 	}
 	return l, errs

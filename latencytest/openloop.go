@@ -153,7 +153,7 @@ type shardArrivals struct {
 func (s shardArrivals) take() (i int, at time.Duration, ok bool) {
 	for {
 		i, at, ok = s.all.Take()
-		if !ok || s.shard.owns(i) {
+		if !ok || s.shard.Owns(i) {
 			return i, at, ok
 		}
 	}
@@ -213,7 +213,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, err
 	}
 	o.align = al
-	res := &Result{Planned: o.Shard.share(whole), Shard: o.Shard.mark()}
+	res := &Result{Planned: o.Shard.Share(whole), Shard: o.Shard.Mark()}
 	meter := startCPU()
 	res.Start = time.Now()
 	if err := res.keep(ctx, o.RecordMode); err != nil {
@@ -261,7 +261,7 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 	defer timer.Stop()
 	sent := 0
 	shard := ""
-	if o.Shard.sharded() {
+	if o.Shard.Sharded() {
 		shard = " (shard " + o.Shard.String() + ")"
 	}
 	k := 0 // this shard's requests so far
@@ -392,7 +392,7 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	c := res.Counts()
 	partial := partialNote(res.Partial, res.PartialReason)
 	whole := ""
-	if o.Shard.sharded() {
+	if o.Shard.Sharded() {
 		whole = shardIDs(o.Shard, o.shardSrc, o.arrivals().Count(maxOpenLoopRequests), "arrival", "trace IDs")
 	}
 	d.Set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d failed; 1 run%s%s", c.Planned, c.Sent, c.Kept, c.Failed, whole, partial), false)
@@ -404,7 +404,7 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 		d.Set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
 	}
 	arrivals := o.describeArrivals(o.arrivals().Count(maxOpenLoopRequests))
-	if o.Shard.sharded() {
+	if o.Shard.Sharded() {
 		arrivals += fmt.Sprintf("; shared by %d shards, each sending one arrival in %d of that schedule", o.Shard.Count, o.Shard.Count)
 		if o.Rate > 0 {
 			arrivals += fmt.Sprintf(" (%g/s on average)", o.Rate/float64(o.Shard.Count))

@@ -13,40 +13,6 @@ import (
 	"github.com/tailguard/tailguard/latencytest"
 )
 
-func TestParseShard(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want latencytest.Shard
-		err  string // a part of the error; "" for none
-		why  string
-	}{
-		{"0/1", latencytest.Shard{Index: 0, Count: 1}, "", "one shard: the whole run"},
-		{"1/4", latencytest.Shard{Index: 1, Count: 4}, "", "the second of four, counted from 0"},
-		{"3/4", latencytest.Shard{Index: 3, Count: 4}, "", "the last of four"},
-		{" 2/3 ", latencytest.Shard{Index: 2, Count: 3}, "", "white space around is trimmed (a YAML or shell artefact)"},
-		{"4/4", latencytest.Shard{}, "the last of 4 is 3/4", "1-based by mistake: the error says shards count from 0"},
-		{"-1/4", latencytest.Shard{}, "index -1 < 0", "negative index"},
-		{"0/0", latencytest.Shard{}, "count 0 < 1", "no shards"},
-		{"1/-2", latencytest.Shard{}, "count -2 < 1", "negative count"},
-		{"1", latencytest.Shard{}, "want i/n", "no slash"},
-		{"a/b", latencytest.Shard{}, "want i/n", "not numbers"},
-		{"1/2/3", latencytest.Shard{}, "want i/n", "two slashes"},
-		{"+1/2", latencytest.Shard{}, "want i/n", "a sign is not a shard"},
-		{"", latencytest.Shard{}, "want i/n", "empty"},
-	} {
-		got, err := latencytest.ParseShard(c.in)
-		switch {
-		case c.err == "" && (err != nil || got != c.want):
-			t.Errorf("%s: ParseShard(%q) = %v, %v; want %v", c.why, c.in, got, err, c.want)
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.HasPrefix(err.Error(), "latencytest: ")):
-			t.Errorf("%s: ParseShard(%q) error %v; want one containing %q", c.why, c.in, err, c.err)
-		}
-	}
-	if got := (latencytest.Shard{Index: 1, Count: 4}).String(); got != "1/4" {
-		t.Errorf("String %q", got)
-	}
-}
-
 // sleeper is a Func provider that sleeps 10ms and appends each trace ID
 // it is called with to ids, in call order.
 func sleeper(ids *[]string) latencytest.Provider {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/recfile"
+	"github.com/tailguard/tailguard/internal/shard"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -120,10 +121,9 @@ func (src *source) identify() string {
 	if src.Shard == "" {
 		return ""
 	}
-	sh, err := latencytest.ParseShard(src.Shard)
+	sh, err := shard.Parse(src.Shard)
 	if err != nil {
-		why := strings.TrimPrefix(err.Error(), fmt.Sprintf("latencytest: shard %q: ", src.Shard))
-		return fmt.Sprintf("it names shard %q, not one of n (%s): which part of the run it holds is not known", src.Shard, why)
+		return fmt.Sprintf("it names shard %q, not one of n (%v): which part of the run it holds is not known", src.Shard, err)
 	}
 	if sh.Count > 1 {
 		src.shard = sh
