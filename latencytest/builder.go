@@ -15,7 +15,7 @@ func init() { resultbuild.New = func() any { return &builder{} } }
 // records turns another tool's per-request output into Records and adds
 // them here (through internal/resultbuild) one at a time, so a file of a million requests never holds a
 // million full Records. It keeps full records until 100,000 were
-// added, then compact ones (see Result.Compact: every clock exact, the
+// added, then compact ones (see RecordsCompact: every clock exact, the
 // inter-token gaps in a sketch), as a run with RecordsAuto does.
 //
 // A builder checks nothing: the caller checks each record before Add.

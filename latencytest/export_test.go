@@ -59,5 +59,11 @@ type Builder = builder
 // ErrorExamples is Result.errorExamples, for the external tests.
 func ErrorExamples(r *Result) []ErrorExample { return r.errorExamples() }
 
+// Compact is Result.toCompact, for the external tests.
+func Compact(r *Result) { r.toCompact() }
+
+// WindowCount is Result.windowCount, for the external tests.
+func WindowCount(r *Result, d time.Duration) int { return r.windowCount(d) }
+
 // Compacted is Result.compacted, for the external tests.
 func Compacted(r *Result) bool { return r.compacted() }

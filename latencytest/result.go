@@ -22,7 +22,7 @@ type Sample = sample.Sample
 
 // Result is what a batch measured: every record, warm-up included, in
 // submission order. A run of more than 100,000 planned requests (or
-// RecordMode RecordsCompact) keeps compact records instead (see Compact):
+// RecordMode RecordsCompact) keeps compact records instead (see RecordsCompact):
 // Records is then nil, and All, Len and Record read them; every method
 // gives the same figures either way, ITL within 1%.
 type Result struct {
@@ -56,7 +56,7 @@ type Result struct {
 	// allows one (sloassert.AllowShard).
 	Shard Shard `json:"shard,omitzero"`
 
-	compact *compactStore // compact records (Records nil): see Compact
+	compact *compactStore // compact records (Records nil): see RecordsCompact
 	stream  *recordStream // where a compact run streams its records
 }
 
@@ -131,7 +131,7 @@ func (r *Result) MaxGap() Sample {
 // ITL pools every inter-token gap of the measured requests. A failed
 // request adds its gaps and one Failed value (its last silence never
 // ended), so failures can only make the figure worse. For compact records
-// (see Compact) it is their sketch expanded (each value within 1%, 8
+// (see RecordsCompact) it is their sketch expanded (each value within 1%, 8
 // bytes a gap: for very large runs use ITLQuantile).
 func (r *Result) ITL() Sample {
 	if r.compact != nil {
@@ -301,10 +301,10 @@ func (r *Result) Windows(d time.Duration) []Window {
 	return windowsOf(r, d)
 }
 
-// WindowCount is how many windows of length d Windows cuts the run into:
+// windowCount is how many windows of length d Windows cuts the run into:
 // 1 + the last request's start offset / d (0 for a run with no record or
 // a d that is not positive). It allocates nothing.
-func (r *Result) WindowCount(d time.Duration) int {
+func (r *Result) windowCount(d time.Duration) int {
 	if d <= 0 || r.Len() == 0 {
 		return 0
 	}
@@ -481,7 +481,7 @@ func (r *Result) Summarize() ResultSummary {
 }
 
 // MarshalJSON writes a NaN CPU/wall as null, and compact records as
-// records (without gaps or answers: see Compact).
+// records (without gaps or answers: see RecordsCompact).
 func (r *Result) MarshalJSON() ([]byte, error) {
 	type plain Result
 	return json.Marshal(struct {
@@ -555,7 +555,7 @@ func (r *Result) keep(ctx context.Context, mode RecordMode) error {
 // WriteRecords writes r's records, full or compact, as WriteRecords does
 // (JSONL, then the end line), the answer text left out unless
 // keepContent. Compact records are written as they are kept: no gaps, no
-// answer (see Result.Compact).
+// answer (see RecordsCompact).
 func (r *Result) WriteRecords(w io.Writer, keepContent bool) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
@@ -578,21 +578,13 @@ func (r *Result) WriteRecords(w io.Writer, keepContent bool) error {
 	return bw.Flush()
 }
 
-// compacted reports whether r keeps compact records (see Compact):
+// compacted reports whether r keeps compact records (see RecordsCompact):
 // Records is then nil, and All, Len and Record read them.
 func (r *Result) compacted() bool { return r.compact != nil }
 
-// Compact converts r's records to compact form in place, as a run with
-// RecordMode RecordsCompact keeps them: about 60-80 bytes a request
-// instead of about 1 KB. Every clock (TTFT, first answer, last token,
-// total, max gap, TTFB, connection setup, schedule), token count, status,
-// class, detail, trace ID and start time stays exact, so every figure
-// and verdict but ITL is the same as with full records; the inter-token
-// gaps are pooled in a sketch (ITL and its quantiles within 1%:
-// ITLQuantile) and Record.Gaps is empty; the answer text (Content) is
-// dropped. Records is nil afterwards: read the records with All, Len and
-// Record. Compacting a compact result does nothing.
-func (r *Result) Compact() {
+// toCompact converts r's records to compact form in place, as a run with
+// RecordsCompact keeps them; compacting a compact result does nothing.
+func (r *Result) toCompact() {
 	if r.compact != nil {
 		return
 	}

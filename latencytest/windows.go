@@ -29,7 +29,7 @@ func windowsOf(r *Result, d time.Duration) []Window {
 	if r.Len() == 0 {
 		return nil
 	}
-	n := r.WindowCount(d)
+	n := r.windowCount(d)
 	out := make([]Window, n)
 	for i := range out {
 		from, to := time.Duration(i)*d, time.Duration(i+1)*d

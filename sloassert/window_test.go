@@ -249,9 +249,9 @@ func spread(n int) *latencytest.Result {
 // it would make 5.7e9 windows. It fails the objective, naming the typo,
 // without allocating them; Windows and TimelineChart refuse it too.
 func TestPerWindowRefusesATypo(t *testing.T) {
-	r := spread(35)                                     // starts from 0 s to 34 s
-	if n := r.WindowCount(6); n != 34_000_000_000/6+1 { // 5,666,666,667
-		t.Fatalf("WindowCount(6ns) = %d", n)
+	r := spread(35)                                                                                         // starts from 0 s to 34 s
+	if err := r.CheckWindows(6); err == nil || !strings.Contains(err.Error(), "makes 5666666667 windows") { // 34s/6ns+1
+		t.Fatalf("CheckWindows(6ns): %v", err)
 	}
 	out := sloassert.Evaluate(r, sloassert.Q(sloassert.TTFT, 0.5, time.Second, sloassert.PerWindow(6))).Outcomes[0]
 	if out.OK || !strings.Contains(out.Note, "PerWindow(6ns): a 34s run in windows of 6ns makes 5666666667 windows (more than 100000): 6ns is 6 nanoseconds, a bare number where a duration belongs (write 6*time.Hour") {
