@@ -214,7 +214,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, err
 	}
 	b.align = al
-	res := &Result{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.Mark()}
+	res := &Result{Run: Run{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.Mark()}}
 	if err := res.keep(ctx, b.RecordMode); err != nil {
 		return nil, fmt.Errorf("latencytest: batch: %w", err)
 	}

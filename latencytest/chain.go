@@ -127,7 +127,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 			mine = append(mine, i)
 		}
 	}
-	res := &ChainResult{Planned: len(mine), PlannedCalls: len(mine) * c.Length, Start: time.Now(), Shard: c.Shard.Mark()}
+	res := &ChainResult{Run: Run{Planned: len(mine), Start: time.Now(), Shard: c.Shard.Mark()}, PlannedCalls: len(mine) * c.Length}
 	meter := startCPU()
 	// The provider's connection pool (openai.go), its idle connections
 	// closed when the run ends.

@@ -13,22 +13,11 @@ import (
 // ChainResult is what a chain run measured.
 type ChainResult struct {
 	Chains []ChainRun `json:"chains"`
-	// Planned is how many chains the run meant to complete.
-	Planned int `json:"planned"`
+	Run
 	// PlannedCalls is how many calls those chains meant to make (Planned
 	// times Chain.Length): Calls counts the calls sent against it. 0 (a
 	// result that does not say) counts the calls that ran.
-	PlannedCalls  int        `json:"planned_calls,omitempty"`
-	Partial       bool       `json:"partial,omitempty"`
-	PartialReason string     `json:"partial_reason,omitempty"`
-	Start         time.Time  `json:"start"`
-	End           time.Time  `json:"end"`
-	CPUPerWall    float64    `json:"cpu_per_wall"`
-	Disclosure    Disclosure `json:"disclosure"`
-	// Machine is as Result.Machine.
-	Machine *MachineLoad `json:"machine,omitempty"`
-	// Shard is the part of a split run these chains are, as Result.Shard.
-	Shard Shard `json:"shard,omitzero"`
+	PlannedCalls int `json:"planned_calls,omitempty"`
 }
 
 // ChainRun is one chain: its calls in order and its measured total.
@@ -78,8 +67,7 @@ func (cr *ChainResult) Totals() Sample {
 // figures, planned as PlannedCalls. A chain run cut short gives a Partial
 // result.
 func (cr *ChainResult) Calls() *Result {
-	r := &Result{Start: cr.Start, End: cr.End, CPUPerWall: cr.CPUPerWall, Machine: cr.Machine, Disclosure: cr.Disclosure,
-		Partial: cr.Partial, PartialReason: cr.PartialReason, Shard: cr.Shard}
+	r := &Result{Run: cr.Run}
 	for _, c := range cr.Chains {
 		r.Records = append(r.Records, c.Calls...)
 	}

@@ -43,7 +43,7 @@ func TestRunContextTakesTheTestDeadline(t *testing.T) {
 func TestDisclosureHasEveryBox(t *testing.T) {
 	var d Disclosure
 	b, _ := Batch{Warmup: 3}.normalized()
-	res := &Result{Start: time.Now(), End: time.Now(), CPUPerWall: 0.9}
+	res := &Result{Run: Run{Start: time.Now(), End: time.Now(), CPUPerWall: 0.9}}
 	d = b.disclose(nil, res)
 	if len(d.Boxes) != 15 {
 		t.Fatalf("%d boxes", len(d.Boxes))

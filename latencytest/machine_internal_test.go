@@ -31,7 +31,7 @@ func TestMachineBoxAndJSON(t *testing.T) {
 	if got := d.Box(13).Answer; got != want {
 		t.Errorf("box 13:\n got %s\nwant %s", got, want)
 	}
-	b, err := json.Marshal(&Result{Machine: m, CPUPerWall: math.NaN()})
+	b, err := json.Marshal(&Result{Run: Run{Machine: m, CPUPerWall: math.NaN()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestMachineBoxAndJSON(t *testing.T) {
 func TestSummaryCarriesTheMachine(t *testing.T) {
 	m := &MachineLoad{Wall: time.Second, PSISome: 0.5, Load: math.NaN(), Runnable: math.NaN(), Cores: 2, Wakeups: 200,
 		LateP50: time.Millisecond, LateP99: 30 * time.Millisecond, LateMax: 406 * time.Millisecond}
-	s := (&Result{Machine: m, CPUPerWall: 0.01}).Summarize()
+	s := (&Result{Run: Run{Machine: m, CPUPerWall: 0.01}}).Summarize()
 	if s.Machine != m {
 		t.Fatalf("summary machine %v", s.Machine)
 	}
@@ -64,7 +64,7 @@ func TestSummaryCarriesTheMachine(t *testing.T) {
 	if !strings.Contains(brief, "\n  WARNING: the machine was busy: timings may include scheduling delay of the client") {
 		t.Errorf("brief:\n%s", brief)
 	}
-	quiet := (&Result{CPUPerWall: 0.01}).Summarize()
+	quiet := (&Result{Run: Run{CPUPerWall: 0.01}}).Summarize()
 	if strings.Contains(quiet.String(), "machine") || strings.Contains(quiet.brief(""), "WARNING") {
 		t.Errorf("no machine measured, yet:\n%s\n%s", quiet.String(), quiet.brief(""))
 	}

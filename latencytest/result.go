@@ -20,15 +20,11 @@ import (
 // its quantiles, mean, spread and Summary.
 type Sample = sample.Sample
 
-// Result is what a batch measured: every record, warm-up included, in
-// submission order. A run of more than 100,000 planned requests (or
-// RecordMode RecordsCompact) keeps compact records instead (see RecordsCompact):
-// Records is then nil, and All, Len and Record read them; every method
-// gives the same figures either way, ITL within 1%.
-type Result struct {
-	// Records holds full records (nil for compact ones: use All).
-	Records []Record `json:"records"`
-	// Planned is how many requests the run meant to send.
+// Run is what a result says about the run that measured it, shared by
+// Result and ChainResult (whose fields it is).
+type Run struct {
+	// Planned is how many requests (for a ChainResult, chains) the run
+	// meant to send.
 	Planned int `json:"planned"`
 	// Partial is set when the run stopped before sending everything;
 	// PartialReason says why.
@@ -45,8 +41,6 @@ type Result struct {
 	// every source's figures (MachineLoad.Sources); nil when not measured
 	// (a baseline read from records).
 	Machine *MachineLoad `json:"machine,omitempty"`
-	// RepeatGaps holds the run-to-run gaps when the batch was repeated.
-	RepeatGaps []RepeatGap `json:"repeat_gaps,omitempty"`
 	// Disclosure says how it was measured.
 	Disclosure Disclosure `json:"disclosure"`
 	// Shard is the part of a split run (see Shard) this result measured:
@@ -55,6 +49,19 @@ type Result struct {
 	// objective on a shard ("merge the shards, then judge") unless it
 	// allows one (sloassert.AllowShard).
 	Shard Shard `json:"shard,omitzero"`
+}
+
+// Result is what a batch measured: every record, warm-up included, in
+// submission order. A run of more than 100,000 planned requests (or
+// RecordMode RecordsCompact) keeps compact records instead (see RecordsCompact):
+// Records is then nil, and All, Len and Record read them; every method
+// gives the same figures either way, ITL within 1%.
+type Result struct {
+	// Records holds full records (nil for compact ones: use All).
+	Records []Record `json:"records"`
+	Run
+	// RepeatGaps holds the run-to-run gaps when the batch was repeated.
+	RepeatGaps []RepeatGap `json:"repeat_gaps,omitempty"`
 
 	compact *compactStore // compact records (Records nil): see RecordsCompact
 	stream  *recordStream // where a compact run streams its records
@@ -519,8 +526,11 @@ func (r *Result) snapshot() *Result {
 	if r.compact != nil {
 		c = r.compact.clone()
 	}
-	return &Result{Records: slices.Clone(r.Records), compact: c, Planned: r.Planned, Partial: r.Partial,
-		PartialReason: r.PartialReason, Start: r.Start, End: time.Now(), CPUPerWall: math.NaN()}
+	return &Result{
+		Run:     Run{Planned: r.Planned, Partial: r.Partial, PartialReason: r.PartialReason, Start: r.Start, End: time.Now(), CPUPerWall: math.NaN()},
+		Records: slices.Clone(r.Records),
+		compact: c,
+	}
 }
 
 // sink reserves n slots of r's records (r may be nil: full records,

@@ -179,7 +179,7 @@ func (e unprefixed) Unwrap() error { return e.err }
 // mergeSources builds the merged Result: of every level when level < 0,
 // else of that level (for the missing shards that leave it incomplete).
 func mergeSources(srcs []*source, gaps []shardGap, level int) *latencytest.Result {
-	res := &latencytest.Result{CPUPerWall: math.NaN()}
+	res := &latencytest.Result{Run: latencytest.Run{CPUPerWall: math.NaN()}}
 	var partial []string
 	for _, src := range srcs {
 		res.Records = append(res.Records, src.records...)

@@ -82,7 +82,7 @@ func (src *source) readSummary() error {
 // fill computes the source's counts (but Planned) and window from its
 // records.
 func (src *source) fill() {
-	r := latencytest.Result{Records: src.records, Planned: src.Counts.Planned}
+	r := latencytest.Result{Run: latencytest.Run{Planned: src.Counts.Planned}, Records: src.records}
 	src.Counts = r.Counts()
 	src.Start, src.End = time.Time{}, time.Time{}
 	levels := map[int]bool{}

@@ -100,7 +100,7 @@ var blBatch = latencytest.Batch{Requests: 300, Concurrency: 8}
 // blResult makes a result of one run from hand-made latencies (TTFT =
 // first answer = total); latencytest.Failed makes a failed request.
 func blResult(run int, ds ...time.Duration) *latencytest.Result {
-	r := &latencytest.Result{Planned: len(ds)}
+	r := &latencytest.Result{Run: latencytest.Run{Planned: len(ds)}}
 	for i, d := range ds {
 		rec := latencytest.Record{ID: fmt.Sprintf("h-r%d-%04d", run, i), Run: run, Status: 200, TTFT: d, FirstAnswer: d, Total: d}
 		if d == latencytest.Failed {
