@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/recfile"
 	"github.com/tailguard/tailguard/sample"
@@ -110,11 +111,11 @@ type ResultSummary struct {
 	MaxStartDelay    time.Duration   `json:"max_start_delay_ns,omitempty"`
 	// DecodeRateUnit is "tokens/s" when every measured success reported
 	// usage, else "events/s" (see Record.DecodeRateUnit).
-	DecodeRateUnit string      `json:"decode_rate_unit,omitempty"`
-	CPUPerWall     float64     `json:"cpu_per_wall"`
-	Partial        string      `json:"partial,omitempty"`
-	RepeatGaps     []RepeatGap `json:"repeat_gaps,omitempty"`
-	Disclosure     Disclosure  `json:"disclosure"`
+	DecodeRateUnit string                 `json:"decode_rate_unit,omitempty"`
+	CPUPerWall     float64                `json:"cpu_per_wall"`
+	Partial        string                 `json:"partial,omitempty"`
+	RepeatGaps     []disclosure.RepeatGap `json:"repeat_gaps,omitempty"`
+	Disclosure     Disclosure             `json:"disclosure"`
 	// Machine is Result.Machine: the machine's load over the run (nil
 	// when not measured).
 	Machine *MachineLoad `json:"machine,omitempty"`

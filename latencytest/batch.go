@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/shard"
 )
 
@@ -462,11 +463,11 @@ const filler = "Measure the tail, not the median: a clean median with a slow p99
 	"the error rate and how the numbers were taken, so that anyone can check them. "
 
 // repeatGaps computes the between-run gaps of TTFT and total time.
-func repeatGaps(res *Result, runs int) []RepeatGap {
+func repeatGaps(res *Result, runs int) []disclosure.RepeatGap {
 	if runs < 2 {
 		return nil
 	}
-	var out []RepeatGap
+	var out []disclosure.RepeatGap
 	for _, metric := range []string{"ttft", "total"} {
 		per := make([]Sample, runs)
 		for _, rec := range res.All() {
@@ -483,7 +484,7 @@ func repeatGaps(res *Result, runs int) []RepeatGap {
 			per[rec.Run] = append(per[rec.Run], v)
 		}
 		for _, q := range []float64{0.5, 0.9, 0.95, 0.99} {
-			g := RepeatGap{Metric: metric, Q: q}
+			g := disclosure.RepeatGap{Metric: metric, Q: q}
 			lo, hi := Failed, time.Duration(0)
 			for _, s := range per {
 				v := s.Quantile(q)

@@ -216,7 +216,7 @@ func shardSlots(sh Shard, slots int) string {
 }
 
 // gapSummary renders the TTFT gaps: "p50 3%, p99 26%".
-func gapSummary(gaps []RepeatGap) string {
+func gapSummary(gaps []disclosure.RepeatGap) string {
 	var parts []string
 	for _, g := range gaps {
 		if g.Metric == "ttft" {

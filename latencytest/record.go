@@ -1,7 +1,6 @@
 package latencytest
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -217,25 +216,6 @@ func (r *Record) decodeRateUnit() string {
 // (Planned, Sent, Kept, Discarded, Failed).
 type Counts = disclosure.Counts
 
-// durations renders latencies for JSON: nanoseconds, Failed as null.
-func durations(ds []time.Duration) []*int64 {
-	out := make([]*int64, len(ds))
-	for i, d := range ds {
-		out[i] = nanos(d)
-	}
-	return out
-}
-
-// nanos is d in nanoseconds, or nil for Failed (which JSON would
-// otherwise show as 9223372036854775807).
-func nanos(d time.Duration) *int64 {
-	if d == Failed {
-		return nil
-	}
-	n := int64(d)
-	return &n
-}
-
 // ErrorExample is one error class of a result: how many measured requests
 // failed with it, and the first of them in submission order as an
 // example.
@@ -253,24 +233,4 @@ func (e ErrorExample) String() string {
 		return fmt.Sprintf("%s %d (e.g. %s)", e.Class, e.Count, e.ID)
 	}
 	return fmt.Sprintf("%s %d (e.g. %s: %q)", e.Class, e.Count, e.ID, format.ShortDetail(e.Detail))
-}
-
-// MarshalJSON writes a non-finite Gap and a Failed run quantile as null.
-func (g RepeatGap) MarshalJSON() ([]byte, error) {
-	type plain RepeatGap
-	return json.Marshal(struct {
-		plain
-		Runs []*int64 `json:"runs_ns"`
-		Gap  *float64 `json:"gap"`
-	}{plain(g), durations(g.Runs), finite(g.Gap)})
-}
-
-// RepeatGap is the between-run gap of one quantile: the noise floor. A
-// change smaller than Gap is not a finding.
-type RepeatGap struct {
-	Metric string          `json:"metric"` // "ttft" or "total"
-	Q      float64         `json:"q"`
-	Runs   []time.Duration `json:"runs_ns"`
-	// Gap is (max-min)/min over the runs, a fraction.
-	Gap float64 `json:"gap"`
 }

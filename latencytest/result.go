@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/sample"
 )
 
@@ -61,7 +62,7 @@ type Result struct {
 	Records []Record `json:"records"`
 	Run
 	// RepeatGaps holds the run-to-run gaps when the batch was repeated.
-	RepeatGaps []RepeatGap `json:"repeat_gaps,omitempty"`
+	RepeatGaps []disclosure.RepeatGap `json:"repeat_gaps,omitempty"`
 
 	compact *compactStore // compact records (Records nil): see RecordsCompact
 	stream  *recordStream // where a compact run streams its records

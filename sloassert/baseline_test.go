@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -299,7 +300,7 @@ func TestBaselineRepeatGapFromBatch(t *testing.T) {
 			t.Fatalf("runs %d, n %d; want 2 runs of 300", rep.Runs, rep.NBase)
 		}
 		for _, ch := range rep.Changes {
-			var want *latencytest.RepeatGap
+			var want *disclosure.RepeatGap
 			for i, g := range base.RepeatGaps {
 				if g.Metric == "ttft" && g.Q == ch.Q {
 					want = &base.RepeatGaps[i]

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Set keeps the boxes in box order and replaces a box set twice; Box
@@ -58,5 +59,14 @@ func TestSourceJSON(t *testing.T) {
 		if s.Path != "a/records.jsonl" || s.Counts.Kept != 3 || !(s.CPUPerWall == cpu || math.IsNaN(cpu) && math.IsNaN(s.CPUPerWall)) {
 			t.Errorf("read back %+v from %s", s, b)
 		}
+	}
+}
+
+// A repeat gap's infinite Gap and Failed run quantile (JSON has neither)
+// are null.
+func TestRepeatGapJSON(t *testing.T) {
+	b, err := json.Marshal(RepeatGap{Metric: "ttft", Q: 0.99, Runs: []time.Duration{1, time.Duration(math.MaxInt64)}, Gap: math.Inf(1)})
+	if err != nil || string(b) != `{"metric":"ttft","q":0.99,"runs_ns":[1,null],"gap":null}` {
+		t.Errorf("repeat gap JSON %s, %v", b, err)
 	}
 }
