@@ -28,8 +28,8 @@ const (
 	// EnvStartAt aligns the shards of one run: an RFC 3339 instant
 	// ("2025-06-01T12:00:00Z") that every runner of the process waits for
 	// before its first request (Load.StartAt, when that field is zero).
-	// It may be at most defaults.MaxStartWait ahead and at most defaults.MaxStartLate past
-	// when a runner starts; further is an error that names the variable.
+	// It may be at most 10 minutes ahead and at most a minute past when a
+	// runner starts; further is an error that names the variable.
 	// Once a runner of the process has reached the instant, later runners
 	// of the same process (the next level of a sweep, a chain after a
 	// batch) start at once. A runner inside a synctest bubble (virtual

@@ -26,12 +26,12 @@ import (
 // partial reason, disclosure and machine figures.
 //
 // The Result holds every record in full (the files of a compact run hold
-// full records, gaps included: Result.Compact shrinks the merged result),
-// ordered by send time (trace ID for ties); Planned sums the sources';
-// Start and End span them all; CPUPerWall is the highest of the sources'
-// (the busiest client); Partial when any source was. Machine holds every
-// source's machine figures (MachineLoad.Sources; a source whose summary
-// has none is named as not recorded) and the worst of them, and warns,
+// full records, gaps included), ordered by send time (trace ID for ties);
+// Planned sums the sources'; Start and End span them all; CPUPerWall is
+// the highest of the sources' (the busiest client); Partial when any
+// source was. Machine holds every source's machine figures
+// (MachineLoad.Sources; a source whose summary has none is named as not
+// recorded) and the worst of them, and warns,
 // naming each source, when any source's figures say its timings may
 // include scheduling delay of the client (MachineLoad.Warning); box 13
 // shows them. Its Disclosure lists each source (Sources: path, counts, run
