@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -112,7 +113,7 @@ func unitRecords(mix latencytest.Mix, n int) []latencytest.Record {
 	var out []latencytest.Record
 	for i := range n {
 		c := mix.Classes[i%len(mix.Classes)]
-		chars := c.PromptTokens*4 + latencytest.NonceLen
+		chars := c.PromptTokens*4 + defaults.NonceLen
 		out = append(out, latencytest.Record{ID: fmt.Sprint(i), PromptClass: c.Name, MaxTokens: c.MaxTokens,
 			PromptTokens: 14 + int(float64(chars)/5.2), UsageReported: true})
 	}

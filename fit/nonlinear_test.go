@@ -12,6 +12,7 @@ import (
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/fit"
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -41,7 +42,7 @@ func nonlinearRecords(seed uint64, n int, share bool) []latencytest.Record {
 			}
 			u -= c.Weight
 		}
-		chars := class.PromptTokens*4 + latencytest.NonceLen
+		chars := class.PromptTokens*4 + defaults.NonceLen
 		tokens := engineTokens(chars)
 		base := 120e6 * math.Exp(0.35*r.NormFloat64())
 		ttft := time.Duration(base + 2e9*math.Pow(float64(tokens)/1000, 1.5))

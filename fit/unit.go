@@ -8,13 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
 // WithMix names the prompt mix the records were measured with (their
 // PromptClass names its classes), so that Fit knows how many characters
 // each prompt had: class PromptTokens × 4 plus the nonce
-// (latencytest.NonceLen), as latencytest's Batch sends them. Fit then
+// (defaults.NonceLen), as latencytest's Batch sends them. Fit then
 // fits how the engine's usage prompt_tokens grow with the characters
 // (fakeprovider.Prefill's CharsPerToken and TemplateTokens), so the fake
 // counts a prompt's tokens as the engine did. Without it, Fit assumes
@@ -45,7 +46,7 @@ func fitUnit(recs []latencytest.Record, mix *latencytest.Mix) promptUnit {
 	}
 	chars := map[string]int{}
 	for _, c := range mix.Classes {
-		chars[c.Name] = c.PromptTokens*4 + latencytest.NonceLen
+		chars[c.Name] = c.PromptTokens*4 + defaults.NonceLen
 	}
 	usage := map[string][]float64{}
 	for _, r := range recs {
@@ -79,7 +80,7 @@ func fitUnit(recs []latencytest.Record, mix *latencytest.Mix) promptUnit {
 	}
 	return promptUnit{cpt: cpt, template: int(math.Round(icept)), desc: fmt.Sprintf(
 		"the engine's usage prompt_tokens against each prompt's characters (class prompt_tokens × 4 + the %d-character nonce, from %s), %d classes: %.4g characters per token plus %d template tokens; the fake counts a prompt's tokens so",
-		latencytest.NonceLen, how, len(usage), cpt, int(math.Round(icept)))}
+		defaults.NonceLen, how, len(usage), cpt, int(math.Round(icept)))}
 }
 
 // isDefaultMix reports whether every measured record names a class of

@@ -10,8 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/recfile"
+	"github.com/tailguard/tailguard/sample"
 )
 
 // WriteRecords writes records as JSONL (one JSON object a line), then an
@@ -76,9 +79,10 @@ type ResultSummary struct {
 	// Label is the batch's label, the prefix of its trace IDs ("c8").
 	Label string `json:"label,omitempty"`
 	// Shard is the part of a split run the result measured ("1/4", see
-	// Result.Shard); "" for a whole run. records.Merge reads it to find a
-	// shard missing from a merge.
-	Shard string `json:"shard,omitempty"`
+	// Result.Shard); "" for a whole run, written all the same: records.Merge
+	// reads it to find a shard missing from a merge, and tells a whole
+	// run's summary from an older one that named no shard.
+	Shard string `json:"shard"`
 	// Concurrency is the load level, when every record shares one.
 	Concurrency int `json:"concurrency,omitempty"`
 	// Model is the model the responses named (several joined by ", ").
@@ -93,25 +97,25 @@ type ResultSummary struct {
 	Errors        map[string]int `json:"errors"`
 	ErrorExamples []ErrorExample `json:"error_examples,omitempty"`
 	// The whole distribution of each clock (Failed values count).
-	TTFT        Summary `json:"ttft"`
-	FirstAnswer Summary `json:"first_answer"`
-	Total       Summary `json:"total"`
-	MaxGap      Summary `json:"max_gap"`
-	ITL         Summary `json:"itl"`
+	TTFT        sample.Summary `json:"ttft"`
+	FirstAnswer sample.Summary `json:"first_answer"`
+	Total       sample.Summary `json:"total"`
+	MaxGap      sample.Summary `json:"max_gap"`
+	ITL         sample.Summary `json:"itl"`
 	// FromSchedule and TTFTFromSchedule are the distributions measured
 	// from each request's scheduled send (an OpenLoop's result only; nil
 	// otherwise); LateStarts and MaxStartDelay are Result.Lag.
-	FromSchedule     *Summary      `json:"from_schedule,omitempty"`
-	TTFTFromSchedule *Summary      `json:"ttft_from_schedule,omitempty"`
-	LateStarts       int           `json:"late_starts,omitempty"`
-	MaxStartDelay    time.Duration `json:"max_start_delay_ns,omitempty"`
+	FromSchedule     *sample.Summary `json:"from_schedule,omitempty"`
+	TTFTFromSchedule *sample.Summary `json:"ttft_from_schedule,omitempty"`
+	LateStarts       int             `json:"late_starts,omitempty"`
+	MaxStartDelay    time.Duration   `json:"max_start_delay_ns,omitempty"`
 	// DecodeRateUnit is "tokens/s" when every measured success reported
 	// usage, else "events/s" (see Record.DecodeRateUnit).
-	DecodeRateUnit string      `json:"decode_rate_unit,omitempty"`
-	CPUPerWall     float64     `json:"cpu_per_wall"`
-	Partial        string      `json:"partial,omitempty"`
-	RepeatGaps     []RepeatGap `json:"repeat_gaps,omitempty"`
-	Disclosure     Disclosure  `json:"disclosure"`
+	DecodeRateUnit string                 `json:"decode_rate_unit,omitempty"`
+	CPUPerWall     float64                `json:"cpu_per_wall"`
+	Partial        string                 `json:"partial,omitempty"`
+	RepeatGaps     []disclosure.RepeatGap `json:"repeat_gaps,omitempty"`
+	Disclosure     Disclosure             `json:"disclosure"`
 	// Machine is Result.Machine: the machine's load over the run (nil
 	// when not measured).
 	Machine *MachineLoad `json:"machine,omitempty"`
@@ -146,7 +150,7 @@ func (s ResultSummary) String() string {
 	fmt.Fprintf(&sb, "%-12s %9s %9s %9s %9s %9s %9s %7s %7s\n", "", "min", "p50", "p90", "p95", "p99", "max", "CV%", "p99/p50")
 	type row struct {
 		name string
-		s    Summary
+		s    sample.Summary
 	}
 	rows := []row{{"ttft", s.TTFT}, {"first answer", s.FirstAnswer}, {"total", s.Total}, {"max gap", s.MaxGap}, {"itl", s.ITL}}
 	if s.FromSchedule != nil && s.TTFTFromSchedule != nil { // an open loop's, from each scheduled send
@@ -163,7 +167,7 @@ func (s ResultSummary) String() string {
 			format.Float(row.s.CV, "%.0f"), format.Float(row.s.TailRatio, "%.2f"))
 	}
 	fmt.Fprintf(&sb, "client CPU/wall: %s", format.Float(s.CPUPerWall, "%.2f"))
-	if s.CPUPerWall > BusyClient {
+	if s.CPUPerWall > defaults.BusyClient {
 		sb.WriteString(" (above 0.7: the client is part of the tail)")
 	}
 	sb.WriteString("\n")

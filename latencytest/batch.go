@@ -11,6 +11,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/disclosure"
+	"github.com/tailguard/tailguard/internal/shard"
 )
 
 // Batch is a closed-loop run: Warmup requests then Requests measured ones,
@@ -172,11 +176,11 @@ func (b Batch) normalized() (Batch, error) {
 	if err := b.Mix.validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if sh := b.Shard; sh.check() == nil {
-		check(b.Until != nil && sh.sharded(), "a sequential batch (Until) cannot be sharded (%s %s): its stopping rule needs every shard's records", b.shardSrc, sh)
-		check(sh.sharded() && b.Warmup+b.Requests < sh.Count, "%d requests (warm-up included) cannot give each of %d shards one (%s %s)", b.Warmup+b.Requests, sh.Count, b.shardSrc, sh)
+	if sh := b.Shard; sh.Check() == nil {
+		check(b.Until != nil && sh.Sharded(), "a sequential batch (Until) cannot be sharded (%s %s): its stopping rule needs every shard's records", b.shardSrc, sh)
+		check(sh.Sharded() && b.Warmup+b.Requests < sh.Count, "%d requests (warm-up included) cannot give each of %d shards one (%s %s)", b.Warmup+b.Requests, sh.Count, b.shardSrc, sh)
 		if b.Concurrency > 0 {
-			slots, err := slotsOf(b.Concurrency, sh, b.shardSrc, "concurrency")
+			slots, err := shard.Slots(b.Concurrency, sh, b.shardSrc, "concurrency")
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -211,7 +215,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, err
 	}
 	b.align = al
-	res := &Result{Planned: b.Shard.share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.mark()}
+	res := &Result{Run: Run{Planned: b.Shard.Share(b.Warmup+b.Requests) * b.Repeat, Start: time.Now(), Shard: b.Shard.Mark()}}
 	if err := res.keep(ctx, b.RecordMode); err != nil {
 		return nil, fmt.Errorf("latencytest: batch: %w", err)
 	}
@@ -244,7 +248,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 	res.Machine = meter.machine()
 	res.RepeatGaps = repeatGaps(res, b.Repeat)
 	res.Disclosure = b.disclose(p, res)
-	res.Disclosure.noteMachine(res.Machine)
+	noteMachine(&res.Disclosure, res.Machine)
 	return res, nil
 }
 
@@ -272,7 +276,7 @@ func (b Batch) request(id string, i int, nonce nonceSource) (Request, string) {
 			req.MaxTokens = c.MaxTokens
 		}
 	}
-	req.Messages = []Message{{Role: "user", Content: string(appendNonced(make([]byte, 0, NonceLen+len(text)), nonce, id, text))}}
+	req.Messages = []Message{{Role: "user", Content: string(appendNonced(make([]byte, 0, defaults.NonceLen+len(text)), nonce, id, text))}}
 	return req, class
 }
 
@@ -331,7 +335,7 @@ func (b Batch) runStages(ctx context.Context, p Provider, nonce nonceSource, res
 func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSource, from, to int, start time.Time) ([]Record, string) {
 	var idx []int // the indexes this shard sends
 	for i := from; i < to; i++ {
-		if b.Shard.owns(i) {
+		if b.Shard.Owns(i) {
 			idx = append(idx, i)
 		}
 	}
@@ -341,7 +345,7 @@ func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSou
 	sent, stopped := 0, ""
 	for k, i := range idx {
 		if stopped = waitTurn(ctx, sem, start.Add(time.Duration(i)*b.Interval), b.limit()); stopped != "" {
-			stopped = fmt.Sprintf("sent %d of %d requests in run %d%s: %s", b.Shard.share(from)+k, b.Shard.share(to), run, b.shardNote(), stopped)
+			stopped = fmt.Sprintf("sent %d of %d requests in run %d%s: %s", b.Shard.Share(from)+k, b.Shard.Share(to), run, b.shardNote(), stopped)
 			break
 		}
 		id := b.traceID(run, i)
@@ -365,7 +369,7 @@ func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSou
 
 // shardNote is " (shard i/n)" for a sharded batch, else "".
 func (b Batch) shardNote() string {
-	if !b.Shard.sharded() {
+	if !b.Shard.Sharded() {
 		return ""
 	}
 	return " (shard " + b.Shard.String() + ")"
@@ -459,11 +463,11 @@ const filler = "Measure the tail, not the median: a clean median with a slow p99
 	"the error rate and how the numbers were taken, so that anyone can check them. "
 
 // repeatGaps computes the between-run gaps of TTFT and total time.
-func repeatGaps(res *Result, runs int) []RepeatGap {
+func repeatGaps(res *Result, runs int) []disclosure.RepeatGap {
 	if runs < 2 {
 		return nil
 	}
-	var out []RepeatGap
+	var out []disclosure.RepeatGap
 	for _, metric := range []string{"ttft", "total"} {
 		per := make([]Sample, runs)
 		for _, rec := range res.All() {
@@ -480,7 +484,7 @@ func repeatGaps(res *Result, runs int) []RepeatGap {
 			per[rec.Run] = append(per[rec.Run], v)
 		}
 		for _, q := range []float64{0.5, 0.9, 0.95, 0.99} {
-			g := RepeatGap{Metric: metric, Q: q}
+			g := disclosure.RepeatGap{Metric: metric, Q: q}
 			lo, hi := Failed, time.Duration(0)
 			for _, s := range per {
 				v := s.Quantile(q)
@@ -504,52 +508,52 @@ func repeatGaps(res *Result, runs int) []RepeatGap {
 // disclose fills a batch's disclosure.
 func (b Batch) disclose(p Provider, res *Result) Disclosure {
 	var d Disclosure
-	d.common(describe(p), res.models(), res.Start, res.End, res.CPUPerWall, b.Location, b.align)
+	common(&d, describe(p), res.models(), res.Start, res.End, res.CPUPerWall, b.Location, b.align)
 	c := res.Counts()
 	partial := partialNote(res.Partial, res.PartialReason)
-	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s%s",
+	d.Set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed; %d run(s)%s%s",
 		c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, b.Repeat, shardIDs(b.Shard, b.shardSrc, b.Warmup+b.Requests, "request", "trace IDs"), partial), false)
-	switch warm := b.Shard.share(b.Warmup); {
-	case b.Warmup > 0 && b.Shard.sharded() && warm == 0:
-		d.set(4, fmt.Sprintf("no: this shard (%s) sent none of the whole run's %d warm-up requests (more shards than warm-up requests), so its first measured request paid its own connection setup; raise Warmup to at least %d",
+	switch warm := b.Shard.Share(b.Warmup); {
+	case b.Warmup > 0 && b.Shard.Sharded() && warm == 0:
+		d.Set(4, fmt.Sprintf("no: this shard (%s) sent none of the whole run's %d warm-up requests (more shards than warm-up requests), so its first measured request paid its own connection setup; raise Warmup to at least %d",
 			b.Shard, b.Warmup, b.Shard.Count), true)
-	case b.Warmup > 0 && b.Shard.sharded():
-		d.set(4, fmt.Sprintf("yes: the whole run's first %d requests of each run, by submission order; this shard sent %d of them, its own first requests", b.Warmup, warm), false)
+	case b.Warmup > 0 && b.Shard.Sharded():
+		d.Set(4, fmt.Sprintf("yes: the whole run's first %d requests of each run, by submission order; this shard sent %d of them, its own first requests", b.Warmup, warm), false)
 	case b.Warmup > 0:
-		d.set(4, fmt.Sprintf("yes: the first %d requests of each run, by submission order", b.Warmup), false)
+		d.Set(4, fmt.Sprintf("yes: the first %d requests of each run, by submission order", b.Warmup), false)
 	default:
-		d.set(4, "no: every request counts", false)
+		d.Set(4, "no: every request counts", false)
 	}
 	if b.Warmup > 0 {
-		d.set(6, fmt.Sprintf("the first %d requests are discarded from steady state; a cold start among them (the first request, one after an idle gap) is judged on its own (Result.ColdStarts, sloassert.MaxColdStart); NoWarmup keeps them measured", b.Warmup), false)
+		d.Set(6, fmt.Sprintf("the first %d requests are discarded from steady state; a cold start among them (the first request, one after an idle gap) is judged on its own (Result.ColdStarts, sloassert.MaxColdStart); NoWarmup keeps them measured", b.Warmup), false)
 	} else {
-		d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
+		d.Set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	}
 	if b.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
+		d.Set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
 	} else {
-		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
+		d.Set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
 	}
-	d.set(7, fmt.Sprintf("%d request(s) in flight (closed loop)", b.Concurrency)+shardSlots(b.Shard, b.slots), false)
+	d.Set(7, fmt.Sprintf("%d request(s) in flight (closed loop)", b.Concurrency)+shardSlots(b.Shard, b.slots), false)
 	if b.Interval > 0 {
-		d.set(7, fmt.Sprintf("%d request(s) in flight at most, one started every %v", b.Concurrency, b.Interval)+shardSlots(b.Shard, b.slots), false)
+		d.Set(7, fmt.Sprintf("%d request(s) in flight at most, one started every %v", b.Concurrency, b.Interval)+shardSlots(b.Shard, b.slots), false)
 	}
-	d.set(8, fmt.Sprintf("only concurrency %d tested (run a Sweep for three load levels)", b.Concurrency), true)
+	d.Set(8, fmt.Sprintf("only concurrency %d tested (run a Sweep for three load levels)", b.Concurrency), true)
 	if b.Prompt != "" {
-		d.set(10, fmt.Sprintf("one fixed prompt of %d characters (no mix)", len(b.Prompt)), false)
+		d.Set(10, fmt.Sprintf("one fixed prompt of %d characters (no mix)", len(b.Prompt)), false)
 	} else {
-		d.set(10, b.Mix.String(), false)
+		d.Set(10, b.Mix.String(), false)
 	}
 	caps := "the mix's caps"
 	if b.MaxTokens > 0 || b.Prompt != "" {
 		caps = fmt.Sprintf("max_tokens %d", b.MaxTokens)
 	}
-	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", b.temperatureNote(), caps, b.HardCap), b.Temperature == nil)
+	d.Set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", b.temperatureNote(), caps, b.HardCap), b.Temperature == nil)
 	if b.Repeat > 1 {
-		d.set(15, fmt.Sprintf("all %d runs kept; run-to-run gap: %s", b.Repeat, gapSummary(res.RepeatGaps)), false)
+		d.Set(15, fmt.Sprintf("all %d runs kept; run-to-run gap: %s", b.Repeat, gapSummary(res.RepeatGaps)), false)
 	} else {
-		d.set(15, "one run, kept whole; no repeat, so no noise floor (set Repeat: 2)", true)
+		d.Set(15, "one run, kept whole; no repeat, so no noise floor (set Repeat: 2)", true)
 	}
-	d.noteUsage(res)
+	noteUsage(&d, res)
 	return d
 }

@@ -13,7 +13,7 @@ import (
 // benchResult is n measured requests with TTFT i+1 ms and total TTFT+100
 // ms for request i; the last failed of them failed (http_529).
 func benchResult(n, failed int) *latencytest.Result {
-	r := &latencytest.Result{Planned: n}
+	r := &latencytest.Result{Run: latencytest.Run{Planned: n}}
 	for i := range n {
 		ttft := time.Duration(i+1) * time.Millisecond
 		rec := latencytest.Record{ID: fmt.Sprintf("b-%04d", i), TTFT: ttft, FirstAnswer: ttft, Total: ttft + 100*time.Millisecond,

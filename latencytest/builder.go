@@ -15,7 +15,7 @@ func init() { resultbuild.New = func() any { return &builder{} } }
 // records turns another tool's per-request output into Records and adds
 // them here (through internal/resultbuild) one at a time, so a file of a million requests never holds a
 // million full Records. It keeps full records until 100,000 were
-// added, then compact ones (see Result.Compact: every clock exact, the
+// added, then compact ones (see RecordsCompact: every clock exact, the
 // inter-token gaps in a sketch), as a run with RecordsAuto does.
 //
 // A builder checks nothing: the caller checks each record before Add.
@@ -56,7 +56,7 @@ func (b *builder) Add(rec *Record) {
 func (b *builder) Len() int { return b.res.Len() }
 
 // Box fills disclosure box n (1-15) with answer, marked missing or not.
-func (b *builder) Box(n int, answer string, missing bool) { b.res.Disclosure.set(n, answer, missing) }
+func (b *builder) Box(n int, answer string, missing bool) { b.res.Disclosure.Set(n, answer, missing) }
 
 // Result returns the Result built: every record added, Planned their
 // count, Start and End spanning their send and end times (zero when no
@@ -70,7 +70,7 @@ func (b *builder) Result(partial string) *Result {
 	res.Start, res.End = b.start, b.end
 	res.Partial, res.PartialReason = partial != "", partial
 	c := res.Counts()
-	res.Disclosure.set(2, countsText(c)+partialNote(res.Partial, res.PartialReason), false)
+	res.Disclosure.Set(2, countsText(c)+partialNote(res.Partial, res.PartialReason), false)
 	return &res
 }
 

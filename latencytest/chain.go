@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/disclosure"
+	"github.com/tailguard/tailguard/internal/shard"
 )
 
 // Chain runs agent-style chains: Chains chains of Length sequential calls,
@@ -82,12 +85,12 @@ func (c Chain) normalized() (Chain, error) {
 		}
 	}
 	c.Load, errs = c.Load.normalized("chain", errs)
-	if sh := c.Shard; sh.check() == nil {
-		if sh.sharded() && c.Chains < sh.Count {
+	if sh := c.Shard; sh.Check() == nil {
+		if sh.Sharded() && c.Chains < sh.Count {
 			errs = append(errs, fmt.Errorf("%d chains cannot give each of %d shards one (%s %s)", c.Chains, sh.Count, c.shardSrc, sh))
 		}
 		if c.Concurrency > 0 {
-			slots, err := slotsOf(c.Concurrency, sh, c.shardSrc, "concurrency")
+			slots, err := shard.Slots(c.Concurrency, sh, c.shardSrc, "concurrency")
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -118,13 +121,13 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 		return nil, err
 	}
 	c.align = al
-	mine := make([]int, 0, c.Shard.share(c.Chains)) // the chains this shard runs
+	mine := make([]int, 0, c.Shard.Share(c.Chains)) // the chains this shard runs
 	for i := range c.Chains {
-		if c.Shard.owns(i) {
+		if c.Shard.Owns(i) {
 			mine = append(mine, i)
 		}
 	}
-	res := &ChainResult{Planned: len(mine), PlannedCalls: len(mine) * c.Length, Start: time.Now(), Shard: c.Shard.mark()}
+	res := &ChainResult{Run: Run{Planned: len(mine), Start: time.Now(), Shard: c.Shard.Mark()}, PlannedCalls: len(mine) * c.Length}
 	meter := startCPU()
 	// The provider's connection pool (openai.go), its idle connections
 	// closed when the run ends.
@@ -146,7 +149,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	for k, i := range mine {
 		if why := waitTurn(ctx, sem, time.Time{}, limit); why != "" {
 			shard := ""
-			if c.Shard.sharded() {
+			if c.Shard.Sharded() {
 				shard = " (shard " + c.Shard.String() + ")"
 			}
 			res.Partial, res.PartialReason = true, fmt.Sprintf("started %d of %d chains%s: %s", k, len(mine), shard, why)
@@ -175,7 +178,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	res.CPUPerWall = meter.perWall()
 	res.Machine = meter.machine()
 	res.Disclosure = c.disclose(p, res)
-	res.Disclosure.noteMachine(res.Machine)
+	noteMachine(&res.Disclosure, res.Machine)
 	return res, nil
 }
 
@@ -262,8 +265,8 @@ func (c Chain) runTool(ctx context.Context, run *ChainRun, i, k int) (stop bool)
 func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	var d Disclosure
 	calls := res.Calls()
-	d.common(describe(p), modelsOf(calls.Records), res.Start, res.End, res.CPUPerWall, c.Location, c.align)
-	d.set(1, measurementBox+"; chain total measured around each chain", false)
+	common(&d, describe(p), modelsOf(calls.Records), res.Start, res.End, res.CPUPerWall, c.Location, c.align)
+	d.Set(1, disclosure.Measurement+"; chain total measured around each chain", false)
 	cnt := calls.Counts()
 	partial := partialNote(res.Partial, res.PartialReason)
 	failedChains, cut := 0, 0
@@ -279,24 +282,24 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	if cut > 0 {
 		cutNote = fmt.Sprintf(", %d cut short by the run's end (partial, not failed)", cut)
 	}
-	d.set(2, fmt.Sprintf("%d of %d chains run (%d with a failed call%s), %d of %d planned calls sent: %d kept, %d failed%s%s",
+	d.Set(2, fmt.Sprintf("%d of %d chains run (%d with a failed call%s), %d of %d planned calls sent: %d kept, %d failed%s%s",
 		len(res.Chains), res.Planned, failedChains, cutNote, cnt.Sent, cnt.Planned, cnt.Kept, cnt.Failed, shardIDs(c.Shard, c.shardSrc, c.Chains, "chain", "trace IDs"), partial), false)
-	d.set(4, "no: every call counts", false)
-	d.set(6, "kept: no call was discarded, so a cold start stays in the figures", false)
+	d.Set(4, "no: every call counts", false)
+	d.Set(6, "kept: no call was discarded, so a cold start stays in the figures", false)
 	if c.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE; %d cached prompt tokens reported (a chain's history is a repeated prefix)", calls.cachedTokens()), false)
+		d.Set(5, fmt.Sprintf("NO NONCE; %d cached prompt tokens reported (a chain's history is a repeated prefix)", calls.cachedTokens()), false)
 	} else {
-		d.set(5, fmt.Sprintf("a unique nonce opens each chain; the history within a chain is a repeated prefix the provider may cache (%d cached prompt tokens reported)", calls.cachedTokens()), false)
+		d.Set(5, fmt.Sprintf("a unique nonce opens each chain; the history within a chain is a repeated prefix the provider may cache (%d cached prompt tokens reported)", calls.cachedTokens()), false)
 	}
-	d.set(7, fmt.Sprintf("%d chain(s) at once, calls within a chain sequential", c.Concurrency)+shardSlots(c.Shard, c.slots), false)
-	d.set(8, fmt.Sprintf("only %d chain(s) at once tested", c.Concurrency), true)
+	d.Set(7, fmt.Sprintf("%d chain(s) at once, calls within a chain sequential", c.Concurrency)+shardSlots(c.Shard, c.slots), false)
+	d.Set(8, fmt.Sprintf("only %d chain(s) at once tested", c.Concurrency), true)
 	tools := ""
 	if c.Tool != nil {
 		tools = "; a tool step (Chain.Tool) after each call but the last, its time in the chain total"
 	}
-	d.set(10, fmt.Sprintf("chains of %d calls; fixed opening prompt (%d characters), follow-up %q; each answer joins the history%s", c.Length, len(c.Prompt), c.FollowUp, tools), false)
-	d.set(11, fmt.Sprintf("temperature %s; max_tokens %d per call; hard cap %v per call", c.temperatureNote(), c.MaxTokens, c.HardCap), c.Temperature == nil)
-	d.set(15, "one run, kept whole; no repeat, so no noise floor", true)
-	d.noteUsage(calls)
+	d.Set(10, fmt.Sprintf("chains of %d calls; fixed opening prompt (%d characters), follow-up %q; each answer joins the history%s", c.Length, len(c.Prompt), c.FollowUp, tools), false)
+	d.Set(11, fmt.Sprintf("temperature %s; max_tokens %d per call; hard cap %v per call", c.temperatureNote(), c.MaxTokens, c.HardCap), c.Temperature == nil)
+	d.Set(15, "one run, kept whole; no repeat, so no noise floor", true)
+	noteUsage(&d, calls)
 	return d
 }

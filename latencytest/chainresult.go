@@ -7,27 +7,17 @@ import (
 
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/stats"
+	"github.com/tailguard/tailguard/sample"
 )
 
 // ChainResult is what a chain run measured.
 type ChainResult struct {
 	Chains []ChainRun `json:"chains"`
-	// Planned is how many chains the run meant to complete.
-	Planned int `json:"planned"`
+	Run
 	// PlannedCalls is how many calls those chains meant to make (Planned
 	// times Chain.Length): Calls counts the calls sent against it. 0 (a
 	// result that does not say) counts the calls that ran.
-	PlannedCalls  int        `json:"planned_calls,omitempty"`
-	Partial       bool       `json:"partial,omitempty"`
-	PartialReason string     `json:"partial_reason,omitempty"`
-	Start         time.Time  `json:"start"`
-	End           time.Time  `json:"end"`
-	CPUPerWall    float64    `json:"cpu_per_wall"`
-	Disclosure    Disclosure `json:"disclosure"`
-	// Machine is as Result.Machine.
-	Machine *MachineLoad `json:"machine,omitempty"`
-	// Shard is the part of a split run these chains are, as Result.Shard.
-	Shard Shard `json:"shard,omitzero"`
+	PlannedCalls int `json:"planned_calls,omitempty"`
 }
 
 // ChainRun is one chain: its calls in order and its measured total.
@@ -77,8 +67,7 @@ func (cr *ChainResult) Totals() Sample {
 // figures, planned as PlannedCalls. A chain run cut short gives a Partial
 // result.
 func (cr *ChainResult) Calls() *Result {
-	r := &Result{Start: cr.Start, End: cr.End, CPUPerWall: cr.CPUPerWall, Machine: cr.Machine, Disclosure: cr.Disclosure,
-		Partial: cr.Partial, PartialReason: cr.PartialReason, Shard: cr.Shard}
+	r := &Result{Run: cr.Run}
 	for _, c := range cr.Chains {
 		r.Records = append(r.Records, c.Calls...)
 	}
@@ -168,36 +157,16 @@ func (cr *ChainResult) CheckPrediction(seed uint64) (PredictionCheck, bool) {
 	return pc, true
 }
 
-// Cost prices a chain run at p per chain: Calls counts chains, Useful the
-// chains whose every call succeeded (a task done), Total every call of
-// every chain, Wasted the calls of chains that failed, and PerUseful the
-// cost of one completed task. Unpriced counts calls. It panics on an
-// invalid price.
-func (cr *ChainResult) Cost(p Prices) CostReport {
-	p.validate()
-	c := CostReport{Unit: "chains"}
-	for i := range cr.Chains {
-		ch := &cr.Chains[i]
-		spent := 0.0
-		for k := range ch.Calls {
-			spent += c.price(p, &ch.Calls[k])
-		}
-		c.add(spent, ch.OK())
-	}
-	c.PerUseful = perUseful(c.Total, c.Useful)
-	return c
-}
-
 // PredictionCheck sets a chain run's measured totals beside the totals
 // predicted from its own calls drawn independently: where the measured
 // tail is heavier than predicted, the calls of a chain are correlated and
 // a prediction from single calls would have flattered the provider.
 type PredictionCheck struct {
 	Length   int
-	Measured Summary
+	Measured sample.Summary
 	// Predicted is the distribution of the bootstrapped chains' totals:
 	// always a prediction from independent draws, never a measurement.
-	Predicted          Summary
+	Predicted          sample.Summary
 	MeasuredOverP95    float64 // measured p95 / predicted p95
 	CorrelationWarning string  // set when the measured p95 is 10% or more above the prediction
 	// ModelOnly says the chains ran tool steps (Chain.Tool): Measured is

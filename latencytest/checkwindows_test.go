@@ -13,19 +13,19 @@ import (
 // panics with the same text.
 func TestCheckWindows(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := &latencytest.Result{Start: t0, Records: []latencytest.Record{{ID: "a", Start: t0}, {ID: "b", Start: t0.Add(99_999)}}}
+	r := &latencytest.Result{Run: latencytest.Run{Start: t0}, Records: []latencytest.Record{{ID: "a", Start: t0}, {ID: "b", Start: t0.Add(99_999)}}}
 	for _, d := range []time.Duration{0, -time.Second} {
-		for _, res := range []*latencytest.Result{r, {Start: t0}} {
+		for _, res := range []*latencytest.Result{r, {Run: latencytest.Run{Start: t0}}} {
 			if err := res.CheckWindows(d); err == nil || !strings.Contains(err.Error(), "is not positive") {
 				t.Errorf("CheckWindows(%v) on %d records: %v", d, res.Len(), err)
 			}
 		}
 	}
-	if err := (&latencytest.Result{Start: t0}).CheckWindows(1); err != nil {
+	if err := (&latencytest.Result{Run: latencytest.Run{Start: t0}}).CheckWindows(1); err != nil {
 		t.Errorf("an empty result in 1ns windows: %v", err)
 	}
-	if err := r.CheckWindows(1); err != nil || r.WindowCount(1) != latencytest.MaxWindows {
-		t.Errorf("99,999 ns in 1ns windows: %v, %d windows", err, r.WindowCount(1))
+	if err := r.CheckWindows(1); err != nil || latencytest.WindowCount(r, 1) != latencytest.MaxWindows {
+		t.Errorf("99,999 ns in 1ns windows: %v, %d windows", err, latencytest.WindowCount(r, 1))
 	}
 	r.Records[1].Start = t0.Add(100_000)
 	err := r.CheckWindows(1)

@@ -6,14 +6,11 @@ import (
 	"github.com/tailguard/tailguard/internal/coldstart"
 )
 
-// MinWarmClass is how many warm requests a prompt class needs for its
-// cold-start candidates to be judged against its own warm requests (3:
-// two degrees of freedom for the spread); a class with fewer is
-// Extrapolated.
-const MinWarmClass = coldstart.MinWarm
-
 // ColdStart is one cold-start candidate of a run (ColdStartCandidates),
-// with what the warm requests of its prompt class reach.
+// with what the warm requests of its prompt class reach. A class needs 3
+// warm requests (two degrees of freedom for the spread) for its
+// candidates to be judged against its own; a class with fewer is
+// Extrapolated.
 type ColdStart struct {
 	// ID is the request's trace ID; Index its place in Result.Records.
 	ID    string
@@ -38,10 +35,10 @@ type ColdStart struct {
 	// sd) of the log TTFTs), so a new warm request of the class exceeds
 	// it about one time in 20 or less, however wide or small the class.
 	// For an Extrapolated class, see there; 0 when no class has
-	// MinWarmClass warm requests.
+	// 3 warm requests.
 	WarmReach time.Duration
 	// ClassExcess is WarmReach less the median warm TTFT of the fastest
-	// class (the class with MinWarmClass warm requests and the lowest
+	// class (the class with 3 warm requests and the lowest
 	// median), at least 0: the prefill and the spread its class shows
 	// without a cold start.
 	ClassExcess time.Duration
@@ -51,7 +48,7 @@ type ColdStart struct {
 	// off, so a long or widely spread prompt class is compared like with
 	// like.
 	Compared time.Duration
-	// Extrapolated is set when its class has fewer than MinWarmClass warm
+	// Extrapolated is set when its class has fewer than 3 warm
 	// requests: WarmReach is then the fastest class's reach plus the warm
 	// classes' prefill cost per prompt token (median against median, from
 	// the fastest class to the one with the most prompt tokens) times its

@@ -24,8 +24,13 @@ const (
 	// the answer text and every field, about 1 KB a request.
 	RecordsFull RecordMode = "full"
 	// RecordsCompact keeps what the verdicts need, about 60-80 bytes a
-	// request (see Result.Compact): every clock exact, the inter-token gaps
-	// in a sketch (ITL within 1%), no answer text.
+	// request: every clock (TTFT, first answer, last token, total, max
+	// gap, TTFB, connection setup, schedule), token count, status, class,
+	// detail, trace ID and start time exact, so every figure and verdict
+	// but ITL is the same as with full records; the inter-token gaps
+	// pooled in a sketch (ITL and Result.ITLQuantile within 1%, Record.Gaps
+	// empty); no answer text. Result.Records is nil: All, Len and Record
+	// read them.
 	RecordsCompact RecordMode = "compact"
 )
 
@@ -213,7 +218,7 @@ func (c *compactStore) encode(b []byte, slot int, rec *Record) []byte {
 	return b
 }
 
-// decode fills rec from slot (Gaps and Content empty: see Result.Compact).
+// decode fills rec from slot (Gaps and Content empty: see RecordsCompact).
 func (c *compactStore) decode(slot int, rec *Record) {
 	*rec = Record{}
 	b := c.arena.Get(slot)

@@ -169,7 +169,7 @@ func TestCompactSameVerdicts(t *testing.T) {
 					t.Errorf("verdicts differ:\nfull    %q\ncompact %q", a, b)
 				}
 				// Compact converts a full result into the same.
-				full.Compact()
+				latencytest.Compact(full)
 				sameFigures(t, compact, full)
 				if !slices.Equal(full.ITL(), compact.ITL()) {
 					t.Error("Compact's sketch differs from the compact run's")
@@ -250,10 +250,10 @@ func TestMergeCompactShards(t *testing.T) {
 			t.Fatalf("partial merge: %q / %q", a.PartialReason, b.PartialReason)
 		}
 		full := b
-		a.Compact()
+		latencytest.Compact(a)
 		bc := *b
 		bc.Records = slices.Clone(b.Records)
-		bc.Compact()
+		latencytest.Compact(&bc)
 		sameFigures(t, full, a)
 		if !slices.Equal(a.ITL(), bc.ITL()) {
 			t.Error("the merged compact shards' ITL differs from the compact of the merged run")
@@ -384,7 +384,7 @@ func TestMeasureStreamsCompactRecords(t *testing.T) {
 		if fi, ci := file.ITL(), r.ITL(); len(fi) != len(ci) || len(fi) == 0 {
 			t.Fatalf("the file holds %d gaps, the sketch %d", len(fi), len(ci))
 		}
-		file.Compact()
+		latencytest.Compact(file)
 		if !slices.Equal(file.ITL(), r.ITL()) {
 			t.Error("the sketch of the file's gaps differs from the run's")
 		}

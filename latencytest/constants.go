@@ -1,10 +1,10 @@
 package latencytest
 
 import (
-	"math"
 	"time"
 
 	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/sample"
 )
 
 // The environment variables, the defaults and limits, the values that
@@ -28,8 +28,8 @@ const (
 	// EnvStartAt aligns the shards of one run: an RFC 3339 instant
 	// ("2025-06-01T12:00:00Z") that every runner of the process waits for
 	// before its first request (Load.StartAt, when that field is zero).
-	// It may be at most MaxStartWait ahead and at most MaxStartLate past
-	// when a runner starts; further is an error that names the variable.
+	// It may be at most 10 minutes ahead and at most a minute past when a
+	// runner starts; further is an error that names the variable.
 	// Once a runner of the process has reached the instant, later runners
 	// of the same process (the next level of a sweep, a chain after a
 	// batch) start at once. A runner inside a synctest bubble (virtual
@@ -41,43 +41,12 @@ const (
 	// when Load.Location is empty.
 	EnvLocation = "TAILGUARD_LOCATION"
 
-	// The defaults (what a run does when a field is left zero) and the
-	// limits: input beyond a limit is refused with an error that names
-	// it, since a typo (an extra digit, a bare number where a duration
-	// belongs) would otherwise grow a run to gigabytes or make it wait
-	// for hours.
-
-	// DefaultHardCap is the longest any call may take unless told
-	// otherwise.
-	DefaultHardCap = 150 * time.Second
-	// MaxReplayPromptTokens is the largest PromptTokens of a replayed
-	// arrival: 10,000,000 tokens (about 40 MB of prompt text), beyond the
-	// largest context windows. Each replayed prompt is built in memory.
-	MaxReplayPromptTokens = 10_000_000
-	// MaxReplayMaxTokens is the largest MaxTokens of a replayed arrival:
-	// 1,048,576 (1<<20, the largest max_tokens the fake provider accepts).
-	MaxReplayMaxTokens = 1 << 20
-	// MaxStartWait is how far ahead of a runner's start a start instant
-	// (Load.StartAt, EnvStartAt) may be: 10 minutes. A later instant is a
-	// typo (or a time zone mistake), not a plan.
-	MaxStartWait = 10 * time.Minute
-	// MaxStartLate is how long before a runner's start a start instant
-	// may be: 1 minute. A shard that starts later than that did not run
-	// alongside the others, and its merged figures would say they did.
-	MaxStartLate = time.Minute
-	// NonceLen is the length of the nonce prefix in bytes.
-	NonceLen = 38
-	// BusyClient is the client CPU/wall above which the client is part
-	// of the tail it measured (box 13 and the reports warn).
-	BusyClient = 0.7
-
 	// The values that mark a time that is not a latency.
 
-	// Failed is the value a failed request takes in a latency Sample: it
-	// never delivered what was timed, so it counts as infinitely slow. A
-	// quantile that reaches a failed request is Failed, and a failed
-	// request can only make a figure worse, never better.
-	Failed = time.Duration(math.MaxInt64)
+	// Failed is the value a failed request takes in a latency Sample
+	// (sample.Failed): it counts as infinitely slow, so a failed request
+	// can only make a figure worse, never better.
+	Failed = sample.Failed
 	// NotObserved marks a time in a Record that did not happen (no token,
 	// no answer): -1ns.
 	NotObserved = time.Duration(-1)

@@ -3,6 +3,8 @@ package latencytest
 import (
 	"testing"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // The rule on the clocks alone, whatever the timers did: a record that
@@ -25,7 +27,7 @@ func TestEnforceLimits(t *testing.T) {
 		{"Total at the limit is past it", Request{TotalTimeout: 400 * ms}, ok(100*ms, 400*ms), ClassTotalTimeout, 2 * ms, "not done within 400ms"},
 		{"1 ns under the limit", Request{TotalTimeout: 400 * ms}, ok(100*ms, 400*ms-1), "", 2 * ms, ""},
 		{"the hard cap when no TotalTimeout", Request{HardCap: time.Second}, ok(100*ms, time.Second+1), ClassTotalTimeout, 2 * ms, "not done within 1s"},
-		{"the default hard cap", Request{}, ok(100*ms, DefaultHardCap), ClassTotalTimeout, 2 * ms, "not done within"},
+		{"the default hard cap", Request{}, ok(100*ms, defaults.HardCap), ClassTotalTimeout, 2 * ms, "not done within"},
 		{"the smaller of TotalTimeout and the hard cap", Request{TotalTimeout: time.Hour, HardCap: time.Second}, ok(ms, time.Second), ClassTotalTimeout, 2 * ms, "not done within 1s"},
 		{"first token at its limit", Request{FirstTokenTimeout: 200 * ms}, ok(200*ms, 300*ms), ClassFirstTokenTimeout, 2 * ms, "no token within 200ms (the first came at 200ms"},
 		{"first token 1 ns before its limit", Request{FirstTokenTimeout: 200 * ms}, ok(200*ms-1, 300*ms), "", 2 * ms, ""},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -47,7 +48,7 @@ func TestDeadlinesInARunAreExact(t *testing.T) {
 						}
 						recs = r.Records
 					case "openloop":
-						r, err := latencytest.OpenLoop{Rate: 20, Arrivals: latencytest.ArrivalsConstant, Requests: 10, Load: load}.Run(context.Background(), p)
+						r, err := latencytest.OpenLoop{Rate: 20, Arrivals: "constant", Requests: 10, Load: load}.Run(context.Background(), p)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -66,7 +67,7 @@ func TestDeadlinesInARunAreExact(t *testing.T) {
 					for _, rec := range recs {
 						byID[rec.ID] = rec
 					}
-					limit := min(cmpOr(lim.total, time.Hour), cmpOr(lim.hardCap, latencytest.DefaultHardCap))
+					limit := min(cmpOr(lim.total, time.Hour), cmpOr(lim.hardCap, defaults.HardCap))
 					want := []struct {
 						class string
 						total time.Duration
@@ -177,7 +178,7 @@ func TestDeadlineWatcherLeavesNothing(t *testing.T) {
 // a synctest bubble now.
 func watcherInBubble() bool {
 	for _, g := range goroutines() {
-		if strings.Contains(g, "deadlineWatcher") && strings.Contains(strings.SplitN(g, "\n", 2)[0], "synctest bubble") {
+		if strings.Contains(g, "deadline.(*watcher)") && strings.Contains(strings.SplitN(g, "\n", 2)[0], "synctest bubble") {
 			return true
 		}
 	}
@@ -188,7 +189,7 @@ func watcherInBubble() bool {
 func noWatcher(t *testing.T) {
 	t.Helper()
 	for _, g := range goroutines() {
-		if strings.Contains(g, "deadlineWatcher") {
+		if strings.Contains(g, "deadline.(*watcher)") {
 			t.Errorf("a deadline watcher outlived its run:\n%s", g)
 		}
 	}

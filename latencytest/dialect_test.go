@@ -528,7 +528,7 @@ func TestDecodeRateCountsStreamedTokens(t *testing.T) {
 		}
 	}
 	res := &Result{Records: []Record{rec(11, 11, "stop", ""), rec(1, 1, "stop", ""), rec(3, 3, "stop", ClassTruncated)}}
-	if got := res.decodeRates(); len(got) != 2 || got[0] != 100 || got[1] != 0 {
+	if got := DecodeRates(res); len(got) != 2 || got[0] != 100 || got[1] != 0 {
 		t.Errorf("DecodeRates %v: want [100 0], the one-token answer left out", got)
 	}
 }
@@ -745,11 +745,11 @@ func TestDisclosureCountsSuccessesWithoutRate(t *testing.T) {
 	one := Record{ID: "a", TTFT: 100 * ms, LastToken: 100 * ms, TokenEvents: 1, CompletionTokens: 1, UsageReported: true}
 	many := Record{ID: "b", TTFT: 100 * ms, LastToken: 200 * ms, TokenEvents: 11, CompletionTokens: 11, UsageReported: true}
 	b, _ := Batch{}.normalized()
-	d := b.disclose(nil, &Result{Records: []Record{one, many, many}, Start: time.Now(), End: time.Now()})
+	d := b.disclose(nil, &Result{Run: Run{Start: time.Now(), End: time.Now()}, Records: []Record{one, many, many}})
 	if b1 := d.Box(1).Answer; !strings.Contains(b1, "1 of 3 successes have no decode rate") {
 		t.Errorf("box 1 %q", b1)
 	}
-	d = b.disclose(nil, &Result{Records: []Record{many}, Start: time.Now(), End: time.Now()})
+	d = b.disclose(nil, &Result{Run: Run{Start: time.Now(), End: time.Now()}, Records: []Record{many}})
 	if b1 := d.Box(1).Answer; strings.Contains(b1, "no decode rate") {
 		t.Errorf("box 1 %q: every success has a rate", b1)
 	}

@@ -1,6 +1,7 @@
 package latencytest
 
 import (
+	"math"
 	"time"
 
 	"github.com/tailguard/tailguard/internal/gaps"
@@ -12,6 +13,9 @@ import (
 func WithoutFastPath() Option {
 	return llmOnly("WithoutFastPath", func(o *LLMProvider) { o.noFastPath = true })
 }
+
+// ms is a millisecond, for the tests.
+const ms = time.Millisecond
 
 // The unexported defaults and limits, for the external tests.
 const (
@@ -25,8 +29,20 @@ const (
 // ITLQuantile is Result.itlQuantile, for the external tests.
 func ITLQuantile(r *Result, q float64) time.Duration { return r.ITLQuantile(q) }
 
-// DecodeRates is Result.decodeRates, for the external tests.
-func DecodeRates(r *Result) []float64 { return r.decodeRates() }
+// DecodeRates is the decode speed (tokens/s, or events/s for requests
+// without usage) of each measured request of r; a failed request counts
+// as 0, and a success without a rate (see Record.DecodeRate) is left out.
+func DecodeRates(r *Result) []float64 {
+	out := make([]float64, 0, r.Len())
+	for _, rec := range r.All() {
+		if !rec.Warmup {
+			if v := rec.DecodeRate(); !math.IsNaN(v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
 
 // Gaps is the type of Record.Gaps, for the tests.
 type Gaps = gaps.Gaps
@@ -43,8 +59,11 @@ type Builder = builder
 // ErrorExamples is Result.errorExamples, for the external tests.
 func ErrorExamples(r *Result) []ErrorExample { return r.errorExamples() }
 
-// WastedShare is CostReport.wastedShare, for the external tests.
-func WastedShare(c CostReport) float64 { return c.wastedShare() }
+// Compact is Result.toCompact, for the external tests.
+func Compact(r *Result) { r.toCompact() }
+
+// WindowCount is Result.windowCount, for the external tests.
+func WindowCount(r *Result, d time.Duration) int { return r.windowCount(d) }
 
 // Compacted is Result.compacted, for the external tests.
 func Compacted(r *Result) bool { return r.compacted() }

@@ -564,7 +564,7 @@ func TestWireClientDisclosed(t *testing.T) {
 			t.Errorf("%s %d option(s): client %q, want %q…", tc.url, len(tc.opts), d.Client, tc.want)
 		}
 		var disc Disclosure
-		disc.common(d, nil, time.Now(), time.Now(), 0.1, "here", alignment{})
+		common(&disc, d, nil, time.Now(), time.Now(), 0.1, "here", alignment{})
 		if b := disc.Box(1); !strings.Contains(b.Answer, "client: "+d.Client) {
 			t.Errorf("%s: box 1 does not name the client: %q", tc.url, b.Answer)
 		}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/shard"
 )
 
 // Load is what Batch, OpenLoop and Chain share, embedded in each (so
@@ -30,7 +33,7 @@ type Load struct {
 	// the disclosure says so). It must be in [0, 2].
 	Temperature *float64
 	// FirstTokenTimeout and TotalTimeout bound each request (0: none); the
-	// hard cap (default DefaultHardCap, 150s) bounds it always. None may
+	// hard cap (default 150s) bounds it always. None may
 	// be negative.
 	FirstTokenTimeout time.Duration
 	TotalTimeout      time.Duration
@@ -53,7 +56,7 @@ type Load struct {
 	Shard Shard
 	// StartAt, when set, is the instant the run waits for before its
 	// first request, to align the shards of one run; it obeys the rules
-	// of EnvStartAt (at most MaxStartWait ahead, at most MaxStartLate
+	// of EnvStartAt (at most 10 minutes ahead, at most a minute
 	// past, ignored in virtual time when real). Zero: start at once, or
 	// (FromEnv) the TAILGUARD_START_AT environment variable.
 	StartAt time.Time
@@ -69,9 +72,9 @@ type Load struct {
 // never reads the environment; call it yourself to give Run the same
 // defaults. The error names the variable whose value is unreadable.
 func (l Load) FromEnv() (Load, error) {
-	if l.Shard.isZero() {
+	if l.Shard.IsZero() {
 		if v, ok := lookupEnvOK(EnvShard); ok && v != "" {
-			sh, err := parseShard(v)
+			sh, err := shard.Parse(v)
 			if err != nil {
 				return l, fmt.Errorf("latencytest: %s=%q: %w", EnvShard, v, err)
 			}
@@ -97,7 +100,7 @@ func (l Load) FromEnv() (Load, error) {
 // label) and appends to errs what is wrong, each error naming its key.
 func (l Load) normalized(label string, errs []error) (Load, []error) {
 	if l.HardCap == 0 {
-		l.HardCap = DefaultHardCap
+		l.HardCap = defaults.HardCap
 	}
 	if l.Label == "" {
 		l.Label = label
@@ -119,9 +122,9 @@ func (l Load) normalized(label string, errs []error) (Load, []error) {
 	if l.startSrc == "" {
 		l.startSrc = "StartAt"
 	}
-	if l.Shard.isZero() {
+	if l.Shard.IsZero() {
 		l.Shard = Shard{Index: 0, Count: 1}
-	} else if err := l.Shard.check(); err != nil {
+	} else if err := l.Shard.Check(); err != nil {
 		errs = append(errs, fmt.Errorf("shard %d/%d: %w", l.Shard.Index, l.Shard.Count, err))
 	}
 	return l, errs
@@ -174,12 +177,12 @@ func (l Load) waitStart(ctx context.Context) (al alignment, stopped string, err 
 	}
 	now := time.Now()
 	switch d := at.Sub(now); {
-	case d > MaxStartWait:
-		return al, "", fmt.Errorf("latencytest: %s%s%s is %v away, more than %v (MaxStartWait)",
-			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), d.Round(time.Second), MaxStartWait)
-	case -d > MaxStartLate:
-		return al, "", fmt.Errorf("latencytest: %s%s%s passed %v ago, more than %v (MaxStartLate): this shard would not run alongside the others",
-			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), (-d).Round(time.Second), MaxStartLate)
+	case d > defaults.MaxStartWait:
+		return al, "", fmt.Errorf("latencytest: %s%s%s is %v away, more than %v (the most a start instant may be ahead)",
+			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), d.Round(time.Second), defaults.MaxStartWait)
+	case -d > defaults.MaxStartLate:
+		return al, "", fmt.Errorf("latencytest: %s%s%s passed %v ago, more than %v (the most a start instant may be past): this shard would not run alongside the others",
+			src, srcSep(src), at.UTC().Format(time.RFC3339Nano), (-d).Round(time.Second), defaults.MaxStartLate)
 	case d > 0:
 		t := time.NewTimer(d)
 		select {

@@ -19,8 +19,8 @@ func TestMachineBoxAndJSON(t *testing.T) {
 		LateP50: time.Millisecond, LateP99: 30 * time.Millisecond, LateMax: 406 * time.Millisecond,
 		Reads: 900, ReadLagP50: 50 * time.Microsecond, ReadLagP99: 3 * time.Millisecond, ReadLagMax: 12 * time.Millisecond}
 	var d Disclosure
-	d.set(13, "0.00", false)
-	d.noteMachine(m)
+	d.Set(13, "0.00", false)
+	noteMachine(&d, m)
 	want := "0.00; machine: PSI cpu some 50.0% of the run; load average not available on 2 cores; " +
 		"timer lateness p50 1.00ms p99 30.00ms max 406.00ms (400 wake-ups every 5ms); " +
 		"socket read lag p50 0.05ms p99 3.00ms max 12.00ms (900 reads); " +
@@ -31,7 +31,7 @@ func TestMachineBoxAndJSON(t *testing.T) {
 	if got := d.Box(13).Answer; got != want {
 		t.Errorf("box 13:\n got %s\nwant %s", got, want)
 	}
-	b, err := json.Marshal(&Result{Machine: m, CPUPerWall: math.NaN()})
+	b, err := json.Marshal(&Result{Run: Run{Machine: m, CPUPerWall: math.NaN()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestMachineBoxAndJSON(t *testing.T) {
 func TestSummaryCarriesTheMachine(t *testing.T) {
 	m := &MachineLoad{Wall: time.Second, PSISome: 0.5, Load: math.NaN(), Runnable: math.NaN(), Cores: 2, Wakeups: 200,
 		LateP50: time.Millisecond, LateP99: 30 * time.Millisecond, LateMax: 406 * time.Millisecond}
-	s := (&Result{Machine: m, CPUPerWall: 0.01}).Summarize()
+	s := (&Result{Run: Run{Machine: m, CPUPerWall: 0.01}}).Summarize()
 	if s.Machine != m {
 		t.Fatalf("summary machine %v", s.Machine)
 	}
@@ -64,7 +64,7 @@ func TestSummaryCarriesTheMachine(t *testing.T) {
 	if !strings.Contains(brief, "\n  WARNING: the machine was busy: timings may include scheduling delay of the client") {
 		t.Errorf("brief:\n%s", brief)
 	}
-	quiet := (&Result{CPUPerWall: 0.01}).Summarize()
+	quiet := (&Result{Run: Run{CPUPerWall: 0.01}}).Summarize()
 	if strings.Contains(quiet.String(), "machine") || strings.Contains(quiet.brief(""), "WARNING") {
 		t.Errorf("no machine measured, yet:\n%s\n%s", quiet.String(), quiet.brief(""))
 	}

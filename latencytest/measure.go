@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/recfile"
+	"github.com/tailguard/tailguard/sample"
 )
 
 // runContext returns the context a TB wrapper runs under: its deadline is
@@ -205,7 +206,7 @@ func report(t testing.TB, r *Result, prefix, label string, keepContent bool) {
 	}
 	where := whereNote(path)
 	if path != "" {
-		r.Disclosure.setRawRecords(where)
+		setRawRecords(&r.Disclosure, path, where)
 	}
 	s := r.Summarize()
 	s.Test, s.Label = t.Name(), label
@@ -250,8 +251,8 @@ type chainSummary struct {
 	Model       string `json:"model,omitempty"`
 	// Chains is how many chains ran; Totals is the distribution of their
 	// measured totals (a chain with a failed call is Failed).
-	Chains int     `json:"chains"`
-	Totals Summary `json:"chain_totals"`
+	Chains int            `json:"chains"`
+	Totals sample.Summary `json:"chain_totals"`
 	// ErrorRate is the fraction of chains with a failed call (NaN, null
 	// in JSON, when none ran).
 	ErrorRate float64 `json:"chain_error_rate"`
@@ -290,7 +291,7 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 	path := writeRecords(t, calls.Records, c.KeepContent, label, cr.Shard)
 	where := whereNote(path)
 	if path != "" {
-		cr.Disclosure.setRawRecords(where)
+		setRawRecords(&cr.Disclosure, path, where)
 	}
 	calls.Disclosure, calls.PartialReason = cr.Disclosure, cr.PartialReason
 	totals := cr.Totals().Summarize()

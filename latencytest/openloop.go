@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/arrivals"
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // OpenLoop is an open-loop run: requests start on a schedule (generated
@@ -25,9 +26,9 @@ type OpenLoop struct {
 	// Rate is the mean arrival rate in requests per second; required (> 0)
 	// unless Schedule or Replay is given, and then it must be 0.
 	Rate float64
-	// Arrivals is the arrival process: ArrivalsPoisson ("poisson",
-	// default: exponential gaps of mean 1/Rate, seeded by Seed) or
-	// ArrivalsConstant ("constant": request i at exactly i/Rate). Request 0
+	// Arrivals is the arrival process: "poisson" (the default:
+	// exponential gaps of mean 1/Rate, seeded by Seed) or "constant"
+	// (request i at exactly i/Rate). Request 0
 	// is due at the start either way. It must be "" with a schedule.
 	Arrivals string
 	// Requests stops the run after this many requests; Duration stops it
@@ -100,8 +101,8 @@ func (o OpenLoop) normalized() (OpenLoop, error) {
 		check(o.Arrivals != "", "arrivals %q is set with a schedule (the schedule replaces the arrivals; leave it empty)", o.Arrivals)
 	} else {
 		check(!(o.Rate > 0) || math.IsInf(o.Rate, 0), "rate %v: want requests per second > 0 (or a schedule)", o.Rate)
-		check(o.Arrivals != "" && o.Arrivals != ArrivalsPoisson && o.Arrivals != ArrivalsConstant,
-			"arrivals %q: want %q or %q", o.Arrivals, ArrivalsPoisson, ArrivalsConstant)
+		check(o.Arrivals != "" && o.Arrivals != arrivalsPoisson && o.Arrivals != arrivalsConstant,
+			"arrivals %q: want %q or %q", o.Arrivals, arrivalsPoisson, arrivalsConstant)
 		check(o.Requests == 0 && o.Duration == 0, "requests and duration are both 0 (set one: the run needs an end)")
 	}
 	for i, d := range o.Schedule {
@@ -117,7 +118,7 @@ func (o OpenLoop) normalized() (OpenLoop, error) {
 	for i, a := range o.Replay {
 		check(a.PromptTokens < 0, "replay[%d]: prompt_tokens %d < 0", i, a.PromptTokens)
 		check(a.MaxTokens < 0, "replay[%d]: max_tokens %d < 0", i, a.MaxTokens)
-		check(a.PromptTokens > MaxReplayPromptTokens || a.MaxTokens > MaxReplayMaxTokens, "replay[%d]: %s", i, a.overLimit())
+		check(a.PromptTokens > defaults.MaxReplayPromptTokens || a.MaxTokens > defaults.MaxReplayMaxTokens, "replay[%d]: %s", i, overLimit(a))
 		if a.At < 0 {
 			check(true, "replay[%d]: at %v < 0", i, a.At)
 			break
@@ -152,7 +153,7 @@ type shardArrivals struct {
 func (s shardArrivals) take() (i int, at time.Duration, ok bool) {
 	for {
 		i, at, ok = s.all.Take()
-		if !ok || s.shard.owns(i) {
+		if !ok || s.shard.Owns(i) {
 			return i, at, ok
 		}
 	}
@@ -163,7 +164,7 @@ func (o OpenLoop) mine() shardArrivals { return shardArrivals{all: o.arrivals(),
 
 // arrivals returns the whole run's schedule from its start (o normalized).
 func (o OpenLoop) arrivals() *arrivals.Seq {
-	a := &arrivals.Seq{Limit: o.Requests, Until: o.Duration, Constant: o.Arrivals == ArrivalsConstant, Rate: o.Rate}
+	a := &arrivals.Seq{Limit: o.Requests, Until: o.Duration, Constant: o.Arrivals == arrivalsConstant, Rate: o.Rate}
 	switch {
 	case o.Schedule != nil:
 		a.Given = given(len(o.Schedule), func(i int) time.Duration { return o.Schedule[i] })
@@ -212,7 +213,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, err
 	}
 	o.align = al
-	res := &Result{Planned: o.Shard.share(whole), Shard: o.Shard.mark()}
+	res := &Result{Run: Run{Planned: o.Shard.Share(whole), Shard: o.Shard.Mark()}}
 	meter := startCPU()
 	res.Start = time.Now()
 	if err := res.keep(ctx, o.RecordMode); err != nil {
@@ -232,7 +233,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 		res.Partial, res.PartialReason = true, st.stopped
 	}
 	res.Disclosure = o.disclose(p, res, st)
-	res.Disclosure.noteMachine(res.Machine)
+	noteMachine(&res.Disclosure, res.Machine)
 	return res, nil
 }
 
@@ -260,7 +261,7 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 	defer timer.Stop()
 	sent := 0
 	shard := ""
-	if o.Shard.sharded() {
+	if o.Shard.Sharded() {
 		shard = " (shard " + o.Shard.String() + ")"
 	}
 	k := 0 // this shard's requests so far
@@ -363,10 +364,10 @@ func (o OpenLoop) describeArrivals(planned int) string {
 	default:
 		kind := o.Arrivals
 		if kind == "" {
-			kind = ArrivalsPoisson
+			kind = arrivalsPoisson
 		}
 		seed := ""
-		if kind == ArrivalsPoisson {
+		if kind == arrivalsPoisson {
 			seed = fmt.Sprintf(" (seed %d)", o.Seed)
 		}
 		return fmt.Sprintf("open loop: %s arrivals at %g/s%s, %s", kind, o.Rate, seed, inFlight)
@@ -387,30 +388,30 @@ func (o OpenLoop) describeArrivals(planned int) string {
 // disclose fills an open loop's disclosure.
 func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	var d Disclosure
-	d.common(describe(p), res.models(), res.Start, res.End, res.CPUPerWall, o.Location, o.align)
+	common(&d, describe(p), res.models(), res.Start, res.End, res.CPUPerWall, o.Location, o.align)
 	c := res.Counts()
 	partial := partialNote(res.Partial, res.PartialReason)
 	whole := ""
-	if o.Shard.sharded() {
+	if o.Shard.Sharded() {
 		whole = shardIDs(o.Shard, o.shardSrc, o.arrivals().Count(maxOpenLoopRequests), "arrival", "trace IDs")
 	}
-	d.set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d failed; 1 run%s%s", c.Planned, c.Sent, c.Kept, c.Failed, whole, partial), false)
-	d.set(4, "no: every request counts (an open loop has no warm-up)", false)
-	d.set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
+	d.Set(2, fmt.Sprintf("planned %d, sent %d: %d kept, %d failed; 1 run%s%s", c.Planned, c.Sent, c.Kept, c.Failed, whole, partial), false)
+	d.Set(4, "no: every request counts (an open loop has no warm-up)", false)
+	d.Set(6, "kept: no request was discarded, so a cold start stays in the figures", false)
 	if o.NoNonce {
-		d.set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
+		d.Set(5, fmt.Sprintf("NO NONCE: prompts repeat, so the provider's cache may serve them (%d cached prompt tokens reported)", res.cachedTokens()), false)
 	} else {
-		d.set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
+		d.Set(5, fmt.Sprintf("every prompt starts with a unique nonce; %d cached prompt tokens reported", res.cachedTokens()), false)
 	}
 	arrivals := o.describeArrivals(o.arrivals().Count(maxOpenLoopRequests))
-	if o.Shard.sharded() {
+	if o.Shard.Sharded() {
 		arrivals += fmt.Sprintf("; shared by %d shards, each sending one arrival in %d of that schedule", o.Shard.Count, o.Shard.Count)
 		if o.Rate > 0 {
 			arrivals += fmt.Sprintf(" (%g/s on average)", o.Rate/float64(o.Shard.Count))
 		}
 	}
-	d.set(7, arrivals, false)
-	d.set(8, "only one arrival pattern tested (run open loops at several rates for three load levels)", true)
+	d.Set(7, arrivals, false)
+	d.Set(8, "only one arrival pattern tested (run open loops at several rates for three load levels)", true)
 	prompts := o.Mix.String()
 	if o.Prompt != "" {
 		prompts = fmt.Sprintf("one fixed prompt of %d characters (no mix)", len(o.Prompt))
@@ -427,7 +428,7 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	if o.Replay != nil && (replayed > 0 || capped > 0) {
 		prompts = fmt.Sprintf("prompt sizes from the trace for %d of %d arrivals, answer caps for %d; otherwise %s", replayed, len(o.Replay), capped, prompts)
 	}
-	d.set(10, prompts, false)
+	d.Set(10, prompts, false)
 	caps := "the mix's caps"
 	if o.MaxTokens > 0 || o.Prompt != "" {
 		caps = fmt.Sprintf("max_tokens %d", o.MaxTokens)
@@ -435,10 +436,10 @@ func (o OpenLoop) disclose(p Provider, res *Result, st loopStats) Disclosure {
 	if capped > 0 {
 		caps += " (the trace's caps where it has them)"
 	}
-	d.set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", o.temperatureNote(), caps, o.HardCap), o.Temperature == nil)
+	d.Set(11, fmt.Sprintf("temperature %s; %s; hard cap %v per request", o.temperatureNote(), caps, o.HardCap), o.Temperature == nil)
 	b13 := d.Box(13)
-	d.set(13, b13.Answer+"; "+res.lagNote(o, st), b13.Missing)
-	d.set(15, "one run, kept whole; no repeat, so no noise floor (run it twice)", true)
-	d.noteUsage(res)
+	d.Set(13, b13.Answer+"; "+res.lagNote(o, st), b13.Missing)
+	d.Set(15, "one run, kept whole; no repeat, so no noise floor (run it twice)", true)
+	noteUsage(&d, res)
 	return d
 }

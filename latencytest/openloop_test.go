@@ -505,7 +505,7 @@ func TestOpenLoopReusesWorkers(t *testing.T) {
 				time.Sleep(c.took)
 				return nil
 			})
-			r, err := latencytest.OpenLoop{Rate: 10, Arrivals: latencytest.ArrivalsConstant, Requests: 40, MaxInFlight: c.maxInFlight}.Run(context.Background(), p)
+			r, err := latencytest.OpenLoop{Rate: 10, Arrivals: "constant", Requests: 40, MaxInFlight: c.maxInFlight}.Run(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,8 @@ package latencytest
 
 import (
 	"sync"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
 // A Batch's mix prompts are long (up to ~24,000 bytes) and the same for
@@ -136,7 +138,7 @@ func templated(req Request) (nonce string, ok bool) {
 		return "", false
 	}
 	nonce = c[:len(c)-len(t.text)]
-	if nonce != "" && (len(nonce) != NonceLen || !jsonPlain(nonce)) {
+	if nonce != "" && (len(nonce) != defaults.NonceLen || !jsonPlain(nonce)) {
 		return "", false
 	}
 	return nonce, true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/protocol"
 )
 
@@ -32,7 +33,7 @@ type Request struct {
 	// time; 0: only the hard cap.
 	TotalTimeout time.Duration
 	// HardCap bounds every call so that a stalled stream never hangs a test
-	// (total_timeout); 0 means DefaultHardCap.
+	// (total_timeout); 0 means 150s.
 	HardCap time.Duration
 	// prompt is the shared text Messages end with, when a Batch built
 	// them from its mix (or a Chain its first call, or a replayed trace
@@ -45,7 +46,7 @@ type Request struct {
 func (r Request) limit() time.Duration {
 	capd := r.HardCap
 	if capd <= 0 {
-		capd = DefaultHardCap
+		capd = defaults.HardCap
 	}
 	if r.TotalTimeout > 0 && r.TotalTimeout < capd {
 		return r.TotalTimeout

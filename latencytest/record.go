@@ -1,13 +1,13 @@
 package latencytest
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/gaps"
 	"github.com/tailguard/tailguard/internal/httpattempt"
@@ -218,39 +218,9 @@ func (r *Record) decodeRateUnit() string {
 	return unitEventsPerSecond
 }
 
-// Counts accounts for every request: Sent = Kept + Discarded + Failed.
-type Counts struct {
-	// Planned is how many requests the run meant to send.
-	Planned int `json:"planned"`
-	// Sent is how many were sent (fewer than Planned when the deadline
-	// stopped the run).
-	Sent int `json:"sent"`
-	// Kept is measured requests that succeeded.
-	Kept int `json:"kept"`
-	// Discarded is warm-up requests (whatever their outcome).
-	Discarded int `json:"discarded"`
-	// Failed is measured requests that failed.
-	Failed int `json:"failed"`
-}
-
-// durations renders latencies for JSON: nanoseconds, Failed as null.
-func durations(ds []time.Duration) []*int64 {
-	out := make([]*int64, len(ds))
-	for i, d := range ds {
-		out[i] = nanos(d)
-	}
-	return out
-}
-
-// nanos is d in nanoseconds, or nil for Failed (which JSON would
-// otherwise show as 9223372036854775807).
-func nanos(d time.Duration) *int64 {
-	if d == Failed {
-		return nil
-	}
-	n := int64(d)
-	return &n
-}
+// Counts accounts for every request: Sent = Kept + Discarded + Failed
+// (Planned, Sent, Kept, Discarded, Failed).
+type Counts = disclosure.Counts
 
 // ErrorExample is one error class of a result: how many measured requests
 // failed with it, and the first of them in submission order as an
@@ -269,24 +239,4 @@ func (e ErrorExample) String() string {
 		return fmt.Sprintf("%s %d (e.g. %s)", e.Class, e.Count, e.ID)
 	}
 	return fmt.Sprintf("%s %d (e.g. %s: %q)", e.Class, e.Count, e.ID, format.ShortDetail(e.Detail))
-}
-
-// MarshalJSON writes a non-finite Gap and a Failed run quantile as null.
-func (g RepeatGap) MarshalJSON() ([]byte, error) {
-	type plain RepeatGap
-	return json.Marshal(struct {
-		plain
-		Runs []*int64 `json:"runs_ns"`
-		Gap  *float64 `json:"gap"`
-	}{plain(g), durations(g.Runs), finite(g.Gap)})
-}
-
-// RepeatGap is the between-run gap of one quantile: the noise floor. A
-// change smaller than Gap is not a finding.
-type RepeatGap struct {
-	Metric string          `json:"metric"` // "ttft" or "total"
-	Q      float64         `json:"q"`
-	Runs   []time.Duration `json:"runs_ns"`
-	// Gap is (max-min)/min over the runs, a fraction.
-	Gap float64 `json:"gap"`
 }

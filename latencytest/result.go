@@ -11,17 +11,21 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/disclosure"
+	"github.com/tailguard/tailguard/sample"
 )
 
-// Result is what a batch measured: every record, warm-up included, in
-// submission order. A run of more than 100,000 planned requests (or
-// RecordMode RecordsCompact) keeps compact records instead (see Compact):
-// Records is then nil, and All, Len and Record read them; every method
-// gives the same figures either way, ITL within 1%.
-type Result struct {
-	// Records holds full records (nil for compact ones: use All).
-	Records []Record `json:"records"`
-	// Planned is how many requests the run meant to send.
+// Sample is a set of latencies, one per measured request (or per
+// inter-token gap), failed ones as Failed: package sample's type, with
+// its quantiles, mean, spread and Summary.
+type Sample = sample.Sample
+
+// Run is what a result says about the run that measured it, shared by
+// Result and ChainResult (whose fields it is).
+type Run struct {
+	// Planned is how many requests (for a ChainResult, chains) the run
+	// meant to send.
 	Planned int `json:"planned"`
 	// Partial is set when the run stopped before sending everything;
 	// PartialReason says why.
@@ -38,8 +42,6 @@ type Result struct {
 	// every source's figures (MachineLoad.Sources); nil when not measured
 	// (a baseline read from records).
 	Machine *MachineLoad `json:"machine,omitempty"`
-	// RepeatGaps holds the run-to-run gaps when the batch was repeated.
-	RepeatGaps []RepeatGap `json:"repeat_gaps,omitempty"`
 	// Disclosure says how it was measured.
 	Disclosure Disclosure `json:"disclosure"`
 	// Shard is the part of a split run (see Shard) this result measured:
@@ -48,8 +50,21 @@ type Result struct {
 	// objective on a shard ("merge the shards, then judge") unless it
 	// allows one (sloassert.AllowShard).
 	Shard Shard `json:"shard,omitzero"`
+}
 
-	compact *compactStore // compact records (Records nil): see Compact
+// Result is what a batch measured: every record, warm-up included, in
+// submission order. A run of more than 100,000 planned requests (or
+// RecordMode RecordsCompact) keeps compact records instead (see RecordsCompact):
+// Records is then nil, and All, Len and Record read them; every method
+// gives the same figures either way, ITL within 1%.
+type Result struct {
+	// Records holds full records (nil for compact ones: use All).
+	Records []Record `json:"records"`
+	Run
+	// RepeatGaps holds the run-to-run gaps when the batch was repeated.
+	RepeatGaps []disclosure.RepeatGap `json:"repeat_gaps,omitempty"`
+
+	compact *compactStore // compact records (Records nil): see RecordsCompact
 	stream  *recordStream // where a compact run streams its records
 }
 
@@ -124,7 +139,7 @@ func (r *Result) MaxGap() Sample {
 // ITL pools every inter-token gap of the measured requests. A failed
 // request adds its gaps and one Failed value (its last silence never
 // ended), so failures can only make the figure worse. For compact records
-// (see Compact) it is their sketch expanded (each value within 1%, 8
+// (see RecordsCompact) it is their sketch expanded (each value within 1%, 8
 // bytes a gap: for very large runs use ITLQuantile).
 func (r *Result) ITL() Sample {
 	if r.compact != nil {
@@ -143,28 +158,11 @@ func (r *Result) ITL() Sample {
 }
 
 // itlSummary is ITL().Summarize(), from the sketch for compact records.
-func (r *Result) itlSummary() Summary {
+func (r *Result) itlSummary() sample.Summary {
 	if r.compact != nil {
-		return Summary(r.compact.itl.Summarize())
+		return sample.Summary(r.compact.itl.Summarize())
 	}
 	return r.ITL().Summarize()
-}
-
-// decodeRates is the decode speed (tokens/s, or events/s for requests
-// without usage: see DecodeRateUnit) of each measured request; a failed
-// request counts as 0, and a success without a rate (a one-token answer:
-// see Record.DecodeRate) is left out, so it neither fails nor helps a
-// decode-rate floor.
-func (r *Result) decodeRates() rateSet {
-	out := make(rateSet, 0, r.Len())
-	for _, rec := range r.All() {
-		if !rec.Warmup {
-			if v := rec.DecodeRate(); !math.IsNaN(v) {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
 }
 
 // decodeRateUnit is the unit of DecodeRates: unitEventsPerSecond when any
@@ -311,10 +309,10 @@ func (r *Result) Windows(d time.Duration) []Window {
 	return windowsOf(r, d)
 }
 
-// WindowCount is how many windows of length d Windows cuts the run into:
+// windowCount is how many windows of length d Windows cuts the run into:
 // 1 + the last request's start offset / d (0 for a run with no record or
 // a d that is not positive). It allocates nothing.
-func (r *Result) WindowCount(d time.Duration) int {
+func (r *Result) windowCount(d time.Duration) int {
 	if d <= 0 || r.Len() == 0 {
 		return 0
 	}
@@ -491,7 +489,7 @@ func (r *Result) Summarize() ResultSummary {
 }
 
 // MarshalJSON writes a NaN CPU/wall as null, and compact records as
-// records (without gaps or answers: see Compact).
+// records (without gaps or answers: see RecordsCompact).
 func (r *Result) MarshalJSON() ([]byte, error) {
 	type plain Result
 	return json.Marshal(struct {
@@ -529,8 +527,11 @@ func (r *Result) snapshot() *Result {
 	if r.compact != nil {
 		c = r.compact.clone()
 	}
-	return &Result{Records: slices.Clone(r.Records), compact: c, Planned: r.Planned, Partial: r.Partial,
-		PartialReason: r.PartialReason, Start: r.Start, End: time.Now(), CPUPerWall: math.NaN()}
+	return &Result{
+		Run:     Run{Planned: r.Planned, Partial: r.Partial, PartialReason: r.PartialReason, Start: r.Start, End: time.Now(), CPUPerWall: math.NaN()},
+		Records: slices.Clone(r.Records),
+		compact: c,
+	}
 }
 
 // sink reserves n slots of r's records (r may be nil: full records,
@@ -565,7 +566,7 @@ func (r *Result) keep(ctx context.Context, mode RecordMode) error {
 // WriteRecords writes r's records, full or compact, as WriteRecords does
 // (JSONL, then the end line), the answer text left out unless
 // keepContent. Compact records are written as they are kept: no gaps, no
-// answer (see Result.Compact).
+// answer (see RecordsCompact).
 func (r *Result) WriteRecords(w io.Writer, keepContent bool) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
@@ -588,21 +589,13 @@ func (r *Result) WriteRecords(w io.Writer, keepContent bool) error {
 	return bw.Flush()
 }
 
-// compacted reports whether r keeps compact records (see Compact):
+// compacted reports whether r keeps compact records (see RecordsCompact):
 // Records is then nil, and All, Len and Record read them.
 func (r *Result) compacted() bool { return r.compact != nil }
 
-// Compact converts r's records to compact form in place, as a run with
-// RecordMode RecordsCompact keeps them: about 60-80 bytes a request
-// instead of about 1 KB. Every clock (TTFT, first answer, last token,
-// total, max gap, TTFB, connection setup, schedule), token count, status,
-// class, detail, trace ID and start time stays exact, so every figure
-// and verdict but ITL is the same as with full records; the inter-token
-// gaps are pooled in a sketch (ITL and its quantiles within 1%:
-// ITLQuantile) and Record.Gaps is empty; the answer text (Content) is
-// dropped. Records is nil afterwards: read the records with All, Len and
-// Record. Compacting a compact result does nothing.
-func (r *Result) Compact() {
+// toCompact converts r's records to compact form in place, as a run with
+// RecordsCompact keeps them; compacting a compact result does nothing.
+func (r *Result) toCompact() {
 	if r.compact != nil {
 		return
 	}
@@ -696,22 +689,4 @@ func (r *Result) retainedBytes() int {
 		n += recordSize + rec.Gaps.Retained() + len(rec.ID) + len(rec.Content) + len(rec.Detail)
 	}
 	return n
-}
-
-// Cost prices the measured calls (warm-up requests are left out, as from
-// every figure) at p: the total, the useful answers (calls that succeeded:
-// see CostReport.Useful), the cost per useful answer and what the failed
-// and empty calls cost. A call priced is priced by its record's usage
-// (for a Func call, its figures' attempt: see Func); attempts that failed
-// before streaming cost nothing. It panics on an invalid price.
-func (r *Result) Cost(p Prices) CostReport {
-	p.validate()
-	c := CostReport{Unit: "calls"}
-	for _, rec := range r.All() {
-		if !rec.Warmup {
-			c.add(c.price(p, rec), rec.OK())
-		}
-	}
-	c.PerUseful = perUseful(c.Total, c.Useful)
-	return c
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -173,7 +174,7 @@ func TestPromptMix(t *testing.T) {
 		}
 		// ~200/1000/6000 tokens: the fake counts characters/4, nonce included.
 		for c, want := range map[string]int{"short": 200, "medium": 1000, "long": 6000} {
-			if got := prompt[c]; got < want || got > want+latencytest.NonceLen/4+1 {
+			if got := prompt[c]; got < want || got > want+defaults.NonceLen/4+1 {
 				t.Errorf("%s prompt: %d tokens, want about %d", c, got, want)
 			}
 		}

@@ -8,34 +8,34 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/arrivals"
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
-// Arrival is one request of a replayed trace: when it is due, and
-// optionally how big its prompt is and how many tokens it may answer.
-type Arrival struct {
-	// At is when the request is due, as an offset from the run's start.
-	At time.Duration
-	// PromptTokens, when above 0, sizes the request's prompt (about 4
-	// characters a token, as the Mix does) instead of the mix or
-	// OpenLoop.Prompt. 0: the OpenLoop's prompt.
-	PromptTokens int
-	// MaxTokens, when above 0, caps the request's answer (max_tokens),
-	// overriding OpenLoop.MaxTokens and the mix's cap. 0: the OpenLoop's
-	// cap.
-	MaxTokens int
-}
+// Arrival is one request of a replayed trace (OpenLoop.Replay): At, when
+// it is due, as an offset from the run's start; PromptTokens, when above
+// 0, sizes its prompt (about 4 characters a token, as the Mix does)
+// instead of the mix or OpenLoop.Prompt; MaxTokens, when above 0, caps
+// its answer (max_tokens), overriding OpenLoop.MaxTokens and the mix's.
+type Arrival = arrivals.Arrival
 
 // overLimit names the size of a that is above its limit.
-func (a Arrival) overLimit() string {
-	if a.PromptTokens > MaxReplayPromptTokens {
-		return fmt.Sprintf("prompt_tokens %d is above the limit of %d", a.PromptTokens, MaxReplayPromptTokens)
+func overLimit(a Arrival) string {
+	if a.PromptTokens > defaults.MaxReplayPromptTokens {
+		return fmt.Sprintf("prompt_tokens %d is above the limit of %d", a.PromptTokens, defaults.MaxReplayPromptTokens)
 	}
-	return fmt.Sprintf("max_tokens %d is above the limit of %d", a.MaxTokens, MaxReplayMaxTokens)
+	return fmt.Sprintf("max_tokens %d is above the limit of %d", a.MaxTokens, defaults.MaxReplayMaxTokens)
 }
 
-// LoadSchedule reads a trace of arrivals from a file (see ReadSchedule),
-// so that a team can replay its own production arrival pattern with
-// OpenLoop.Replay. The error names the file and the bad line.
+// LoadSchedule reads a trace of arrivals from a file, so that a team can
+// replay its own production arrival pattern with OpenLoop.Replay. One
+// arrival a line: an offset from the run's start with its unit (a Go
+// duration: "250ms", "0.250s", "1m30s"), then optionally the prompt
+// tokens and the answer cap (max_tokens), as whole numbers of at least 1
+// and at most 10,000,000 and 1,048,576 (1<<20). Fields are separated by
+// white space or a comma: "0.250s 1200 300" and "250ms,1200,300" say the
+// same. Blank lines and anything after a # are skipped. Offsets must not
+// decrease. The error names the file and the bad line (from 1); a trace
+// without any arrival is an error.
 func LoadSchedule(path string) ([]Arrival, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -49,39 +49,17 @@ func LoadSchedule(path string) ([]Arrival, error) {
 	return arr, nil
 }
 
-// ReadSchedule reads a trace of arrivals, one a line: an offset from the
-// run's start with its unit (a Go duration: "250ms", "0.250s", "1m30s"),
-// then optionally the prompt tokens and the answer cap (max_tokens), as
-// whole numbers of at least 1 and at most MaxReplayPromptTokens and
-// MaxReplayMaxTokens. Fields are separated by white space or a
-// comma: "0.250s 1200 300" and "250ms,1200,300" say the same. Blank lines
-// and lines starting with # are skipped, and so is anything after a #.
-// Offsets must not decrease. The error names the line (from 1); a trace
-// without any arrival is an error.
-func ReadSchedule(r io.Reader) ([]Arrival, error) {
-	arr, err := readSchedule(r)
-	if err != nil {
-		return nil, fmt.Errorf("latencytest: schedule: %w", err)
-	}
-	return arr, nil
-}
-
 func readSchedule(r io.Reader) ([]Arrival, error) {
-	arr, err := arrivals.Read(r, MaxReplayPromptTokens, MaxReplayMaxTokens)
-	out := make([]Arrival, len(arr))
-	for i, a := range arr {
-		out[i] = Arrival(a)
-	}
-	return out, err
+	return arrivals.Read(r, defaults.MaxReplayPromptTokens, defaults.MaxReplayMaxTokens)
 }
 
-// Arrival processes of OpenLoop.Arrivals.
+// The arrival processes of OpenLoop.Arrivals.
 const (
-	// ArrivalsPoisson spaces requests by exponential gaps of mean 1/Rate
+	// arrivalsPoisson spaces requests by exponential gaps of mean 1/Rate
 	// (a Poisson process: independent users).
-	ArrivalsPoisson = "poisson"
-	// ArrivalsConstant starts request i at exactly i/Rate seconds.
-	ArrivalsConstant = "constant"
+	arrivalsPoisson = "poisson"
+	// arrivalsConstant starts request i at exactly i/Rate seconds.
+	arrivalsConstant = "constant"
 )
 
 // defaultArrivalSeed is the seed of the Poisson gaps when OpenLoop.Seed is
@@ -171,7 +149,7 @@ func (r replayPrompts) request(b Batch, id string, i int, nonce nonceSource) (Re
 		req.MaxTokens = b.Mix.class(i).MaxTokens
 	}
 	text := r.text[:a.PromptTokens*4]
-	req.Messages = []Message{{Role: "user", Content: string(appendNonced(make([]byte, 0, NonceLen+len(text)), nonce, id, text))}}
+	req.Messages = []Message{{Role: "user", Content: string(appendNonced(make([]byte, 0, defaults.NonceLen+len(text)), nonce, id, text))}}
 	req.prompt = r.templates[a.PromptTokens]
 	return req, "replay"
 }

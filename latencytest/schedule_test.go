@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/defaults"
 )
 
-func TestReadSchedule(t *testing.T) {
+func TestLoadSchedule(t *testing.T) {
 	const ms = time.Millisecond
 	for _, tc := range []struct {
 		name, in string
@@ -18,12 +20,12 @@ func TestReadSchedule(t *testing.T) {
 		err      string // the error names this (line and cause)
 	}{
 		{name: "offsets only", in: "0s\n100ms\n1.5s\n", want: []Arrival{{At: 0}, {At: 100 * ms}, {At: 1500 * ms}}},
-		{name: "white space", in: "0.250s 1200 300\n\t0.5s\t10\t1\n", want: []Arrival{{250 * ms, 1200, 300}, {500 * ms, 10, 1}}},
-		{name: "commas", in: "250ms,1200,300\n500ms, 10 ,1\n", want: []Arrival{{250 * ms, 1200, 300}, {500 * ms, 10, 1}}},
-		{name: "prompt only", in: "1s 64\n", want: []Arrival{{time.Second, 64, 0}}},
-		{name: "comments and blanks", in: "# trace\n\n0s 5 # first\n   \n# end\n", want: []Arrival{{0, 5, 0}}},
+		{name: "white space", in: "0.250s 1200 300\n\t0.5s\t10\t1\n", want: []Arrival{{At: 250 * ms, PromptTokens: 1200, MaxTokens: 300}, {At: 500 * ms, PromptTokens: 10, MaxTokens: 1}}},
+		{name: "commas", in: "250ms,1200,300\n500ms, 10 ,1\n", want: []Arrival{{At: 250 * ms, PromptTokens: 1200, MaxTokens: 300}, {At: 500 * ms, PromptTokens: 10, MaxTokens: 1}}},
+		{name: "prompt only", in: "1s 64\n", want: []Arrival{{At: time.Second, PromptTokens: 64, MaxTokens: 0}}},
+		{name: "comments and blanks", in: "# trace\n\n0s 5 # first\n   \n# end\n", want: []Arrival{{At: 0, PromptTokens: 5, MaxTokens: 0}}},
 		{name: "equal offsets", in: "1s\n1s\n", want: []Arrival{{At: time.Second}, {At: time.Second}}},
-		{name: "CRLF", in: "0s 1\r\n1s 2\r\n", want: []Arrival{{0, 1, 0}, {time.Second, 2, 0}}},
+		{name: "CRLF", in: "0s 1\r\n1s 2\r\n", want: []Arrival{{At: 0, PromptTokens: 1, MaxTokens: 0}, {At: time.Second, PromptTokens: 2, MaxTokens: 0}}},
 		{name: "no unit", in: "0s\n0.25\n", err: `line 2: offset "0.25" has no unit`},
 		{name: "not a duration", in: "soon\n", err: `line 1: offset "soon" is not a duration`},
 		{name: "negative", in: "# c\n-1s\n", err: "line 2: offset -1s < 0"},
@@ -38,13 +40,17 @@ func TestReadSchedule(t *testing.T) {
 		{name: "huge prompt", in: "0s 10\n1s 99999999999 4\n", err: "line 2: prompt tokens 99999999999: above the limit of 10000000"},
 		{name: "prompt past int64", in: "0s 99999999999999999999999\n", err: "line 1: prompt tokens 99999999999999999999999: above the limit"},
 		{name: "huge cap", in: "0s 10 1048577\n", err: "line 1: max tokens 1048577: above the limit of 1048576"},
-		{name: "at the limits", in: "0s 10000000 1048576\n", want: []Arrival{{0, MaxReplayPromptTokens, MaxReplayMaxTokens}}},
+		{name: "at the limits", in: "0s 10000000 1048576\n", want: []Arrival{{At: 0, PromptTokens: defaults.MaxReplayPromptTokens, MaxTokens: defaults.MaxReplayMaxTokens}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ReadSchedule(strings.NewReader(tc.in))
+			path := filepath.Join(t.TempDir(), "trace.txt")
+			if err := os.WriteFile(path, []byte(tc.in), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := LoadSchedule(path)
 			switch {
 			case tc.err != "":
-				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), "latencytest: schedule: ") {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), "latencytest: schedule "+path+": ") {
 					t.Errorf("error %v, want %q", err, tc.err)
 				}
 			case err != nil:
@@ -61,7 +67,7 @@ func TestLoadScheduleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Arrival{{0, 1200, 3}, {250 * time.Millisecond, 400, 2}, {250 * time.Millisecond, 800, 0}, {1500 * time.Millisecond, 16, 9}, {2 * time.Second, 0, 0}}
+	want := []Arrival{{At: 0, PromptTokens: 1200, MaxTokens: 3}, {At: 250 * time.Millisecond, PromptTokens: 400, MaxTokens: 2}, {At: 250 * time.Millisecond, PromptTokens: 800, MaxTokens: 0}, {At: 1500 * time.Millisecond, PromptTokens: 16, MaxTokens: 9}, {At: 2 * time.Second, PromptTokens: 0, MaxTokens: 0}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
@@ -130,7 +136,7 @@ func TestOpenLoopRefusesHugeReplay(t *testing.T) {
 		want string
 	}{
 		{Arrival{PromptTokens: 99_999_999_999}, "replay[1]: prompt_tokens 99999999999 is above the limit of 10000000"},
-		{Arrival{MaxTokens: MaxReplayMaxTokens + 1}, "replay[1]: max_tokens 1048577 is above the limit of 1048576"},
+		{Arrival{MaxTokens: defaults.MaxReplayMaxTokens + 1}, "replay[1]: max_tokens 1048577 is above the limit of 1048576"},
 	} {
 		o := OpenLoop{Replay: []Arrival{{}, tc.a}}
 		if _, err := o.normalized(); err == nil || !strings.Contains(err.Error(), tc.want) {

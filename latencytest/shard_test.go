@@ -13,40 +13,6 @@ import (
 	"github.com/tailguard/tailguard/latencytest"
 )
 
-func TestParseShard(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want latencytest.Shard
-		err  string // a part of the error; "" for none
-		why  string
-	}{
-		{"0/1", latencytest.Shard{Index: 0, Count: 1}, "", "one shard: the whole run"},
-		{"1/4", latencytest.Shard{Index: 1, Count: 4}, "", "the second of four, counted from 0"},
-		{"3/4", latencytest.Shard{Index: 3, Count: 4}, "", "the last of four"},
-		{" 2/3 ", latencytest.Shard{Index: 2, Count: 3}, "", "white space around is trimmed (a YAML or shell artefact)"},
-		{"4/4", latencytest.Shard{}, "the last of 4 is 3/4", "1-based by mistake: the error says shards count from 0"},
-		{"-1/4", latencytest.Shard{}, "index -1 < 0", "negative index"},
-		{"0/0", latencytest.Shard{}, "count 0 < 1", "no shards"},
-		{"1/-2", latencytest.Shard{}, "count -2 < 1", "negative count"},
-		{"1", latencytest.Shard{}, "want i/n", "no slash"},
-		{"a/b", latencytest.Shard{}, "want i/n", "not numbers"},
-		{"1/2/3", latencytest.Shard{}, "want i/n", "two slashes"},
-		{"+1/2", latencytest.Shard{}, "want i/n", "a sign is not a shard"},
-		{"", latencytest.Shard{}, "want i/n", "empty"},
-	} {
-		got, err := latencytest.ParseShard(c.in)
-		switch {
-		case c.err == "" && (err != nil || got != c.want):
-			t.Errorf("%s: ParseShard(%q) = %v, %v; want %v", c.why, c.in, got, err, c.want)
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.HasPrefix(err.Error(), "latencytest: ")):
-			t.Errorf("%s: ParseShard(%q) error %v; want one containing %q", c.why, c.in, err, c.err)
-		}
-	}
-	if got := (latencytest.Shard{Index: 1, Count: 4}).String(); got != "1/4" {
-		t.Errorf("String %q", got)
-	}
-}
-
 // sleeper is a Func provider that sleeps 10ms and appends each trace ID
 // it is called with to ids, in call order.
 func sleeper(ids *[]string) latencytest.Provider {
@@ -169,7 +135,7 @@ func TestShardsSendEveryArrivalOnce(t *testing.T) {
 	for _, o := range []latencytest.OpenLoop{
 		{Rate: 40, Requests: 37},
 		{Rate: 40, Duration: 2 * time.Second},
-		{Rate: 40, Arrivals: latencytest.ArrivalsConstant, Requests: 30},
+		{Rate: 40, Arrivals: "constant", Requests: 30},
 		{Schedule: []time.Duration{0, 10 * time.Millisecond, 10 * time.Millisecond, time.Second, 1500 * time.Millisecond}},
 	} {
 		for _, n := range []int{1, 2, 3, 7} {
@@ -355,7 +321,7 @@ func TestStartAtAlignsTheFirstRequest(t *testing.T) {
 		if b := r.Disclosure.Box(9).Answer; !strings.Contains(b, "started at TAILGUARD_START_AT 2000-01-01T00:00:05Z (waited 5s)") {
 			t.Errorf("box 9 %q", b)
 		}
-		time.Sleep(2 * time.Minute) // past MaxStartLate: only a runner that has not started yet would mind
+		time.Sleep(2 * time.Minute) // past defaults.MaxStartLate: only a runner that has not started yet would mind
 		cr, err := latencytest.Chain{Chains: 1, Length: 1, Load: fromEnv(t, latencytest.Load{})}.Run(context.Background(), sleeper(&ids))
 		if err != nil {
 			t.Fatalf("a second runner of the process: %v", err)
@@ -399,7 +365,7 @@ func TestStartAtField(t *testing.T) {
 		}
 		far := latencytest.Load{StartAt: time.Now().Add(time.Hour)}
 		if _, err := (latencytest.Batch{Requests: 1, Load: far}).Run(context.Background(), nop); err == nil ||
-			!strings.HasPrefix(err.Error(), "latencytest: StartAt 2000-01-01T01:00:03Z is 1h0m0s away, more than 10m0s (MaxStartWait)") {
+			!strings.HasPrefix(err.Error(), "latencytest: StartAt 2000-01-01T01:00:03Z is 1h0m0s away, more than 10m0s (the most a start instant may be ahead)") {
 			t.Errorf("error %v", err)
 		}
 	})
@@ -412,8 +378,8 @@ func TestStartAtErrors(t *testing.T) {
 	}{
 		{"tomorrow", `latencytest: TAILGUARD_START_AT="tomorrow": want an RFC 3339 instant such as 2025-06-01T12:00:00Z`},
 		{"2000-01-01 00:00:05", `latencytest: TAILGUARD_START_AT="2000-01-01 00:00:05": want an RFC 3339 instant`},
-		{"2000-01-01T00:11:00Z", "latencytest: TAILGUARD_START_AT=2000-01-01T00:11:00Z is 11m0s away, more than 10m0s (MaxStartWait)"},
-		{"1999-12-31T23:58:00Z", "latencytest: TAILGUARD_START_AT=1999-12-31T23:58:00Z passed 2m0s ago, more than 1m0s (MaxStartLate)"},
+		{"2000-01-01T00:11:00Z", "latencytest: TAILGUARD_START_AT=2000-01-01T00:11:00Z is 11m0s away, more than 10m0s (the most a start instant may be ahead)"},
+		{"1999-12-31T23:58:00Z", "latencytest: TAILGUARD_START_AT=1999-12-31T23:58:00Z passed 2m0s ago, more than 1m0s (the most a start instant may be past)"},
 	} {
 		t.Run(c.env, func(t *testing.T) {
 			t.Setenv(latencytest.EnvStartAt, c.env)
@@ -449,7 +415,7 @@ func TestStartAtErrors(t *testing.T) {
 			})
 		})
 	}
-	// Past by less than MaxStartLate: the run starts at once and says so.
+	// Past by less than defaults.MaxStartLate: the run starts at once and says so.
 	t.Setenv(latencytest.EnvStartAt, "1999-12-31T23:59:30Z")
 	synctest.Test(t, func(t *testing.T) {
 		r, err := latencytest.OpenLoop{Rate: 1, Requests: 1, Load: fromEnv(t, latencytest.Load{})}.Run(context.Background(), nop)

@@ -112,9 +112,12 @@ func TestSweepKeepsItsPlan(t *testing.T) {
 }
 
 func TestChainCallsKeepPartialAndUnobservedTokens(t *testing.T) {
-	cr := &latencytest.ChainResult{Partial: true, PartialReason: "deadline", Chains: []latencytest.ChainRun{
-		{ID: "chain00", Calls: []latencytest.Record{{ID: "chain00-call00", Total: time.Second}}},
-	}}
+	cr := &latencytest.ChainResult{
+		Run: latencytest.Run{Partial: true, PartialReason: "deadline"},
+		Chains: []latencytest.ChainRun{
+			{ID: "chain00", Calls: []latencytest.Record{{ID: "chain00-call00", Total: time.Second}}},
+		},
+	}
 	calls := cr.Calls()
 	if !calls.Partial || calls.PartialReason != "deadline" {
 		t.Errorf("calls of a partial chain run: partial %v %q", calls.Partial, calls.PartialReason)

@@ -399,7 +399,7 @@ func TestDisclosureSaysWhatUsageProves(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, _ := Batch{}.normalized()
-			res := &Result{Records: tc.recs, Start: time.Now(), End: time.Now()}
+			res := &Result{Run: Run{Start: time.Now(), End: time.Now()}, Records: tc.recs}
 			if u := res.decodeRateUnit(); u != tc.unit {
 				t.Errorf("%s: unit %q, want %q", tc.why, u, tc.unit)
 			}

@@ -86,7 +86,7 @@ func (s Sweep) sweep(run func(l int, b Batch) (*Result, error)) (*SweepResult, e
 		}
 	}
 	for _, r := range out.Results {
-		r.Disclosure.setLevels(out.Levels)
+		setLevels(&r.Disclosure, out.Levels)
 	}
 	return out, nil
 }

@@ -29,12 +29,12 @@ func windowsOf(r *Result, d time.Duration) []Window {
 	if r.Len() == 0 {
 		return nil
 	}
-	n := r.WindowCount(d)
+	n := r.windowCount(d)
 	out := make([]Window, n)
 	for i := range out {
 		from, to := time.Duration(i)*d, time.Duration(i+1)*d
 		out[i] = Window{Index: i, From: from, To: to, Result: &Result{
-			Start: r.Start.Add(from), End: r.Start.Add(to), CPUPerWall: r.CPUPerWall, Disclosure: r.Disclosure,
+			Run: Run{Start: r.Start.Add(from), End: r.Start.Add(to), CPUPerWall: r.CPUPerWall, Disclosure: r.Disclosure},
 		}}
 	}
 	if r.compact != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -25,12 +26,12 @@ import (
 // partial reason, disclosure and machine figures.
 //
 // The Result holds every record in full (the files of a compact run hold
-// full records, gaps included: Result.Compact shrinks the merged result),
-// ordered by send time (trace ID for ties); Planned sums the sources';
-// Start and End span them all; CPUPerWall is the highest of the sources'
-// (the busiest client); Partial when any source was. Machine holds every
-// source's machine figures (MachineLoad.Sources; a source whose summary
-// has none is named as not recorded) and the worst of them, and warns,
+// full records, gaps included), ordered by send time (trace ID for ties);
+// Planned sums the sources'; Start and End span them all; CPUPerWall is
+// the highest of the sources' (the busiest client); Partial when any
+// source was. Machine holds every source's machine figures
+// (MachineLoad.Sources; a source whose summary has none is named as not
+// recorded) and the worst of them, and warns,
 // naming each source, when any source's figures say its timings may
 // include scheduling delay of the client (MachineLoad.Warning); box 13
 // shows them. Its Disclosure lists each source (Sources: path, counts, run
@@ -116,7 +117,7 @@ func MergeLevels(paths ...string) (map[int]*latencytest.Result, error) {
 type summaryFile struct {
 	Test       string                   `json:"test"`
 	Label      string                   `json:"label"`
-	Shard      string                   `json:"shard"`
+	Shard      *string                  `json:"shard"` // nil: an older summary, which named no shard
 	Counts     *latencytest.Counts      `json:"counts"`
 	CPUPerWall *float64                 `json:"cpu_per_wall"`
 	Partial    string                   `json:"partial"`
@@ -141,7 +142,7 @@ func loadSources(patterns []string) ([]*source, []shardGap, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("records: merge: %s: %w", path, unprefixed{err})
 		}
-		src := &source{MergeSource: latencytest.MergeSource{Path: path, CPUPerWall: math.NaN()}, records: recs, end: end, written: -1}
+		src := &source{Source: disclosure.Source{Path: path, CPUPerWall: math.NaN()}, records: recs, end: end, written: -1}
 		for _, rec := range recs {
 			if first, dup := owner[rec.ID]; dup {
 				if first == path {
@@ -178,7 +179,7 @@ func (e unprefixed) Unwrap() error { return e.err }
 // mergeSources builds the merged Result: of every level when level < 0,
 // else of that level (for the missing shards that leave it incomplete).
 func mergeSources(srcs []*source, gaps []shardGap, level int) *latencytest.Result {
-	res := &latencytest.Result{CPUPerWall: math.NaN()}
+	res := &latencytest.Result{Run: latencytest.Run{CPUPerWall: math.NaN()}}
 	var partial []string
 	for _, src := range srcs {
 		res.Records = append(res.Records, src.records...)
@@ -257,14 +258,14 @@ func digitsPrefix(s string) int {
 func discloseMerge(srcs []*source, res *latencytest.Result) latencytest.Disclosure {
 	var d latencytest.Disclosure
 	for _, src := range srcs {
-		d.Sources = append(d.Sources, src.MergeSource)
+		d.Sources = append(d.Sources, src.Source)
 	}
 	n := len(srcs)
 	for box := 1; box <= 15; box++ {
 		answer, missing := agreed(srcs, box)
-		setBox(&d, box, answer, missing)
+		d.Set(box, answer, missing)
 	}
-	setBox(&d, 1, measurementBox+fmt.Sprintf("; merged from %d records file(s) by records.Merge, every figure recomputed from the raw records", n), false)
+	d.Set(1, disclosure.Measurement+fmt.Sprintf("; merged from %d records file(s) by records.Merge, every figure recomputed from the raw records", n), false)
 	c := res.Counts()
 	per := make([]string, n)
 	paths := make([]string, n)
@@ -274,13 +275,13 @@ func discloseMerge(srcs []*source, res *latencytest.Result) latencytest.Disclosu
 		paths[i] = src.Path
 	}
 	partial := partialNote(res.Partial, res.PartialReason)
-	setBox(&d, 2, fmt.Sprintf("merged from %d source(s): planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed (%s)%s",
+	d.Set(2, fmt.Sprintf("merged from %d source(s): planned %d, sent %d: %d kept, %d discarded (warm-up), %d failed (%s)%s",
 		n, c.Planned, c.Sent, c.Kept, c.Discarded, c.Failed, strings.Join(per, "; "), partial), false)
-	setBox(&d, 3, strings.Join(paths, ", "), false)
+	d.Set(3, strings.Join(paths, ", "), false)
 	if c.Discarded > 0 {
-		setBox(&d, 4, fmt.Sprintf("yes: %d warm-up record(s), as their runs marked them (by submission order)", c.Discarded), false)
+		d.Set(4, fmt.Sprintf("yes: %d warm-up record(s), as their runs marked them (by submission order)", c.Discarded), false)
 	} else if b, _ := agreed(srcs, 4); b == "" {
-		setBox(&d, 4, "no: no record is marked warm-up", false)
+		d.Set(4, "no: no record is marked warm-up", false)
 	}
 	var levels []int
 	for i := range res.Records {
@@ -293,7 +294,7 @@ func discloseMerge(srcs []*source, res *latencytest.Result) latencytest.Disclosu
 		setLevels(&d, levels)
 	}
 	if models := modelsOf(res.Records); len(models) > 0 {
-		setBox(&d, 12, strings.Join(models, ", ")+" (as the API named it)", false)
+		d.Set(12, strings.Join(models, ", ")+" (as the API named it)", false)
 	}
 	mergeWindow(&d, srcs, res)
 	mergeCPU(&d, srcs)

@@ -100,7 +100,7 @@ func TestMergeIsPartialWhenTheSetIsNot(t *testing.T) {
 	sum := func(dir string, i int) string {
 		return filepath.Join(dir, fmt.Sprintf("shard-%d", i), "summary.json")
 	}
-	stripEnd := func(b []byte) []byte { // an old file: no end line, no shard key in its summary
+	stripEnd := func(b []byte) []byte { // an old records file: no end line
 		return dropLines(1)(b)
 	}
 	for _, c := range []struct {
@@ -114,10 +114,15 @@ func TestMergeIsPartialWhenTheSetIsNot(t *testing.T) {
 				os.Remove(sum(dir, i))
 			}
 		}, nil},
-		{"whole, old files (no end line, no shard key)", func(t *testing.T, dir string) {
+		{"old files (no end line, no shard key): which part each holds is unknown", func(t *testing.T, dir string) {
 			for i := range 4 {
 				editFile(t, rec(dir, i), stripEnd)
 				editSummary(t, sum(dir, i), "shard", nil)
+			}
+		}, []string{"shard-0/records.jsonl: its summary names no shard and its records file has no end line", "shard-3/records.jsonl: its summary names no shard"}},
+		{"old records files (no end line), summaries naming the shard", func(t *testing.T, dir string) {
+			for i := range 4 {
+				editFile(t, rec(dir, i), stripEnd)
 			}
 		}, nil},
 		{"shard directory missing", func(t *testing.T, dir string) {
@@ -133,11 +138,10 @@ func TestMergeIsPartialWhenTheSetIsNot(t *testing.T) {
 				os.Remove(sum(dir, i))
 			}
 		}, []string{"shard 1/4 of c4 missing"}},
-		{"shard missing, old files: box 2 of the summaries names the shards", func(t *testing.T, dir string) {
+		{"shard missing, old records files: the summaries name the shards", func(t *testing.T, dir string) {
 			os.RemoveAll(filepath.Join(dir, "shard-1"))
 			for _, i := range []int{0, 2, 3} {
 				editFile(t, rec(dir, i), stripEnd)
-				editSummary(t, sum(dir, i), "shard", nil)
 			}
 		}, []string{"shard 1/4 of c4 missing"}},
 		{"records cut at a line boundary", func(t *testing.T, dir string) {

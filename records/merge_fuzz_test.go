@@ -21,8 +21,7 @@ import (
 // a shard copied twice) and checks that the merge never yields a
 // complete result from an incomplete set: either an error, or Partial
 // with a reason, or every record of the whole run exactly once with as
-// many planned. The edits keep what identifies an old summary's shard
-// (its disclosure's box 2), as Measure writes it.
+// many planned.
 func FuzzMergeNeverCompleteFromIncomplete(f *testing.F) {
 	base := f.TempDir()
 	whole := map[int][]string{} // shard count -> the whole run's trace IDs

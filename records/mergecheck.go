@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -52,10 +51,6 @@ func endOf(b []byte) *recordsEnd {
 		b = b[:i]
 	}
 }
-
-// shardInBox finds the shard in box 2 of a summary written before
-// summaries had a shard key: "; shard 1/4 (TAILGUARD_SHARD): ...".
-var shardInBox = regexp.MustCompile(`; shard (\d+/\d+) \((?:` + latencytest.EnvShard + `|Shard)\): `)
 
 func ofLabel(label string) string {
 	if label == "" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/machine"
 	"github.com/tailguard/tailguard/latencytest"
@@ -17,31 +18,13 @@ import (
 // This file fills the merged disclosure's boxes that need every source:
 // the run window, the client CPU/wall and machine figures, the location.
 
-// measurementBox is box 1 as every latencytest runner fills it, which a
-// merge extends; TestMergeBoxOneIsTheRunners' keeps the two equal.
-const measurementBox = "on the client, monotonic clock: TTFT = first token of any kind (reasoning included), " +
-	"first answer = first non-empty content, total = end of stream; failed requests count as infinitely slow"
-
-// setBox fills box n of d (1-15), in order of box number.
-func setBox(d *latencytest.Disclosure, n int, answer string, missing bool) {
-	b := latencytest.Box{N: n, Question: latencytest.Disclosure{}.Box(n).Question, Answer: answer, Missing: missing}
-	for i := range d.Boxes {
-		if d.Boxes[i].N == n {
-			d.Boxes[i] = b
-			return
-		}
-	}
-	d.Boxes = append(d.Boxes, b)
-	slices.SortFunc(d.Boxes, func(a, b latencytest.Box) int { return a.N - b.N })
-}
-
 // setLevels fills box 8 from the load levels merged, as a Sweep does.
 func setLevels(d *latencytest.Disclosure, levels []int) {
 	s := fmt.Sprint(levels)
 	if len(levels) >= 3 {
-		setBox(d, 8, "concurrency "+s+", side by side", false)
+		d.Set(8, "concurrency "+s+", side by side", false)
 	} else {
-		setBox(d, 8, "only concurrency "+s+" tested (fewer than three load levels)", true)
+		d.Set(8, "only concurrency "+s+" tested (fewer than three load levels)", true)
 	}
 }
 
@@ -119,19 +102,19 @@ func mergeWindow(d *latencytest.Disclosure, srcs []*source, res *latencytest.Res
 		d.Warnings = append(d.Warnings, w)
 	}
 	if len(d.Warnings) > 0 {
-		setBox(d, 9, answer+"; WARNING: "+strings.Join(d.Warnings, "; WARNING: "), true)
+		d.Set(9, answer+"; WARNING: "+strings.Join(d.Warnings, "; WARNING: "), true)
 		return
 	}
 	if len(srcs) > 1 {
 		answer += "; the sources' windows overlap"
 	}
-	setBox(d, 9, answer, false)
+	d.Set(9, answer, false)
 }
 
 // mergeCPU fills box 13 with each source's client CPU/wall.
 func mergeCPU(d *latencytest.Disclosure, srcs []*source) {
 	if b, _ := agreed(srcs, 13); strings.Contains(b, "virtual time") && !strings.HasPrefix(b, "differs") {
-		setBox(d, 13, b, false)
+		d.Set(13, b, false)
 		return
 	}
 	parts := make([]string, len(srcs))
@@ -149,10 +132,10 @@ func mergeCPU(d *latencytest.Disclosure, srcs []*source) {
 		parts[i] = src.Path + " " + v
 	}
 	answer := "highest " + format.Float(worst, "%.2f")
-	if worst > latencytest.BusyClient {
-		answer += fmt.Sprintf(": above %.1f, a client is part of the tail", latencytest.BusyClient)
+	if worst > defaults.BusyClient {
+		answer += fmt.Sprintf(": above %.1f, a client is part of the tail", defaults.BusyClient)
 	}
-	setBox(d, 13, answer+" ("+strings.Join(parts, "; ")+")", unknown > 0)
+	d.Set(13, answer+" ("+strings.Join(parts, "; ")+")", unknown > 0)
 }
 
 // mergeLocation fills box 14 with each source's location.
@@ -168,10 +151,10 @@ func mergeLocation(d *latencytest.Disclosure, srcs []*source) {
 	}
 	switch {
 	case unknown == 0 && len(locs) == 1:
-		setBox(d, 14, locs[0]+" (every source)", false)
+		d.Set(14, locs[0]+" (every source)", false)
 		return
 	case unknown == len(srcs):
-		setBox(d, 14, "no location label in any source (set "+latencytest.EnvLocation+" in each shard)", true)
+		d.Set(14, "no location label in any source (set "+latencytest.EnvLocation+" in each shard)", true)
 		return
 	}
 	parts := make([]string, len(srcs))
@@ -182,7 +165,7 @@ func mergeLocation(d *latencytest.Disclosure, srcs []*source) {
 		}
 		parts[i] = src.Path + ": " + loc
 	}
-	setBox(d, 14, strings.Join(parts, "; "), unknown > 0)
+	d.Set(14, strings.Join(parts, "; "), unknown > 0)
 }
 
 // noteMergedMachine adds the merged machine figures to box 13 (which
@@ -198,5 +181,5 @@ func noteMergedMachine(d *latencytest.Disclosure, m *latencytest.MachineLoad) {
 	if w := m.Warning(); w != "" {
 		answer += "; WARNING: " + w
 	}
-	setBox(d, 13, answer, b.Missing)
+	d.Set(13, answer, b.Missing)
 }

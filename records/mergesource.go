@@ -11,23 +11,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/recfile"
+	"github.com/tailguard/tailguard/internal/shard"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
 // source is one records file Merge reads: what the merged disclosure
-// keeps of it (latencytest.MergeSource, in Disclosure.Sources) and what
+// keeps of it (disclosure.Source, in Disclosure.Sources) and what
 // the merge needs besides.
 type source struct {
-	latencytest.MergeSource
+	disclosure.Source
 
-	boxes    map[int]latencytest.Box  // its summary's disclosure, by box
+	boxes    map[int]disclosure.Box   // its summary's disclosure, by box
 	machine  *latencytest.MachineLoad // its summary's machine figures (nil: none)
 	records  []latencytest.Record
 	levelKey string            // its records' concurrency levels, to compare windows within a level
 	end      *recordsEnd       // its end line (nil: the file does not end with one)
 	written  int               // the records its summary says were written (counts.sent); -1 unknown
 	label    string            // its run's label, from the summary or the end line
+	unnamed  bool              // its summary names no shard (written before summaries did)
 	shard    latencytest.Shard // Shard, parsed (the zero Shard when it does not split a run)
 }
 
@@ -51,7 +54,10 @@ func (src *source) readSummary() error {
 		s = *s.Calls
 	}
 	src.Summary, src.Test, src.Partial = path, test, s.Partial
-	src.Shard, src.label = s.Shard, label
+	src.label, src.unnamed = label, s.Shard == nil
+	if s.Shard != nil {
+		src.Shard = *s.Shard
+	}
 	src.Counts.Planned = len(src.records)
 	if s.Counts != nil {
 		src.Counts.Planned = s.Counts.Planned
@@ -62,7 +68,7 @@ func (src *source) readSummary() error {
 	}
 	src.machine = s.Machine
 	if s.Disclosure != nil {
-		src.boxes = map[int]latencytest.Box{}
+		src.boxes = map[int]disclosure.Box{}
 		for _, b := range s.Disclosure.Boxes {
 			src.boxes[b.N] = b
 		}
@@ -76,7 +82,7 @@ func (src *source) readSummary() error {
 // fill computes the source's counts (but Planned) and window from its
 // records.
 func (src *source) fill() {
-	r := latencytest.Result{Records: src.records, Planned: src.Counts.Planned}
+	r := latencytest.Result{Run: latencytest.Run{Planned: src.Counts.Planned}, Records: src.records}
 	src.Counts = r.Counts()
 	src.Start, src.End = time.Time{}, time.Time{}
 	levels := map[int]bool{}
@@ -97,14 +103,12 @@ func (src *source) fill() {
 	src.levelKey = fmt.Sprint(slices.Sorted(maps.Keys(levels)))
 }
 
-// identify finds the source's shard and label: from its summary, an
-// older summary's box 2, or its end line. The problem is an unreadable
-// shard ("" when none).
+// identify finds the source's shard and label: from its summary or its
+// end line. The problem is a shard that is unreadable, or that neither
+// names ("" when none).
 func (src *source) identify() string {
-	if src.Shard == "" {
-		if m := shardInBox.FindStringSubmatch(src.boxes[2].Answer); m != nil {
-			src.Shard = m[1]
-		}
+	if src.unnamed && src.end == nil {
+		return "its summary names no shard and its records file has no end line (both written by an older tailguard): whether it is a whole run or one shard of it cannot be told; measure it again"
 	}
 	if src.end != nil {
 		if src.Shard == "" {
@@ -117,10 +121,9 @@ func (src *source) identify() string {
 	if src.Shard == "" {
 		return ""
 	}
-	sh, err := latencytest.ParseShard(src.Shard)
+	sh, err := shard.Parse(src.Shard)
 	if err != nil {
-		why := strings.TrimPrefix(err.Error(), fmt.Sprintf("latencytest: shard %q: ", src.Shard))
-		return fmt.Sprintf("it names shard %q, not one of n (%s): which part of the run it holds is not known", src.Shard, why)
+		return fmt.Sprintf("it names shard %q, not one of n (%v): which part of the run it holds is not known", src.Shard, err)
 	}
 	if sh.Count > 1 {
 		src.shard = sh

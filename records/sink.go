@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/resultbuild"
 	"github.com/tailguard/tailguard/internal/scrub"
 	"github.com/tailguard/tailguard/latencytest"
@@ -350,13 +351,13 @@ func (s *Sink) result(level int, paths []string) *latencytest.Result {
 	res := b.Result(strings.Join(s.partial, "; "))
 	res.Disclosure.Format = f.Name
 	c := res.Counts()
-	res.Disclosure.Boxes = slices.DeleteFunc(res.Disclosure.Boxes, func(x latencytest.Box) bool { return x.N == 4 || x.N == 9 })
+	res.Disclosure.Boxes = slices.DeleteFunc(res.Disclosure.Boxes, func(x disclosure.Box) bool { return x.N == 4 || x.N == 9 })
 	d := &res.Disclosure
-	setBox(d, 4, warm, c.Discarded == 0)
+	d.Set(4, warm, c.Discarded == 0)
 	if !res.Start.IsZero() {
-		setBox(d, 9, fmt.Sprintf("%s to %s (%v)", res.Start.UTC().Format(time.RFC3339), res.End.UTC().Format(time.RFC3339), res.End.Sub(res.Start).Round(time.Millisecond)), false)
+		d.Set(9, fmt.Sprintf("%s to %s (%v)", res.Start.UTC().Format(time.RFC3339), res.End.UTC().Format(time.RFC3339), res.End.Sub(res.Start).Round(time.Millisecond)), false)
 	} else {
-		setBox(d, 9, unknown+": no send times in the file", true)
+		d.Set(9, unknown+": no send times in the file", true)
 	}
 	return res
 }

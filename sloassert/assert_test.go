@@ -184,7 +184,7 @@ func TestNeverAFalsePass(t *testing.T) {
 
 // resultOf makes a result whose records have these TTFTs (and totals).
 func resultOf(s latencytest.Sample) *latencytest.Result {
-	r := &latencytest.Result{CPUPerWall: 0.1}
+	r := &latencytest.Result{Run: latencytest.Run{CPUPerWall: 0.1}}
 	for i, v := range s {
 		rec := latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Concurrency: 1, TTFT: v, FirstAnswer: v, Total: 2 * v, LastToken: 2 * v}
 		if v == latencytest.Failed {

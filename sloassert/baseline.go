@@ -105,7 +105,7 @@ func LoadBaseline(path string) (*latencytest.Result, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("sloassert: baseline %s holds no records", path)
 	}
-	return &latencytest.Result{Records: recs, Planned: len(recs), CPUPerWall: math.NaN()}, nil
+	return &latencytest.Result{Run: latencytest.Run{Planned: len(recs), CPUPerWall: math.NaN()}, Records: recs}, nil
 }
 
 // Compare says how a current run is compared with a baseline. The zero

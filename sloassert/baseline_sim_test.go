@@ -132,7 +132,7 @@ func simPairs(full bool) [][2]uint64 {
 // simDoubleTail doubles the TTFT of the slowest 5% of r's successful
 // measured requests (their first answer and total move by as much).
 func simDoubleTail(r *latencytest.Result) *latencytest.Result {
-	out := &latencytest.Result{Records: slices.Clone(r.Records), Planned: r.Planned}
+	out := &latencytest.Result{Run: latencytest.Run{Planned: r.Planned}, Records: slices.Clone(r.Records)}
 	var idx []int
 	for i, rec := range out.Records {
 		if !rec.Warmup && rec.OK() {
@@ -166,7 +166,7 @@ func simClean(r *latencytest.Result) *latencytest.Result {
 // simFail makes round(share×measured) of r's measured requests fail
 // (http_529), chosen by a PCG seeded (seed, 7).
 func simFail(r *latencytest.Result, share float64, seed uint64) *latencytest.Result {
-	out := &latencytest.Result{Records: slices.Clone(r.Records), Planned: r.Planned}
+	out := &latencytest.Result{Run: latencytest.Run{Planned: r.Planned}, Records: slices.Clone(r.Records)}
 	var idx []int
 	for i, rec := range out.Records {
 		if !rec.Warmup && rec.OK() {

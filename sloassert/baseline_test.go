@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -100,7 +101,7 @@ var blBatch = latencytest.Batch{Requests: 300, Concurrency: 8}
 // blResult makes a result of one run from hand-made latencies (TTFT =
 // first answer = total); latencytest.Failed makes a failed request.
 func blResult(run int, ds ...time.Duration) *latencytest.Result {
-	r := &latencytest.Result{Planned: len(ds)}
+	r := &latencytest.Result{Run: latencytest.Run{Planned: len(ds)}}
 	for i, d := range ds {
 		rec := latencytest.Record{ID: fmt.Sprintf("h-r%d-%04d", run, i), Run: run, Status: 200, TTFT: d, FirstAnswer: d, Total: d}
 		if d == latencytest.Failed {
@@ -299,7 +300,7 @@ func TestBaselineRepeatGapFromBatch(t *testing.T) {
 			t.Fatalf("runs %d, n %d; want 2 runs of 300", rep.Runs, rep.NBase)
 		}
 		for _, ch := range rep.Changes {
-			var want *latencytest.RepeatGap
+			var want *disclosure.RepeatGap
 			for i, g := range base.RepeatGaps {
 				if g.Metric == "ttft" && g.Q == ch.Q {
 					want = &base.RepeatGaps[i]

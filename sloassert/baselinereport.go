@@ -320,7 +320,7 @@ func splitRuns(r *latencytest.Result) []*latencytest.Result {
 }
 
 // runGap is (max-min)/min of the q-quantile over the runs, as
-// latencytest's RepeatGap, with failed quantiles alike on both sides: 0
+// disclosure.RepeatGap, with failed quantiles alike on both sides: 0
 // when every run's quantile failed (no change), +Inf when some failed and
 // some did not, NaN when the smallest is 0.
 func runGap(runs []*latencytest.Result, m Metric, q float64) float64 {

@@ -146,8 +146,11 @@ func TestChainReportSplitsModelAndToolTime(t *testing.T) {
 // fails and says what it judges, and Invalid fails on both.
 func TestObjectiveOnTheWrongSubjectFails(t *testing.T) {
 	r := streamed(300)
-	cr := &latencytest.ChainResult{Planned: 1, Chains: []latencytest.ChainRun{{ID: "chain00", Total: time.Second,
-		Calls: []latencytest.Record{{ID: "chain00-call00", TTFT: time.Millisecond, Total: time.Second, TokenEvents: 1}}}}}
+	cr := &latencytest.ChainResult{
+		Run: latencytest.Run{Planned: 1},
+		Chains: []latencytest.ChainRun{{ID: "chain00", Total: time.Second,
+			Calls: []latencytest.Record{{ID: "chain00-call00", TTFT: time.Millisecond, Total: time.Second, TokenEvents: 1}}}},
+	}
 	onResult := sloassert.Q(sloassert.TTFT, 0.5, time.Hour)
 	onChains := sloassert.ChainQ(0.5, time.Hour, sloassert.AllowSmallSample())
 	// Each passes on its own kind of subject.

@@ -28,7 +28,7 @@ var chartT0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // a golden file.
 func synthRun(n, c int, gap time.Duration, coldEvery, failEvery int, open bool) *latencytest.Result {
 	rng := rand.New(rand.NewPCG(7, uint64(n)))
-	r := &latencytest.Result{Planned: n, Start: chartT0, CPUPerWall: 0.05}
+	r := &latencytest.Result{Run: latencytest.Run{Planned: n, Start: chartT0, CPUPerWall: 0.05}}
 	for i := range n {
 		ttft := time.Duration(300e3*math.Exp(0.35*rng.NormFloat64())) * time.Microsecond
 		if coldEvery > 0 && i%coldEvery == coldEvery-1 {
@@ -220,7 +220,7 @@ func TestWriteCharts(t *testing.T) {
 // total is the sum of its calls' totals.
 func synthChains() *latencytest.ChainResult {
 	r := synthRun(200, 4, 10*time.Millisecond, 0, 67, false)
-	cr := &latencytest.ChainResult{Planned: 40, Start: chartT0, CPUPerWall: 0.05}
+	cr := &latencytest.ChainResult{Run: latencytest.Run{Planned: 40, Start: chartT0, CPUPerWall: 0.05}}
 	for i := range 40 {
 		ch := latencytest.ChainRun{ID: fmt.Sprintf("chain%02d", i)}
 		for j := range 5 {

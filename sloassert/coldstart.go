@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/coldstart"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 
@@ -26,7 +27,7 @@ import (
 // (the larger of their p95 and a lognormal 95% prediction bound) above the
 // fastest class's warm median, so neither a long prompt nor a widely
 // spread class reads as a cold start, and the row says so. A class with
-// fewer than latencytest.MinWarmClass warm requests is extrapolated along
+// fewer than coldstart.MinWarm warm requests is extrapolated along
 // the warm classes' prefill per prompt token; the row names it, and a
 // verdict over budget that rests only on such candidates is
 // inconclusive (it still fails the gate). A run with no candidate has
@@ -103,7 +104,7 @@ func MaxColdStart(budget time.Duration, opts ...Option) Objective {
 		for _, class := range slices.Sorted(maps.Keys(extrapolated)) {
 			ids := extrapolated[class]
 			out.addNote(fmt.Sprintf("extrapolated: %s has fewer than %d warm requests, so %s judged along the warm classes' prefill per prompt token (a straight line; a prefill that grows faster reads as a cold start)",
-				className(latencytest.ColdStart{Class: class}), latencytest.MinWarmClass, listIDs(ids)))
+				className(latencytest.ColdStart{Class: class}), coldstart.MinWarm, listIDs(ids)))
 		}
 		if slow > 0 {
 			out.addNote(fmt.Sprintf("%d over budget: %s", slow, strings.Join(over, ", ")))

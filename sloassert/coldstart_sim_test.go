@@ -24,7 +24,7 @@ func coldSimRun(seed uint64, n int, medians [3]time.Duration, sigmas [3]float64,
 	mix := latencytest.DefaultMix
 	rng := randv2.New(randv2.NewPCG(seed, 0xc01d))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := &latencytest.Result{Start: t0, Planned: n + defaults.Warmup}
+	r := &latencytest.Result{Run: latencytest.Run{Start: t0, Planned: n + defaults.Warmup}}
 	at := t0
 	for i := range n + defaults.Warmup {
 		u := randv2.New(randv2.NewPCG(mix.Seed, uint64(i))).Float64()

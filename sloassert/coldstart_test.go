@@ -81,7 +81,7 @@ func TestFirstLongPromptIsNotAColdStart(t *testing.T) {
 // unloads; the row says what it compared). AfterIdle(2s) sees them all.
 func TestAfterIdleFindsQuickUnloads(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := &latencytest.Result{Start: t0, Planned: 12}
+	r := &latencytest.Result{Run: latencytest.Run{Start: t0, Planned: 12}}
 	for i := range 12 {
 		ttft := 3*time.Second + 100*time.Millisecond
 		if i%2 == 1 { // sent right after the one before: warm
@@ -156,7 +156,7 @@ func TestFirstLongPromptOfAShortRun(t *testing.T) {
 func TestWarmupIsACandidateOnlyAfterIdle(t *testing.T) {
 	build := func(gap time.Duration) *latencytest.Result {
 		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		r := &latencytest.Result{Start: t0, Planned: 40}
+		r := &latencytest.Result{Run: latencytest.Run{Start: t0, Planned: 40}}
 		at := t0
 		for i := range 40 {
 			ttft := 200*time.Millisecond + time.Duration(i%7)*time.Millisecond
@@ -193,7 +193,7 @@ func TestWarmupIsACandidateOnlyAfterIdle(t *testing.T) {
 // inconclusive (still not a pass), not a plain fail.
 func TestExtrapolatedClassIsFlagged(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := &latencytest.Result{Start: t0, Planned: 40}
+	r := &latencytest.Result{Run: latencytest.Run{Start: t0, Planned: 40}}
 	at := t0
 	for i := range 40 {
 		class, tokens, ttft := "short", 200, 200*time.Millisecond+time.Duration(i%5)*time.Millisecond

@@ -35,7 +35,7 @@ var untunedShapes = []struct {
 // untunedRun is 300 requests drawn from a shape; with failShare > 0 each
 // request fails (http_529) with that probability.
 func untunedRun(rng *rand.Rand, draw func(*rand.Rand) float64, failShare float64) *latencytest.Result {
-	r := &latencytest.Result{Planned: 300, CPUPerWall: math.NaN()}
+	r := &latencytest.Result{Run: latencytest.Run{Planned: 300, CPUPerWall: math.NaN()}}
 	for i := range 300 {
 		v := time.Duration(draw(rng) * float64(time.Millisecond))
 		rec := latencytest.Record{ID: fmt.Sprintf("c8-%04d", i), Concurrency: 8, TTFT: v, FirstAnswer: v, Total: v + time.Millisecond, TokenEvents: 2}

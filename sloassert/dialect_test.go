@@ -28,7 +28,7 @@ func TestMinDecodeRateLeavesOutOneTokenAnswers(t *testing.T) {
 			recs = append(recs, okRecord("one", 1)) // no rate
 		}
 	}
-	res := &latencytest.Result{Records: recs, Planned: len(recs)}
+	res := &latencytest.Result{Run: latencytest.Run{Planned: len(recs)}, Records: recs}
 	if got := len(sloassert.DecodeRates(res)); got != 20 {
 		t.Fatalf("%d rates, want the 20 answers of more than one token", got)
 	}
@@ -38,11 +38,11 @@ func TestMinDecodeRateLeavesOutOneTokenAnswers(t *testing.T) {
 	failed := append([]latencytest.Record(nil), recs...)
 	failed[0].Err = latencytest.ClassTruncated
 	failed[2].Err = latencytest.ClassTruncated
-	res = &latencytest.Result{Records: failed, Planned: len(failed)}
+	res = &latencytest.Result{Run: latencytest.Run{Planned: len(failed)}, Records: failed}
 	if rep := sloassert.Evaluate(res, sloassert.MinDecodeRate(0.05, 90)); rep.OK() {
 		t.Errorf("failures count as 0 tokens/s: two of 20 must fail a p5 floor:\n%s", rep)
 	}
-	ones := &latencytest.Result{Records: []latencytest.Record{okRecord("a", 1), okRecord("b", 1)}, Planned: 2}
+	ones := &latencytest.Result{Run: latencytest.Run{Planned: 2}, Records: []latencytest.Record{okRecord("a", 1), okRecord("b", 1)}}
 	if rep := sloassert.Evaluate(ones, sloassert.MinDecodeRate(0.05, 90)); rep.OK() || !strings.Contains(rep.Outcomes[0].Note, "none of the 2 successful requests streamed two token events") {
 		t.Errorf("only one-token answers: no rate at all, which must not pass, and the note must say why:\n%s", rep)
 	}
@@ -53,12 +53,12 @@ func TestMinDecodeRateLeavesOutOneTokenAnswers(t *testing.T) {
 func TestReportExplainsContentFilter(t *testing.T) {
 	rec := okRecord("cf-1", 3)
 	rec.Err, rec.Detail, rec.FinishReason = latencytest.ClassContentFilter, "the provider's content filter stopped the answer", "content_filter"
-	res := &latencytest.Result{Records: []latencytest.Record{rec, okRecord("ok", 3)}, Planned: 2}
+	res := &latencytest.Result{Run: latencytest.Run{Planned: 2}, Records: []latencytest.Record{rec, okRecord("ok", 3)}}
 	out := sloassert.Evaluate(res, sloassert.MaxErrorRate(0.01)).String()
 	if !strings.Contains(out, "content_filter 1") || !strings.Contains(out, "the provider's content filter stopped the answer; a policy outcome, not latency") {
 		t.Errorf("report:\n%s", out)
 	}
-	if out := sloassert.Evaluate(&latencytest.Result{Records: []latencytest.Record{okRecord("ok", 3)}, Planned: 1}, sloassert.MaxErrorRate(0.01)).String(); strings.Contains(out, "policy outcome") {
+	if out := sloassert.Evaluate(&latencytest.Result{Run: latencytest.Run{Planned: 1}, Records: []latencytest.Record{okRecord("ok", 3)}}, sloassert.MaxErrorRate(0.01)).String(); strings.Contains(out, "policy outcome") {
 		t.Errorf("the explanation without a content_filter failure:\n%s", out)
 	}
 }

@@ -18,7 +18,7 @@ func (printT) Errorf(format string, args ...any) { fmt.Printf(format+"\n", args.
 
 // Too few requests for a p99 is a failure that says how many are needed.
 func ExampleCheck() {
-	r := &latencytest.Result{Planned: 75}
+	r := &latencytest.Result{Run: latencytest.Run{Planned: 75}}
 	for i := range 75 {
 		d := time.Duration(100+i) * time.Millisecond
 		r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Concurrency: 1, TTFT: d, Total: 2 * d})
@@ -54,7 +54,7 @@ func ExampleTask_PerCall() {
 // level does.
 func ExampleEvaluate_sweep() {
 	level := func(c int, ttft time.Duration) *latencytest.Result {
-		r := &latencytest.Result{Planned: 100}
+		r := &latencytest.Result{Run: latencytest.Run{Planned: 100}}
 		for i := range 100 {
 			d := ttft + time.Duration(i)*time.Millisecond
 			r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c%d-%04d", c, i), Concurrency: c, TTFT: d, Total: 2 * d})
@@ -89,7 +89,7 @@ func (d inDir) Errorf(format string, args ...any) {
 // did not.
 func ExampleRegression() {
 	run := func(slow time.Duration) *latencytest.Result {
-		r := &latencytest.Result{Planned: 300}
+		r := &latencytest.Result{Run: latencytest.Run{Planned: 300}}
 		for i := range 300 {
 			d := 200*time.Millisecond + time.Duration(i)*time.Millisecond // 200 ms to 499 ms
 			if i >= 285 {

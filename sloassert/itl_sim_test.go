@@ -35,7 +35,7 @@ var itlShapes = []itlShape{
 // itlResult draws n requests of 30-100 tokens with shape sh.
 func itlResult(rng *rand.Rand, n int, sh itlShape) *latencytest.Result {
 	const median = 30 * time.Millisecond
-	r := &latencytest.Result{Planned: n, CPUPerWall: math.NaN()}
+	r := &latencytest.Result{Run: latencytest.Run{Planned: n, CPUPerWall: math.NaN()}}
 	for i := range n {
 		pace := sh.paceSigma * rng.NormFloat64()
 		rec := latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Concurrency: 1, TTFT: 100 * time.Millisecond, FirstAnswer: 100 * time.Millisecond}
@@ -116,7 +116,7 @@ func TestITLVerdictsHoldTheirErrorRates(t *testing.T) {
 // distributions: one pace per request (as the preset's fake does with
 // itl_per_request) or, with perGap, every gap drawn anew.
 func presetITLResult(rng *rand.Rand, p fakeprovider.Profile, n int, perGap bool) *latencytest.Result {
-	r := &latencytest.Result{Planned: n, CPUPerWall: math.NaN()}
+	r := &latencytest.Result{Run: latencytest.Run{Planned: n, CPUPerWall: math.NaN()}}
 	for i := range n {
 		rec := latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Concurrency: 1, TTFT: 100 * time.Millisecond, FirstAnswer: 100 * time.Millisecond}
 		m := max(p.OutputTokens.Sample(rng), 2)

@@ -37,8 +37,10 @@ func TestReportWarnsOfABusyMachine(t *testing.T) {
 		t.Errorf("a busy machine failed the report: %s", rep)
 	}
 
-	cr := &latencytest.ChainResult{Planned: 1, CPUPerWall: math.NaN(), Machine: busyMachine(),
-		Chains: []latencytest.ChainRun{{ID: "c-0", Total: time.Second, Calls: []latencytest.Record{{ID: "c-0-0", TTFT: time.Millisecond, Total: time.Second}}}}}
+	cr := &latencytest.ChainResult{
+		Run:    latencytest.Run{Planned: 1, CPUPerWall: math.NaN(), Machine: busyMachine()},
+		Chains: []latencytest.ChainRun{{ID: "c-0", Total: time.Second, Calls: []latencytest.Record{{ID: "c-0-0", TTFT: time.Millisecond, Total: time.Second}}}},
+	}
 	if got := sloassert.Evaluate(cr, sloassert.ChainQ(0.5, time.Hour)).Machine; got != want {
 		t.Errorf("chain report: %q", got)
 	}

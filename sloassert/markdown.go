@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 )
@@ -62,8 +63,8 @@ func markdown(rep Report, heading string, charts []string, embed bool) string {
 		fmt.Fprintf(&sb, " Setup: %s.", mdText(rep.Setup))
 	}
 	sb.WriteString("\n\n")
-	if rep.CPUPerWall > latencytest.BusyClient {
-		fmt.Fprintf(&sb, "> **Warning:** client CPU/wall %.2f is above %.1f: the client is part of the tail it measured.\n\n", rep.CPUPerWall, latencytest.BusyClient)
+	if rep.CPUPerWall > defaults.BusyClient {
+		fmt.Fprintf(&sb, "> **Warning:** client CPU/wall %.2f is above %.1f: the client is part of the tail it measured.\n\n", rep.CPUPerWall, defaults.BusyClient)
 	}
 	if rep.Machine != "" {
 		fmt.Fprintf(&sb, "> **Warning:** %s.\n\n", mdText(rep.Machine))

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
@@ -18,7 +19,7 @@ import (
 // empty, the raw records named.
 func mdRun() *latencytest.Result {
 	r := synthRun(300, 8, 50*time.Millisecond, 50, 60, false)
-	r.Disclosure = latencytest.Disclosure{Boxes: []latencytest.Box{
+	r.Disclosure = latencytest.Disclosure{Boxes: []disclosure.Box{
 		{N: 3, Question: "where the raw records are", Answer: "records.jsonl"},
 		{N: 8, Question: "load levels", Answer: "only concurrency [8] tested (fewer than three load levels)", Missing: true},
 		{N: 15, Question: "network location of the client", Missing: true},

@@ -8,8 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sample"
 )
 
 // Report is the verdict on a subject: every objective's outcome and the
@@ -39,7 +42,7 @@ type Report struct {
 	// "" when the machine was quiet or not measured.
 	Machine string
 	// Missing lists the disclosure boxes left empty.
-	Missing []latencytest.Box
+	Missing []disclosure.Box
 	// RawRecords says where the raw records are.
 	RawRecords string
 	// Setup is the prompt mix and its seed, and the model, from the
@@ -75,7 +78,7 @@ type Report struct {
 // Distribution is one metric's whole distribution.
 type Distribution struct {
 	Metric  string
-	Summary latencytest.Summary
+	Summary sample.Summary
 }
 
 // Slow is one slow request and what the fake injected into it, if known.
@@ -409,8 +412,8 @@ func (r Report) String() string {
 		}
 		sb.WriteString("\n")
 	}
-	if r.CPUPerWall > latencytest.BusyClient {
-		fmt.Fprintf(&sb, "  WARNING: client CPU/wall %.2f is above %.1f: the client is part of the tail it measured\n", r.CPUPerWall, latencytest.BusyClient)
+	if r.CPUPerWall > defaults.BusyClient {
+		fmt.Fprintf(&sb, "  WARNING: client CPU/wall %.2f is above %.1f: the client is part of the tail it measured\n", r.CPUPerWall, defaults.BusyClient)
 	}
 	if r.Machine != "" {
 		fmt.Fprintf(&sb, "  WARNING: %s\n", r.Machine)

@@ -68,8 +68,11 @@ func TestShardFailsUnlessAllowed(t *testing.T) {
 		t.Errorf("over budget passed:\n%s", rep)
 	}
 	// Chains alike.
-	cr := &latencytest.ChainResult{Planned: 1, Shard: sh, Chains: []latencytest.ChainRun{{ID: "chain-0001", Total: time.Second,
-		Calls: []latencytest.Record{{ID: "chain-0001-00", TTFT: time.Millisecond, Total: time.Second, TokenEvents: 1}}}}}
+	cr := &latencytest.ChainResult{
+		Run: latencytest.Run{Planned: 1, Shard: sh},
+		Chains: []latencytest.ChainRun{{ID: "chain-0001", Total: time.Second,
+			Calls: []latencytest.Record{{ID: "chain-0001-00", TTFT: time.Millisecond, Total: time.Second, TokenEvents: 1}}}},
+	}
 	if rep := sloassert.Evaluate(cr, sloassert.ChainQ(0.5, time.Hour, sloassert.AllowSmallSample())); rep.OK() || !strings.HasPrefix(rep.String(), "chains: FAIL: shard 1 of 4: merge the shards, then judge\n") {
 		t.Errorf("chains of a shard:\n%s", rep)
 	}
@@ -156,7 +159,7 @@ func incompleteMerges(t *testing.T) map[string]*latencytest.Result {
 		whole := streamed(300)
 		out := make([]*latencytest.Result, 3)
 		for i := range out {
-			out[i] = &latencytest.Result{Shard: latencytest.Shard{Index: i, Count: 3}}
+			out[i] = &latencytest.Result{Run: latencytest.Run{Shard: latencytest.Shard{Index: i, Count: 3}}}
 		}
 		for i, rec := range whole.Records {
 			out[i%3].Records = append(out[i%3].Records, rec)

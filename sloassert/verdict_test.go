@@ -17,7 +17,7 @@ import (
 // streamed makes a result of n successful streamed requests: TTFT i ms,
 // 10 token events 10 ms apart, usage with cached tokens reported.
 func streamed(n int) *latencytest.Result {
-	r := &latencytest.Result{Planned: n, CPUPerWall: math.NaN()}
+	r := &latencytest.Result{Run: latencytest.Run{Planned: n, CPUPerWall: math.NaN()}}
 	for i := range n {
 		v := time.Duration(i+1) * time.Millisecond
 		rec := latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Concurrency: 1, TTFT: v, FirstAnswer: v,
@@ -51,7 +51,7 @@ func allFailed(n int) *latencytest.Result { return failSome(streamed(n), n, "htt
 // unobservedResult is n successful requests from a custom Provider that
 // filled in only Total: no token event, TTFT and first answer 0.
 func unobservedResult(n int) *latencytest.Result {
-	r := &latencytest.Result{Planned: n, CPUPerWall: math.NaN()}
+	r := &latencytest.Result{Run: latencytest.Run{Planned: n, CPUPerWall: math.NaN()}}
 	for i := range n {
 		r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Total: time.Duration(i+1) * time.Millisecond})
 	}
@@ -98,7 +98,7 @@ func TestPartialResultFailsUnlessAllowed(t *testing.T) {
 		t.Error("Q(..., AllowPartial()) failed a partial run")
 	}
 	// Chains: a partial chain run fails ChainQ unless allowed.
-	cr := &latencytest.ChainResult{Planned: 4, Partial: true, PartialReason: "deadline"}
+	cr := &latencytest.ChainResult{Run: latencytest.Run{Planned: 4, Partial: true, PartialReason: "deadline"}}
 	for i := range 2 {
 		cr.Chains = append(cr.Chains, latencytest.ChainRun{ID: fmt.Sprintf("chain%02d", i), Total: time.Second})
 	}
@@ -127,7 +127,7 @@ func TestErrorRateLimitIsAFraction(t *testing.T) {
 			if out.OK || !strings.Contains(out.Note, tc.want) {
 				t.Errorf("%+v", out)
 			}
-			cout := sloassert.Evaluate(&latencytest.ChainResult{Chains: make([]latencytest.ChainRun, 100), Planned: 100},
+			cout := sloassert.Evaluate(&latencytest.ChainResult{Run: latencytest.Run{Planned: 100}, Chains: make([]latencytest.ChainRun, 100)},
 				sloassert.MaxChainErrorRate(tc.max)).Outcomes[0]
 			if cout.OK || !strings.Contains(cout.Note, tc.want) {
 				t.Errorf("chains: %+v", cout)
@@ -160,7 +160,7 @@ func TestAllFailedNeverPassesAnErrorRate(t *testing.T) {
 		t.Errorf("max 1 on a clean run: %+v", out)
 	}
 	// Chains: every chain failed, limit 1.
-	cr := &latencytest.ChainResult{Planned: 100}
+	cr := &latencytest.ChainResult{Run: latencytest.Run{Planned: 100}}
 	for i := range 100 {
 		cr.Chains = append(cr.Chains, latencytest.ChainRun{ID: fmt.Sprintf("chain%02d", i), Err: "http_529"})
 	}

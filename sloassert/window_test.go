@@ -62,14 +62,17 @@ func TestWindowsAndColdStartsByHand(t *testing.T) {
 	rec := func(id string, at, ttft time.Duration, warm bool) latencytest.Record {
 		return latencytest.Record{ID: id, Start: t0.Add(at), TTFT: ttft, FirstAnswer: ttft, Total: ttft + time.Second, TokenEvents: 2, Warmup: warm}
 	}
-	r := &latencytest.Result{Start: t0, Planned: 6, Records: []latencytest.Record{
-		rec("w0", 0, 30*time.Second, true), // warm-up: a candidate
-		rec("a", 40*time.Second, time.Second, false),
-		rec("b", 50*time.Second, time.Second, false),                 // busy until 52 s
-		rec("c", 52*time.Second+59*time.Second, time.Second, false),  // 59 s idle: not a candidate
-		rec("d", 3*time.Minute+5*time.Second, 20*time.Second, false), // 69 s idle since 1m53s
-		rec("e", 3*time.Minute+6*time.Second, time.Second, false),
-	}}
+	r := &latencytest.Result{
+		Run: latencytest.Run{Start: t0, Planned: 6},
+		Records: []latencytest.Record{
+			rec("w0", 0, 30*time.Second, true), // warm-up: a candidate
+			rec("a", 40*time.Second, time.Second, false),
+			rec("b", 50*time.Second, time.Second, false),                 // busy until 52 s
+			rec("c", 52*time.Second+59*time.Second, time.Second, false),  // 59 s idle: not a candidate
+			rec("d", 3*time.Minute+5*time.Second, 20*time.Second, false), // 69 s idle since 1m53s
+			rec("e", 3*time.Minute+6*time.Second, time.Second, false),
+		},
+	}
 	if ids := coldStartIDs(r, defaults.IdleGap); fmt.Sprint(ids) != "[w0 d]" {
 		t.Errorf("candidates %v", ids)
 	}
@@ -96,7 +99,7 @@ func TestWindowsAndColdStartsByHand(t *testing.T) {
 		t.Errorf("negative window: %+v", o)
 	}
 	// No candidate at all: nothing to judge.
-	r2 := &latencytest.Result{Start: t0, Planned: 0}
+	r2 := &latencytest.Result{Run: latencytest.Run{Start: t0, Planned: 0}}
 	if o := judge(r2, sloassert.MaxColdStart(time.Minute)); o.OK {
 		t.Errorf("no candidate: %+v", o)
 	}
@@ -167,7 +170,7 @@ func TestGoodput(t *testing.T) {
 // independent calls, and says when correlated calls make the prediction
 // understate the tail.
 func TestChainReportShowsPrediction(t *testing.T) {
-	cr := &latencytest.ChainResult{Planned: 100}
+	cr := &latencytest.ChainResult{Run: latencytest.Run{Planned: 100}}
 	for c := range 100 {
 		slow := time.Duration(1)
 		if c%10 == 0 { // every tenth conversation is slow in all its calls
@@ -229,7 +232,7 @@ func TestReplayReproducesTheReport(t *testing.T) {
 		t.Errorf("no replay command:\n%s", a)
 	}
 	// A real-time run has no replay command.
-	if cmd := sloassert.ReplayCommand(&namedT{name: "x"}, &latencytest.Result{Start: time.Now()}); cmd != "" {
+	if cmd := sloassert.ReplayCommand(&namedT{name: "x"}, &latencytest.Result{Run: latencytest.Run{Start: time.Now()}}); cmd != "" {
 		t.Errorf("real time: %q", cmd)
 	}
 }
@@ -237,7 +240,7 @@ func TestReplayReproducesTheReport(t *testing.T) {
 // spread is n successful requests one second apart from t0, TTFT 100 ms.
 func spread(n int) *latencytest.Result {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := &latencytest.Result{Start: t0, Planned: n}
+	r := &latencytest.Result{Run: latencytest.Run{Start: t0, Planned: n}}
 	for i := range n {
 		r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Start: t0.Add(time.Duration(i) * time.Second),
 			TTFT: 100 * time.Millisecond, FirstAnswer: 100 * time.Millisecond, Total: 200 * time.Millisecond, TokenEvents: 2})
@@ -249,9 +252,9 @@ func spread(n int) *latencytest.Result {
 // it would make 5.7e9 windows. It fails the objective, naming the typo,
 // without allocating them; Windows and TimelineChart refuse it too.
 func TestPerWindowRefusesATypo(t *testing.T) {
-	r := spread(35)                                     // starts from 0 s to 34 s
-	if n := r.WindowCount(6); n != 34_000_000_000/6+1 { // 5,666,666,667
-		t.Fatalf("WindowCount(6ns) = %d", n)
+	r := spread(35)                                                                                         // starts from 0 s to 34 s
+	if err := r.CheckWindows(6); err == nil || !strings.Contains(err.Error(), "makes 5666666667 windows") { // 34s/6ns+1
+		t.Fatalf("CheckWindows(6ns): %v", err)
 	}
 	out := sloassert.Evaluate(r, sloassert.Q(sloassert.TTFT, 0.5, time.Second, sloassert.PerWindow(6))).Outcomes[0]
 	if out.OK || !strings.Contains(out.Note, "PerWindow(6ns): a 34s run in windows of 6ns makes 5666666667 windows (more than 100000): 6ns is 6 nanoseconds, a bare number where a duration belongs (write 6*time.Hour") {
@@ -297,8 +300,11 @@ func TestZeroValueObjectivesFail(t *testing.T) {
 			t.Errorf("Check: %v", ft.errs)
 		}
 	}
-	cr := &latencytest.ChainResult{Planned: 1, Chains: []latencytest.ChainRun{{ID: "chain00", Total: time.Second,
-		Calls: []latencytest.Record{{ID: "chain00-call00", TTFT: time.Millisecond, Total: time.Second, TokenEvents: 1}}}}}
+	cr := &latencytest.ChainResult{
+		Run: latencytest.Run{Planned: 1},
+		Chains: []latencytest.ChainRun{{ID: "chain00", Total: time.Second,
+			Calls: []latencytest.Record{{ID: "chain00-call00", TTFT: time.Millisecond, Total: time.Second, TokenEvents: 1}}}},
+	}
 	rep := sloassert.Evaluate(cr, sloassert.Objective{})
 	if rep.OK() || !strings.Contains(rep.Outcomes[0].Note, "a zero-value Objective judges nothing: build it with ChainQ") ||
 		rep.Outcomes[0].Objective != "(unnamed Objective)" {
@@ -330,7 +336,7 @@ func TestPerWindowSplitsConfidence(t *testing.T) {
 	var refuteFail, demoPass, unsplitFail int
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(uint64(seed), 0x808))
-		r := &latencytest.Result{Start: t0, Planned: perWindow * windows, CPUPerWall: math.NaN()}
+		r := &latencytest.Result{Run: latencytest.Run{Start: t0, Planned: perWindow * windows, CPUPerWall: math.NaN()}}
 		for i := range perWindow * windows {
 			v := time.Duration(float64(median) * math.Exp(sigma*rng.NormFloat64()))
 			r.Records = append(r.Records, latencytest.Record{ID: fmt.Sprintf("c1-%04d", i), Start: t0.Add(time.Duration(i) * time.Hour / perWindow),

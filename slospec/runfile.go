@@ -50,7 +50,7 @@ const EnvReplayProfile = "TAILGUARD_REPLAY_PROFILE"
 // level's raw records and reruns the test against it, or "" when the
 // records were not written.
 func endpointReplay(t *testing.T, res *latencytest.Result) string {
-	records := strings.TrimSpace(strings.SplitN(res.Disclosure.Box(3).Answer, " (", 2)[0])
+	records := res.Disclosure.Records
 	rerun := rerun.Command(t)
 	if !strings.HasSuffix(records, ".jsonl") || rerun == "" {
 		return ""
@@ -127,17 +127,11 @@ func objectiveOrigin(title string, rt runTarget, o Objective) string {
 // discloseLevels fills disclosure box 8 (load levels) with every level
 // the spec runs: each level is measured on its own, so its batch saw one.
 func discloseLevels(d *latencytest.Disclosure, levels []int) {
-	b := latencytest.Box{N: 8, Question: "load levels", Answer: fmt.Sprintf("concurrency %v, side by side", levels)}
 	if len(levels) < 3 {
-		b.Answer, b.Missing = fmt.Sprintf("only concurrency %v tested (fewer than three load levels)", levels), true
+		d.Set(8, fmt.Sprintf("only concurrency %v tested (fewer than three load levels)", levels), true)
+		return
 	}
-	for i := range d.Boxes {
-		if d.Boxes[i].N == 8 {
-			b.Question = d.Boxes[i].Question
-			d.Boxes[i] = b
-			return
-		}
-	}
+	d.Set(8, fmt.Sprintf("concurrency %v, side by side", levels), false)
 }
 
 // levelVerdict is a level's one-word verdict, with the objectives that failed.

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
+	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/shard"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
@@ -159,7 +161,7 @@ var quotes = []quote{
 		return `a shard with no records file ("` + shardRun(t).missing + `")`
 	}},
 	{"examples/distributed/README.md", func(t *testing.T) string {
-		_, err := latencytest.ParseShard("4/4")
+		_, err := shard.Parse("4/4")
 		if err == nil || !strings.Contains(err.Error(), "the last of 4 is 3/4") {
 			return fmt.Sprintf("`4/4` is an error: %v", err)
 		}
@@ -172,7 +174,7 @@ var quotes = []quote{
 			}
 			return fmt.Sprintf("%.0f minutes", d.Minutes())
 		}
-		return fmt.Sprintf("More than %s ahead, or more than %s past, is an error.", minutes(latencytest.MaxStartWait), minutes(latencytest.MaxStartLate))
+		return fmt.Sprintf("More than %s ahead, or more than %s past, is an error.", minutes(defaults.MaxStartWait), minutes(defaults.MaxStartLate))
 	}},
 
 	{"examples/distributed/README.md", func(t *testing.T) string {

@@ -21,12 +21,12 @@ const Above = 100_000
 // 1ms), Failed where the exact quantile is Failed, 0 where it is 0.
 const Alpha = 0.01
 
-// Failed is latencytest.Failed: the value a failed request takes, which
+// Failed is sample.Failed: the value a failed request takes, which
 // sorts last and makes any quantile that reaches it Failed.
 const Failed = time.Duration(math.MaxInt64)
 
-// Summary is latencytest.Summary, field for field (one converts to the
-// other).
+// Summary is sample.Summary, field for field (one converts to the
+// other; package sample sits above internal/).
 type Summary struct {
 	N, Failed                    int
 	Min, P50, P90, P95, P99, Max time.Duration
@@ -193,7 +193,7 @@ func (s *Sketch) valueAt(r uint64) (v float64, ok bool) {
 	return float64(s.max), true
 }
 
-// Quantile is the q-quantile as latencytest.Sample.Quantile defines it (linear
+// Quantile is the q-quantile as sample.Sample.Quantile defines it (linear
 // interpolation between closest ranks), from the buckets, interpolated
 // between their unrounded values and rounded once to the nanosecond:
 // within Alpha of the exact quantile of the values added, plus the
@@ -278,7 +278,7 @@ func (s *Sketch) Summarize() Summary {
 	return sum
 }
 
-// Sample expands the sketch into a latencytest.Sample: each bucket's value (rounded
+// Sample expands the sketch into a sample.Sample: each bucket's value (rounded
 // to the nanosecond) repeated its count (the minimum and maximum exact),
 // then the Failed values. Its quantiles are the sketch's, within the
 // nanosecond of that rounding. It allocates 8 bytes a value: for a sketch

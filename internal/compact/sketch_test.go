@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/compact"
-	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/sample"
 )
 
 // checkWithin fails t when got is not within Alpha × exact + 1ns of
@@ -34,7 +34,7 @@ func TestSketchBound(t *testing.T) {
 	worst := 0.0
 	for seed := range uint64(5) {
 		rng := rand.New(rand.NewPCG(seed, 99))
-		var s latencytest.Sample
+		var s sample.Sample
 		var a, b, whole compact.Sketch
 		n := 20_000
 		for i := range n {
@@ -43,7 +43,7 @@ func TestSketchBound(t *testing.T) {
 			case k < 2:
 				v = 0
 			case k < 3 && seed%2 == 0:
-				v = latencytest.Failed
+				v = sample.Failed
 			case k < 30:
 				v = time.Duration(math.Exp(rng.NormFloat64()*2 + 18)) // ~65 ms, wide
 			default:
@@ -61,7 +61,7 @@ func TestSketchBound(t *testing.T) {
 		for q := 0.0; q <= 1; q += 0.002 {
 			exact, got := s.Quantile(q), whole.Quantile(q)
 			checkWithin(t, "sketch", q, exact, got)
-			if exact != latencytest.Failed && exact > 0 {
+			if exact != sample.Failed && exact > 0 {
 				worst = max(worst, math.Abs(float64(got-exact))/float64(exact))
 			}
 		}
@@ -92,7 +92,7 @@ func TestSketchBoundAtSmallValues(t *testing.T) {
 	worst, over := 0.0, 0
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		var s latencytest.Sample
+		var s sample.Sample
 		var sk compact.Sketch
 		for range 2000 {
 			var v time.Duration

@@ -26,6 +26,36 @@ const (
 	// length that would cut the run into more (6 ns written as a bare 6
 	// where 6*time.Hour was meant) is refused.
 	MaxWindows = 100_000
+
+	// The defaults (what a run does when a field is left zero) and the
+	// limits: input beyond a limit is refused with an error that names
+	// it, since a typo (an extra digit, a bare number where a duration
+	// belongs) would otherwise grow a run to gigabytes or make it wait
+	// for hours.
+
+	// HardCap is the longest any call may take unless told
+	// otherwise.
+	HardCap = 150 * time.Second
+	// MaxReplayPromptTokens is the largest PromptTokens of a replayed
+	// arrival: 10,000,000 tokens (about 40 MB of prompt text), beyond the
+	// largest context windows. Each replayed prompt is built in memory.
+	MaxReplayPromptTokens = 10_000_000
+	// MaxReplayMaxTokens is the largest MaxTokens of a replayed arrival:
+	// 1,048,576 (1<<20, the largest max_tokens the fake provider accepts).
+	MaxReplayMaxTokens = 1 << 20
+	// MaxStartWait is how far ahead of a runner's start a start instant
+	// (Load.StartAt, TAILGUARD_START_AT) may be: 10 minutes. A later instant is a
+	// typo (or a time zone mistake), not a plan.
+	MaxStartWait = 10 * time.Minute
+	// MaxStartLate is how long before a runner's start a start instant
+	// may be: 1 minute. A shard that starts later than that did not run
+	// alongside the others, and its merged figures would say they did.
+	MaxStartLate = time.Minute
+	// NonceLen is the length of the nonce prefix in bytes.
+	NonceLen = 38
+	// BusyClient is the client CPU/wall above which the client is part
+	// of the tail it measured (box 13 and the reports warn).
+	BusyClient = 0.7
 )
 
 // Levels are one user, a few, a crowd: the levels of published

@@ -18,16 +18,18 @@ const module = "github.com/tailguard/tailguard"
 // allowed says which module packages a package's non-test files may
 // import, by the importer's directory (its first path element, or the
 // whole path for internal/ packages). The house, top to bottom: cmd and
-// examples, slospec, fit, records, sloassert, latencytest, fakeprovider,
-// protocol, internal.
+// examples, slospec, fit, records, sloassert, cost, latencytest,
+// fakeprovider, protocol, sample, internal.
 var allowed = map[string][]string{
+	"sample":       {"internal"},
 	"protocol":     {"internal"},
 	"fakeprovider": {"protocol", "internal"},
-	"latencytest":  {"protocol", "internal"},
-	"sloassert":    {"latencytest", "protocol", "internal"},
-	"fit":          {"fakeprovider", "latencytest", "protocol", "internal"},
-	"records":      {"latencytest", "protocol", "internal"},
-	"slospec":      {"fakeprovider", "latencytest", "records", "sloassert", "fit", "protocol", "internal"},
+	"latencytest":  {"protocol", "sample", "internal"},
+	"cost":         {"latencytest", "internal"},
+	"sloassert":    {"latencytest", "protocol", "sample", "internal"},
+	"fit":          {"fakeprovider", "latencytest", "protocol", "sample", "internal"},
+	"records":      {"latencytest", "protocol", "sample", "internal"},
+	"slospec":      {"fakeprovider", "latencytest", "records", "sloassert", "fit", "protocol", "sample", "cost", "internal"},
 	"internal":     {"internal"},
 	"cmd":          {"*"},
 	"examples":     {"*"},

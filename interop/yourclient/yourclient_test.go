@@ -101,7 +101,7 @@ type sdkProvider struct {
 func (p sdkProvider) Call(ctx context.Context, req latencytest.Request) latencytest.Record {
 	limit := req.HardCap // so that a stalled stream never hangs the test
 	if limit <= 0 {
-		limit = latencytest.DefaultHardCap
+		limit = 150 * time.Second // latencytest's default hard cap
 	}
 	callCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()

@@ -1,4 +1,4 @@
-package latencytest_test
+package cost_test
 
 import (
 	"context"
@@ -8,14 +8,15 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/tailguard/tailguard/cost"
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
-// Cost prices prompt, cached and completion tokens, and charges the
+// Calls prices prompt, cached and completion tokens, and charges the
 // failed and empty calls to the useful ones.
 func TestCostArithmetic(t *testing.T) {
-	p := latencytest.Prices{InputPerMillion: 2, OutputPerMillion: 8, CachedDiscount: 0.75}
+	p := cost.Prices{InputPerMillion: 2, OutputPerMillion: 8, CachedDiscount: 0.75}
 	r := &latencytest.Result{Records: []latencytest.Record{
 		// 1,000 prompt (400 cached) + 500 completion:
 		// 600×2 + 400×0.5 + 500×8 = 1,200 + 200 + 4,000 = 5,400 µ$ = $0.0054
@@ -27,7 +28,7 @@ func TestCostArithmetic(t *testing.T) {
 		// warm-up: left out
 		{ID: "w", Warmup: true, UsageReported: true, PromptTokens: 1e6},
 	}}
-	c := r.Cost(p)
+	c := cost.Calls(r, p)
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 	if c.Calls != 3 || c.Useful != 1 || c.Unpriced != 1 || !near(c.Total, 0.007912) || !near(c.Wasted, 0.002512) || !near(c.PerUseful, 0.007912) {
 		t.Errorf("report %+v", c)
@@ -36,18 +37,18 @@ func TestCostArithmetic(t *testing.T) {
 		t.Errorf("String: %s", got)
 	}
 	// Nothing useful: the cost per useful answer is infinite, not 0.
-	none := (&latencytest.Result{Records: r.Records[1:2]}).Cost(p)
-	if !math.IsInf(none.PerUseful, 1) || latencytest.WastedShare(none) != 1 {
+	none := cost.Calls(&latencytest.Result{Records: r.Records[1:2]}, p)
+	if !math.IsInf(none.PerUseful, 1) || cost.WastedShare(none) != 1 {
 		t.Errorf("no useful answer: %+v", none)
 	}
-	for _, bad := range []latencytest.Prices{{InputPerMillion: -1}, {OutputPerMillion: math.NaN()}, {CachedDiscount: 1.5}} {
+	for _, bad := range []cost.Prices{{InputPerMillion: -1}, {OutputPerMillion: math.NaN()}, {CachedDiscount: 1.5}} {
 		func() {
 			defer func() {
-				if e := recover(); e == nil || !strings.HasPrefix(e.(string), "latencytest: ") {
+				if e := recover(); e == nil || !strings.HasPrefix(e.(string), "cost: ") {
 					t.Errorf("%+v: panic %v", bad, e)
 				}
 			}()
-			r.Cost(bad)
+			cost.Calls(r, bad)
 		}()
 	}
 }
@@ -74,19 +75,19 @@ func TestCostOfEmptyAnswersInAChain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		prices := latencytest.Prices{InputPerMillion: 0.15, OutputPerMillion: 0.60} // illustrative, dollars per million tokens
+		prices := cost.Prices{InputPerMillion: 0.15, OutputPerMillion: 0.60} // illustrative, dollars per million tokens
 		calls := cr.Calls()
-		c := calls.Cost(prices)
+		c := cost.Calls(calls, prices)
 		empty := calls.Errors()[latencytest.ClassEmptyAnswer]
 		t.Logf("calls: %s (%d empty answers)", c, empty)
 		if c.Calls != 300 || c.Unpriced != 0 || c.Useful != calls.Counts().Kept {
 			t.Errorf("report %+v, errors %v", c, calls.Errors())
 		}
-		if empty < 280 || latencytest.WastedShare(c) < 0.9 || c.PerUseful < 20*c.Total/300 {
-			t.Errorf("%d empty answers, %.1f%% wasted, $%g per useful answer vs $%g per call", empty, 100*latencytest.WastedShare(c), c.PerUseful, c.Total/300)
+		if empty < 280 || cost.WastedShare(c) < 0.9 || c.PerUseful < 20*c.Total/300 {
+			t.Errorf("%d empty answers, %.1f%% wasted, $%g per useful answer vs $%g per call", empty, 100*cost.WastedShare(c), c.PerUseful, c.Total/300)
 		}
 		// Per task: a chain with an empty call did not get its task done.
-		ch := cr.Cost(prices)
+		ch := cost.Chains(cr, prices)
 		t.Logf("chains: %s", ch)
 		if ch.Calls != 30 || math.Abs(ch.Total-c.Total) > 1e-12 || ch.Useful != 30-countFailed(cr) || (ch.Useful == 0 && !math.IsInf(ch.PerUseful, 1)) {
 			t.Errorf("chain report %+v", ch)

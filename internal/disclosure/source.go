@@ -1,4 +1,4 @@
-package latencytest
+package disclosure
 
 import (
 	"encoding/json"
@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// MergeSource is one records file that records.Merge joined, as the
-// merged disclosure keeps it (Disclosure.Sources).
-type MergeSource struct {
+// Source is one records file that records.Merge joined, as the merged
+// disclosure keeps it (Disclosure.Sources).
+type Source struct {
 	// Path is the records file (records.jsonl as Measure writes it).
 	Path string `json:"path"`
 	// Summary is the summary.json read beside it; "" when there was none
@@ -41,8 +41,8 @@ type MergeSource struct {
 }
 
 // MarshalJSON writes a NaN CPU/wall as null.
-func (s MergeSource) MarshalJSON() ([]byte, error) {
-	type plain MergeSource
+func (s Source) MarshalJSON() ([]byte, error) {
+	type plain Source
 	return json.Marshal(struct {
 		plain
 		CPUPerWall *float64 `json:"cpu_per_wall"`
@@ -50,8 +50,8 @@ func (s MergeSource) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a null CPU/wall as NaN.
-func (s *MergeSource) UnmarshalJSON(b []byte) error {
-	type plain MergeSource
+func (s *Source) UnmarshalJSON(b []byte) error {
+	type plain Source
 	var v struct {
 		plain
 		CPUPerWall *float64 `json:"cpu_per_wall"`
@@ -59,10 +59,33 @@ func (s *MergeSource) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*s = MergeSource(v.plain)
+	*s = Source(v.plain)
 	s.CPUPerWall = math.NaN()
 	if v.CPUPerWall != nil {
 		s.CPUPerWall = *v.CPUPerWall
 	}
 	return nil
+}
+
+// Counts accounts for every request: Sent = Kept + Discarded + Failed.
+type Counts struct {
+	// Planned is how many requests the run meant to send.
+	Planned int `json:"planned"`
+	// Sent is how many were sent (fewer than Planned when the deadline
+	// stopped the run).
+	Sent int `json:"sent"`
+	// Kept is measured requests that succeeded.
+	Kept int `json:"kept"`
+	// Discarded is warm-up requests (whatever their outcome).
+	Discarded int `json:"discarded"`
+	// Failed is measured requests that failed.
+	Failed int `json:"failed"`
+}
+
+// finite is f, or nil when JSON cannot hold it (NaN, ±Inf).
+func finite(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
 }

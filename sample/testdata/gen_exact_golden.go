@@ -4,7 +4,7 @@
 // and their quantiles (numpy's "linear" method), mean and sample standard
 // deviation (numpy's std(ddof=1)), computed exactly with math/big and
 // rounded to the nanosecond (half away from zero). It does not use the
-// latencytest package, so it is an independent check of sample.go.
+// sample package, so it is an independent check of sample.go.
 //
 // numpy was not available where this was written; the same figures are
 // what numpy.quantile(x, q, method="linear") (= numpy.percentile(x,
@@ -14,7 +14,7 @@
 //
 // Run from the repository root:
 //
-//	go run latencytest/testdata/gen_exact_golden.go > latencytest/testdata/exact_golden.json
+//	go run sample/testdata/gen_exact_golden.go > sample/testdata/exact_golden.json
 package main
 
 import (
@@ -44,7 +44,7 @@ func main() {
 		Generator string   `json:"generator"`
 		Vectors   []vector `json:"vectors"`
 	}
-	out.Generator = "go run latencytest/testdata/gen_exact_golden.go (math/big, exact)"
+	out.Generator = "go run sample/testdata/gen_exact_golden.go (math/big, exact)"
 	gen := func(name string, n int, f func() int64) {
 		v := make([]int64, n)
 		for i := range v {

@@ -1,4 +1,4 @@
-package latencytest
+package sample
 
 import (
 	"encoding/json"
@@ -11,6 +11,12 @@ import (
 
 	"github.com/tailguard/tailguard/internal/stats"
 )
+
+// Failed is the value a failed request takes in a Sample: it never
+// delivered what was timed, so it counts as infinitely slow. A quantile
+// that reaches a failed request is Failed, and a failed request can only
+// make a figure worse, never better.
+const Failed = time.Duration(math.MaxInt64)
 
 // Sample is a set of latencies, one per request (or per token for ITL), in
 // the order they were recorded. Failed requests are present as Failed.
@@ -68,7 +74,7 @@ func (s Sample) Quantile(q float64) time.Duration {
 
 func checkQuantile(q float64) {
 	if !(q >= 0 && q <= 1) {
-		panic(fmt.Sprintf("latencytest: quantile %v is outside [0,1] (quantiles are fractions: 0.99 for p99)", q))
+		panic(fmt.Sprintf("sample: quantile %v is outside [0,1] (quantiles are fractions: 0.99 for p99)", q))
 	}
 }
 
@@ -235,37 +241,6 @@ func (s Sample) Summarize() Summary {
 	return sum
 }
 
-// rateSet is a set of rates (decode tokens per second), one per request.
-// Failed requests count as 0: lower is worse, so a failure never helps.
-type rateSet []float64
-
-// Quantile is the q-quantile by linear interpolation (as Sample.Quantile);
-// NaN when empty.
-func (r rateSet) Quantile(q float64) float64 {
-	checkQuantile(q)
-	return stats.Quantile(slices.Sorted(slices.Values(r)), q)
-}
-
-// Mean is the arithmetic mean; NaN when empty.
-func (r rateSet) Mean() float64 {
-	if len(r) == 0 {
-		return math.NaN()
-	}
-	var s float64
-	for _, v := range r {
-		s += v
-	}
-	return s / float64(len(r))
-}
-
-// Min is the smallest rate; NaN when empty.
-func (r rateSet) Min() float64 {
-	if len(r) == 0 {
-		return math.NaN()
-	}
-	return slices.Min(r)
-}
-
 // MarshalJSON writes snake_case keys, durations in nanoseconds (_ns), and
 // Failed durations and NaN or infinite ratios (which JSON lacks) as null.
 func (s Summary) MarshalJSON() ([]byte, error) {
@@ -284,4 +259,22 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		TailRatio *float64 `json:"tail_ratio"`
 	}{s.N, s.Failed, nanos(s.Min), nanos(s.P50), nanos(s.P90), nanos(s.P95), nanos(s.P99), nanos(s.Max),
 		nanos(s.Mean), nanos(s.Stddev), finite(s.CV), finite(s.TailRatio)})
+}
+
+// nanos is d in nanoseconds, or nil for Failed (which JSON would
+// otherwise show as a huge number).
+func nanos(d time.Duration) *int64 {
+	if d == Failed {
+		return nil
+	}
+	n := int64(d)
+	return &n
+}
+
+// finite is f, or nil when JSON cannot hold it (NaN, ±Inf).
+func finite(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
 }

@@ -1,4 +1,4 @@
-package latencytest
+package deadline
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 // keeps no ended entry past the head of its lane.
 func TestDeadlineWatcherFires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, stop := watchDeadlines(context.Background())
+		ctx, stop := Watch(context.Background())
 		start := time.Now()
 		type wait struct {
-			p     pendingFunc
+			p     Pending
 			due   time.Duration
 			fired time.Duration
 		}
@@ -27,9 +27,9 @@ func TestDeadlineWatcherFires(t *testing.T) {
 			// entry is stopped before its deadline, out of order.
 			d := []time.Duration{150 * time.Second, time.Second, 40 * time.Millisecond}[i%3]
 			w := &wait{due: time.Since(start) + d, fired: -1}
-			w.p = afterFunc(ctx, d, func() { w.fired = time.Since(start) })
+			w.p = AfterFunc(ctx, d, func() { w.fired = time.Since(start) })
 			if w.p.w == nil {
-				t.Fatal("afterFunc inside a run took a timer of its own")
+				t.Fatal("AfterFunc inside a run took a timer of its own")
 			}
 			waits = append(waits, w)
 			if i%9 == 4 && i > 300 {
@@ -46,7 +46,7 @@ func TestDeadlineWatcherFires(t *testing.T) {
 				t.Fatalf("wait %d (due %v) fired at %v", i, w.due, w.fired)
 			}
 		}
-		w := ctx.Value(deadlineKey{}).(*deadlineWatcher)
+		w := ctx.Value(key{}).(*watcher)
 		w.mu.Lock()
 		for _, l := range w.lanes {
 			if l.head != len(l.q) || cap(l.q) > 4096 {
@@ -63,18 +63,18 @@ func TestDeadlineWatcherFires(t *testing.T) {
 // it holds: the request's context) is garbage at once.
 func TestDeadlineWatcherHoldsNothingStopped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, stop := watchDeadlines(context.Background())
+		ctx, stop := Watch(context.Background())
 		defer stop()
 		type heavy struct{ b [4096]byte }
 		var probes []weak.Pointer[heavy]
 		for range 1000 {
 			h := &heavy{}
 			probes = append(probes, weak.Make(h))
-			p := afterFunc(ctx, DefaultHardCap, func() { h.b[0]++ })
+			p := AfterFunc(ctx, 150*time.Second, func() { h.b[0]++ })
 			time.Sleep(time.Millisecond)
 			p.Stop()
 		}
-		w := ctx.Value(deadlineKey{}).(*deadlineWatcher)
+		w := ctx.Value(key{}).(*watcher)
 		w.mu.Lock()
 		if n := len(w.lanes[0].q) - w.lanes[0].head; n != 0 {
 			t.Errorf("%d entries held after every request ended", n)
@@ -94,27 +94,27 @@ func TestDeadlineWatcherHoldsNothingStopped(t *testing.T) {
 	})
 }
 
-// Past deadlineLanes wait times, and after the run's end, a wait gets a
+// Past maxLanes wait times, and after the run's end, a wait gets a
 // timer of its own; a wait still pending at the run's end moves to one,
 // due at the same instant.
 func TestDeadlineWatcherFallsBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, stop := watchDeadlines(context.Background())
+		ctx, stop := Watch(context.Background())
 		start := time.Now()
-		for i := range deadlineLanes {
-			if p := afterFunc(ctx, time.Duration(i+1)*time.Second, func() {}); p.w == nil {
+		for i := range maxLanes {
+			if p := AfterFunc(ctx, time.Duration(i+1)*time.Second, func() {}); p.w == nil {
 				t.Fatalf("lane %d: a timer of its own", i)
 			}
 		}
-		if p := afterFunc(ctx, time.Minute, func() {}); p.t == nil {
-			t.Error("a wait time past deadlineLanes did not get a timer of its own")
+		if p := AfterFunc(ctx, time.Minute, func() {}); p.t == nil {
+			t.Error("a wait time past maxLanes did not get a timer of its own")
 		}
 		var fired, stopped time.Duration = -1, -1
-		p := afterFunc(ctx, time.Second, func() { fired = time.Since(start) })
-		ps := afterFunc(ctx, 2*time.Second, func() { stopped = time.Since(start) })
+		p := AfterFunc(ctx, time.Second, func() { fired = time.Since(start) })
+		ps := AfterFunc(ctx, 2*time.Second, func() { stopped = time.Since(start) })
 		time.Sleep(300 * time.Millisecond)
 		stop()
-		if p2 := afterFunc(ctx, time.Second, func() {}); p2.t == nil {
+		if p2 := AfterFunc(ctx, time.Second, func() {}); p2.t == nil {
 			t.Error("a wait after the run's end did not get a timer of its own")
 		}
 		ps.Stop()

@@ -1,4 +1,4 @@
-package latencytest
+package sample
 
 import (
 	"encoding/json"
@@ -128,25 +128,19 @@ func TestSampleNeverReorders(t *testing.T) {
 	if !slices.Equal(s, want) {
 		t.Errorf("receiver changed to %v, was %v", s, want)
 	}
-	r := rateSet{3, 1, 2}
-	_, _, _ = r.Quantile(0.5), r.Mean(), r.Min()
-	if !slices.Equal(r, rateSet{3, 1, 2}) {
-		t.Errorf("rateSet receiver changed to %v", r)
-	}
 }
 
 func TestQuantileOutsideUnitPanics(t *testing.T) {
 	for _, q := range []float64{-0.01, 1.0000001, 50, 99, 100, math.NaN(), math.Inf(1), math.Inf(-1)} {
 		for name, f := range map[string]func(){
-			"Sample":  func() { msSample(1, 2, 3).Quantile(q) },
-			"empty":   func() { Sample{}.Quantile(q) }, // checked before the empty case
-			"rateSet": func() { rateSet{1, 2}.Quantile(q) },
+			"Sample": func() { msSample(1, 2, 3).Quantile(q) },
+			"empty":  func() { Sample{}.Quantile(q) }, // checked before the empty case
 		} {
 			t.Run(fmt.Sprintf("%s/%v", name, q), func(t *testing.T) {
 				defer func() {
 					msg := fmt.Sprint(recover())
-					if !strings.HasPrefix(msg, "latencytest: ") || !strings.Contains(msg, "quantiles are fractions") {
-						t.Errorf("Quantile(%v) panic %q, want a latencytest panic saying quantiles are fractions", q, msg)
+					if !strings.HasPrefix(msg, "sample: ") || !strings.Contains(msg, "quantiles are fractions") {
+						t.Errorf("Quantile(%v) panic %q, want a sample panic saying quantiles are fractions", q, msg)
 					}
 				}()
 				f()
@@ -431,43 +425,6 @@ func TestSampleSummarize(t *testing.T) {
 				t.Errorf("Summarize()\n got %+v\nwant %+v", got, want)
 			}
 		})
-	}
-}
-
-func TestRates(t *testing.T) {
-	r := rateSet{40, 10, 30, 20, 0} // one failed request counts 0 tok/s
-	for _, tc := range []struct {
-		q, want float64
-	}{
-		{0, 0},
-		// sorted {0,10,20,30,40}; q=0.5: h=2, 20
-		{0.5, 20},
-		// q=0.1: h=0.4, 0+0.4×10 = 4
-		{0.1, 4},
-		// q=0.875: h=3.5, 30+0.5×10 = 35
-		{0.875, 35},
-		{1, 40},
-	} {
-		if got := r.Quantile(tc.q); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("%v.Quantile(%v) = %v, want %v", r, tc.q, got, tc.want)
-		}
-	}
-	// (40+10+30+20+0)/5 = 20
-	if got := r.Mean(); got != 20 {
-		t.Errorf("Mean() = %v, want 20", got)
-	}
-	if got := r.Min(); got != 0 {
-		t.Errorf("Min() = %v, want 0 (the failure)", got)
-	}
-	if got := (rateSet{7}).Quantile(0.99); got != 7 {
-		t.Errorf("n=1 Quantile(0.99) = %v, want 7", got)
-	}
-	for name, v := range map[string]float64{
-		"Quantile": rateSet{}.Quantile(0.5), "Mean": rateSet{}.Mean(), "Min": rateSet(nil).Min(),
-	} {
-		if !math.IsNaN(v) {
-			t.Errorf("empty rateSet %s = %v, want NaN", name, v)
-		}
 	}
 }
 

@@ -1,10 +1,11 @@
-package latencytest
+package cost
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/latencytest"
 )
 
 // Prices are a model's token prices in dollars per million tokens.
@@ -26,16 +27,16 @@ type Prices struct {
 func (p Prices) validate() {
 	for _, v := range []float64{p.InputPerMillion, p.OutputPerMillion} {
 		if !(v >= 0) || math.IsInf(v, 1) {
-			panic(fmt.Sprintf("latencytest: price %v per million tokens is not a price", v))
+			panic(fmt.Sprintf("cost: price %v per million tokens is not a price", v))
 		}
 	}
 	if !(p.CachedDiscount >= 0 && p.CachedDiscount <= 1) {
-		panic(fmt.Sprintf("latencytest: cached discount %v is outside [0,1]", p.CachedDiscount))
+		panic(fmt.Sprintf("cost: cached discount %v is outside [0,1]", p.CachedDiscount))
 	}
 }
 
 // of prices one record's tokens; ok is false when it reported no usage.
-func (p Prices) of(rec *Record) (dollars float64, ok bool) {
+func (p Prices) of(rec *latencytest.Record) (dollars float64, ok bool) {
 	if !rec.UsageReported {
 		return 0, false
 	}
@@ -44,11 +45,11 @@ func (p Prices) of(rec *Record) (dollars float64, ok bool) {
 	return (in + float64(rec.CompletionTokens)*p.OutputPerMillion) / 1e6, true
 }
 
-// CostReport is what a run's answers cost, from the token counts the
+// Report is what a run's answers cost, from the token counts the
 // server reported. Dollars count only calls that reported usage
 // (Unpriced says how many did not: their tokens are unknown, never zero).
-type CostReport struct {
-	// Calls is the measured calls (or chains, for ChainResult.Cost).
+type Report struct {
+	// Calls is the measured calls (or chains, for Chains).
 	Calls int `json:"calls"`
 	// Useful is those that succeeded: an error, an empty answer or a
 	// refusal is not a useful answer (nor is a chain with a failed call).
@@ -69,7 +70,7 @@ type CostReport struct {
 }
 
 // wastedShare is Wasted / Total as a fraction; NaN when nothing was spent.
-func (c CostReport) wastedShare() float64 {
+func (c Report) wastedShare() float64 {
 	if c.Total == 0 {
 		return math.NaN()
 	}
@@ -78,7 +79,7 @@ func (c CostReport) wastedShare() float64 {
 
 // String renders the report on one line: "$0.0120 for 300 calls; 4
 // useful: $0.003000 each; $0.0116 (96.7%) on 296 not useful".
-func (c CostReport) String() string {
+func (c Report) String() string {
 	each := "$" + format.Float(c.PerUseful, "%.6f") + " each"
 	if c.Useful == 0 {
 		each = "no useful answer for the money"
@@ -104,7 +105,7 @@ func perUseful(total float64, useful int) float64 {
 }
 
 // price prices one call at p, counting it in Unpriced when p cannot.
-func (c *CostReport) price(p Prices, rec *Record) float64 {
+func (c *Report) price(p Prices, rec *latencytest.Record) float64 {
 	d, ok := p.of(rec)
 	if !ok {
 		c.Unpriced++
@@ -114,7 +115,7 @@ func (c *CostReport) price(p Prices, rec *Record) float64 {
 
 // add counts one unit (a call, or a chain) that cost spent: useful when
 // ok, wasted otherwise.
-func (c *CostReport) add(spent float64, ok bool) {
+func (c *Report) add(spent float64, ok bool) {
 	c.Calls++
 	c.Total += spent
 	if ok {
@@ -122,4 +123,42 @@ func (c *CostReport) add(spent float64, ok bool) {
 	} else {
 		c.Wasted += spent
 	}
+}
+
+// Calls prices the measured calls of r (warm-up requests are left out,
+// as from every figure) at p: the total, the useful answers (calls that
+// succeeded: see Report.Useful), the cost per useful answer and what the
+// failed and empty calls cost. A call is priced by its record's usage
+// (for a latencytest.Func call, its figures' attempt); attempts that
+// failed before streaming cost nothing. It panics on an invalid price.
+func Calls(r *latencytest.Result, p Prices) Report {
+	p.validate()
+	c := Report{Unit: "calls"}
+	for _, rec := range r.All() {
+		if !rec.Warmup {
+			c.add(c.price(p, rec), rec.OK())
+		}
+	}
+	c.PerUseful = perUseful(c.Total, c.Useful)
+	return c
+}
+
+// Chains prices a chain run at p per chain: Calls counts chains, Useful
+// the chains whose every call succeeded (a task done), Total every call
+// of every chain, Wasted the calls of chains that failed, and PerUseful
+// the cost of one completed task. Unpriced counts calls. It panics on an
+// invalid price.
+func Chains(cr *latencytest.ChainResult, p Prices) Report {
+	p.validate()
+	c := Report{Unit: "chains"}
+	for i := range cr.Chains {
+		ch := &cr.Chains[i]
+		spent := 0.0
+		for k := range ch.Calls {
+			spent += c.price(p, &ch.Calls[k])
+		}
+		c.add(spent, ch.OK())
+	}
+	c.PerUseful = perUseful(c.Total, c.Useful)
+	return c
 }

@@ -1,4 +1,4 @@
-package latencytest
+package sample
 
 import (
 	"encoding/binary"
