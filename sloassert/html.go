@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/htmlpage"
 	"github.com/tailguard/tailguard/latencytest"
@@ -123,8 +124,8 @@ func htmlVerdict(rep Report) htmlpage.Section {
 	if rep.Partial != "" {
 		s.Warnings = append(s.Warnings, "Partial run: "+rep.Partial)
 	}
-	if rep.CPUPerWall > latencytest.BusyClient {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("Client CPU/wall %.2f is above %.1f: the client is part of the tail it measured.", rep.CPUPerWall, latencytest.BusyClient))
+	if rep.CPUPerWall > defaults.BusyClient {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("Client CPU/wall %.2f is above %.1f: the client is part of the tail it measured.", rep.CPUPerWall, defaults.BusyClient))
 	}
 	if rep.Machine != "" {
 		s.Warnings = append(s.Warnings, rep.Machine)
