@@ -18,7 +18,7 @@ const module = "github.com/tailguard/tailguard"
 // allowed says which module packages a package's non-test files may
 // import, by the importer's directory (its first path element, or the
 // whole path for internal/ packages). The house, top to bottom: cmd and
-// examples, slospec, fit, records, sloassert, latencytest, fakeprovider,
+// examples, slospec, agent, fit, records, sloassert, latencytest, fakeprovider,
 // protocol, internal.
 var allowed = map[string][]string{
 	"protocol":     {"internal"},
@@ -27,7 +27,8 @@ var allowed = map[string][]string{
 	"sloassert":    {"latencytest", "protocol", "internal"},
 	"fit":          {"fakeprovider", "latencytest", "protocol", "internal"},
 	"records":      {"latencytest", "protocol", "internal"},
-	"slospec":      {"fakeprovider", "latencytest", "records", "sloassert", "fit", "protocol", "internal"},
+	"agent":        {"fakeprovider", "latencytest", "sloassert", "protocol", "internal"},
+	"slospec":      {"agent", "fakeprovider", "latencytest", "records", "sloassert", "fit", "protocol", "internal"},
 	"internal":     {"internal"},
 	"cmd":          {"*"},
 	"examples":     {"*"},
