@@ -1,7 +1,11 @@
 package agent
 
 import (
+	"fmt"
+	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/format"
 
 	"github.com/tailguard/tailguard/latencytest"
 )
@@ -69,6 +73,30 @@ func (t *TaskRun) CriticalPath() []StepRun {
 		out[i] = t.Steps[k]
 	}
 	return out
+}
+
+// PathLine renders the task's critical path on one line: "critical path
+// of task07 (9.100s): plan b0 1.000s (queued 200.0ms) -> search b2
+// 7.100s -> answer b0 1.000s"; for a failed task, its failed steps.
+func (t *TaskRun) PathLine() string {
+	if !t.OK() {
+		var failed []string
+		for _, s := range t.Steps {
+			if s.Err != "" && !s.Abandoned {
+				failed = append(failed, fmt.Sprintf("%s b%d %s after %s", s.Path, s.Branch, s.Err, format.Duration(s.Time())))
+			}
+		}
+		return fmt.Sprintf("task %s failed (%s) after %s: %s", t.ID, t.Err, format.Duration(t.Total), strings.Join(failed, "; "))
+	}
+	var parts []string
+	for _, s := range t.CriticalPath() {
+		p := fmt.Sprintf("%s b%d %s", s.Path, s.Branch, format.Duration(s.Time()))
+		if s.Queue > 0 {
+			p += fmt.Sprintf(" (queued %s)", format.Duration(s.Queue))
+		}
+		parts = append(parts, p)
+	}
+	return fmt.Sprintf("critical path of task %s (%s): %s", t.ID, format.Duration(t.Total), strings.Join(parts, " -> "))
 }
 
 // StepRun is one copy of one step in one task.

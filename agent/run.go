@@ -96,7 +96,7 @@ func (r Runner) Run(ctx context.Context, p latencytest.Provider) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	if p == nil && r.Graph.needsProvider() {
+	if p == nil && needsProvider(&r.Graph) {
 		return nil, errors.New("agent: runner: no provider, and a model step names none of its own")
 	}
 	res := &Result{Planned: r.Tasks, Start: time.Now(), Concurrency: r.Concurrency, Rate: r.Rate, Seed: r.Seed, Graph: r.Graph}
@@ -177,9 +177,9 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 }
 
 // needsProvider reports whether a model step has no provider of its own.
-func (g Graph) needsProvider() bool {
+func needsProvider(g *Graph) bool {
 	for _, s := range g.Steps {
-		if (s.kind() == KindModel && s.Provider == nil) || (s.Agent != nil && s.Agent.needsProvider()) {
+		if (s.kind() == KindModel && s.Provider == nil) || (s.Agent != nil && needsProvider(s.Agent)) {
 			return true
 		}
 	}
