@@ -16,7 +16,9 @@ import (
 // errorfT captures a failure report.
 type errorfT struct{ msgs []string }
 
-func (e *errorfT) Errorf(format string, args ...any) { e.msgs = append(e.msgs, fmt.Sprintf(format, args...)) }
+func (e *errorfT) Errorf(format string, args ...any) {
+	e.msgs = append(e.msgs, fmt.Sprintf(format, args...))
+}
 
 // A task target judged on measured totals fails with a report that
 // names the slowest tasks' critical paths, queueing included, and sets
@@ -65,7 +67,7 @@ func TestTargetReportNamesCriticalPaths(t *testing.T) {
 			"critical path of task task01 (16.000s)",
 			"critical path of task task02 (16.000s)",
 			"slowest: task00 16.000s [injected: search-b02 queued=4s];",
-						"(a prediction, not a measurement; 10000 draws, seed 1)",
+			"(a prediction, not a measurement; 10000 draws, seed 1)",
 			"the calls of a task are correlated",
 			"task total",
 		} {
