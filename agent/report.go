@@ -28,6 +28,7 @@ func Evaluate(r *Result, objectives ...sloassert.Objective) sloassert.Report {
 	}
 	rep := sloassert.Evaluate(chains(r), objectives...)
 	rep.Title = "tasks"
+	rep.LengthCurve = nil // a chain's curve: tasks are graphs
 	if len(r.Tasks) == 0 {
 		rep.Problem = "no task ran"
 	}
