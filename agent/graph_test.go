@@ -152,3 +152,34 @@ func TestSubAgentCriticalPath(t *testing.T) {
 		}
 	})
 }
+
+// A sub-agent done at its first copy: the slower copy and every step
+// inside it are abandoned (not failures, not in the calls), and the task
+// ends with the faster copy.
+func TestSubAgentFirstAbandonsInside(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, p := fake(t, time.Second, map[string]time.Duration{"task00-research-b01-read": 5 * time.Second})
+		research := agent.Graph{Steps: []agent.Step{{Name: "read"}, {Name: "note", After: []string{"read"}}}}
+		g := agent.Graph{Steps: []agent.Step{{Name: "research", Agent: &research, FanOut: agent.FanOut{N: 2, First: 1}}}}
+		res, err := agent.Runner{Graph: g, Tasks: 1}.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := res.Tasks[0]
+		if !task.OK() || task.Total != 2*time.Second {
+			t.Fatalf("task: %q %v, want ok in 2s", task.Err, task.Total)
+		}
+		var abandoned []string
+		for _, s := range task.Steps {
+			if s.Abandoned {
+				abandoned = append(abandoned, s.ID)
+			}
+		}
+		if got := strings.Join(abandoned, " "); got != "task00-research-b01 task00-research-b01-read" {
+			t.Errorf("abandoned: %s", got)
+		}
+		if calls := res.Calls(); len(calls.Records) != 2 || calls.ErrorRate() != 0 {
+			t.Errorf("%d calls kept, error rate %v; want the 2 of the first copy, none failed", len(calls.Records), calls.ErrorRate())
+		}
+	})
+}

@@ -205,11 +205,17 @@ func (t *task) record(s StepRun) int {
 	return len(t.steps) - 1
 }
 
-// abandon marks copy k abandoned.
+// abandon marks copy k abandoned, and every copy inside it (a
+// sub-agent's steps, recorded before it).
 func (t *task) abandon(k int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.steps[k].Abandoned = true
+	inside := t.steps[k].ID + "-"
+	for i := range t.steps {
+		if i == k || strings.HasPrefix(t.steps[i].ID, inside) {
+			t.steps[i].Abandoned = true
+		}
+	}
 }
 
 // runTask runs task i.
