@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -180,6 +181,44 @@ func TestSubAgentFirstAbandonsInside(t *testing.T) {
 		}
 		if calls := res.Calls(); len(calls.Records) != 2 || calls.ErrorRate() != 0 {
 			t.Errorf("%d calls kept, error rate %v; want the 2 of the first copy, none failed", len(calls.Records), calls.ErrorRate())
+		}
+	})
+}
+
+// A linear chain is the one-branch graph: ten steps each after the one
+// before measure as latencytest.Chain's ten calls do (1 s each with a
+// 250 ms tool step between: 12.25 s), and the critical path is every
+// step in order.
+func TestLinearGraphIsAChain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, p := fake(t, time.Second, nil)
+		var g agent.Graph
+		prev := ""
+		for i := range 10 {
+			name := fmt.Sprintf("call%02d", i)
+			s := agent.Step{Name: name}
+			if prev != "" {
+				tool := "tool" + prev[4:]
+				g.Steps = append(g.Steps, agent.Step{Name: tool, After: []string{prev}, Tool: &agent.Tool{Latency: fakeprovider.Fixed(250 * time.Millisecond)}})
+				s.After = []string{tool}
+			}
+			g.Steps = append(g.Steps, s)
+			prev = name
+		}
+		res, err := agent.Runner{Graph: g, Tasks: 3}.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait := func(ctx context.Context, chain, call int) error { time.Sleep(250 * time.Millisecond); return ctx.Err() }
+		cr, err := latencytest.Chain{Chains: 3, Length: 10, Tool: wait}.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			task, chain := res.Tasks[i], cr.Chains[i]
+			if task.Total != 12250*time.Millisecond || chain.Total != task.Total || len(task.Critical) != 19 {
+				t.Errorf("task %d: %v (critical path of %d), chain %v; want 12.25s both, 19 steps", i, task.Total, len(task.Critical), chain.Total)
+			}
 		}
 	})
 }
