@@ -150,3 +150,46 @@ func TestOpenLoopAndDrawnFanOut(t *testing.T) {
 		t.Errorf("the 20th arrival at %v", last)
 	}
 }
+
+// Open loop with a cap: tasks due every 100 ms, one in flight, each 2 s:
+// task i starts at 2i s, late by 2i s - its schedule, and says so.
+func TestOpenLoopCapDelays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, p := fake(t, time.Second, nil)
+		g := agent.Graph{Steps: []agent.Step{{Name: "plan"}, {Name: "answer", After: []string{"plan"}}}}
+		res, err := agent.Runner{Graph: g, Tasks: 4, Rate: 10, Concurrency: 1}.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, task := range res.Tasks {
+			start := task.Start.Sub(res.Start)
+			if start != time.Duration(i)*2*time.Second || task.StartDelay != start-task.Scheduled || (i > 0 && task.StartDelay <= 0) {
+				t.Errorf("task %d: scheduled %v, started %v, delay %v", i, task.Scheduled, start, task.StartDelay)
+			}
+		}
+	})
+}
+
+// The run's end cuts a task short: partial, not failed, left out of the
+// totals; the tasks not started are counted.
+func TestRunEndCutsTasks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, p := fake(t, time.Second, nil)
+		g := agent.Graph{Steps: []agent.Step{{Name: "plan"}, {Name: "answer", After: []string{"plan"}}}}
+		ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+		defer cancel()
+		res, err := agent.Runner{Graph: g, Tasks: 3}.Run(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Tasks) != 2 || !res.Partial || !res.Tasks[0].OK() || !res.Tasks[1].CutShort() || res.Tasks[1].Err != latencytest.ClassCanceled {
+			t.Fatalf("%d tasks, partial %v (%s); task 1: %q cut %q", len(res.Tasks), res.Partial, res.PartialReason, res.Tasks[1].Err, res.Tasks[1].Cut)
+		}
+		if tot := res.Totals(); len(tot) != 1 || tot[0] != 2*time.Second {
+			t.Errorf("totals %v, want the one finished task's 2s", tot)
+		}
+		if !strings.Contains(res.PartialReason, "started 2 of 3 tasks") || !strings.Contains(res.PartialReason, "task task01") {
+			t.Errorf("partial reason %q", res.PartialReason)
+		}
+	})
+}
