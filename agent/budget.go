@@ -111,7 +111,9 @@ const countDraws = 4096
 // the task's budget. Probability: when every step of the graph meets its
 // budget the task does; each of the m steps that vary meets it with
 // probability StepQ = (1-TailTasks)^(1/m), a fan-out's copies each with
-// the Q that gives StepQ (StepQ^(1/n) for all n). The budgets are
+// the Q that gives StepQ (StepQ^(1/n) for all n; a drawn n averaged
+// over its draws; a sub-agent's own First is not counted, all its copies
+// held to their budgets, which errs on the safe side). The budgets are
 // sufficient for independent steps, not necessary: judge tasks on
 // measured totals (Objective). It returns an error for an invalid
 // target or graph, a tool step with no latency distribution (Run only:

@@ -152,7 +152,9 @@ func (r *Result) Totals() latencytest.Sample {
 }
 
 // Calls returns every model call of every task as one Result (abandoned
-// copies left out), for per-call figures; trace IDs say where each sat.
+// copies left out), for per-call figures: each record's Chain is its
+// task's index and Call its step's stage, and its trace ID says where it
+// sat.
 func (r *Result) Calls() *latencytest.Result {
 	out := &latencytest.Result{Start: r.Start, End: r.End, Partial: r.Partial, PartialReason: r.PartialReason}
 	for i := range r.Tasks {
