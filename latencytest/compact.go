@@ -144,7 +144,7 @@ func (c *compactStore) encode(b []byte, slot int, rec *Record) []byte {
 	set(cfCached, rec.CachedReported)
 	set(cfWholeID, !split)
 	set(cfConn, rec.DNS != 0 || rec.Connect != 0 || rec.TLS != 0)
-	set(cfTool, rec.ToolCalls != 0 || rec.FirstToolCall != 0 || rec.ToolArgsDone != 0)
+	set(cfTool, rec.ToolCalls != 0 || rec.FirstToolCall != 0 || rec.ToolArgsDone != 0 || rec.HostedTools != 0)
 	set(cfChain, rec.Chain != 0 || rec.Call != 0)
 	set(cfText, rec.Detail != "" || rec.Injected != "" || len(rec.Notes) > 0)
 	set(cfNoStart, rec.Start.IsZero())
@@ -195,6 +195,7 @@ func (c *compactStore) encode(b []byte, slot int, rec *Record) []byte {
 		i(int64(rec.ToolCalls))
 		d(rec.FirstToolCall)
 		d(rec.ToolArgsDone)
+		i(int64(rec.HostedTools))
 	}
 	if flags&cfChain != 0 {
 		i(int64(rec.Chain))
@@ -263,6 +264,7 @@ func (c *compactStore) decode(slot int, rec *Record) {
 	if flags&cfTool != 0 {
 		rec.ToolCalls = int(i())
 		rec.FirstToolCall, rec.ToolArgsDone = d(), d()
+		rec.HostedTools = int(i())
 	}
 	if flags&cfChain != 0 {
 		rec.Chain, rec.Call = int(i()), int(i())

@@ -10,9 +10,10 @@ import (
 )
 
 // TestCompactRoundTrip: every field a compact record keeps comes back
-// exact, the rare ones too (connection setup, tool calls, chains, notes,
-// an ID that does not end in digits, negative clocks); a record with
-// attempts is kept whole; gaps go to the sketch and the answer is dropped.
+// exact, the rare ones too (connection setup, tool calls, hosted tools
+// alone, chains, notes, an ID that does not end in digits, negative
+// clocks); a record with attempts is kept whole; gaps go to the sketch
+// and the answer is dropped.
 func TestCompactRoundTrip(t *testing.T) {
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	var g Gaps
@@ -22,12 +23,12 @@ func TestCompactRoundTrip(t *testing.T) {
 		{ID: "c8-r2-00017", Run: 2, Concurrency: 8, PromptClass: "long", MaxTokens: 600, Start: start.Add(time.Second),
 			DNS: 1, Connect: 2, TLS: 3, TTFB: 4, TTFT: 5, FirstAnswer: 7, LastToken: 9, Total: 11, MaxGap: 3, Gaps: g,
 			TokenEvents: 3, PromptTokens: 6000, CompletionTokens: 3, CachedTokens: 1024, ReasoningTokens: 1,
-			UsageReported: true, CachedReported: true, ToolCalls: 2, FirstToolCall: 6, ToolArgsDone: 8,
+			UsageReported: true, CachedReported: true, ToolCalls: 2, FirstToolCall: 6, ToolArgsDone: 8, HostedTools: 1,
 			FinishReason: "stop", Model: "m", Status: 200, Notes: []string{"a", "", "b"}, Content: "dropped"},
 		{ID: "chain03-call04", Chain: 3, Call: 4, Start: start.Add(-time.Second), TTFB: NotObserved, TTFT: NotObserved,
 			FirstAnswer: NotObserved, LastToken: NotObserved, Total: 2 * time.Second, Err: "http_529", Status: 529,
 			Detail: "overloaded", Injected: "stall", Warmup: true},
-		{ID: "no-digits-x", OpenLoop: true, Scheduled: time.Hour, StartDelay: 5, FromSchedule: 5 + 77 + 1, Total: 77, Start: start},
+		{ID: "no-digits-x", HostedTools: 3, OpenLoop: true, Scheduled: time.Hour, StartDelay: 5, FromSchedule: 5 + 77 + 1, Total: 77, Start: start},
 		{ID: "f-0001", Start: start, Total: 9, Attempts: []Attempt{{ID: "f-0001", Start: 0, TTFB: 1}}, Gaps: g},
 		{ID: "0000000000000000000000123", Start: start},
 	}

@@ -116,6 +116,14 @@ var fixtureWants = map[string]fixtureWant{
 	// name: two calls. Without usage the rate is in events/s: (2-1)/10 ms.
 	"ollama_parallel_index0": {finish: "tool_calls", model: "llama3.2:1b", events: 2, toolCalls: 2,
 		ttft: 1, firstAnswer: 1, firstTool: 1, argsDone: 1, last: 2, decodeRate: 100},
+	// Gemini's thought summaries are content flagged as thoughts: tokens
+	// (TTFT at block 1) but not the answer, which begins at block 3 with
+	// the closing </thought> cut; 31 tokens over 30 ms.
+	"gemini_thought_summaries": {content: "Hello! How can I help?", finish: "stop", model: "gemini-2.5-flash", events: 4,
+		prompt: 2, completion: 31, usage: true, ttft: 1, firstAnswer: 3, firstTool: -1, argsDone: -1, last: 4, decodeRate: 30 / 0.030},
+	// Mistral's thinking parts are reasoning; the text parts the answer.
+	"mistral_thinking_parts": {content: "Hi there!", finish: "stop", model: "magistral-medium-2509", events: 4,
+		prompt: 8, completion: 12, usage: true, ttft: 1, firstAnswer: 3, firstTool: -1, argsDone: -1, last: 4, decodeRate: 11 / 0.030},
 }
 
 // at is block k's time; -1 is NotObserved.

@@ -534,7 +534,7 @@ func (a *attempt) figures(rec *Record) {
 	}
 	rec.FinishReason, rec.Model, rec.Content, rec.Notes = r.FinishReason, r.Model, r.Content, r.Notes
 	rec.Status, rec.Injected = r.Status, r.Injected
-	rec.ToolCalls = r.ToolCalls
+	rec.ToolCalls, rec.HostedTools = r.ToolCalls, r.HostedTools
 	for _, d := range [][2]*time.Duration{{&rec.FirstToolCall, &r.FirstToolCall}, {&rec.ToolArgsDone, &r.ToolArgsDone}} {
 		if *d[1] != 0 { // 0: none
 			*d[0] = *d[1] + a.offset

@@ -38,6 +38,8 @@ type protoFixture struct {
 	reasoning int
 	model     string
 	finish    string
+	hosted    int  // hosted tools' calls
+	eos       bool // output counts an end-of-sequence token: the decode rate counts the token events
 }
 
 var protoFixtures = []protoFixture{
@@ -49,6 +51,24 @@ var protoFixtures = []protoFixture{
 		content: "Hello!", prompt: 25 + 2048, output: 15, cached: 2048, cachedRep: true, model: "claude-sonnet-4-20250514", finish: "end_turn"},
 	{file: "messages_tool.sse", api: protocol.Messages, tokens: []int{2, 6, 9, 11, 12}, answer: 6, tool: 9, argsDone: 12, end: 15,
 		content: "Okay, let's check", toolCalls: 1, prompt: 472, output: 89, model: "claude-sonnet-4-20250514", finish: "tool_use"},
+	// A hosted web search: its call (block 3) and query (4) are tokens,
+	// its result (6) none; no tool call, and the answer begins at block 9.
+	{file: "messages_web_search.sse", api: protocol.Messages, tokens: []int{3, 4, 9, 10}, answer: 9, tool: -1, end: 13,
+		content: "Error correction crossed the threshold.", prompt: 2679, output: 58, model: "claude-sonnet-4-20250514", finish: "end_turn", hosted: 1},
+	{file: "responses_web_search.sse", api: protocol.Responses, tokens: []int{2, 9, 10}, answer: 9, tool: -1, end: 15,
+		content: "A river was cleaned up.", prompt: 328, output: 42, cachedRep: true, model: "gpt-4.1-2025-04-14", finish: "completed", hosted: 1},
+	// vLLM's reasoning_part events are known (no note).
+	{file: "responses_vllm_reasoning.sse", api: protocol.Responses, tokens: []int{4, 5, 11}, answer: 11, tool: -1, end: 15,
+		content: "Hello!", prompt: 12, output: 14, cachedRep: true, reasoning: 11, model: "Qwen/Qwen3-0.6B", finish: "completed"},
+	// An object delta's text is reasoning: tokens at blocks 2 and 3.
+	{file: "responses_vllm_reasoning_object.sse", api: protocol.Responses, tokens: []int{2, 3, 5}, answer: 5, tool: -1, end: 6,
+		content: "Hi!", prompt: 70, output: 9, reasoning: 6, model: "openai/gpt-oss-20b", finish: "completed"},
+	// Ollama counts the end-of-sequence token: 3 for 2 streamed, and
+	// the model stopped on its own (end_turn, completed).
+	{file: "messages_ollama_eos.sse", api: protocol.Messages, tokens: []int{2, 3}, answer: 2, tool: -1, end: 6,
+		content: "Hello!", prompt: 26, output: 3, model: "llama3.2:1b", finish: "end_turn", eos: true},
+	{file: "responses_ollama_eos.sse", api: protocol.Responses, tokens: []int{3, 4}, answer: 3, tool: -1, end: 6,
+		content: "Hello!", prompt: 26, output: 3, model: "llama3.2:1b", finish: "completed", eos: true},
 }
 
 // read returns the fixture file and its event blocks (each with its
@@ -77,10 +97,21 @@ func (f protoFixture) checkContent(t *testing.T, what string, rec Record) {
 	if !rec.OK() || rec.Content != f.content || rec.TokenEvents != len(f.tokens) || rec.ToolCalls != f.toolCalls ||
 		rec.PromptTokens != f.prompt || rec.CompletionTokens != f.output || !rec.UsageReported ||
 		rec.CachedTokens != f.cached || rec.CachedReported != f.cachedRep || rec.ReasoningTokens != f.reasoning ||
-		rec.Model != f.model || rec.FinishReason != f.finish || len(rec.Notes) != 0 {
-		t.Errorf("%s %s: record\n%+v\nwant content %q, %d token events, %d tool calls, usage %d/%d cached %d (%v) reasoning %d, model %q, finish %q, no notes",
-			f.file, what, rec, f.content, len(f.tokens), f.toolCalls, f.prompt, f.output, f.cached, f.cachedRep, f.reasoning, f.model, f.finish)
+		rec.Model != f.model || rec.FinishReason != f.finish || len(rec.Notes) != 0 || rec.HostedTools != f.hosted ||
+		rec.decodeTokens() != f.decodeTokens() {
+		t.Errorf("%s %s: record\n%+v\nwant content %q, %d token events, %d tool calls, %d hosted, usage %d/%d cached %d (%v) reasoning %d, model %q, finish %q, no notes, %d decode tokens (have %d)",
+			f.file, what, rec, f.content, len(f.tokens), f.toolCalls, f.hosted, f.prompt, f.output, f.cached, f.cachedRep, f.reasoning, f.model, f.finish,
+			f.decodeTokens(), rec.decodeTokens())
 	}
+}
+
+// decodeTokens is the n of the fixture's decode rate: the output tokens,
+// or the token events when the output counts an end-of-sequence token.
+func (f protoFixture) decodeTokens() int {
+	if f.eos {
+		return len(f.tokens)
+	}
+	return f.output
 }
 
 // blockAt is when the fixture's block i arrives in the timed tests:
@@ -112,6 +143,9 @@ func (f protoFixture) checkTimes(t *testing.T, what string, rec Record) {
 		t.Errorf("%s %s: times ttft %v answer %v last %v total %v maxgap %v gaps %v tool %v args %v\nwant ttft %v answer %v last %v total %v maxgap %v gaps %v tool %v args %v",
 			f.file, what, rec.TTFT, rec.FirstAnswer, rec.LastToken, rec.Total, rec.MaxGap, rec.Gaps.All(), rec.FirstToolCall, rec.ToolArgsDone,
 			ttft, blockAt(f.answer), last, blockAt(f.end), maxGap, gaps, tool, args)
+	}
+	if want := float64(f.decodeTokens()-1) / (last - ttft).Seconds(); rec.DecodeRate() != want {
+		t.Errorf("%s %s: decode rate %v, want %v", f.file, what, rec.DecodeRate(), want)
 	}
 }
 

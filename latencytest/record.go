@@ -118,6 +118,11 @@ type Record struct {
 	// arguments: its last argument delta (0 without a tool call, or
 	// without arguments).
 	ToolArgsDone time.Duration `json:"tool_args_done_ns,omitempty"`
+	// HostedTools is the number of calls of tools the provider ran itself
+	// (a web search, code execution, an MCP server's tool: Messages'
+	// server_tool_use, Responses' web_search_call…): a token each, but
+	// neither a tool call nor an answer.
+	HostedTools int `json:"hosted_tools,omitempty"`
 	// FinishReason is the last finish_reason seen (Responses: the
 	// response's status or incomplete reason; Messages: stop_reason).
 	FinishReason string `json:"finish_reason,omitempty"`
@@ -163,9 +168,10 @@ func (r *Record) TokensUnobserved() bool { return r.OK() && r.TokenEvents == 0 &
 // tokens per second, n the answer's tokens. n is usage's completion
 // tokens, except that it never counts a token the answer did not stream:
 // when completion_tokens is the streamed token events plus one and the
-// model stopped on its own (finish_reason "stop"), the extra token is the
-// end-of-sequence token some servers count (Ollama) and n is the token
-// events. When usage reported no completion tokens, n is the token events
+// model stopped on its own (protocol.EndsSequence: chat's "stop",
+// Messages' "end_turn" or "stop_sequence", Responses' "completed"), the
+// extra token is the end-of-sequence token some servers count (Ollama)
+// and n is the token events. When usage reported no completion tokens, n is the token events
 // and the rate is in events per second.
 //
 // It is 0 for a failed request (a failure is never fast), and NaN for a

@@ -106,6 +106,9 @@ func (s *stream) ToolArgs(n int) {
 	s.answerAt()
 }
 
+// HostedTool counts a hosted tool's call (no answer).
+func (s *stream) HostedTool() { s.rec.HostedTools++ }
+
 // Model sets the model that answered.
 func (s *stream) Model(name string) {
 	if name != s.rec.Model {

@@ -15,6 +15,12 @@ import (
 // Chat is OpenAI's chat completions, as most servers speak it: POST
 // {base}/chat/completions, the key as a bearer token, usage asked for
 // with stream_options.include_usage; a stream ends at "data: [DONE]".
+// Reasoning is whatever a vendor's extension marks as such, never the
+// answer: reasoning_content (DeepSeek, vLLM), reasoning (vLLM, Ollama,
+// OpenRouter), thinking, content parts of type thinking (Mistral), and
+// content flagged extra_content.google.thought (Gemini's thought
+// summaries, whose closing "</thought>" opens the first answer delta and
+// is cut from it).
 // Its decoder reads the common chunk without reflection (see
 // internal/chunkscan) and anything else with encoding/json, to the same
 // record.
@@ -111,6 +117,9 @@ type chatDecoder struct {
 	// toolAt is the tool call each tool-call index is on (see toolDelta);
 	// nil until the first tool-call delta.
 	toolAt map[int64]toolSlot
+	// thought is set by content flagged as a thought (Gemini's), until
+	// the next unflagged content, whose leading "</thought>" is cut.
+	thought bool
 }
 
 // toolSlot is the tool call a tool-call index is on: its number (from 1,
@@ -217,6 +226,8 @@ type rawDelta struct {
 	Content          json.RawMessage `json:"content"`
 	ReasoningContent json.RawMessage `json:"reasoning_content"`
 	Reasoning        json.RawMessage `json:"reasoning"`
+	Thinking         json.RawMessage `json:"thinking"`
+	ExtraContent     json.RawMessage `json:"extra_content"` // Gemini's: {"google": {"thought": true}}
 	Refusal          json.RawMessage `json:"refusal"`
 	ToolCalls        json.RawMessage `json:"tool_calls"`
 	FunctionCall     json.RawMessage `json:"function_call"` // the legacy single call, before tool_calls
@@ -316,14 +327,19 @@ func (d *chatDecoder) slow(s Sink, data []byte) (token bool) {
 			note(s, "delta ignored: not an object (%s)", truncate(string(c.Delta), 40))
 			continue
 		}
-		if text := chatText(s, "delta.content", dl.Content); text != "" {
+		text, thought := chatText(s, "delta.content", dl.Content)
+		if isThought(dl.ExtraContent) {
+			text, thought, d.thought = "", thought || text != "", true
+		}
+		if text = d.afterThought(text); text != "" {
 			token = true
 			s.Answer(text)
 		}
-		if chatText(s, "delta.reasoning_content", dl.ReasoningContent) != "" || chatText(s, "delta.reasoning", dl.Reasoning) != "" {
+		if thought || isReasoning(s, "delta.reasoning_content", dl.ReasoningContent) ||
+			isReasoning(s, "delta.reasoning", dl.Reasoning) || isReasoning(s, "delta.thinking", dl.Thinking) {
 			token = true
 		}
-		if text := chatText(s, "delta.refusal", dl.Refusal); text != "" {
+		if text, _ := chatText(s, "delta.refusal", dl.Refusal); text != "" {
 			token = true
 			s.Refusal(text)
 		}
@@ -397,32 +413,83 @@ func (d *chatDecoder) functionCall(s Sink, raw json.RawMessage) bool {
 }
 
 // chatText decodes a delta's text: a string, or an array of typed parts
-// ([{"type":"text","text":"..."}]) whose texts are joined. Anything else
-// is ignored with a note.
-func chatText(s Sink, field string, raw json.RawMessage) string {
+// ([{"type":"text","text":"..."}]) whose texts are joined; thought
+// reports a part of type "thinking" or "reasoning" that carried text
+// (Mistral's {"type":"thinking","thinking":[{"type":"text","text":...}]}),
+// which is not in text. Anything else is ignored with a note.
+func chatText(s Sink, field string, raw json.RawMessage) (text string, thought bool) {
 	if absent(raw) {
-		return ""
+		return "", false
 	}
 	var v string
 	if json.Unmarshal(raw, &v) == nil {
-		return v
+		return v, false
 	}
 	var parts []json.RawMessage
 	if json.Unmarshal(raw, &parts) == nil {
 		var sb strings.Builder
 		for _, p := range parts {
 			var part struct {
-				Text json.RawMessage `json:"text"`
+				Type     string          `json:"type"`
+				Text     json.RawMessage `json:"text"`
+				Thinking json.RawMessage `json:"thinking"`
+			}
+			if json.Unmarshal(p, &part) != nil {
+				continue
 			}
 			var t string
-			if json.Unmarshal(p, &part) == nil && json.Unmarshal(part.Text, &t) == nil {
+			if part.Type == "thinking" || part.Type == "reasoning" {
+				if json.Unmarshal(part.Text, &t) == nil && t != "" {
+					thought = true
+				} else if t, th := chatText(s, field+" thinking", part.Thinking); t != "" || th {
+					thought = true
+				}
+				continue
+			}
+			if json.Unmarshal(part.Text, &t) == nil {
 				sb.WriteString(t)
 			}
 		}
-		return sb.String()
+		return sb.String(), thought
 	}
 	note(s, "%s ignored: neither a string nor an array of parts (%s)", field, truncate(string(raw), 40))
-	return ""
+	return "", false
+}
+
+// isReasoning reports whether a reasoning field (a string or text parts)
+// carried text.
+func isReasoning(s Sink, field string, raw json.RawMessage) bool {
+	text, thought := chatText(s, field, raw)
+	return text != "" || thought
+}
+
+// isThought reports whether a delta's or message's extra_content flags
+// its content as a thought: {"google": {"thought": true}}.
+func isThought(raw json.RawMessage) bool {
+	if absent(raw) {
+		return false
+	}
+	var x struct {
+		Google struct {
+			Thought bool `json:"thought"`
+		} `json:"google"`
+	}
+	return json.Unmarshal(raw, &x) == nil && x.Google.Thought
+}
+
+// thoughtEnd closes Gemini's thought summaries: the first answer delta
+// after them begins with it.
+const thoughtEnd = "</thought>"
+
+// afterThought is unflagged content text as the answer: after a flagged
+// thought, its leading thoughtEnd is cut (and the next content is taken
+// as it is).
+func (d *chatDecoder) afterThought(text string) string {
+	if d.thought && text != "" {
+		d.thought = false
+		return strings.TrimPrefix(text, thoughtEnd)
+	}
+	return text
 }
 
 // chatUsage takes the token counts of a usage object.
@@ -502,15 +569,20 @@ func chatWhole(s Sink, body []byte) error {
 			Refusal      json.RawMessage `json:"refusal"`
 			ToolCalls    []rawToolCall   `json:"tool_calls"`
 			FunctionCall json.RawMessage `json:"function_call"`
+			ExtraContent json.RawMessage `json:"extra_content"`
 		}
 		if absent(ch.Message) || json.Unmarshal(ch.Message, &m) != nil {
 			s.Note("message ignored: not an object")
 			continue
 		}
-		if text := chatText(s, "message.content", m.Content); text != "" {
+		text, _ := chatText(s, "message.content", m.Content)
+		if isThought(m.ExtraContent) {
+			text = wholeAfterThought(text)
+		}
+		if text != "" {
 			s.Answer(text)
 		}
-		if text := chatText(s, "message.refusal", m.Refusal); text != "" {
+		if text, _ := chatText(s, "message.refusal", m.Refusal); text != "" {
 			s.Refusal(text)
 		}
 		if !absent(m.FunctionCall) {
@@ -534,6 +606,16 @@ func chatWhole(s Sink, body []byte) error {
 		s.Note("choices other than index 0 ignored (n > 1): only the first choice is measured")
 	}
 	return nil
+}
+
+// wholeAfterThought is the answer of a whole message flagged as a thought
+// (Gemini's "<thought>…</thought>answer"): what follows its last
+// thoughtEnd; none without one (it is all thought).
+func wholeAfterThought(text string) string {
+	if i := strings.LastIndex(text, thoughtEnd); i >= 0 {
+		return text[i+len(thoughtEnd):]
+	}
+	return ""
 }
 
 // view is b as a string without a copy, valid while b is (a Sink copies
@@ -618,9 +700,9 @@ func (d *chatDecoder) fast(s Sink, data []byte) (token, ok bool) {
 	// A string is either decoded in place (content) or unquoted
 	// (contentS), never both.
 	if len(content) > 0 {
-		token = true
-		s.Answer(view(content))
-	} else if contentS != "" {
+		contentS = view(content)
+	}
+	if contentS = d.afterThought(contentS); contentS != "" {
 		token = true
 		s.Answer(contentS)
 	}

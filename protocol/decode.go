@@ -264,13 +264,3 @@ func pathEnds(path string, suffixes ...string) bool {
 	}
 	return false
 }
-
-// hasAnyPrefix reports whether s starts with one of prefixes.
-func hasAnyPrefix(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
-}

@@ -14,8 +14,9 @@
 // breaks a protocol defined elsewhere, and one value is easy to read whole.
 //
 // A stream is decoded by a [Decoder], which turns each event into calls
-// on a [Sink]: answer text, a refusal, a tool call, a model name, a
-// finish reason, token counts, notes, failure, the end. The Sink (the
+// on a [Sink]: answer text, a refusal, a tool call, a hosted tool's
+// call, a model name, a finish reason, token counts, notes, failure, the
+// end. The Sink (the
 // measuring stream of latencytest) stamps each call with the time of the
 // read that brought it, so a decoder never sees a clock or a record.
 //

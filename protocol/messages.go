@@ -23,6 +23,9 @@ const defaultMessagesMaxTokens = 4096
 // AnthropicVersion. A base URL from the environment is taken as
 // Anthropic's SDKs take it, without "/v1" (added unless its path ends in
 // "/v1"). A stream ends well at message_stop; error events fail it.
+// Hosted tools (server_tool_use, mcp_tool_use) are counted apart from the
+// agent's tool_use calls, and their result blocks are neither tokens nor
+// answers. The model stops on its own at end_turn and stop_sequence.
 var Messages = &Protocol{
 	Name: NameMessages, Title: "Anthropic", Kind: "anthropic-messages",
 	Path: func(string) string { return "/messages" },
@@ -50,6 +53,7 @@ var Messages = &Protocol{
 		t := eventTypeOf(typ, data)
 		return t == "message_start" || strings.HasPrefix(t, "content_block_") || t == "message_delta" || t == "message_stop"
 	},
+	EndOfSequence: func(r string) bool { return r == "end_turn" || r == "stop_sequence" },
 }
 
 // messagesBody encodes a Messages request.
@@ -93,7 +97,7 @@ type messagesUsage struct {
 // messagesBlock is one content block of the answer.
 type messagesBlock struct {
 	kind string // text, thinking, redacted_thinking, tool_use…
-	tool int    // the tool call's number, from 1 (tool blocks only)
+	tool int    // the tool call's number, from 1 (the agent's tool_use blocks only)
 	args strings.Builder
 }
 
@@ -107,10 +111,16 @@ type rawMessagesEvent struct {
 	Error        json.RawMessage `json:"error"`
 }
 
-// isToolBlock reports whether a content block type is a tool call.
-func isToolBlock(kind string) bool {
-	return kind == "tool_use" || kind == "server_tool_use" || kind == "mcp_tool_use"
-}
+// isHostedBlock reports whether a content block type is a call of a tool
+// the provider runs (a web search, code execution, an MCP server's tool):
+// its input streams as a tool_use block's does, but it is no tool call of
+// the agent. Its result comes in a block of its own (web_search_tool_result,
+// mcp_tool_result…), which carries no token.
+func isHostedBlock(kind string) bool { return kind == "server_tool_use" || kind == "mcp_tool_use" }
+
+// isToolBlock reports whether a content block type is a tool call, the
+// agent's or a hosted one: a block whose input streams as JSON.
+func isToolBlock(kind string) bool { return kind == "tool_use" || isHostedBlock(kind) }
 
 func (d *messagesDecoder) End(Sink) {}
 
@@ -175,7 +185,10 @@ func (d *messagesDecoder) Event(s Sink, evType string, data []byte) (token bool)
 			return str(s, "content_block.thinking", cb.Thinking) != ""
 		case b.kind == "redacted_thinking":
 			return true // the model's reasoning, delivered whole and encrypted
-		case isToolBlock(b.kind):
+		case isHostedBlock(b.kind):
+			s.HostedTool()
+			return true // the model wrote the call, but it is no answer
+		case b.kind == "tool_use":
 			b.tool = s.ToolCall()
 			s.ToolName(b.tool)
 			return true
@@ -215,7 +228,9 @@ func (d *messagesDecoder) Event(s Sink, evType string, data []byte) (token bool)
 			}
 			if part := str(s, "delta.partial_json", dl.PartialJSON); part != "" {
 				b.args.WriteString(part)
-				s.ToolArgs(b.tool)
+				if b.tool > 0 {
+					s.ToolArgs(b.tool)
+				}
 				return true
 			}
 		case "signature_delta", "citations_delta":
@@ -305,8 +320,8 @@ func (d *messagesUsage) apply(s Sink, raw json.RawMessage) {
 	}
 }
 
-// messagesWhole decodes a whole message object: its text blocks and tool
-// calls, the stop reason and usage.
+// messagesWhole decodes a whole message object: its text blocks, tool
+// calls and hosted tools' calls, the stop reason and usage.
 func messagesWhole(s Sink, body []byte) error {
 	var m struct {
 		Model      json.RawMessage `json:"model"`
@@ -333,7 +348,9 @@ func messagesWhole(s Sink, body []byte) error {
 			if c.Text != "" {
 				s.Answer(c.Text)
 			}
-		case isToolBlock(c.Type):
+		case isHostedBlock(c.Type):
+			s.HostedTool()
+		case c.Type == "tool_use":
 			if bad := wholeTool(s, string(c.Input)); bad != "" && failure == "" {
 				failure = bad
 			}

@@ -116,11 +116,12 @@ type Protocol struct {
 	// ErrorText extracts the message of an error body (optional: the
 	// common shape, see ErrorText).
 	ErrorText func(body []byte) (msg string, ok bool)
-	// EndOfSequence reports whether a finish reason means the model
-	// stopped on its own, so a usage count one above the streamed tokens
-	// counts an end-of-sequence token (optional: never). Records are
-	// judged by the built-in protocols' rules (see EndsSequence): a
-	// protocol of your own reports such a finish as "stop".
+	// EndOfSequence reports whether a finish reason (as the decoder
+	// passes it to Sink.Finish) means the model stopped on its own, so a
+	// usage count one above the streamed tokens counts an end-of-sequence
+	// token (optional: never). Records are judged by the built-in
+	// protocols' rules (see EndsSequence): a protocol of your own reports
+	// such a finish as "stop".
 	EndOfSequence func(finishReason string) bool
 }
 
@@ -179,6 +180,10 @@ type Sink interface {
 	// ToolArgs says arguments of tool call n arrived (the first call's
 	// last one times ToolArgsDone).
 	ToolArgs(n int)
+	// HostedTool counts a call of a tool the provider runs itself (a web
+	// search, code execution, an MCP server's tool): neither a tool call
+	// of the agent nor an answer.
+	HostedTool()
 	// Model sets the model that answered.
 	Model(name string)
 	// Finish sets the finish reason.
@@ -200,7 +205,9 @@ type Sink interface {
 type Decoder interface {
 	// Event decodes one event (its data valid only during the call, and
 	// redacted of the provider's secrets) and reports whether it carried
-	// a token: answer text, reasoning, a refusal or a tool call.
+	// a token: answer text, reasoning, a refusal, a tool call, or a
+	// hosted tool's call or input (the model wrote them; their results
+	// are no token).
 	Event(s Sink, typ string, data []byte) (token bool)
 	// End is called once when the stream ended, however it did.
 	End(s Sink)

@@ -10,7 +10,11 @@ import (
 // Responses is OpenAI's Responses API: POST {base}/responses, the
 // messages as "input", the cap as "max_output_tokens"; the key as a
 // bearer token. A stream ends well at response.completed or
-// response.incomplete; response.failed and error events fail it.
+// response.incomplete; response.failed and error events fail it. Every
+// documented event type is known (see responsesQuiet); the calls of tools
+// the provider runs (web_search_call, file_search_call, mcp_call…) are
+// counted apart from the agent's function calls. The model stops on its
+// own when the response is completed.
 var Responses = &Protocol{
 	Name: NameResponses, Title: "Responses", Kind: "openai-responses",
 	Path:       func(string) string { return "/responses" },
@@ -25,6 +29,7 @@ var Responses = &Protocol{
 	MatchEvent: func(typ string, data []byte) bool {
 		return strings.HasPrefix(eventTypeOf(typ, data), "response.")
 	},
+	EndOfSequence: func(r string) bool { return r == "completed" },
 }
 
 // responsesBody encodes a Responses request: the messages as input items
@@ -76,24 +81,93 @@ type rawResponse struct {
 	IncompleteDetails json.RawMessage `json:"incomplete_details"`
 }
 
-// responsesQuiet are the event types that carry nothing the record keeps
-// (their content arrived as deltas): skipped without a note.
+// responsesQuiet are the documented event types that carry nothing the
+// record keeps (their content arrived as deltas, or is a hosted tool's
+// progress or result): skipped without a note. The list is OpenAI's
+// (openai-python's ResponseStreamEvent) with vLLM's reasoning_part events
+// and the older reasoning events; any other type is noted as unknown.
 var responsesQuiet = map[string]bool{
-	"response.in_progress": true, "response.queued": true,
+	"response.in_progress": true, "response.queued": true, "response.output_item.done": true,
 	"response.content_part.added": true, "response.content_part.done": true,
-	"response.output_text.done": true, "response.refusal.done": true, "response.output_item.done": true,
-	"response.output_text.annotation.added": true,
+	"response.output_text.done": true, "response.output_text.annotation.added": true,
+	"response.refusal.done": true, "response.custom_tool_call_input.done": true,
 	"response.reasoning_summary_part.added": true, "response.reasoning_summary_part.done": true,
 	"response.reasoning_summary_text.done": true, "response.reasoning_text.done": true,
+	"response.reasoning_part.added": true, "response.reasoning_part.done": true, // vLLM's
 	"response.reasoning.done": true, "response.reasoning_summary.done": true,
+	"response.audio.delta": true, "response.audio.done": true,
+	"response.audio.transcript.delta": true, "response.audio.transcript.done": true,
+	"response.web_search_call.in_progress": true, "response.web_search_call.searching": true, "response.web_search_call.completed": true,
+	"response.file_search_call.in_progress": true, "response.file_search_call.searching": true, "response.file_search_call.completed": true,
+	"response.code_interpreter_call.in_progress": true, "response.code_interpreter_call.interpreting": true,
+	"response.code_interpreter_call.completed": true, "response.code_interpreter_call_code.done": true,
+	"response.image_generation_call.in_progress": true, "response.image_generation_call.generating": true,
+	"response.image_generation_call.partial_image": true, "response.image_generation_call.completed": true,
+	"response.mcp_call.in_progress": true, "response.mcp_call.completed": true, "response.mcp_call.failed": true,
+	"response.mcp_call_arguments.done": true, "response.mcp_list_tools.in_progress": true,
+	"response.mcp_list_tools.completed": true, "response.mcp_list_tools.failed": true,
+	"response.shell_call_command.added": true, "response.shell_call_command.done": true,
+	"response.shell_call_output_content.delta": true, "response.shell_call_output_content.done": true,
 }
 
-// responsesToolEvents are prefixes of the built-in tools' progress events
-// (web search, file search, code interpreter…): skipped without a note.
-var responsesToolEvents = []string{
-	"response.web_search_call.", "response.file_search_call.", "response.code_interpreter_call",
-	"response.image_generation_call.", "response.mcp_", "response.computer_call",
-	"response.custom_tool_call_input.done",
+// responsesHostedInput are the event types whose delta is the input of a
+// hosted tool's call (code, MCP arguments): the model wrote it, so it is a
+// token, but no answer.
+var responsesHostedInput = map[string]bool{
+	"response.code_interpreter_call_code.delta": true, "response.mcp_call_arguments.delta": true,
+}
+
+// Kinds of output items (see responsesItemKind).
+const (
+	itemOther  = iota // a message, reasoning, a tool's output…
+	itemCall          // a call of a tool the agent runs
+	itemHosted        // a call of a tool the provider runs
+)
+
+// responsesItemKind tells an output item's kind from its type: the agent
+// runs function, custom, computer, local shell and apply-patch calls, a
+// shell call in its local environment and a tool search it executes; the
+// provider runs web and file searches, the code interpreter, image
+// generation, MCP calls, a shell call in its container and a tool search
+// on its servers.
+func responsesItemKind(typ, execution, environment string) int {
+	switch typ {
+	case "function_call", "custom_tool_call", "computer_call", "local_shell_call", "apply_patch_call":
+		return itemCall
+	case "shell_call":
+		if environment == "container_reference" {
+			return itemHosted
+		}
+		return itemCall
+	case "tool_search_call":
+		if execution == "client" {
+			return itemCall
+		}
+		return itemHosted
+	case "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call":
+		return itemHosted
+	}
+	return itemOther
+}
+
+// rawItem is an output item's fields that tell its kind.
+type rawItem struct {
+	Type        json.RawMessage `json:"type"`
+	ID          json.RawMessage `json:"id"`
+	Execution   json.RawMessage `json:"execution"`
+	Environment json.RawMessage `json:"environment"`
+}
+
+// kind is the item's type and kind (see responsesItemKind).
+func (it *rawItem) kind(s Sink) (typ string, kind int) {
+	var env struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(it.Environment, &env)
+	var execution string
+	_ = json.Unmarshal(it.Execution, &execution)
+	typ = str(s, "item.type", it.Type)
+	return typ, responsesItemKind(typ, execution, env.Type)
 }
 
 func (d *responsesDecoder) End(Sink) {}
@@ -113,16 +187,16 @@ func (d *responsesDecoder) Event(s Sink, evType string, data []byte) (token bool
 	case "response.created":
 		responseObject(s, e.Response)
 	case "response.output_item.added":
-		var item struct {
-			Type json.RawMessage `json:"type"`
-			ID   json.RawMessage `json:"id"`
-		}
+		var item rawItem
 		if absent(e.Item) || json.Unmarshal(e.Item, &item) != nil {
 			s.Note("response.output_item.added without an item object skipped")
 			return false
 		}
-		switch str(s, "item.type", item.Type) {
-		case "function_call", "custom_tool_call":
+		switch _, kind := item.kind(s); kind {
+		case itemHosted:
+			s.HostedTool()
+			return true // the model wrote the call, but it is no answer
+		case itemCall:
 			n := s.ToolCall()
 			s.ToolName(n)
 			c := &responsesCall{n: n}
@@ -150,7 +224,16 @@ func (d *responsesDecoder) Event(s Sink, evType string, data []byte) (token bool
 		}
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta",
 		"response.reasoning.delta", "response.reasoning_summary.delta":
-		return str(s, typ+" delta", e.Delta) != ""
+		return reasoningDelta(s, typ, e.Delta) != ""
+	case "response.shell_call_command.delta":
+		// A shell call's command (no JSON): the agent's call's
+		// arguments, or a hosted shell's input.
+		if str(s, typ+" delta", e.Delta) != "" {
+			if c := d.call(e); c != nil {
+				s.ToolArgs(c.n)
+			}
+			return true
+		}
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		c := d.call(e)
 		if c == nil {
@@ -185,11 +268,33 @@ func (d *responsesDecoder) Event(s Sink, evType string, data []byte) (token bool
 	case "error":
 		fail(s, "error event: %s", responsesErrorText(e))
 	default:
-		if !responsesQuiet[typ] && !hasAnyPrefix(typ, responsesToolEvents) {
+		if responsesHostedInput[typ] {
+			return str(s, typ+" delta", e.Delta) != ""
+		}
+		if !responsesQuiet[typ] {
 			note(s, "unknown event type %q skipped", truncate(typ, 60))
 		}
 	}
 	return false
+}
+
+// reasoningDelta is a reasoning event's text: its delta, a string, or an
+// object with the text in "text" or "content" (as an older vLLM sends
+// response.reasoning.delta).
+func reasoningDelta(s Sink, typ string, raw json.RawMessage) string {
+	if len(raw) > 0 && raw[0] == '{' {
+		var o struct {
+			Text    json.RawMessage `json:"text"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(raw, &o) == nil {
+			if t := str(s, typ+" delta.text", o.Text); t != "" {
+				return t
+			}
+			return str(s, typ+" delta.content", o.Content)
+		}
+	}
+	return str(s, typ+" delta", raw)
 }
 
 // call finds the function call an arguments event belongs to.
@@ -280,12 +385,13 @@ func responsesErrorText(e rawResponsesEvent) string {
 }
 
 // responsesWhole decodes a whole response object: its message texts and
-// refusals, its function calls; a failed response fails.
+// refusals, its tool calls and hosted tools' calls; a failed response
+// fails.
 func responsesWhole(s Sink, body []byte) error {
 	var r struct {
 		rawResponse
 		Output []struct {
-			Type      string          `json:"type"`
+			rawItem
 			Content   json.RawMessage `json:"content"`
 			Arguments json.RawMessage `json:"arguments"`
 		} `json:"output"`
@@ -299,8 +405,18 @@ func responsesWhole(s Sink, body []byte) error {
 		failure = "response failed: " + msg
 	}
 	for _, it := range r.Output {
-		switch it.Type {
-		case "message":
+		switch typ, kind := it.kind(s); {
+		case kind == itemHosted:
+			s.HostedTool()
+		case kind == itemCall:
+			args := ""
+			if typ == "function_call" { // the others' input is no JSON arguments string
+				args = str(s, "arguments", it.Arguments)
+			}
+			if bad := wholeTool(s, args); bad != "" && failure == "" {
+				failure = bad
+			}
+		case typ == "message":
 			var parts []struct {
 				Text    string `json:"text"`
 				Refusal string `json:"refusal"`
@@ -313,14 +429,6 @@ func responsesWhole(s Sink, body []byte) error {
 				if p.Refusal != "" {
 					s.Refusal(p.Refusal)
 				}
-			}
-		case "function_call", "custom_tool_call":
-			args := str(s, "arguments", it.Arguments)
-			if it.Type == "custom_tool_call" {
-				args = ""
-			}
-			if bad := wholeTool(s, args); bad != "" && failure == "" {
-				failure = bad
 			}
 		}
 	}

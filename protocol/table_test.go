@@ -172,12 +172,30 @@ func TestMessagesHeadersAndEnv(t *testing.T) {
 	}
 }
 
-// Only chat's "stop" ends a sequence among the built-ins.
+// Each built-in protocol's natural stop ends a sequence, as its decoder
+// reports it to Sink.Finish (chat's finish_reason, Messages' stop_reason,
+// Responses' status); a cap, a tool call or a pause does not.
 func TestEndsSequence(t *testing.T) {
-	for reason, want := range map[string]bool{"stop": true, "length": false, "end_turn": false, "": false} {
-		if protocol.EndsSequence(reason) != want {
-			t.Errorf("EndsSequence(%q) != %v", reason, want)
+	for _, tc := range []struct {
+		api    *protocol.Protocol
+		reason string
+		want   bool
+	}{
+		{protocol.Chat, "stop", true}, {protocol.Chat, "length", false}, {protocol.Chat, "tool_calls", false},
+		{protocol.Messages, "end_turn", true}, {protocol.Messages, "stop_sequence", true},
+		{protocol.Messages, "max_tokens", false}, {protocol.Messages, "tool_use", false}, {protocol.Messages, "pause_turn", false},
+		{protocol.Responses, "completed", true}, {protocol.Responses, "max_output_tokens", false},
+		{protocol.Responses, "content_filter", false},
+	} {
+		if got := tc.api.EndOfSequence != nil && tc.api.EndOfSequence(tc.reason); got != tc.want {
+			t.Errorf("%s: EndOfSequence(%q) = %v, want %v", tc.api.Name, tc.reason, got, tc.want)
 		}
+		if protocol.EndsSequence(tc.reason) != tc.want {
+			t.Errorf("EndsSequence(%q) != %v", tc.reason, tc.want)
+		}
+	}
+	if protocol.EndsSequence("") {
+		t.Error(`EndsSequence("") is true`)
 	}
 }
 

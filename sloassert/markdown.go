@@ -1,6 +1,7 @@
 package sloassert
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"maps"
@@ -307,29 +308,30 @@ func WriteReport[S Subject](t TestingT, s S, rep Report) {
 		if rep.LengthCurve == nil {
 			rep.LengthCurve = chainLengthCurve(s)
 		}
-		writeReport(t, rep, chainCharts(s, rep))
+		writeReport(t, rep, chainCharts(s, rep), pageCharts(s, rep))
 	case *latencytest.Result:
-		writeReport(t, rep, resultCharts(s, rep))
+		writeReport(t, rep, resultCharts(s, rep), pageCharts(s, rep))
 	}
 }
 
 // writeReport writes rep with charts to the artifact directory and the job
 // summary.
-func writeReport(t TestingT, rep Report, charts []Chart) {
+func writeReport(t TestingT, rep Report, charts, page []Chart) {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
 	dir := artifactDir(t)
 	var names []string
 	if dir != "" {
-		names, _ = writeArtifacts(t, dir, rep, charts, freeSuffix(dir, rep.Title))
+		names, _ = writeArtifacts(t, dir, rep, charts, page, freeSuffix(dir, rep.Title))
 	}
 	appendSummary(t, markdown(rep, summaryHeading(t, rep.Title), names, false)+chartsWhere(dir, names))
 }
 
-// writeArtifacts writes the charts and report<suffix>.md to dir; it
-// returns the chart files and the report file written.
-func writeArtifacts(t TestingT, dir string, rep Report, charts []Chart, suffix string) (names []string, report string) {
+// writeArtifacts writes the charts, report<suffix>.md and, with the
+// page's charts, report<suffix>.html to dir; it returns the chart files
+// and the Markdown report file written.
+func writeArtifacts(t TestingT, dir string, rep Report, charts, page []Chart, suffix string) (names []string, report string) {
 	for i := range charts {
 		charts[i].Name += suffix
 	}
@@ -342,7 +344,20 @@ func writeArtifacts(t TestingT, dir string, rep Report, charts []Chart, suffix s
 		t.Errorf("sloassert: writing the report: %v", err)
 		return names, ""
 	}
+	writeHTMLFile(t, filepath.Join(dir, "report"+suffix+".html"), rep, page)
 	return names, report
+}
+
+// writeHTMLFile writes rep's HTML page to path (WriteHTML).
+func writeHTMLFile(t TestingT, path string, rep Report, charts []Chart) {
+	var buf bytes.Buffer
+	err := writeHTML(&buf, rep, charts)
+	if err == nil {
+		err = os.WriteFile(path, buf.Bytes(), 0o644)
+	}
+	if err != nil {
+		t.Errorf("sloassert: writing the HTML report: %v", err)
+	}
 }
 
 // writeSweepReport writes each level's report (report-c8.md, its charts
@@ -366,7 +381,11 @@ func writeSweepReport(t TestingT, sr *latencytest.SweepResult, reps []Report) {
 		var names []string
 		if dir != "" {
 			var file string
-			names, file = writeArtifacts(t, dir, rep, charts, freeSuffix(dir, "\x00"+rep.Title))
+			page := charts
+			if j := slices.Index(sr.Levels, rep.Concurrency[0]); len(rep.Concurrency) == 1 && j >= 0 && j < len(sr.Results) {
+				page = pageCharts(sr.Results[j], rep)
+			}
+			names, file = writeArtifacts(t, dir, rep, charts, page, freeSuffix(dir, "\x00"+rep.Title))
 			if file != "" {
 				links = append(links, fmt.Sprintf("[%s](%s)", mdText(rep.Title), mdLink(file)))
 			}
@@ -391,6 +410,7 @@ func writeSweepReport(t TestingT, sr *latencytest.SweepResult, reps []Report) {
 		if err := os.WriteFile(filepath.Join(dir, "report"+suffix+".md"), []byte(md), 0o644); err != nil {
 			t.Errorf("sloassert: writing the report: %v", err)
 		}
+		writeHTMLFile(t, filepath.Join(dir, "report"+suffix+".html"), Report{Title: "sweep", Levels: reps}, charts)
 	}
 	appendSummary(t, sweepMarkdown(reps, summaryHeading(t, "sweep"), names, false)+chartsWhere(dir, names)+"\n"+strings.Join(sections, "\n"))
 }

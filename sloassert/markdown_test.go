@@ -84,7 +84,7 @@ func TestCheckWritesReport(t *testing.T) {
 	sloassert.Check(t, r, spec...)
 	dir := artifactDirOf(t)
 	got := listDir(t, dir)
-	want := []string{"cdf-total-result.svg", "cdf-total.svg", "cdf-ttft-result.svg", "cdf-ttft.svg", "report-result.md", "report.md"}
+	want := []string{"cdf-total-result.svg", "cdf-total.svg", "cdf-ttft-result.svg", "cdf-ttft.svg", "report-result.html", "report-result.md", "report.html", "report.md"}
 	if !slices.Equal(got, want) {
 		t.Errorf("artifacts %v, want %v", got, want)
 	}
@@ -105,7 +105,7 @@ func TestCheckSweepWritesReports(t *testing.T) {
 	sloassert.Check(t, sr, sloassert.Q(sloassert.TTFT, 0.5, time.Second))
 	got := listDir(t, artifactDirOf(t))
 	want := []string{"cdf-total-c1.svg", "cdf-total-c8.svg", "cdf-ttft-c1.svg", "cdf-ttft-c8.svg",
-		"report-c1.md", "report-c8.md", "report-sweep.md", "sweep-ttft.svg"} // total is not judged: no sweep-total
+		"report-c1.html", "report-c1.md", "report-c8.html", "report-c8.md", "report-sweep.html", "report-sweep.md", "sweep-ttft.svg"} // total is not judged: no sweep-total
 	if !slices.Equal(got, want) {
 		t.Errorf("artifacts %v, want %v", got, want)
 	}

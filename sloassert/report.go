@@ -46,6 +46,9 @@ type Report struct {
 	// Setup is the prompt mix and its seed, and the model, from the
 	// disclosure.
 	Setup string
+	// Disclosure is the run's whole disclosure, as text (how it was
+	// measured: the HTML report shows it).
+	Disclosure string
 	// Partial says how much of a run that was cut short ran, and why ("" for
 	// a whole run).
 	Partial string
@@ -220,6 +223,7 @@ func runReport(title string, r *latencytest.Result, objectives []Objective) Repo
 		Missing:       r.Disclosure.Missing(),
 		RawRecords:    r.Disclosure.Box(3).Answer,
 		Setup:         setup(r.Disclosure),
+		Disclosure:    r.Disclosure.String(),
 	}
 	if len(objectives) == 0 {
 		rep.Problem = "no objectives: an empty spec never passes"

@@ -2,15 +2,16 @@
 // records or any other load tool's per-request output (AIPerf, vllm bench
 // serve, GuideLLM, llmperf, k6, vegeta):
 //
-//	tailguard judge [-format F] [-markdown FILE] [-svg DIR] slo.yaml [records...]
+//	tailguard judge [-format F] [-markdown FILE] [-html FILE] [-svg DIR] slo.yaml [records...]
 //	tailguard compare [-format F] [-metric M] [-quantiles 0.5,0.95,0.99] [-mixed] base new
-//	tailguard report [-format F] [-svg DIR] records.jsonl
+//	tailguard report [-format F] [-svg DIR] [-html FILE] records.jsonl
 //	tailguard fit [-format F] [-seed N] [-tail] [-mix M] [-force] records.jsonl > profile.yaml
 //
 // judge judges the records (the spec's target.records when none are
 // given) with the spec's objectives, level by level, and prints the
 // one-screen report of each level; -markdown writes the reports as
-// Markdown, -svg writes each level's charts into a directory. A spec
+// Markdown, -html as one self-contained HTML page (sloassert.WriteHTML),
+// -svg writes each level's charts into a directory. A spec
 // given records on the command line needs no target, and its load is not
 // planned: each level's sample is checked against each objective's rule
 // when it is judged (slospec.JudgeFile).
@@ -25,7 +26,9 @@
 // (too few samples) prints n/a.
 //
 // report prints a distribution: n, p50 p90 p95 p99 max, CV, errors by
-// class (-svg writes its CDF charts). fit writes a fakeprovider profile
+// class (-svg writes its CDF charts; -html writes one self-contained HTML
+// page of the distributions, charts, errors, slowest requests and
+// disclosure, with no verdict: sloassert.Describe). fit writes a fakeprovider profile
 // fitted to the records (package fit); -tail adds a generalised Pareto
 // tail past the largest TTFT and ITL (fit.WithTail); -mix names the
 // records' prompt mix (fit.ParseMix); when fit's own check fails
@@ -51,6 +54,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -147,6 +151,7 @@ func judge(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.SetOutput(stderr)
 	format := formatFlag(fs)
 	md := fs.String("markdown", "", "write the reports as Markdown to this file")
+	html := fs.String("html", "", "write the reports as one self-contained HTML page to this file")
 	svg := fs.String("svg", "", "write each level's SVG charts into this directory")
 	if err := parseFlags(fs, args, format); err != nil {
 		return exitBad, err
@@ -187,6 +192,11 @@ func judge(args []string, stdout, stderr io.Writer) (int, error) {
 			return exitBad, err
 		}
 	}
+	if *html != "" {
+		if err := writeJudgedHTML(*html, fs.Arg(0), reps); err != nil {
+			return exitBad, err
+		}
+	}
 	return exitCode(verdicts...), nil
 }
 
@@ -208,6 +218,7 @@ func report(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.SetOutput(stderr)
 	format := formatFlag(fs)
 	svg := fs.String("svg", "", "write the CDF charts (TTFT, total) into this directory")
+	html := fs.String("html", "", "write the distribution as one self-contained HTML page to this file")
 	if err := parseFlags(fs, args, format); err != nil {
 		return exitBad, err
 	}
@@ -219,6 +230,14 @@ func report(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitBad, err
 	}
 	writeDistribution(stdout, fs.Arg(0), res)
+	if *html != "" {
+		rep := sloassert.Describe(res)
+		rep.Title = fs.Arg(0)
+		if err := writeHTMLPage(*html, func(w io.Writer) error { return sloassert.WriteHTML(w, res, rep) }); err != nil {
+			return exitBad, err
+		}
+		fmt.Fprintf(stdout, "html: %s\n", *html)
+	}
 	if *svg != "" {
 		if err := os.MkdirAll(*svg, 0o755); err != nil {
 			return exitBad, err
@@ -324,4 +343,32 @@ func fitCmd(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitBad, err
 	}
 	return exitPass, nil
+}
+
+// writeJudgedHTML writes judge's reports to path as one page: a level's
+// own page when the spec judged one, else the overview of every level
+// followed by each level's objectives.
+func writeJudgedHTML(path, spec string, reps []slospec.LevelReport) error {
+	return writeHTMLPage(path, func(w io.Writer) error {
+		if len(reps) == 1 {
+			rep := reps[0].Report
+			rep.Title = spec + ": " + rep.Title
+			return sloassert.WriteHTML(w, reps[0].Result, rep)
+		}
+		levels := make([]sloassert.Report, len(reps))
+		for i, lr := range reps {
+			levels[i] = lr.Report
+		}
+		return sloassert.WriteHTML(w, (*latencytest.SweepResult)(nil), sloassert.Report{Title: spec, Levels: levels})
+	})
+}
+
+// writeHTMLPage writes the page that write renders to path, whole or not
+// at all.
+func writeHTMLPage(path string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }

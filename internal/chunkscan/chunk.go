@@ -13,8 +13,9 @@
 // it. Anything it is not sure of (a field of an unexpected type, a key that
 // matches a known field only case-insensitively, a duplicate key, a
 // surrogate escape, invalid UTF-8, a non-integer count, an error field, a
-// second choice 0, an array of text parts) makes it give up before the
-// caller has changed anything, and the event goes through encoding/json.
+// second choice 0, an array of text parts, a vendor's extra_content) makes
+// it give up before the caller has changed anything, and the event goes
+// through encoding/json.
 // latencytest's tests check that both paths give the same records on
 // every event they decode.
 package chunkscan
@@ -36,7 +37,7 @@ type Facts struct {
 	Finish                    Span
 	HasFinish                 bool
 	Content, Refusal          Span
-	Reasoning                 bool // non-empty reasoning_content or reasoning
+	Reasoning                 bool // non-empty reasoning_content, reasoning or thinking
 	HasContent, HasRefusal    bool
 	ContentEsc, RefusalEsc    bool
 	ModelEsc, FinishEsc, Used bool
@@ -64,7 +65,7 @@ type Span struct{ Start, End int }
 var (
 	chunkFields  = []string{"model", "choices", "usage", "error", "object", "message", "x_groq"}
 	choiceFields = []string{"index", "delta", "finish_reason"}
-	deltaFields  = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls", "function_call"}
+	deltaFields  = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls", "function_call", "thinking", "extra_content"}
 	toolFields   = []string{"index", "id", "function"}
 	funcFields   = []string{"name", "arguments"}
 	usageFields  = []string{"prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details"}
@@ -205,6 +206,8 @@ func (s *chunkScanner) delta(f *Facts) bool {
 			return s.array(func() bool { return s.toolCall(f) })
 		case 5: // the legacy function_call: rare, the slow way unless null
 			return s.null()
+		case 7: // extra_content (Gemini's thought flag): the slow way unless null
+			return s.null()
 		}
 		sp, esc, present, ok := s.optString() // an array of parts: the slow way
 		if !ok || !present {
@@ -213,7 +216,7 @@ func (s *chunkScanner) delta(f *Facts) bool {
 		switch i {
 		case 0:
 			f.Content, f.ContentEsc, f.HasContent = sp, esc, true
-		case 1, 2:
+		case 1, 2, 6:
 			// Every escape decodes to at least one byte: a non-empty
 			// string is non-empty text.
 			f.Reasoning = f.Reasoning || sp.End > sp.Start

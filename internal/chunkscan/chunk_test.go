@@ -23,9 +23,22 @@ func TestScan(t *testing.T) {
 		`{"choices":[{"delta":{"content":1}}]}`, // a field of the wrong type
 		`{"usage":{"prompt_tokens":1.5}}`,       // a count that is not an integer
 		`{"model":"m"} x`,                       // not one document
+		`{"choices":[{"delta":{"content":"x","extra_content":{"google":{"thought":true}}}}]}`, // a vendor's flag: a thought, not content
 	} {
 		if Scan([]byte(bad), &f) {
 			t.Errorf("Scan read %s, which must take the slow path", bad)
+		}
+	}
+}
+
+// Every reasoning field a vendor sends (thinking among them) is
+// reasoning, and a null extra_content is nothing.
+func TestScanReasoningFields(t *testing.T) {
+	for _, field := range []string{"reasoning_content", "reasoning", "thinking"} {
+		var f Facts
+		chunk := `{"choices":[{"delta":{"` + field + `":"hm","extra_content":null}}]}`
+		if !Scan([]byte(chunk), &f) || !f.Reasoning || f.HasContent {
+			t.Errorf("%s: scanned %v, facts %+v: want reasoning and no content", chunk, Scan([]byte(chunk), &f), f)
 		}
 	}
 }
