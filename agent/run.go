@@ -230,7 +230,7 @@ func (r *Runner) runTask(ctx context.Context, p latencytest.Provider, i int, non
 	out := t.runGraph(ctx, &r.Graph, "", t.id, []latencytest.Message{{Role: "user", Content: open}})
 	run := TaskRun{ID: t.id, Index: i, Start: t.start, Total: time.Since(t.start), Err: out.err}
 	switch {
-	case out.err != "" && ctx.Err() != nil:
+	case out.err == latencytest.ClassCanceled && ctx.Err() != nil:
 		run.Cut = fmt.Sprintf("the run's context ended (%v)", context.Cause(ctx))
 		run.Err = latencytest.ClassCanceled
 	case out.err != "":
