@@ -4,8 +4,12 @@
 package slospec
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -333,6 +337,7 @@ func runAgent(s Spec, t *testing.T, title string, rt runTarget) string {
 		}
 		rep := agent.Evaluate(res, objs...)
 		rep.Title = title + " agent"
+		rep.RawRecords = writeTasks(t, res)
 		if len(s.Agent.Plan.Steps) > 0 {
 			t.Logf("planning figure, not a gate: %s", strings.TrimRight(s.Agent.Plan.String(), "\n"))
 		}
@@ -345,6 +350,34 @@ func runAgent(s Spec, t *testing.T, title string, rt runTarget) string {
 		}
 	})
 	return out
+}
+
+// writeTasks writes the tasks (every copy of every step with its task,
+// stage, branch, times and critical path; answers left out) to
+// tasks.json in t's artifact directory, and says where (or why not).
+func writeTasks(t *testing.T, res *agent.Result) string {
+	dir := t.ArtifactDir()
+	tasks := slices.Clone(res.Tasks)
+	for i := range tasks {
+		tasks[i].Steps = slices.Clone(tasks[i].Steps)
+		for j, s := range tasks[i].Steps {
+			if s.Record != nil {
+				rec := *s.Record
+				rec.Content = "" // answers may hold what a test should not keep
+				tasks[i].Steps[j].Record = &rec
+			}
+		}
+	}
+	b, err := json.MarshalIndent(struct {
+		Tasks []agent.TaskRun `json:"tasks"`
+	}{tasks}, "", " ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "tasks.json"), b, 0o644)
+	}
+	if err != nil {
+		return fmt.Sprintf("not recorded (%v)", err)
+	}
+	return filepath.Join(dir, "tasks.json") + " (kept with go test -artifacts)"
 }
 
 // agentTaskKind is the kinds table's entry for task: under agent.
