@@ -3,8 +3,10 @@ package latencytest
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/chaincurve"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/sample"
@@ -155,6 +157,28 @@ func (cr *ChainResult) CheckPrediction(seed uint64) (PredictionCheck, bool) {
 		}
 	}
 	return pc, true
+}
+
+// LengthCurve is the chain-length curve: for each length 1..maxLen, the
+// p50, p95 and p99 of chain totals predicted from the run's call totals
+// drawn independently (10,000 chains a length, seeded; a failed draw
+// fails its chain), labelled a prediction, beside the chains measured at
+// that length (Measured.N 0 where none was; cut-short chains left out,
+// failed ones failed; with tool steps, their model time): where the two
+// disagree the measured chains are the ground truth. It panics when
+// maxLen is not in [1, 1000].
+func (cr *ChainResult) LengthCurve(maxLen int, seed uint64) chaincurve.Curve {
+	tools, measured := slices.ContainsFunc(cr.Chains, func(c ChainRun) bool { return c.ToolSteps > 0 }), map[int][]time.Duration{}
+	for _, ch := range cr.Chains {
+		v := map[bool]time.Duration{false: ch.Total, true: ch.ModelTime}[tools]
+		if !ch.OK() {
+			v = Failed
+		}
+		if !ch.CutShort() {
+			measured[len(ch.Calls)] = append(measured[len(ch.Calls)], v)
+		}
+	}
+	return chaincurve.Compute(cr.Calls().Total(), measured, maxLen, seed)
 }
 
 // PredictionCheck sets a chain run's measured totals beside the totals

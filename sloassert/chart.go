@@ -60,7 +60,10 @@ const maxDots = 4000
 //
 // For chains: the CDF of the chain totals and of the calls' totals, with
 // p50, p95 and p99 marked and the budgets of rep's chain quantile
-// objectives.
+// objectives; and chain totals against chain length ("chain-length"):
+// p50, p95 and p99 predicted from the run's single calls drawn
+// independently (labelled a prediction), the measured chains' beside
+// them (latencytest.ChainResult.LengthCurve).
 //
 // For a sweep: p50, p95 and p99 against concurrency, one chart per metric
 // of the levels' distributions ("sweep-ttft", "sweep-total"), with the
@@ -122,10 +125,18 @@ func chainCharts(cr *latencytest.ChainResult, rep Report) []Chart {
 			chainBudgets = append(chainBudgets, budget{q: q, d: b, verdict: o.Verdict})
 		}
 	}
-	return []Chart{
+	charts := []Chart{
 		cdfChart("cdf-chain-total", "chain total", rep.Title, "chains", cr.Totals(), chainBudgets),
 		cdfChart("cdf-call-total", "call total", rep.Title, "calls", cr.Calls().Total(), nil),
 	}
+	c := rep.LengthCurve
+	if c == nil {
+		c = chainLengthCurve(cr)
+	}
+	if c != nil {
+		charts = append(charts, lengthCurveChart(c))
+	}
+	return charts
 }
 
 // chainBudget reads a chain quantile objective's quantile and budget from

@@ -252,7 +252,7 @@ func TestChainCharts(t *testing.T) {
 	}
 	t.Setenv(sloassert.EnvStepSummary, "")
 	sloassert.Check(t, cr, sloassert.ChainQ(0.5, 6*time.Second))
-	if got := strings.Join(listDir(t, artifactDirOf(t)), " "); got != "cdf-call-total.svg cdf-chain-total.svg report.html report.md" {
+	if got := strings.Join(listDir(t, artifactDirOf(t)), " "); got != "cdf-call-total.svg cdf-chain-total.svg chain-length.svg report.html report.md" {
 		t.Errorf("artifacts: %s", got)
 	}
 }

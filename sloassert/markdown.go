@@ -21,8 +21,9 @@ import (
 // Markdown renders a report as GitHub-flavoured Markdown, for a file or a
 // job summary: the verdict, the objectives table (observed, interval,
 // budget, margin, verdict, note), the distribution table (one unit per
-// column), the counts, errors by class with an example each, the slowest
-// requests by trace ID, the disclosure boxes left empty, where the raw
+// column), a chain run's chain-length table (rep.LengthCurve), the
+// counts, errors by class with an example each, the slowest requests by
+// trace ID, the disclosure boxes left empty, where the raw
 // records are, and each of charts (a path or URL of an SVG file, relative
 // to where the Markdown is read) as an image. A sweep's report renders as
 // an overview, a row per level with its verdict, n, failures and p50, p95
@@ -57,6 +58,9 @@ func markdown(rep Report, heading string, charts []string, embed bool) string {
 	if len(rep.Distributions) > 0 {
 		sb.WriteString(mdDistributions(rep.Distributions))
 		sb.WriteString("\n")
+	}
+	if rep.LengthCurve != nil {
+		sb.WriteString(mdLengthCurve(rep.LengthCurve) + "\n")
 	}
 	sb.WriteString(rep.size() + ".")
 	if rep.Setup != "" {
@@ -302,6 +306,9 @@ func WriteReport[S Subject](t TestingT, s S, rep Report) {
 	case *latencytest.SweepResult:
 		writeSweepReport(t, s, rep.Levels)
 	case *latencytest.ChainResult:
+		if rep.LengthCurve == nil {
+			rep.LengthCurve = chainLengthCurve(s)
+		}
 		writeReport(t, rep, chainCharts(s, rep), pageCharts(s, rep))
 	case *latencytest.Result:
 		writeReport(t, rep, resultCharts(s, rep), pageCharts(s, rep))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/chaincurve"
 	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/format"
@@ -63,6 +64,14 @@ type Report struct {
 	// split run (see AllowShard); "" otherwise.
 	Shard        string
 	shardRefused bool // an objective failed for judging a shard
+	// LengthCurve, for chains, is the chain-length curve the written
+	// report draws: chain totals against lengths 1 to twice the longest
+	// chain (at least 10, at most 50), predicted from the run's single
+	// calls and measured where a length ran
+	// (latencytest.ChainResult.LengthCurve, seed 1). WriteReport (so
+	// Check) sets it; Evaluate leaves it nil (it costs 10,000 drawn
+	// chains a length), as do other runs.
+	LengthCurve *chaincurve.Curve
 	// Replay, for a run in virtual time against the fake, is the command
 	// that reruns the test: the same seed and trace IDs give the same
 	// records, so it reproduces the failure locally (Check sets it). For a

@@ -127,9 +127,9 @@ func RecordsFormat(res *latencytest.Result) string {
 // takes the spec's own target.records. format names their format (one of
 // records.Formats); "" takes the spec's target.format, else detects
 // each file's. A level listed in load.concurrency that the records do not
-// hold is an error, as are chains (records hold no chain totals), an
-// objective on a clock the format does not measure (k6 has no TTFT), and a
-// spec without objectives.
+// hold is an error, as are chains and agent tasks (records hold no chain
+// or task totals), an objective on a clock the format does not measure
+// (k6 has no TTFT), and a spec without objectives.
 //
 // A partial level is judged, and its report fails saying so (a partial
 // result never passes). A level whose sample is too small for an
@@ -140,6 +140,9 @@ func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
 	}
 	if s.Chains != nil && len(s.Chains.Objectives) > 0 {
 		return nil, fmt.Errorf("slospec: spec %s: chains need a live target: records hold each call, not the measured chain totals", s.title())
+	}
+	if s.Agent != nil && len(s.Agent.Objectives) > 0 {
+		return nil, fmt.Errorf("slospec: spec %s: agent tasks need a live target: records hold each call, not the measured task totals", s.title())
 	}
 	if format == "" {
 		format = s.Target.Format

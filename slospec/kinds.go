@@ -24,7 +24,9 @@ import (
 // level's batch); "chain_total" (chain totals' Q-quantile <= Budget),
 // "chain_error_rate" (chains with a failed call <= Limit) and "task"
 // (chain totals' (1-Task.TailTasks)-quantile <= Task.Budget) judge a
-// ChainResult; "task_per_call" (Task.PerCall on each call's total, which
+// ChainResult; "agent_task" (written task: under agent; the task totals'
+// (1-Task.TailTasks)-quantile <= Task.Budget) judges an agent's tasks;
+// "task_per_call" (Task.PerCall on each call's total, which
 // no spec key writes) judges the chains' calls as one Result when an
 // Objective built in Go asks for it. Any other kind judges nothing: its
 // objective never passes and says why.
@@ -86,15 +88,18 @@ const (
 	atTop    placement = 1 << iota // objectives.<key>
 	atMetric                       // objectives.<metric>.<key> (key "": any quantile key)
 	atChains                       // chains.<key>
+	atAgent                        // agent.<key>
 )
 
 // where is what a kind's parser knows of the place its key was written:
 // the metric whose map holds it (objectives.ttft.cv; "" elsewhere), the
-// quantile options of that map, and the chains section of a chain kind.
+// quantile options of that map, and the chains (or agent) section of a
+// chain kind.
 type where struct {
 	metric sloassert.Metric
 	sec    *quantileSection
 	chains *Chains
+	agent  *Agent
 }
 
 // objectiveKind is one kind of spec objective, written once: adding a
@@ -243,6 +248,7 @@ var kinds = []objectiveKind{
 			}
 			return o.Task.Objective(sloassert.Total, o.options()...)
 		}},
+	agentTaskKind,
 }
 
 // kindOf is the table's entry for o's kind, or nil for a kind it does

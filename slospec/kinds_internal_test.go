@@ -28,12 +28,15 @@ chains:
   total: {p95: 60s}
   error_rate: 5%
   task: {budget: 60s, tail_tasks: 5%}
+agent:
+  steps: [{name: plan}, {name: search, after: [plan], fan_out: 3}]
+  task: {budget: 60s, tail_tasks: 5%}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[ObjectiveKind]bool{}
-	for _, o := range append(slices.Clone(s.Objectives), s.Chains.Objectives...) {
+	for _, o := range slices.Concat(s.Objectives, s.Chains.Objectives, s.Agent.Objectives) {
 		got[o.Kind] = true
 		k := kindOf(o)
 		if k == nil {

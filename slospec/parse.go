@@ -403,10 +403,10 @@ func (p *specParser) spec(data []byte) Spec {
 		p.errorf(root.Line, "", "a spec is a map of name, target, load, objectives and chains, not %s", nodeDesc(root))
 		return s
 	}
-	entries, _ := p.mapping(root, "", false, []string{"name", "target", "load", "objectives", "chains"}, nil)
+	entries, _ := p.mapping(root, "", false, []string{"name", "target", "load", "objectives", "chains", "agent"}, nil)
 	var (
-		loadLine, objLine int
-		hasTarget         bool
+		loadLine, objLine, agentLine int
+		hasTarget                    bool
 	)
 	for _, e := range entries {
 		switch e.key {
@@ -423,6 +423,9 @@ func (p *specParser) spec(data []byte) Spec {
 			s.Objectives = p.objectives(e)
 		case "chains":
 			s.Chains = p.chains(e)
+		case "agent":
+			agentLine = e.k.Line
+			s.Agent = parseAgent(p, e)
 		}
 	}
 	if len(p.errs) > 0 {
@@ -458,7 +461,7 @@ func (p *specParser) spec(data []byte) Spec {
 		}
 	}
 	switch {
-	case len(s.Objectives) == 0 && s.Chains == nil:
+	case len(s.Objectives) == 0 && s.Chains == nil && s.Agent == nil:
 		line := objLine
 		if line == 0 {
 			line = root.Line
@@ -467,6 +470,7 @@ func (p *specParser) spec(data []byte) Spec {
 	case len(s.Objectives) == 0 && loadLine > 0:
 		p.errorf(loadLine, "load", "no objective judges the load (add objectives, or drop load)")
 	}
+	checkAgent(p, &s, agentLine)
 	p.samples(&s)
 	return s
 }

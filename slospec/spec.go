@@ -102,6 +102,9 @@ import (
 //	                                # seed: 7}: any fakeprovider distribution, drawn per
 //	                                # chain and call from the seed (default 0); without
 //	                                # it, a fake target's profile tool_latency, if any
+//	agent:                          # tasks that are graphs of steps (see Agent):
+//	  steps: [{name: plan}, {name: search, after: [plan], fan_out: 3}]
+//	  task: {budget: 20s, tail_tasks: 5%}   # the task totals' p95 within 20 s
 //
 // # Units
 //
@@ -165,6 +168,8 @@ type Spec struct {
 	Objectives []Objective
 	// Chains, when set, runs agent chains.
 	Chains *Chains
+	// Agent, when set, runs tasks that are graphs of steps.
+	Agent *Agent
 }
 
 // Load is the batch a spec runs at each concurrency level.
@@ -312,7 +317,7 @@ var (
 func (s Spec) Run(t *testing.T) {
 	t.Helper()
 	title := s.title()
-	if len(s.Objectives) == 0 && (s.Chains == nil || len(s.Chains.Objectives) == 0) {
+	if len(s.Objectives) == 0 && (s.Chains == nil || len(s.Chains.Objectives) == 0) && (s.Agent == nil || len(s.Agent.Objectives) == 0) {
 		t.Fatalf("slospec: spec %s: no objectives: a spec with no objective never passes", title)
 	}
 	main, chains, skip, err := s.targets()
@@ -334,6 +339,15 @@ func (s Spec) Run(t *testing.T) {
 	}
 	if s.Chains != nil && len(s.Chains.Objectives) > 0 {
 		verdicts = append(verdicts, s.runChains(t, title, chains))
+	}
+	if s.Agent != nil && len(s.Agent.Objectives) > 0 {
+		rt := main
+		if s.Agent.Target != nil {
+			if rt, skip, err = s.Agent.Target.resolve(); err != nil || skip != "" {
+				t.Fatalf("slospec: spec %s: agent target: %v%s", title, err, skip)
+			}
+		}
+		verdicts = append(verdicts, runAgent(s, t, title, rt))
 	}
 	t.Logf("spec %s (%s): %s", title, main.desc, strings.Join(verdicts, "; "))
 }

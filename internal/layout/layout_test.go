@@ -18,7 +18,7 @@ const module = "github.com/tailguard/tailguard"
 // allowed says which module packages a package's non-test files may
 // import, by the importer's directory (its first path element, or the
 // whole path for internal/ packages). The house, top to bottom: cmd and
-// examples, slospec, fit, records, sloassert, cost, latencytest,
+// examples, slospec, agent, fit, records, sloassert, cost, latencytest,
 // fakeprovider, protocol, sample, internal.
 var allowed = map[string][]string{
 	"sample":       {"internal"},
@@ -29,7 +29,8 @@ var allowed = map[string][]string{
 	"sloassert":    {"latencytest", "protocol", "sample", "internal"},
 	"fit":          {"fakeprovider", "latencytest", "protocol", "sample", "internal"},
 	"records":      {"latencytest", "protocol", "sample", "internal"},
-	"slospec":      {"fakeprovider", "latencytest", "records", "sloassert", "fit", "protocol", "sample", "cost", "internal"},
+	"agent":        {"fakeprovider", "latencytest", "sloassert", "protocol", "sample", "internal"},
+	"slospec":      {"agent", "fakeprovider", "latencytest", "records", "sloassert", "fit", "protocol", "sample", "cost", "internal"},
 	"internal":     {"internal"},
 	"cmd":          {"*"},
 	"examples":     {"*"},
