@@ -113,6 +113,7 @@ const (
 // may run concurrently): mu guards everything below it.
 type funcCall struct {
 	id           string
+	req          Request // its limits bind every attempt (limitAttempts)
 	start        time.Time
 	ctx, parent  context.Context
 	firstTimeout pendingFunc // zero without a first-token timeout
@@ -144,9 +145,9 @@ type attempt struct {
 	dnsStart, connStart, tlsStart time.Time
 }
 
-// newCall starts a call's record keeping.
-func newCall(id string, ctx, parent context.Context) *funcCall {
-	return &funcCall{id: id, start: time.Now(), ctx: ctx, parent: parent}
+// newCall starts a call's record keeping for req.
+func newCall(req Request, ctx, parent context.Context) *funcCall {
+	return &funcCall{id: req.ID, req: req, start: time.Now(), ctx: ctx, parent: parent}
 }
 
 // begin registers a new attempt for req, or returns nil after the call
@@ -501,7 +502,34 @@ func (c *funcCall) finish() []*attempt {
 			}
 		}
 	}
+	c.limitAttempts()
 	return c.attempts
+}
+
+// limitAttempts fails each attempt that ended well although it passed the
+// request's limits on the call's clock (enforceLimits, deadlines.go), so
+// that first-attempt figures never count a late timer's request as a
+// success: its end (offset + Total) at or past the limit is
+// total_timeout; its first token at or past FirstTokenTimeout is
+// first_token_timeout when no attempt had a token before it (the call's
+// first-token timer binds until some attempt has one: then c.req's
+// FirstTokenTimeout becomes 0, and the call's record is judged by c.req
+// too). The caller holds mu.
+func (c *funcCall) limitAttempts() {
+	req := &c.req
+	for _, a := range c.attempts {
+		if a.rec.TTFT >= 0 && a.offset+a.rec.TTFT < req.FirstTokenTimeout {
+			req.FirstTokenTimeout = 0 // a token in time stopped the timer
+		}
+	}
+	for _, a := range c.attempts {
+		r := a.rec
+		r.TTFT, r.LastToken, r.Total = shift(r.TTFT, a.offset), shift(r.LastToken, a.offset), shift(r.Total, a.offset)
+		enforceLimits(*req, &r)
+		if r.Err != a.rec.Err {
+			a.rec.Err, a.rec.Detail, a.rec.MaxGap = r.Err, r.Detail, r.MaxGap
+		}
+	}
 }
 
 // export renders an attempt for the record.
