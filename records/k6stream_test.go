@@ -39,7 +39,9 @@ func newK6Stream(n int) *k6Stream {
 }
 
 // k6Duration is request i's http_req_duration.
-func k6Duration(i int) time.Duration { return 200*time.Millisecond + time.Duration(i%997)*time.Millisecond }
+func k6Duration(i int) time.Duration {
+	return 200*time.Millisecond + time.Duration(i%997)*time.Millisecond
+}
 
 func (s *k6Stream) Read(p []byte) (int, error) {
 	for len(s.buf) == 0 {
