@@ -147,7 +147,7 @@ func runFunc(parent context.Context, req Request, fn func(ctx context.Context, r
 	if !rec.OK() && rec.LastToken >= 0 {
 		rec.MaxGap = max(rec.MaxGap, rec.Total-rec.LastToken)
 	}
-	enforceLimits(c.req, &rec) // deadlines.go: a request past its limit is no success (c.req: see limitAttempts)
+	enforceLimits(c.req, &rec) // deadlines.go: a request past its limit is no success (c.req: see finish)
 	c.mu.Lock()
 	secrets := c.secrets
 	c.mu.Unlock()
