@@ -43,8 +43,11 @@ type Prefill struct {
 	// TTFT draw: it is multiplied by base / TTFTScale.
 	TTFTScale time.Duration `yaml:"ttft_scale"`
 	// CharsPerToken is how many prompt characters make one of the
-	// curve's tokens, in [0.5, 64]; 0 means 4 (the fake's own count,
-	// which its usage reports).
+	// curve's tokens, in [0.5, 64]; 0 means 4 (the fake's own count).
+	// With CharsPerToken or TemplateTokens set, the usage the fake
+	// reports (prompt_tokens, cached_tokens) is in this unit too, as the
+	// engine the curve was fitted on reported it; else it is the fake's
+	// own count.
 	CharsPerToken float64 `yaml:"chars_per_token"`
 	// TemplateTokens are tokens the engine adds to every prompt (its chat
 	// template), counted before the curve is applied. Default 0.
@@ -55,7 +58,7 @@ type Prefill struct {
 func (c Prefill) IsSet() bool { return c.Per1kTokens > 0 || c.Per1kTokensSquared > 0 }
 
 // Tokens is a prompt's size in the curve's tokens, given the fake's own
-// count of it (characters/4, what its usage reports).
+// count of it (characters/4).
 func (c Prefill) Tokens(fakeTokens int) float64 {
 	return float64(fakeTokens)*4/c.charsPerToken() + float64(c.TemplateTokens)
 }
@@ -65,6 +68,21 @@ func (c Prefill) Tokens(fakeTokens int) float64 {
 // rounded, at least 1.
 func (c Prefill) FakeTokens(tokens int) int {
 	return max(1, int(math.Round((float64(tokens)-float64(c.TemplateTokens))*c.charsPerToken()/4)))
+}
+
+// usage is the usage prompt_tokens and cached_tokens the fake reports
+// for a prompt it counts as fakeTokens (characters/4), cached of them:
+// in the curve's unit when the profile sets one (CharsPerToken or
+// TemplateTokens: the count of the engine it was fitted on, Tokens
+// rounded, the cached prefix at CharsPerToken), so a fitted fake reports
+// what its engine did and fit finds the same unit in its records; else
+// the fake's own count.
+func (c Prefill) usage(fakeTokens, cached int) (prompt, cachedOut int) {
+	if c.CharsPerToken == 0 && c.TemplateTokens == 0 {
+		return fakeTokens, cached
+	}
+	prompt = max(1, int(math.Round(c.Tokens(fakeTokens))))
+	return prompt, min(int(math.Round(float64(cached)*4/c.charsPerToken())), prompt)
 }
 
 func (c Prefill) charsPerToken() float64 {

@@ -74,9 +74,10 @@ func (s *session) run(ctx context.Context) {
 	// limit would be).
 	reasoning, content, finish := pl.answerShape(req.MaxTokens)
 	total := reasoning + content
+	usage, cachedUsage := p.Prefill.usage(req.PromptTokens, sv.CachedTokens) // in the profile's unit
 	s.enc = wires[req.proto].Encoder(&wire.State{
 		Index: sv.Index, Created: sv.Arrival, Model: p.Model,
-		PromptTokens: req.PromptTokens, CachedTokens: sv.CachedTokens, MaxTokens: req.MaxTokens,
+		PromptTokens: usage, CachedTokens: cachedUsage, MaxTokens: req.MaxTokens,
 		Reasoning: reasoning, OneCall: req.OneCall, IncludeUsage: req.IncludeUsage,
 		ToolCall: pl.toolCall, ToolArgs: pl.toolArgs, ToolName: req.ToolName,
 	})

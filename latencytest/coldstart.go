@@ -30,10 +30,12 @@ type ColdStart struct {
 	// for the same load).
 	Warm int
 	// WarmReach is how slow a warm request of its class gets: the larger
-	// of its class's warm p95 and the 95% upper prediction bound of a
-	// lognormal fitted to them (exp(mean + t(0.95, Warm-1) sqrt(1+1/Warm)
-	// sd) of the log TTFTs), so a new warm request of the class exceeds
-	// it about one time in 20 or less, however wide or small the class.
+	// of its class's warm p95 and the upper prediction bound of a
+	// lognormal fitted to them (exp(mean + t(c, Warm-1) sqrt(1+1/Warm) sd)
+	// of the log TTFTs) at the run's per-candidate coverage c =
+	// 0.95^(1/k) for k candidates (Šidák), so all of a run's warm
+	// candidates stay within their bounds with probability 95% or more,
+	// however wide or small the classes.
 	// For an Extrapolated class, see there; 0 when no class has
 	// 3 warm requests.
 	WarmReach time.Duration

@@ -2,7 +2,10 @@ package latencytest_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -80,7 +83,8 @@ func TestLimitsAtTheirBoundary(t *testing.T) {
 // ever a success: the rule holds whatever the timer does, so the
 // assertion is exact. Both clients: the provider's own HTTP/1.1 client
 // and net/http. Bounded: 3 requests at once per client, each ended by
-// its timer, at the latest, or its 500 ms stream.
+// its timer, at the latest, or its 500 ms stream. Then your own client
+// through Instrument in a Func call: the call and each of its attempts.
 func TestStarvedSchedulerNeverPassesALateRequest(t *testing.T) {
 	f := fakeprovider.New(fixed(100*ms, 40*ms, 11))
 	defer f.Close()
@@ -126,5 +130,40 @@ func TestStarvedSchedulerNeverPassesALateRequest(t *testing.T) {
 			}
 			t.Log(client.name, rec.ID, rec.Err, rec.Total, rec.Detail)
 		}
+	}
+
+	// Your own client (net/http) through Instrument, in a Func call: the
+	// call and every attempt it made are held to the limit.
+	hc := &http.Client{Transport: latencytest.Instrument(nil)}
+	defer hc.CloseIdleConnections()
+	p := latencytest.Func(func(ctx context.Context, req latencytest.Request) error {
+		body := `{"model":"fake-model","stream":true,"max_tokens":11,"messages":[{"role":"user","content":"hi"}]}`
+		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(hreq)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	})
+	r, err := latencytest.Batch{Requests: 3, NoWarmup: true, Concurrency: 3,
+		Load: latencytest.Load{MaxTokens: 11, Prompt: "hi", TotalTimeout: limit}}.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range r.Records {
+		if rec.Err != latencytest.ClassTotalTimeout || rec.Total < limit || len(rec.Attempts) == 0 {
+			t.Errorf("Instrument: %s: %q after %v (%s), %d attempts: a request past its %v limit", rec.ID, rec.Err, rec.Total, rec.Detail, len(rec.Attempts), limit)
+		}
+		for i, a := range rec.Attempts {
+			if a.Err == "" {
+				t.Errorf("Instrument: %s attempt %d: a success after %v (from %v), past its %v limit", rec.ID, i+1, a.Total, a.Start, limit)
+			}
+		}
+		t.Log("Instrument", rec.ID, rec.Err, rec.Total, rec.Detail)
 	}
 }

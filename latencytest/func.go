@@ -78,7 +78,7 @@ func (p funcProvider) Call(parent context.Context, req Request) Record {
 func runFunc(parent context.Context, req Request, fn func(ctx context.Context, req Request) error) Record {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	c := newCall(req.ID, ctx, parent)
+	c := newCall(req, ctx, parent)
 	total := afterFunc(parent, req.limit(), func() { cancel(errTotalTimeout) })
 	defer total.Stop()
 	if req.FirstTokenTimeout > 0 {
@@ -147,7 +147,7 @@ func runFunc(parent context.Context, req Request, fn func(ctx context.Context, r
 	if !rec.OK() && rec.LastToken >= 0 {
 		rec.MaxGap = max(rec.MaxGap, rec.Total-rec.LastToken)
 	}
-	enforceLimits(req, &rec) // deadlines.go: a request past its limit is no success
+	enforceLimits(c.req, &rec) // deadlines.go: a request past its limit is no success (c.req: see finish)
 	c.mu.Lock()
 	secrets := c.secrets
 	c.mu.Unlock()

@@ -112,7 +112,7 @@ const (
 // funcCall is the state of one Func call, shared by its attempts (which
 // may run concurrently): mu guards everything below it.
 type funcCall struct {
-	id           string
+	req          Request // its ID, and its limits binding every attempt (finish)
 	start        time.Time
 	ctx, parent  context.Context
 	firstTimeout pendingFunc // zero without a first-token timeout
@@ -144,9 +144,9 @@ type attempt struct {
 	dnsStart, connStart, tlsStart time.Time
 }
 
-// newCall starts a call's record keeping.
-func newCall(id string, ctx, parent context.Context) *funcCall {
-	return &funcCall{id: id, start: time.Now(), ctx: ctx, parent: parent}
+// newCall starts a call's record keeping for req.
+func newCall(req Request, ctx, parent context.Context) *funcCall {
+	return &funcCall{req: req, start: time.Now(), ctx: ctx, parent: parent}
 }
 
 // begin registers a new attempt for req, or returns nil after the call
@@ -160,10 +160,10 @@ func (c *funcCall) begin(req *http.Request) *attempt {
 	a := &attempt{n: len(c.attempts) + 1, start: time.Now(), path: req.URL.Path, post: req.Method == http.MethodPost}
 	a.offset = a.start.Sub(c.start)
 	a.rec = Record{TTFB: NotObserved, TTFT: NotObserved, FirstAnswer: NotObserved, LastToken: NotObserved}
-	if c.id != "" {
-		a.id = c.id
+	if c.req.ID != "" {
+		a.id = c.req.ID
 		if a.n > 1 {
-			a.id = fmt.Sprintf("%s-a%d", c.id, a.n)
+			a.id = fmt.Sprintf("%s-a%d", c.req.ID, a.n)
 		}
 	}
 	c.attempts = append(c.attempts, a)
@@ -485,8 +485,9 @@ func (c *funcCall) sawDone(a *attempt) bool {
 }
 
 // finish ends the call at now (from its start), when fn has returned: an
-// attempt still open ends here (an unread body, a stream the client
-// abandoned); nothing is recorded after. It returns the attempts.
+// attempt still open ends here; nothing is recorded after. Every attempt is
+// held to the request's limits on the call's clock (enforceLimits; c.req
+// drops FirstTokenTimeout once a token came in time). It returns them.
 func (c *funcCall) finish() []*attempt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -499,6 +500,16 @@ func (c *funcCall) finish() []*attempt {
 			} else {
 				c.end(a, now, "", "")
 			}
+		}
+		if a.rec.TTFT >= 0 && a.offset+a.rec.TTFT < c.req.FirstTokenTimeout {
+			c.req.FirstTokenTimeout = 0 // a token in time stopped the timer
+		}
+	}
+	for _, a := range c.attempts {
+		r := a.rec
+		r.TTFT, r.LastToken, r.Total = shift(r.TTFT, a.offset), shift(r.LastToken, a.offset), shift(r.Total, a.offset)
+		if enforceLimits(c.req, &r); r.Err != a.rec.Err {
+			a.rec.Err, a.rec.Detail, a.rec.MaxGap = r.Err, r.Detail, r.MaxGap
 		}
 	}
 	return c.attempts

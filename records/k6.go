@@ -38,17 +38,44 @@ type k6Line struct {
 }
 
 // k6Request is a request being put together from its metric points,
-// which k6 writes on consecutive lines.
+// which k6 writes on consecutive lines (http_reqs first, http_req_failed
+// last).
 type k6Request struct {
 	rec  latencytest.Record
 	line int
+	key  string
+	done bool // its http_req_failed point came: nothing more of it follows
 }
+
+// k6Window is how many requests may be open at once: a file whose
+// requests have no http_req_failed point (k6 before 0.31) ends each one
+// when this many newer ones are open. The requests are added to the Sink
+// in the order they began, so memory stays bounded however long the
+// file is.
+const k6Window = 1024
 
 func decodeK6(r io.Reader, s *Sink) error {
 	declared := map[string]string{} // metric -> contains
-	open := map[string]int{}        // request key -> index in reqs
-	var reqs []k6Request
-	lines := 0
+	open := map[string]*k6Request{} // request key -> its open request
+	var queue []*k6Request          // open requests, in the order they began
+	lines, made := 0, 0
+	// flush adds the requests at the head of the queue that are done, and
+	// the oldest while more than k6Window are open (all of them at the
+	// end).
+	flush := func(all bool) error {
+		for len(queue) > 0 && (all || queue[0].done || len(queue) > k6Window) {
+			q := queue[0]
+			queue[0] = nil
+			queue = queue[1:]
+			if open[q.key] == q {
+				delete(open, q.key)
+			}
+			if err := addK6(s, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	err := readLines(r, s, func(b []byte) error {
 		n := s.line
 		var l k6Line
@@ -74,16 +101,19 @@ func decodeK6(r io.Reader, s *Sink) error {
 		}
 		tags, _ := json.Marshal(l.Data.Tags)
 		key := l.Data.Time.Format(time.RFC3339Nano) + string(tags)
-		i, ok := open[key]
-		if !ok || (l.Metric == "http_req_duration" && reqs[i].rec.Total != latencytest.NotObserved) {
-			i = len(reqs)
-			open[key] = i
-			rec := latencytest.Record{ID: fmt.Sprintf("k6-%05d", i), TTFB: latencytest.NotObserved, Total: latencytest.NotObserved,
+		q := open[key]
+		if q == nil || q.done || (l.Metric == "http_req_duration" && q.rec.Total != latencytest.NotObserved) {
+			if q != nil {
+				q.done = true // the same key again: a new request
+			}
+			rec := latencytest.Record{ID: fmt.Sprintf("k6-%05d", made), TTFB: latencytest.NotObserved, Total: latencytest.NotObserved,
 				LastToken: latencytest.NotObserved, MaxGap: latencytest.NotObserved}
+			made++
 			k6Status(&rec, l.Data.Tags)
-			reqs = append(reqs, k6Request{rec: rec, line: n})
+			q = &k6Request{rec: rec, line: n, key: key}
+			open[key] = q
+			queue = append(queue, q)
 		}
-		q := &reqs[i]
 		d, err := inUnit(l.Data.Value, "ms")
 		if err != nil && l.Metric != "http_reqs" && l.Metric != "http_req_failed" {
 			return fmt.Errorf("line %d: %s: %w", n, l.Metric, err)
@@ -97,31 +127,39 @@ func decodeK6(r io.Reader, s *Sink) error {
 			q.rec.Connect = d
 		case "http_req_tls_handshaking":
 			q.rec.TLS = d
+		case "http_req_failed":
+			q.done = true
 		}
-		return nil
+		return flush(false)
 	})
 	if err != nil {
+		return err
+	}
+	if err := flush(true); err != nil {
 		return err
 	}
 	if lines == 0 {
 		return fmt.Errorf("no line in the file")
 	}
-	for i := range reqs {
-		rec := &reqs[i].rec
-		if rec.Total == latencytest.NotObserved {
-			if rec.OK() {
-				untimed(rec, "k6", "no http_req_duration point")
-			}
-			rec.Total = 0
-		}
-		if err := s.Add(rec, fmt.Sprintf("line %d", reqs[i].line)); err != nil {
-			return err
-		}
-	}
-	if len(reqs) == 0 {
+	if made == 0 {
 		s.Note("the file holds no HTTP request point")
 	}
 	return nil
+}
+
+// addK6 adds a request whose points have all been read.
+func addK6(s *Sink, q *k6Request) error {
+	rec := &q.rec
+	if rec.Total == latencytest.NotObserved {
+		if rec.OK() {
+			untimed(rec, "k6", "no http_req_duration point")
+		}
+		rec.Total = 0
+	}
+	cur := s.line
+	s.line = q.line // where Add says the request is: its duration's line
+	defer func() { s.line = cur }()
+	return s.Add(rec, "")
 }
 
 // k6Status fills a request's status and error class from its tags.

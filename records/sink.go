@@ -1,6 +1,7 @@
 package records
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ type Sink struct {
 	file   string
 	n      int      // records of the current file
 	fps    []uint64 // the current file's fingerprints
+	sent   []sentAt // the current file's records with a send time (duplicates)
 	seen   []fileFingerprints
 
 	versions, models, notes, partial []string
@@ -43,17 +45,29 @@ type fileFingerprints struct {
 	fps  []uint64
 }
 
+// sentAt is a record with a send time: its fingerprint, its place among
+// the file's records and its line (0 outside a JSON-lines file).
+type sentAt struct {
+	fp      uint64
+	n, line uint32
+}
+
 func newSink(f *Format, split bool) *Sink {
 	return &Sink{f: f, split: split, builder: map[int]builder{}}
 }
 
 func (s *Sink) startFile(path, prefix string) {
-	s.file, s.prefix, s.n, s.line, s.fps = path, scrub.Text(prefix), 0, 0, s.fps[:0]
+	s.file, s.prefix, s.n, s.line, s.fps, s.sent = path, scrub.Text(prefix), 0, 0, s.fps[:0], s.sent[:0]
 }
 
-// endFile refuses a file whose timed records another file already held
-// (one run under two names), and keeps its fingerprints for the next.
+// endFile refuses a file that holds one request twice (two records with
+// the same send time and clocks, to the nanosecond), or whose timed
+// records another file already held (one run under two names), and keeps
+// its fingerprints for the next.
 func (s *Sink) endFile() error {
+	if err := s.duplicates(); err != nil {
+		return err
+	}
 	if !s.split {
 		return nil
 	}
@@ -65,6 +79,39 @@ func (s *Sink) endFile() error {
 	}
 	s.seen = append(s.seen, fileFingerprints{s.file, slices.Clone(s.fps)})
 	return nil
+}
+
+// duplicates refuses a file with two records of the same send time and
+// clocks to the nanosecond: one request written twice (a file pasted
+// onto itself, a tool that wrote a request again), which would count
+// twice. Only records with a send time are compared: without one, two
+// honest requests of a coarse tool can share every clock.
+func (s *Sink) duplicates() error {
+	d := s.sent
+	slices.SortFunc(d, func(a, b sentAt) int {
+		return cmp.Or(cmp.Compare(a.fp, b.fp), cmp.Compare(a.n, b.n))
+	})
+	pairs := 0
+	var first [2]sentAt
+	for i := 1; i < len(d); i++ {
+		if d[i].fp == d[i-1].fp {
+			if pairs == 0 || d[i-1].n < first[0].n {
+				first = [2]sentAt{d[i-1], d[i]}
+			}
+			pairs++
+		}
+	}
+	if pairs == 0 {
+		return nil
+	}
+	place := func(x sentAt) string {
+		if x.line > 0 {
+			return fmt.Sprintf("line %d", x.line)
+		}
+		return fmt.Sprintf("request %d", x.n+1)
+	}
+	return fmt.Errorf("%s and %s hold the same request (the same send time and clocks, to the nanosecond; %d such repeat(s) in the file): a request written twice would count twice; remove the copies",
+		place(first[0]), place(first[1]), pairs)
 }
 
 // common counts the values two sorted lists share.
@@ -115,8 +162,9 @@ func fingerprint(rec *latencytest.Record) (uint64, bool) {
 // an error naming where and why (see check): a zero or negative latency,
 // a first token after the end, a value out of range.
 func (s *Sink) Add(rec *latencytest.Record, where string) error {
+	line := 0 // the record's line, when where is one
 	if where == "" {
-		where = fmt.Sprintf("line %d", s.line)
+		where, line = fmt.Sprintf("line %d", s.line), s.line
 	}
 	rec.ID = scrub.Text(cut(rec.ID, 200))
 	if rec.ID == "" {
@@ -133,9 +181,12 @@ func (s *Sink) Add(rec *latencytest.Record, where string) error {
 	if err := check(rec, s.f.ZeroTimes); err != nil {
 		return fmt.Errorf("%s: request %s: %w", where, rec.ID, err)
 	}
-	if s.split {
-		if fp, ok := fingerprint(rec); ok {
+	if fp, ok := fingerprint(rec); ok {
+		if s.split {
 			s.fps = append(s.fps, fp)
+		}
+		if !rec.Start.IsZero() {
+			s.sent = append(s.sent, sentAt{fp, uint32(s.n), uint32(line)})
 		}
 	}
 	level := 0

@@ -152,7 +152,8 @@ func TestFirstLongPromptOfAShortRun(t *testing.T) {
 // (a medium prompt's 1,031 ms on a real engine) is no cold start: under
 // AfterIdle(2s) and a 1 s budget, the warm-up requests sent back to back
 // are no candidates, only the first request is. The same request sent
-// after 5 s idle is one, and fails.
+// after 5 s idle is one, and fails (judged, as one of the run's two
+// candidates, against its class's bound at 0.95^(1/2)).
 func TestWarmupIsACandidateOnlyAfterIdle(t *testing.T) {
 	build := func(gap time.Duration) *latencytest.Result {
 		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -179,7 +180,7 @@ func TestWarmupIsACandidateOnlyAfterIdle(t *testing.T) {
 	}
 	r = build(5 * time.Second)
 	out := judge(r, cs)
-	if out.OK || !strings.Contains(out.Note, "1 over budget: c1-0003 1027.5ms (warm-up, after 5.01s idle)") {
+	if out.OK || !strings.Contains(out.Note, "1 over budget: c1-0003 1026.8ms (warm-up, after 5.01s idle)") {
 		t.Errorf("a warm-up after 5 s idle: %s", out)
 	}
 }

@@ -1,9 +1,11 @@
 // Package coldstart finds the cold-start candidates of a run (its first
 // request, one after an idle gap, one a fake server says it slowed) and
 // judges each against the warm requests of its prompt class: a
-// lognormal's 95% upper prediction bound of their TTFTs, or, for a class
-// with too few, the fastest class's bound plus the warm classes' prefill
-// cost per prompt token. It reads a small projection of the records (Rec).
+// lognormal's upper prediction bound of their TTFTs, at the level that
+// keeps a run's false alarms at 5% however many candidates it has
+// (Level), or, for a class with too few, the fastest class's bound plus
+// the warm classes' prefill cost per prompt token. It reads a small
+// projection of the records (Rec).
 package coldstart
 
 import (
@@ -22,6 +24,23 @@ import (
 // against its own warm requests (3: two degrees of freedom for the
 // spread).
 const MinWarm = 3
+
+// RunLevel is the share of runs with no cold start whose candidates may
+// reach past their bounds: 5% a run, split over its candidates by Level.
+const RunLevel = 0.05
+
+// Level is the coverage of each candidate's bound in a run of k
+// candidates: (1-RunLevel)^(1/k), Šidák's split of the run's 5% (0.95 for
+// one candidate, 0.99744 for 20). The candidates of a run are judged
+// against the same warm requests, so their exceedances are positively
+// dependent and the product bound holds: a run of k warm candidates
+// passes all k bounds with probability 95% or more.
+func Level(k int) float64 {
+	if k <= 1 {
+		return 1 - RunLevel
+	}
+	return math.Pow(1-RunLevel, 1/float64(k))
+}
 
 // Failed is the TTFT of a failed or unobserved first token (the
 // largest Duration, as latencytest.Failed).
@@ -135,12 +154,13 @@ func Find(r []Rec, idle time.Duration) []Candidate {
 		w.tokens = append(w.tokens, time.Duration(rec.PromptTokens))
 	}
 	names := slices.Sorted(maps.Keys(classes))
+	level := Level(len(idx))
 	var ref *warmClass // the fastest class with MinWarm warm requests
 	for _, c := range names {
 		w := classes[c]
 		w.median, w.medTok = w.ttft.Quantile(0.5), float64(w.tokens.Quantile(0.5))
 		if len(w.ttft) >= MinWarm {
-			w.reach = warmReach(w.ttft)
+			w.reach = warmReach(w.ttft, level)
 			if ref == nil || w.median < ref.median {
 				ref = w
 			}
@@ -197,8 +217,11 @@ func Find(r []Rec, idle time.Duration) []Candidate {
 }
 
 // warmReach is Candidate.WarmReach of a class's warm TTFTs (at least
-// MinWarm of them, all positive).
-func warmReach(s sample) time.Duration {
+// MinWarm of them, all positive) at the coverage level (Level): the
+// larger of their p95 and the lognormal's upper prediction bound
+// exp(mean + t(level, m-1) sqrt(1+1/m) sd) of the log TTFTs, which a new
+// warm request of the class exceeds with probability 1-level.
+func warmReach(s sample, level float64) time.Duration {
 	m := len(s)
 	mean, ss := 0.0, 0.0
 	for _, v := range s {
@@ -210,27 +233,8 @@ func warmReach(s sample) time.Duration {
 		ss += d * d
 	}
 	sd := math.Sqrt(ss / float64(m-1))
-	bound := math.Exp(mean+studentT95(m-1)*math.Sqrt(1+1/float64(m))*sd) * float64(time.Second)
+	bound := math.Exp(mean+stats.StudentT(level, float64(m-1))*math.Sqrt(1+1/float64(m))*sd) * float64(time.Second)
 	return max(time.Duration(math.Min(bound, float64(Failed/2))), s.Quantile(0.95))
-}
-
-// t95 is Student's t 0.95 quantile for 1 to 30 degrees of freedom.
-var t95 = [...]float64{6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812,
-	1.796, 1.782, 1.771, 1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725,
-	1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697}
-
-// studentT95 is Student's t 0.95 quantile with df >= 1 degrees of
-// freedom: the table to 30, then the Cornish-Fisher expansion around the
-// normal's 1.6449 (within 0.001 of the exact value from 30 on; scipy:
-// stats.t.ppf(0.95, df)).
-func studentT95(df int) float64 {
-	if df <= len(t95) {
-		return t95[df-1]
-	}
-	const z = 1.6448536269514722
-	d := float64(df)
-	z3, z5 := z*z*z, z*z*z*z*z
-	return z + (z3+z)/(4*d) + (5*z5+16*z3+3*z)/(96*d*d)
 }
 
 // span is [from, to) in time.

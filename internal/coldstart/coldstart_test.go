@@ -80,19 +80,37 @@ func TestFindExtrapolates(t *testing.T) {
 }
 
 // warmReach is the lognormal's upper prediction bound: for TTFTs of
-// log-mean m and log-sd s, exp(m + t95(n-1) sqrt(1+1/n) s).
+// log-mean m and log-sd s, exp(m + t(level, n-1) sqrt(1+1/n) s), with
+// t's quantile at any level (t(0.95, 2) = 2.920, t(0.9975, 2) = 14.089).
 func TestWarmReach(t *testing.T) {
 	s := sample{100 * ms, 200 * ms, 400 * ms}
 	m := math.Log(0.2)
 	sd := math.Log(2)
-	want := time.Duration(math.Exp(m+2.920*math.Sqrt(1+1.0/3)*sd) * 1e9)
-	if got := warmReach(s); (got - want).Abs() > time.Microsecond {
-		t.Errorf("warmReach %v, want %v", got, want)
-	}
-	for df, want := range map[int]float64{1: 6.314, 30: 1.697, 31: 1.6955, 120: 1.6577, 1e6: 1.6449} {
-		if got := studentT95(df); math.Abs(got-want) > 0.001 {
-			t.Errorf("studentT95(%d) = %.4f, want %.4f", df, got, want)
+	for level, tq := range map[float64]float64{0.95: 2.91998558035, 0.9975: 14.0890472756} {
+		want := time.Duration(math.Exp(m+tq*math.Sqrt(1+1.0/3)*sd) * 1e9)
+		if got := warmReach(s, level); (got - want).Abs() > time.Microsecond {
+			t.Errorf("warmReach at %v: %v, want %v", level, got, want)
 		}
+	}
+}
+
+// Level splits a run's 5% over its candidates (Šidák): k candidates
+// each within their bound with probability Level(k) all are with 95%.
+func TestLevel(t *testing.T) {
+	for _, k := range []int{0, 1, 2, 11, 20} {
+		got := Level(k)
+		if k <= 1 {
+			if got != 0.95 {
+				t.Errorf("Level(%d) = %v, want 0.95", k, got)
+			}
+			continue
+		}
+		if all := math.Pow(got, float64(k)); math.Abs(all-0.95) > 1e-12 {
+			t.Errorf("Level(%d) = %v: all %d within with probability %v, want 0.95", k, got, k, all)
+		}
+	}
+	if got := Level(20); math.Abs(got-0.997439) > 1e-6 {
+		t.Errorf("Level(20) = %v", got)
 	}
 }
 

@@ -14,7 +14,7 @@
 // a secret, wherever it starts (a server that echoes key[3:], or a middle
 // slice), in each form a server may echo it in: as given; JSON-escaped,
 // percent-escaped or as HTML character references, nested up to three
-// layers; hex (lower or upper case: any 4 bytes of a secret, 8 hex
+// layers; hex (in any case, mixed too: any 4 bytes of a secret, 8 hex
 // digits); base64 (standard and URL alphabets, at any offset: any 6
 // bytes of a secret, 8 base64 characters, and then the whole base64 word
 // goes). A text cut inside a secret (at its end, or before the "…" that

@@ -51,7 +51,8 @@ type pattern struct {
 }
 
 // patternsOf returns the forms of one secret: as given (and with '+' for
-// each space), its hex in lower and upper case, and the base64
+// each space), its hex (in lower case: windows of hex digits are matched
+// in any case, see canon), and the base64
 // characters that only its bytes determine, at each of the three offsets
 // from a 3-byte group's start, in the standard and URL alphabets.
 func patternsOf(sec string) []pattern {
@@ -73,7 +74,6 @@ func patternsOf(sec string) []pattern {
 	}
 	h := hex.EncodeToString([]byte(sec))
 	add(h, kindPlain, false)
-	add(strings.ToUpper(h), kindPlain, false)
 	for off := range 3 {
 		enc := base64.StdEncoding.EncodeToString(append(make([]byte, off), sec...))
 		lo, hi := (8*off+5)/6, 8*(off+len(sec))/6
@@ -105,11 +105,17 @@ func New(secrets []string) *Set {
 				s.longest = max(s.longest, len(p.s))
 			}
 			for i := 0; i+8 <= len(p.s); i++ {
-				windows = append(windows, windowEntry{load64(p.s, i), p.kind})
+				windows = append(windows, windowEntry{canon(load64(p.s, i)), p.kind})
 			}
 			for q := 1; q < len(p.s); q++ {
-				b := blockHash(p.s[q-1], p.s[q])
-				s.shift[b] = min(s.shift[b], uint8(max(7-q, 0)))
+				// A hex letter's block in either case: a window of hex
+				// digits matches in any case (canon).
+				for _, x := range caseVariants(p.s[q-1]) {
+					for _, y := range caseVariants(p.s[q]) {
+						b := blockHash(x, y)
+						s.shift[b] = min(s.shift[b], uint8(max(7-q, 0)))
+					}
+				}
 			}
 		}
 	}
@@ -168,6 +174,41 @@ func startHash(s string) uint64 {
 
 // blockHash hashes two bytes to 12 bits.
 func blockHash(a, b byte) int { return (int(a)<<4 ^ int(b)) & 4095 }
+
+// foldHex maps A-F to a-f and every other byte to itself.
+var foldHex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+	}
+	for c := 'A'; c <= 'F'; c++ {
+		t[c] = byte(c) | 0x20
+	}
+	return t
+}()
+
+// caseVariants are c and, for a hex letter, its other case.
+func caseVariants(c byte) []byte {
+	if 'a' <= c|0x20 && c|0x20 <= 'f' {
+		return []byte{c | 0x20, c &^ 0x20}
+	}
+	return []byte{c}
+}
+
+// canon is the form a window is stored and looked up in: a window of 8
+// hex digits in lower case, so that a secret's hex matches in lower,
+// upper or mixed case ("aB3f…", as a server that re-encodes it may
+// write it); any other window as it is.
+func canon(w uint64) uint64 {
+	var folded uint64
+	for k := 0; k < 64; k += 8 {
+		c := byte(w >> k)
+		if !isHexDigit(c) {
+			return w
+		}
+		folded |= uint64(foldHex[c]) << k
+	}
+	return folded
+}
 
 // sets caches a Set per list of secrets (lists are few: one per provider,
 // and a Func call's credentials). It is copied on write, so that the hot
@@ -320,7 +361,7 @@ func (s *Set) find(text string, out []span) []span {
 			continue
 		}
 		i := pos - 7
-		if kind := s.lookup(load64(text, i)); kind != 0 {
+		if kind := s.lookup(canon(load64(text, i))); kind != 0 {
 			add(i, i+8, kind)
 		}
 		pos++

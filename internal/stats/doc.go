@@ -1,5 +1,6 @@
 // Package stats holds the module's few statistics, written once: the
-// binomial CDF ([BinomCDF], [BinomCDFs]), Spearman's rank correlation
+// binomial CDF ([BinomCDF], [BinomCDFs]), Student's t quantile at any
+// level ([StudentT], [StudentTCDF]), Spearman's rank correlation
 // ([Spearman]) and the linear-interpolation quantile of a sorted slice
 // ([Quantile], built from [Rank] and [Lerp]).
 //
