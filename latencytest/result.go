@@ -73,7 +73,10 @@ func (r *Result) sample(get func(*Record) time.Duration) Sample {
 			continue
 		}
 		v := get(rec)
-		if !rec.OK() || v < 0 {
+		switch {
+		case rec.cancelled():
+			v = rec.cancelledValue(v) // cancel.go
+		case !rec.OK() || v < 0:
 			v = Failed
 		}
 		s = append(s, v)
@@ -106,8 +109,16 @@ func (r *Result) FirstAnswer() Sample {
 }
 
 // Total is the total time of each measured request (Failed for a failed
-// request).
-func (r *Result) Total() Sample { return r.sample(func(x *Record) time.Duration { return x.Total }) }
+// request, and for one the client cancelled: it never ended).
+func (r *Result) Total() Sample { return r.sample(totalOf) }
+
+// totalOf is x's Total, NotObserved for a cancelled x (see Cancel).
+func totalOf(x *Record) time.Duration {
+	if x.cancelled() {
+		return NotObserved
+	}
+	return x.Total
+}
 
 // MaxGap is the longest inter-token silence of each measured request
 // (Failed for a failed request, and for one with no token event: a
@@ -134,7 +145,7 @@ func (r *Result) ITL() Sample {
 	for _, rec := range r.All() {
 		if !rec.Warmup {
 			s = rec.Gaps.AppendTo(s)
-			if !rec.OK() {
+			if !rec.OK() && !rec.cancelled() {
 				s = append(s, Failed)
 			}
 		}
@@ -191,6 +202,8 @@ func (r *Result) Counts() Counts {
 			c.Discarded++
 		case rec.OK():
 			c.Kept++
+		case rec.cancelled():
+			c.Cancelled++
 		default:
 			c.Failed++
 		}
@@ -199,7 +212,8 @@ func (r *Result) Counts() Counts {
 }
 
 // ErrorRate is the fraction of measured requests that failed; NaN when no
-// request was measured.
+// request was measured. Requests the client cancelled on purpose are in
+// neither part (see Cancel).
 func (r *Result) ErrorRate() float64 {
 	c := r.Counts()
 	if c.Kept+c.Failed == 0 {
@@ -208,11 +222,12 @@ func (r *Result) ErrorRate() float64 {
 	return float64(c.Failed) / float64(c.Kept+c.Failed)
 }
 
-// Errors counts the measured failures by class.
+// Errors counts the measured failures by class (a request the client
+// cancelled on purpose is none: see Counts.Cancelled).
 func (r *Result) Errors() map[string]int {
 	m := map[string]int{}
 	for _, rec := range r.All() {
-		if !rec.Warmup && !rec.OK() {
+		if !rec.Warmup && !rec.OK() && !rec.cancelled() {
 			m[rec.Err]++
 		}
 	}
@@ -226,7 +241,7 @@ func (r *Result) errorExamples() []ErrorExample {
 	var out []ErrorExample
 	at := map[string]int{}
 	for _, rec := range r.All() {
-		if rec.Warmup || rec.OK() {
+		if rec.Warmup || rec.OK() || rec.cancelled() {
 			continue
 		}
 		k, ok := at[rec.Err]
@@ -406,7 +421,7 @@ func (r *Result) fromSchedule(get func(*Record) time.Duration) Sample {
 // schedule (not an OpenLoop's: a closed loop hides its waits, so it cannot
 // give this figure).
 func (r *Result) FromSchedule() Sample {
-	return r.fromSchedule(func(x *Record) time.Duration { return x.StartDelay + x.Total })
+	return r.fromSchedule(func(x *Record) time.Duration { return x.StartDelay + totalOf(x) })
 }
 
 // TTFTFromSchedule is the time from each measured request's scheduled
