@@ -84,10 +84,10 @@ const StoppedWithin = 1
 // requests it kept generating for (a cost: tokens paid for and never
 // read).
 type Summary struct {
-	N                 int
+	N                  int
 	CloseP50, CloseMax time.Duration
-	Reported, Stopped int
-	KeptGenerating    []Stop // server reported more than StoppedWithin tokens after the close, most tokens first
+	Reported, Stopped  int
+	KeptGenerating     []Stop // server reported more than StoppedWithin tokens after the close, most tokens first
 }
 
 // Summarize summarizes stops (nil: none cancelled).
