@@ -180,8 +180,8 @@ func (c Conversation) normalized() (Conversation, error) {
 	if why := c.ThinkTime.check(); why != "" {
 		errs = append(errs, errors.New(why))
 	}
-	if why := cancel.Check(c.Cancel.After, c.Cancel.AfterTokens, c.Cancel.Share); why != "" {
-		errs = append(errs, errors.New(why))
+	if err := c.Cancel.Check(); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("agent: conversation: %w", errors.Join(errs...))
@@ -279,13 +279,7 @@ func (c Conversation) session(ctx context.Context, p latencytest.Provider, s int
 func (c Conversation) request(id string, msgs []latencytest.Message) latencytest.Request {
 	req := latencytest.Request{ID: id, Messages: append([]latencytest.Message(nil), msgs...), MaxTokens: c.MaxTokens,
 		Temperature: c.Temperature, FirstTokenTimeout: c.FirstTokenTimeout, TotalTimeout: c.TotalTimeout, HardCap: c.HardCap}
-	share := c.Cancel.Share
-	if share == 0 {
-		share = 1
-	}
-	if (c.Cancel.After > 0 || c.Cancel.AfterTokens > 0) && cancel.Draw(c.Cancel.Seed, id, share) {
-		req.CancelAfter, req.CancelAfterTokens = c.Cancel.After, c.Cancel.AfterTokens
-	}
+	req.CancelAfter, req.CancelAfterTokens = c.Cancel.For(id)
 	return req
 }
 

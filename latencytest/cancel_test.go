@@ -137,3 +137,25 @@ func TestCancelRefusesBadInput(t *testing.T) {
 		t.Log(err)
 	}
 }
+
+// Compact records keep the cancel's clocks, the server's word on the
+// close, and a conversation's session and turn.
+func TestCompactKeepsCancelsAndTurns(t *testing.T) {
+	recs := []latencytest.Record{
+		{ID: "a-0000", Err: "cancelled", TTFT: 100 * ms, Total: 121 * ms, CancelAt: 120 * ms, CancelClose: ms, ServerAfterClose: 3, ServerCloseReported: true, Session: 2, Turn: 7},
+		{ID: "a-0001", Err: "cancelled", TTFT: 100 * ms, CancelAt: 120 * ms, ServerCloseReported: true},
+		{ID: "a-0002", TTFT: 100 * ms, Total: 200 * ms},
+	}
+	r := &latencytest.Result{Records: recs, Planned: 3, Start: time.Unix(0, 0)}
+	r.Compact()
+	for i, want := range recs {
+		got := r.Record(i)
+		if got.Err != want.Err || got.CancelAt != want.CancelAt || got.CancelClose != want.CancelClose || got.ServerAfterClose != want.ServerAfterClose ||
+			got.ServerCloseReported != want.ServerCloseReported || got.Session != want.Session || got.Turn != want.Turn {
+			t.Errorf("record %d: %+v, want %+v", i, got, want)
+		}
+	}
+	if c := r.Counts(); c.Cancelled != 2 || c.Kept != 1 {
+		t.Errorf("counts %+v", c)
+	}
+}

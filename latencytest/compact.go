@@ -111,7 +111,7 @@ func (c *compactStore) put(slot int, rec *Record) {
 		for d := range rec.Gaps.Values() {
 			c.itl.Add(d)
 		}
-		if !rec.OK() && !rec.cancelled() {
+		if !rec.OK() && !cancelled(rec) {
 			c.itl.Add(Failed)
 		}
 	}

@@ -136,11 +136,11 @@ const (
 var (
 	// Classes lists the error classes of a call besides "http_<status>": every
 	// Class constant but ClassToolError, a chain's (add a new class to
-	// both), and "cancelled", the client's own cancel (see Cancel).
+	// both).
 	Classes = []string{
 		ClassFirstTokenTimeout, ClassTotalTimeout, ClassEmptyStream, ClassEmptyAnswer, ClassTruncated,
 		ClassBadStream, ClassRefusal, ClassContentFilter, ClassTransport, ClassCanceled, ClassCallError,
-		classCancelled,
+		classCancelled, // the client's own cancel (see Cancel)
 	}
 	// DefaultMix is 70% short, 20% medium, 10% long prompts (about 200,
 	// 1,000 and 6,000 tokens, capped at 100, 300 and 600 tokens), seed 7:

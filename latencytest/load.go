@@ -57,8 +57,7 @@ type Load struct {
 	// past, ignored in virtual time when real). Zero: start at once, or
 	// (FromEnv) the TAILGUARD_START_AT environment variable.
 	StartAt time.Time
-	// Cancel makes the client cancel some requests on purpose (see
-	// Cancel). Zero: none.
+	// Cancel cancels some requests on purpose (see Cancel). Zero: none.
 	Cancel Cancel
 
 	shardSrc string // where Shard came from: "Shard" or EnvShard
@@ -116,7 +115,9 @@ func (l Load) normalized(label string, errs []error) (Load, []error) {
 	check(l.HardCap < 0, "hard_cap %v < 0", l.HardCap)
 	check(l.Temperature != nil && !(*l.Temperature >= 0 && *l.Temperature <= 2), "temperature %v outside [0,2]", deref(l.Temperature))
 	check(strings.ContainsAny(l.Label, " \t\n"), "label %q contains white space", l.Label)
-	errs = l.Cancel.check(errs)
+	if err := l.Cancel.Check(); err != nil {
+		errs = append(errs, err)
+	}
 	if l.shardSrc == "" {
 		l.shardSrc = "Shard"
 	}
@@ -135,7 +136,7 @@ func (l Load) normalized(label string, errs []error) (Load, []error) {
 func (l Load) request(id string, msgs []Message) Request {
 	req := Request{ID: id, Messages: msgs, MaxTokens: l.MaxTokens, Temperature: l.Temperature,
 		FirstTokenTimeout: l.FirstTokenTimeout, TotalTimeout: l.TotalTimeout, HardCap: l.HardCap}
-	l.Cancel.apply(&req)
+	req.CancelAfter, req.CancelAfterTokens = l.Cancel.For(id)
 	return req
 }
 

@@ -183,14 +183,14 @@ func (r *Record) TokensUnobserved() bool { return r.OK() && r.TokenEvents == 0 &
 // events. When usage reported no completion tokens, n is the token events
 // and the rate is in events per second.
 //
-// A cancelled request (see Cancel) counts the tokens it received before
-// the cancel. It is 0 for a failed request (a failure is never fast), and NaN for a
-// success that has no rate: fewer than two tokens (a one-token answer),
-// no token observed, or every token in one event (no time between the
-// first and the last). Decode-rate figures (sloassert.MinDecodeRate)
-// leave those out, never counting them as 0.
+// It is 0 for a failed request (a failure is never fast; a cancel's rate
+// counts what it saw), and NaN for a success that has no rate: fewer than
+// two tokens (a one-token answer), no token observed, or every token in
+// one event (no time between the first and the last). Decode-rate
+// figures (sloassert.MinDecodeRate) leave those out, never counting them
+// as 0.
 func (r *Record) DecodeRate() float64 {
-	if !r.OK() && !r.cancelled() {
+	if !r.OK() && !cancelled(r) {
 		return 0
 	}
 	n := r.decodeTokens()

@@ -73,10 +73,7 @@ func (r *Result) sample(get func(*Record) time.Duration) Sample {
 			continue
 		}
 		v := get(rec)
-		switch {
-		case rec.cancelled():
-			v = rec.cancelledValue(v) // cancel.go
-		case !rec.OK() || v < 0:
+		if !rec.OK() && !cancelled(rec) || v < 0 { // a cancel's: what it saw (cancel.go)
 			v = Failed
 		}
 		s = append(s, v)
@@ -110,14 +107,8 @@ func (r *Result) FirstAnswer() Sample {
 
 // Total is the total time of each measured request (Failed for a failed
 // request, and for one the client cancelled: it never ended).
-func (r *Result) Total() Sample { return r.sample(totalOf) }
-
-// totalOf is x's Total, NotObserved for a cancelled x (see Cancel).
-func totalOf(x *Record) time.Duration {
-	if x.cancelled() {
-		return NotObserved
-	}
-	return x.Total
+func (r *Result) Total() Sample {
+	return r.sample(func(x *Record) time.Duration { return ended(x, x.Total) })
 }
 
 // MaxGap is the longest inter-token silence of each measured request
@@ -145,7 +136,7 @@ func (r *Result) ITL() Sample {
 	for _, rec := range r.All() {
 		if !rec.Warmup {
 			s = rec.Gaps.AppendTo(s)
-			if !rec.OK() && !rec.cancelled() {
+			if !rec.OK() && !cancelled(rec) {
 				s = append(s, Failed)
 			}
 		}
@@ -202,7 +193,7 @@ func (r *Result) Counts() Counts {
 			c.Discarded++
 		case rec.OK():
 			c.Kept++
-		case rec.cancelled():
+		case cancelled(rec):
 			c.Cancelled++
 		default:
 			c.Failed++
@@ -211,9 +202,8 @@ func (r *Result) Counts() Counts {
 	return c
 }
 
-// ErrorRate is the fraction of measured requests that failed; NaN when no
-// request was measured. Requests the client cancelled on purpose are in
-// neither part (see Cancel).
+// ErrorRate is the fraction of measured requests that failed (a cancel is
+// in neither part: see Cancel); NaN when no request was measured.
 func (r *Result) ErrorRate() float64 {
 	c := r.Counts()
 	if c.Kept+c.Failed == 0 {
@@ -222,12 +212,11 @@ func (r *Result) ErrorRate() float64 {
 	return float64(c.Failed) / float64(c.Kept+c.Failed)
 }
 
-// Errors counts the measured failures by class (a request the client
-// cancelled on purpose is none: see Counts.Cancelled).
+// Errors counts the measured failures by class (a cancel is none).
 func (r *Result) Errors() map[string]int {
 	m := map[string]int{}
 	for _, rec := range r.All() {
-		if !rec.Warmup && !rec.OK() && !rec.cancelled() {
+		if !rec.Warmup && !rec.OK() && !cancelled(rec) {
 			m[rec.Err]++
 		}
 	}
@@ -241,7 +230,7 @@ func (r *Result) errorExamples() []ErrorExample {
 	var out []ErrorExample
 	at := map[string]int{}
 	for _, rec := range r.All() {
-		if rec.Warmup || rec.OK() || rec.cancelled() {
+		if rec.Warmup || rec.OK() || cancelled(rec) {
 			continue
 		}
 		k, ok := at[rec.Err]
@@ -421,7 +410,7 @@ func (r *Result) fromSchedule(get func(*Record) time.Duration) Sample {
 // schedule (not an OpenLoop's: a closed loop hides its waits, so it cannot
 // give this figure).
 func (r *Result) FromSchedule() Sample {
-	return r.fromSchedule(func(x *Record) time.Duration { return x.StartDelay + totalOf(x) })
+	return r.fromSchedule(func(x *Record) time.Duration { return ended(x, x.StartDelay+x.Total) })
 }
 
 // TTFTFromSchedule is the time from each measured request's scheduled

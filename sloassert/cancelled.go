@@ -1,6 +1,8 @@
 package sloassert
 
 import (
+	"time"
+
 	"github.com/tailguard/tailguard/internal/cancel"
 	"github.com/tailguard/tailguard/latencytest"
 )
@@ -23,3 +25,10 @@ func cancelNote(r *latencytest.Result) string {
 // cancelledClass is the note of an error-rate objective asked to count
 // the client's own cancels, which are no error.
 const cancelledClass = "class cancelled is the client's own cancel (latencytest.Cancel): neither a failure nor a success, so no error rate counts it (the report counts it on its own)"
+
+// cancelledKeeps reports whether a cancelled record's value v of metric m
+// counts as a latency, as latencytest's samples take it: observed (before
+// the cancel), and not a time the cancel cut short (Total, FromSchedule).
+func cancelledKeeps(rec *latencytest.Record, m Metric, v time.Duration) bool {
+	return rec.Err == cancel.Class && v >= 0 && m != Total && m != FromSchedule
+}

@@ -305,7 +305,7 @@ func slowest(r *latencytest.Result, m Metric, n int) []Slow {
 		case TTFTFromSchedule:
 			v = rec.StartDelay + rec.TTFT
 		}
-		if !rec.OK() || v < 0 {
+		if (!rec.OK() || v < 0) && !cancelledKeeps(&rec, m, v) {
 			v = latencytest.Failed
 		}
 		out = append(out, Slow{ID: rec.ID, Value: v, Err: rec.Err, Injected: rec.Injected})

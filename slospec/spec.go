@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailguard/tailguard/agent"
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
@@ -165,6 +166,10 @@ type Spec struct {
 	Objectives []Objective
 	// Chains, when set, runs agent chains.
 	Chains *Chains
+	// Conversation, when set, runs multi-turn sessions in place of the
+	// load, and Objectives judge their turns (turn: judges one turn
+	// index). See conversation.go.
+	Conversation *agent.Conversation
 }
 
 // Load is the batch a spec runs at each concurrency level.
@@ -326,6 +331,8 @@ func (s Spec) Run(t *testing.T) {
 	switch {
 	case len(s.Objectives) > 0 && main.records != "":
 		verdicts = s.runRecords(t, title, main)
+	case len(s.Objectives) > 0 && s.Conversation != nil:
+		verdicts = append(verdicts, runConversation(s, t, title, main))
 	case len(s.Objectives) > 0:
 		verdicts = s.runLoad(t, title, main)
 	}

@@ -19,6 +19,7 @@
 package cancel
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	randv2 "math/rand/v2"
@@ -149,4 +150,60 @@ func (s Summary) String() string {
 		fmt.Fprintf(&b, "; KEPT GENERATING after the client's close: %d (a cost: tokens paid for, never read), e.g. %s", k, strings.Join(ex, ", "))
 	}
 	return b.String()
+}
+
+// Cancel is latencytest.Cancel (see its doc): which requests the client
+// cancels on purpose, and when.
+type Cancel struct {
+	// After cancels a chosen request this long after it was sent (0: not
+	// by time).
+	After time.Duration
+	// AfterTokens cancels a chosen request once this many token events
+	// arrived (0: not by tokens).
+	AfterTokens int
+	// Share is the share of requests chosen, in (0,1], drawn per trace
+	// ID from Seed (so concurrency never changes which ones). 0 chooses
+	// every request.
+	Share float64
+	// Seed seeds the draw. Default 0.
+	Seed uint64
+}
+
+// Check returns an error naming what is wrong with c, or nil.
+func (c Cancel) Check() error {
+	if why := Check(c.After, c.AfterTokens, c.Share); why != "" {
+		return errors.New(why)
+	}
+	return nil
+}
+
+// For is when the request with trace ID id is cancelled: c's After and
+// AfterTokens when the draw chooses it, else zeros.
+func (c Cancel) For(id string) (after time.Duration, tokens int) {
+	share := c.Share
+	if share == 0 {
+		share = 1
+	}
+	if (c.After > 0 || c.AfterTokens > 0) && Draw(c.Seed, id, share) {
+		return c.After, c.AfterTokens
+	}
+	return 0, 0
+}
+
+// String describes c for a disclosure: "10% of requests (seed 3)
+// cancelled after 4 token events"; "" when c cancels nothing.
+func (c Cancel) String() string {
+	share := "every request"
+	if c.Share > 0 && c.Share < 1 {
+		share = fmt.Sprintf("%g%% of requests (seed %d)", c.Share*100, c.Seed)
+	}
+	switch {
+	case c.After > 0 && c.AfterTokens > 0:
+		return fmt.Sprintf("%s cancelled after %v or %d token events, whichever first", share, c.After, c.AfterTokens)
+	case c.After > 0:
+		return fmt.Sprintf("%s cancelled after %v", share, c.After)
+	case c.AfterTokens > 0:
+		return fmt.Sprintf("%s cancelled after %d token events", share, c.AfterTokens)
+	}
+	return ""
 }
