@@ -340,7 +340,11 @@ func (c Conversation) disclose(r *ConversationResult) latencytest.Disclosure {
 		nonce = "NO NONCE: sessions open alike, so a server's cache may serve one session's prefix to another"
 	}
 	b.Box(5, fmt.Sprintf("%s; each turn resends the history, its earlier turns a byte-identical prefix; %d cached prompt tokens reported", nonce, cached), false)
-	b.Box(7, fmt.Sprintf("%d session(s) in flight (closed loop), think time %s between turns (seed %d)", c.Concurrency, c.ThinkTime, c.Seed), false)
+	load := fmt.Sprintf("%d session(s) in flight (closed loop), think time %s between turns (seed %d)", c.Concurrency, c.ThinkTime, c.Seed)
+	if cs := c.Cancel.String(); cs != "" {
+		load += "; " + cs
+	}
+	b.Box(7, load, false)
 	b.Box(10, fmt.Sprintf("opening message ~%d tokens, each later user message ~%d tokens, plus the history", c.OpenTokens, c.TurnTokens), false)
 	temp := "provider default (not sent)"
 	if c.Temperature != nil {

@@ -263,10 +263,10 @@ func runConversation(s Spec, t *testing.T, title string, rt runTarget) string {
 // turn objectives need a conversation or records (records: the spec
 // judges records given apart from it).
 func conversationProblem(s *Spec, loadLine int, records bool) (line int, key, msg string) {
-	turns := slices.ContainsFunc(s.Objectives, func(o Objective) bool { return o.Kind == kindTurn })
+	turn := slices.IndexFunc(s.Objectives, func(o Objective) bool { return o.Kind == kindTurn })
 	switch {
-	case s.Conversation == nil && turns && s.Target.Records == "" && !records:
-		return 0, "objectives.turn", "turn objectives judge a conversation's turns: add a conversation section, or judge records of one"
+	case s.Conversation == nil && turn >= 0 && s.Target.Records == "" && !records:
+		return s.Objectives[turn].Line, "objectives.turn", "turn objectives judge a conversation's turns: add a conversation section, or judge records of one"
 	case s.Conversation == nil:
 		return 0, "", ""
 	case loadLine > 0:

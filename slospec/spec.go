@@ -61,6 +61,10 @@ import (
 //	  hard_cap: 150s                # per request; default 150s
 //	  repeat: 1                     # runs per level, for the noise floor; default 1
 //	  location: "CI runner, eu-west-1"   # default $TAILGUARD_LOCATION
+//	  cancel: {after_tokens: 20, share: 10%, seed: 1}   # the client cancels on purpose
+//	                                # (latencytest.Cancel): after: a time, after_tokens:
+//	                                # token events, share of requests (default all); class
+//	                                # cancelled, in no error rate; also in chains, conversation
 //	objectives:                     # judged at every concurrency level
 //	  ttft:                         # also first_answer, total, itl, max_gap
 //	    p50: 400ms                  # quantile keys: p50, p90, p95, p99, p99.9, q0.995 ...
@@ -78,6 +82,8 @@ import (
 //	  cold_start: {max: 10s, after_idle: 2s}   # or cold_start: 10s (after_idle default 1m)
 //	  # cv: {total: 50%}            # the same objectives, grouped by kind
 //	  # tail_ratio: {total: 3}
+//	  # turn: {10: {ttft: {p95: 2s}}}   # with a conversation (or its records): its
+//	  #                             # turn 10 alone (sloassert.Turn)
 //	chains:                         # agent chains, one "chains" subtest
 //	  count: 30                     # default 30
 //	  calls: 10                     # per chain; default 10
@@ -103,6 +109,14 @@ import (
 //	                                # seed: 7}: any fakeprovider distribution, drawn per
 //	                                # chain and call from the seed (default 0); without
 //	                                # it, a fake target's profile tool_latency, if any
+//	# conversation:                 # multi-turn sessions (agent.Conversation) in place of
+//	#                               # load: the objectives judge their turns
+//	#   sessions: 10                # default 10
+//	#   turns: 10                   # per session; default 10
+//	#   concurrency: 1              # sessions at once; default 1
+//	#   think_time: {median: 2s, p99: 20s}   # or a fixed 2s; default none
+//	#   open_tokens: 200            # the opening message; later ones turn_tokens: 50
+//	#   max_tokens: 64              # and temperature, timeouts, no_nonce, cancel, seed
 //
 // # Units
 //
