@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -21,8 +22,10 @@ import (
 	"github.com/tailguard/tailguard/sloassert"
 )
 
-// Limits of a conversation section.
+// Limits of a conversation section, and the time a real-time
+// conversation leaves before the test's deadline.
 const (
+	deadlineMargin  = 5 * time.Second
 	specMaxSessions = 100_000
 	specMaxTurns    = 1_000
 )
@@ -232,7 +235,15 @@ func runConversation(s Spec, t *testing.T, title string, rt runTarget) string {
 		var fake *fakeprovider.Fake
 		rt.onFake = func(f *fakeprovider.Fake) { fake = f }
 		rt.measure(t, func(t *testing.T, p latencytest.Provider) {
-			cr, err := s.Conversation.Run(context.WithoutCancel(t.Context()), p)
+			ctx := t.Context()
+			if rt.fake == nil { // real time: end before go test -timeout does
+				if dl, ok := t.Deadline(); ok {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithDeadline(ctx, dl.Add(-deadlineMargin))
+					defer cancel()
+				}
+			}
+			cr, err := s.Conversation.Run(ctx, p)
 			if err != nil {
 				t.Fatalf("slospec: spec %s: %v", title, err)
 			}

@@ -147,3 +147,29 @@ func TestJudgeReadsConversationRecords(t *testing.T) {
 		}
 	}
 }
+
+// Against an endpoint (the fake served over loopback), the conversation
+// runs in real time and its turns are judged the same way.
+func TestConversationSpecRunsAgainstAnEndpoint(t *testing.T) {
+	f := fakeprovider.New(fakeprovider.Profile{Model: "m", TTFT: fakeprovider.Fixed(time.Millisecond),
+		ITL: fakeprovider.Fixed(time.Duration(0)), OutputTokens: fakeprovider.Fixed(4)})
+	defer f.Close()
+	srv := fakeprovider.NewServer(f)
+	defer srv.Close()
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	t.Setenv("OPENAI_MODEL", "m")
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "endpoint.yaml")
+	// Generous budgets: a real clock on a loaded machine; what is checked
+	// is that the turns were run and judged, turn 3 on its own.
+	text := "target: {endpoint: {}}\nconversation: {sessions: 4, turns: 3, concurrency: 2, max_tokens: 4}\n" +
+		"objectives:\n  ttft: {p50: 10s}\n  turn: {3: {ttft: {p50: 10s}}}\n"
+	if err := os.WriteFile(spec, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	slospec.RunFile(t, spec)
+	if n := len(f.Served()); n != 12 {
+		t.Errorf("the fake served %d requests, want 4 sessions × 3 turns", n)
+	}
+}
