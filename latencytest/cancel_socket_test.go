@@ -14,7 +14,8 @@ import (
 )
 
 // Over loopback, against the fake served as fakellm serves it: each
-// request is cancelled after its second token, its connection closes,
+// request is cancelled after its second token (or the read that brought
+// it, should a starved client read two at once), its connection closes,
 // and the fake sees the close and stops within one event, as it says in
 // GET /fake/served; joined into the records, the report says so. The
 // margins cannot flake: the fake's next token is 100 ms after the
@@ -41,7 +42,7 @@ func TestCancelClosesTheConnectionAndTheFakeStops(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, rec := range r.Records {
-				if rec.Err != "cancelled" || rec.TokenEvents != 2 || rec.CancelAt < 150*ms || rec.CancelAt >= 3*time.Second ||
+				if rec.Err != "cancelled" || rec.TokenEvents < 2 || rec.TokenEvents >= 40 || rec.CancelAt < 150*ms || rec.CancelAt >= 3*time.Second ||
 					rec.CancelClose < 0 || rec.CancelClose >= 3*time.Second {
 					t.Errorf("%s: %s (%s) after %d events, cancel at %v, close %v", rec.ID, rec.Err, rec.Detail, rec.TokenEvents, rec.CancelAt, rec.CancelClose)
 				}
