@@ -96,6 +96,13 @@ type Served struct {
 	Protocol tgprotocol.Name `json:"protocol,omitempty"`
 	// Canceled reports that the client went away before the end.
 	Canceled bool `json:"canceled"`
+	// ClientClosed reports that the fake saw the client close the request
+	// while it was generating (a client's cancel, not the fake's Close),
+	// and AfterClose counts the tokens it generated after it saw that: 0,
+	// or one event's worth when the close came as it generated one. A
+	// server that keeps generating for nobody shows more: a cost.
+	ClientClosed bool `json:"client_closed,omitempty"`
+	AfterClose   int  `json:"after_close,omitempty"`
 }
 
 // New starts a fake provider for the profile; unset fields take their
@@ -398,7 +405,7 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 		f.record(sv)
 		return
 	}
-	s := &session{f: f, w: w, req: req, pl: pl, ad: ad, sv: &sv, release: release}
+	s := &session{f: f, w: w, req: req, pl: pl, ad: ad, sv: &sv, release: release, client: r.Context()}
 	if ctx.Value(inMemoryKey{}) == nil {
 		s.clock = f.preciseClock()
 		s.late = &f.late

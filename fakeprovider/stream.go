@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider/internal/wire"
@@ -36,6 +37,38 @@ type session struct {
 	ctx     context.Context // the request's
 
 	enc wire.Encoder // the protocol's writer
+
+	client  context.Context // the client's request: done when it closes (see watchClose)
+	gen     atomic.Int64    // tokens generated so far (sv.Tokens, for watchClose)
+	atClose atomic.Int64    // gen when the client closed; -1 until then
+}
+
+// watchClose notes how many tokens were generated when the client closed
+// the request (not when the fake closed); stop ends the watch.
+func (s *session) watchClose() (stop func()) {
+	s.atClose.Store(-1)
+	if s.client == nil {
+		return func() {}
+	}
+	seen := make(chan struct{})
+	stopf := context.AfterFunc(s.client, func() {
+		s.atClose.Store(s.gen.Load())
+		close(seen)
+	})
+	return func() {
+		if !stopf() {
+			<-seen // the close was seen: its note is being taken
+		}
+	}
+}
+
+// noteClose fills sv's ClientClosed and AfterClose (see Served) before
+// it is recorded.
+func (s *session) noteClose() {
+	if at := s.atClose.Load(); at >= 0 && s.f.ctx.Err() == nil {
+		s.sv.ClientClosed = true
+		s.sv.AfterClose = max(0, s.sv.Tokens-int(at))
+	}
 }
 
 // outBuffers holds streams' output buffers between requests.
@@ -63,8 +96,11 @@ func (s *session) run(ctx context.Context) {
 	}
 	sv.Fault = strings.Join(faults, "+")
 	recorded := false
+	stopWatch := s.watchClose()
 	defer func() {
+		stopWatch()
 		if !recorded {
+			s.noteClose()
 			s.f.record(*sv)
 		}
 	}()
@@ -202,6 +238,7 @@ func (s *session) run(ctx context.Context) {
 		first = false
 		sent += k
 		sv.Tokens = sent
+		s.gen.Store(int64(sent))
 		sv.ReasoningTokens = min(sent, reasoning)
 		if s.ahead != nil && !s.handAhead(ctx, t, sent, sv.ReasoningTokens, sv.ToolCalls) {
 			return

@@ -76,5 +76,9 @@ func (b *builder) Result(partial string) *Result {
 
 // countsText is box 2's counts of records read from a file.
 func countsText(c Counts) string {
-	return fmt.Sprintf("%d requests: %d kept, %d discarded (warm-up), %d failed", c.Sent, c.Kept, c.Discarded, c.Failed)
+	s := fmt.Sprintf("%d requests: %d kept, %d discarded (warm-up), %d failed", c.Sent, c.Kept, c.Discarded, c.Failed)
+	if c.Cancelled > 0 {
+		s += fmt.Sprintf(", %d cancelled on purpose by the client (neither failed nor kept)", c.Cancelled)
+	}
+	return s
 }

@@ -73,7 +73,9 @@ const (
 	cfChain
 	cfText
 	cfWhole
-	cfNoStart // Start is zero: an imported record without a send time
+	cfNoStart     // Start is zero: an imported record without a send time
+	cfCancel      // cancelled on purpose, or a conversation's turn (cancel.go, package agent)
+	cfServerClose // ServerCloseReported
 )
 
 func newCompactStore(start time.Time) *compactStore {
@@ -114,7 +116,7 @@ func (c *compactStore) put(slot int, rec *Record) {
 		for d := range rec.Gaps.Values() {
 			c.itl.Add(d)
 		}
-		if !rec.OK() {
+		if !rec.OK() && !cancelled(rec) {
 			c.itl.Add(Failed)
 		}
 	}
@@ -153,6 +155,8 @@ func (c *compactStore) encode(b []byte, slot int, rec *Record) []byte {
 	set(cfChain, rec.Chain != 0 || rec.Call != 0)
 	set(cfText, rec.Detail != "" || rec.Injected != "" || len(rec.Notes) > 0)
 	set(cfNoStart, rec.Start.IsZero())
+	set(cfCancel, rec.CancelAt != 0 || rec.CancelClose != 0 || rec.ServerAfterClose != 0 || rec.Session != 0 || rec.Turn != 0)
+	set(cfServerClose, rec.ServerCloseReported)
 	u := func(v uint64) { b = binary.AppendUvarint(b, v) }
 	i := func(v int64) { b = binary.AppendVarint(b, v) }
 	d := func(v time.Duration) { b = binary.AppendVarint(b, int64(v)) }
@@ -214,6 +218,13 @@ func (c *compactStore) encode(b []byte, slot int, rec *Record) []byte {
 			notes = c.intern("\x00"+strings.Join(rec.Notes, "\x00"), false)
 		}
 		u(notes)
+	}
+	if flags&cfCancel != 0 {
+		d(rec.CancelAt)
+		d(rec.CancelClose)
+		i(int64(rec.ServerAfterClose))
+		i(int64(rec.Session))
+		i(int64(rec.Turn))
 	}
 	return b
 }
@@ -279,6 +290,12 @@ func (c *compactStore) decode(slot int, rec *Record) {
 		if n := str(); n != "" {
 			rec.Notes = strings.Split(n[1:], "\x00")
 		}
+	}
+	rec.ServerCloseReported = flags&cfServerClose != 0
+	if flags&cfCancel != 0 {
+		rec.CancelAt, rec.CancelClose = d(), d()
+		rec.ServerAfterClose = int(i())
+		rec.Session, rec.Turn = int(i()), int(i())
 	}
 }
 

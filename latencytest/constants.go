@@ -109,6 +109,7 @@ var (
 	Classes = []string{
 		ClassFirstTokenTimeout, ClassTotalTimeout, ClassEmptyStream, ClassEmptyAnswer, ClassTruncated,
 		ClassBadStream, ClassRefusal, ClassContentFilter, ClassTransport, ClassCanceled, ClassCallError,
+		classCancelled, // the client's own cancel (see Cancel)
 	}
 	// DefaultMix is 70% short, 20% medium, 10% long prompts (about 200,
 	// 1,000 and 6,000 tokens, capped at 100, 300 and 600 tokens), seed 7:

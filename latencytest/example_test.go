@@ -51,7 +51,7 @@ func ExampleBatch_Run() {
 	fmt.Println(r.Errors(), r.ErrorRate())
 	fmt.Println(r.Records[0].ID, r.Records[0].Warmup, r.Records[2].ID, r.Records[2].Warmup)
 	// Output:
-	// {Planned:22 Sent:22 Kept:18 Discarded:2 Failed:2}
+	// {Planned:22 Sent:22 Kept:18 Discarded:2 Failed:2 Cancelled:0}
 	// map[empty_stream:1 http_529:1] 0.1
 	// c4-0000 true c4-0002 false
 }
@@ -170,7 +170,7 @@ func ExampleSweep() {
 	}
 	fmt.Println("served:", len(f.Served()))
 	// Output:
-	// level 1: {Planned:13 Sent:13 Kept:12 Discarded:1 Failed:0}, last c1-0012
-	// level 4: {Planned:13 Sent:13 Kept:12 Discarded:1 Failed:0}, last c4-0012
+	// level 1: {Planned:13 Sent:13 Kept:12 Discarded:1 Failed:0 Cancelled:0}, last c1-0012
+	// level 4: {Planned:13 Sent:13 Kept:12 Discarded:1 Failed:0 Cancelled:0}, last c4-0012
 	// served: 26
 }

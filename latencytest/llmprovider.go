@@ -234,6 +234,14 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 		first = afterFunc(parent, req.FirstTokenTimeout, func() { cancel(errFirstTokenTimeout) })
 		defer first.Stop()
 	}
+	// A cancel on purpose (Cancel): its instant, from start (cancel.go).
+	var cancelAt atomic.Int64
+	var byTime pendingFunc // zero: no cancel by time
+	if req.CancelAfter > 0 {
+		byTime = afterFunc(parent, req.CancelAfter, func() { cancelAt.Store(int64(time.Since(start))); cancel(errCancelled) })
+		defer byTime.Stop()
+	}
+	var body io.Closer // the answer's body, once there is one
 
 	// Trace callbacks may run on the transport's goroutines (a dial that
 	// loses a race can even finish after Do returns): they write under mu.
@@ -271,9 +279,23 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 		}
 		return rec
 	}
+	// cancelled ends a call the client cancelled on purpose at at: it
+	// closes the connection and times the close.
+	cancelled := func(at time.Duration) Record {
+		if body != nil {
+			_ = body.Close()
+		}
+		closed := time.Since(start)
+		end(closed)
+		rec.CancelAt, rec.CancelClose = at, max(closed-at, 0)
+		rec.Err, rec.Detail = classCancelled, fmt.Sprintf("cancelled by the client on purpose at %v (after %d token events); the connection closed %v later", at, rec.TokenEvents, rec.CancelClose)
+		return rec
+	}
 	// failed classifies a failure by what ended the call.
 	failed := func(err error) Record {
 		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, errCancelled):
+			return cancelled(time.Duration(cancelAt.Load()))
 		case errors.Is(cause, errFirstTokenTimeout):
 			return fail(ClassFirstTokenTimeout, fmt.Sprintf("no token within %v", req.FirstTokenTimeout))
 		case errors.Is(cause, errTotalTimeout):
@@ -308,6 +330,7 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 	// Closing without draining: after [DONE] the client does not wait for
 	// a server that keeps the connection open.
 	defer resp.Body.Close()
+	body = resp.Body
 	rec.Status = resp.Status
 	rec.Injected = resp.Injected
 	if !resp.HeadAt.IsZero() {
@@ -360,6 +383,13 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 		if st.stopped() {
 			break
 		}
+		if k := req.CancelAfterTokens; k > 0 && rec.TokenEvents >= k {
+			at := time.Since(start)
+			cancelAt.Store(int64(at))
+			cancel(errCancelled)
+			st.finish()
+			return cancelled(at)
+		}
 		if err == io.EOF {
 			st.end() // "data: [DONE]" without its blank line
 			break
@@ -370,6 +400,7 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 		}
 	}
 	end(st.now())
+	byTime.Stop() // the answer is whole: a cancel now would cut the drain only
 	if st.st.done && !eof {
 		drain(parent, resp.Body, buf, cancel)
 	}

@@ -60,6 +60,8 @@ type Load struct {
 	// past, ignored in virtual time when real). Zero: start at once, or
 	// (FromEnv) the TAILGUARD_START_AT environment variable.
 	StartAt time.Time
+	// Cancel cancels some requests on purpose (see Cancel). Zero: none.
+	Cancel Cancel
 
 	shardSrc string // where Shard came from: "Shard" or EnvShard
 	startSrc string // where StartAt came from: "StartAt" or EnvStartAt
@@ -116,6 +118,9 @@ func (l Load) normalized(label string, errs []error) (Load, []error) {
 	check(l.HardCap < 0, "hard_cap %v < 0", l.HardCap)
 	check(l.Temperature != nil && !(*l.Temperature >= 0 && *l.Temperature <= 2), "temperature %v outside [0,2]", deref(l.Temperature))
 	check(strings.ContainsAny(l.Label, " \t\n"), "label %q contains white space", l.Label)
+	if err := l.Cancel.Check(); err != nil {
+		errs = append(errs, err)
+	}
 	if l.shardSrc == "" {
 		l.shardSrc = "Shard"
 	}
@@ -132,8 +137,10 @@ func (l Load) normalized(label string, errs []error) (Load, []error) {
 
 // request is a request with l's cap, temperature and timeouts.
 func (l Load) request(id string, msgs []Message) Request {
-	return Request{ID: id, Messages: msgs, MaxTokens: l.MaxTokens, Temperature: l.Temperature,
+	req := Request{ID: id, Messages: msgs, MaxTokens: l.MaxTokens, Temperature: l.Temperature,
 		FirstTokenTimeout: l.FirstTokenTimeout, TotalTimeout: l.TotalTimeout, HardCap: l.HardCap}
+	req.CancelAfter, req.CancelAfterTokens = l.Cancel.For(id)
+	return req
 }
 
 // limit is one request's longest time (TotalTimeout or the hard cap).

@@ -35,6 +35,11 @@ type Request struct {
 	// HardCap bounds every call so that a stalled stream never hangs a test
 	// (total_timeout); 0 means 150s.
 	HardCap time.Duration
+	// CancelAfter and CancelAfterTokens cancel the call on purpose (see
+	// Cancel, which sets them): after this long, or once this many token
+	// events arrived; 0: not by that.
+	CancelAfter       time.Duration
+	CancelAfterTokens int
 	// prompt is the shared text Messages end with, when a Batch built
 	// them from its mix (or a Chain its first call, or a replayed trace
 	// a prompt size it repeats): the body is then prebuilt

@@ -47,6 +47,10 @@ type Record struct {
 	// Chain and Call place a chain call (from 0); both 0 outside chains.
 	Chain int `json:"chain,omitempty"`
 	Call  int `json:"call,omitempty"`
+	// Session and Turn place a conversation's turn (package agent's
+	// Conversation; Turn from 1); both 0 outside conversations.
+	Session int `json:"session,omitempty"`
+	Turn    int `json:"turn,omitempty"`
 	// PromptClass is the Mix class ("short", "medium", "long").
 	PromptClass string `json:"prompt_class,omitempty"`
 	// MaxTokens is the cap sent (0: none).
@@ -135,6 +139,17 @@ type Record struct {
 	Err string `json:"err,omitempty"`
 	// Detail explains the error in words (the API key never appears).
 	Detail string `json:"detail,omitempty"`
+	// CancelAt is when the client cancelled the call on purpose (class
+	// "cancelled", see Cancel), and CancelClose how long its connection
+	// then took to close; both 0 otherwise.
+	CancelAt    time.Duration `json:"cancel_at_ns,omitempty"`
+	CancelClose time.Duration `json:"cancel_close_ns,omitempty"`
+	// ServerAfterClose is how many tokens the server says it generated
+	// after it saw the client's close, when ServerCloseReported (a fake
+	// provider's Served.AfterClose, joined by trace ID): more than one
+	// event's worth is a server that kept generating for nobody.
+	ServerAfterClose    int  `json:"server_after_close,omitempty"`
+	ServerCloseReported bool `json:"server_close_reported,omitempty"`
 	// Injected is what the server says it injected into this request: its
 	// Tailguard-Injected response header, which a fault-injecting server
 	// or proxy (fakeprovider's fake among them) may set
@@ -174,13 +189,14 @@ func (r *Record) TokensUnobserved() bool { return r.OK() && r.TokenEvents == 0 &
 // and n is the token events. When usage reported no completion tokens, n is the token events
 // and the rate is in events per second.
 //
-// It is 0 for a failed request (a failure is never fast), and NaN for a
-// success that has no rate: fewer than two tokens (a one-token answer),
-// no token observed, or every token in one event (no time between the
-// first and the last). Decode-rate figures (sloassert.MinDecodeRate)
-// leave those out, never counting them as 0.
+// It is 0 for a failed request (a failure is never fast; a cancel's rate
+// counts what it saw), and NaN for a success that has no rate: fewer than
+// two tokens (a one-token answer), no token observed, or every token in
+// one event (no time between the first and the last). Decode-rate
+// figures (sloassert.MinDecodeRate) leave those out, never counting them
+// as 0.
 func (r *Record) DecodeRate() float64 {
-	if !r.OK() {
+	if !r.OK() && !cancelled(r) {
 		return 0
 	}
 	n := r.decodeTokens()
@@ -218,8 +234,8 @@ func (r *Record) decodeRateUnit() string {
 	return unitEventsPerSecond
 }
 
-// Counts accounts for every request: Sent = Kept + Discarded + Failed
-// (Planned, Sent, Kept, Discarded, Failed).
+// Counts accounts for every request: Sent = Kept + Discarded + Failed +
+// Cancelled (Planned, Sent, Kept, Discarded, Failed, Cancelled).
 type Counts = disclosure.Counts
 
 // ErrorExample is one error class of a result: how many measured requests

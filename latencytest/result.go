@@ -88,7 +88,7 @@ func (r *Result) sample(get func(*Record) time.Duration) Sample {
 			continue
 		}
 		v := get(rec)
-		if !rec.OK() || v < 0 {
+		if !rec.OK() && !cancelled(rec) || v < 0 { // a cancel's: what it saw (cancel.go)
 			v = Failed
 		}
 		s = append(s, v)
@@ -121,8 +121,10 @@ func (r *Result) FirstAnswer() Sample {
 }
 
 // Total is the total time of each measured request (Failed for a failed
-// request).
-func (r *Result) Total() Sample { return r.sample(func(x *Record) time.Duration { return x.Total }) }
+// request, and for one the client cancelled: it never ended).
+func (r *Result) Total() Sample {
+	return r.sample(func(x *Record) time.Duration { return ended(x, x.Total) })
+}
 
 // MaxGap is the longest inter-token silence of each measured request
 // (Failed for a failed request, and for one with no token event: a
@@ -149,7 +151,7 @@ func (r *Result) ITL() Sample {
 	for _, rec := range r.All() {
 		if !rec.Warmup {
 			s = rec.Gaps.AppendTo(s)
-			if !rec.OK() {
+			if !rec.OK() && !cancelled(rec) {
 				s = append(s, Failed)
 			}
 		}
@@ -189,6 +191,8 @@ func (r *Result) Counts() Counts {
 			c.Discarded++
 		case rec.OK():
 			c.Kept++
+		case cancelled(rec):
+			c.Cancelled++
 		default:
 			c.Failed++
 		}
@@ -196,8 +200,8 @@ func (r *Result) Counts() Counts {
 	return c
 }
 
-// ErrorRate is the fraction of measured requests that failed; NaN when no
-// request was measured.
+// ErrorRate is the fraction of measured requests that failed (a cancel is
+// in neither part: see Cancel); NaN when no request was measured.
 func (r *Result) ErrorRate() float64 {
 	c := r.Counts()
 	if c.Kept+c.Failed == 0 {
@@ -206,11 +210,11 @@ func (r *Result) ErrorRate() float64 {
 	return float64(c.Failed) / float64(c.Kept+c.Failed)
 }
 
-// Errors counts the measured failures by class.
+// Errors counts the measured failures by class (a cancel is none).
 func (r *Result) Errors() map[string]int {
 	m := map[string]int{}
 	for _, rec := range r.All() {
-		if !rec.Warmup && !rec.OK() {
+		if !rec.Warmup && !rec.OK() && !cancelled(rec) {
 			m[rec.Err]++
 		}
 	}
@@ -224,7 +228,7 @@ func (r *Result) errorExamples() []ErrorExample {
 	var out []ErrorExample
 	at := map[string]int{}
 	for _, rec := range r.All() {
-		if rec.Warmup || rec.OK() {
+		if rec.Warmup || rec.OK() || cancelled(rec) {
 			continue
 		}
 		k, ok := at[rec.Err]
@@ -404,7 +408,7 @@ func (r *Result) fromSchedule(get func(*Record) time.Duration) Sample {
 // schedule (not an OpenLoop's: a closed loop hides its waits, so it cannot
 // give this figure).
 func (r *Result) FromSchedule() Sample {
-	return r.fromSchedule(func(x *Record) time.Duration { return x.StartDelay + x.Total })
+	return r.fromSchedule(func(x *Record) time.Duration { return ended(x, x.StartDelay+x.Total) })
 }
 
 // TTFTFromSchedule is the time from each measured request's scheduled

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/cancel"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -39,6 +40,7 @@ type aiperfLine struct {
 		RequestEndNS   *int64 `json:"request_end_ns"`
 		BenchmarkPhase string `json:"benchmark_phase"`
 		WasCancelled   bool   `json:"was_cancelled"`
+		CancelledAtNS  *int64 `json:"cancellation_time_ns"`
 	} `json:"metadata"`
 	Metrics map[string]aiperfValue `json:"metrics"`
 	Error   *struct {
@@ -142,7 +144,14 @@ func decodeAIPerf(r io.Reader, s *Sink) error {
 				code = *l.Error.Code
 			}
 			switch {
-			case code == 499 || md.WasCancelled:
+			case md.WasCancelled:
+				// AIPerf's own deliberate cancel (its request cancellation
+				// rate): the class cancelled, no failure (latencytest.Cancel).
+				rec.Err = cancel.Class
+				if at := md.CancelledAtNS; at != nil && md.RequestStartNS != nil && *at >= *md.RequestStartNS {
+					rec.CancelAt = time.Duration(*at - *md.RequestStartNS)
+				}
+			case code == 499:
 				rec.Err = latencytest.ClassCanceled
 			default:
 				classify(&rec, code, l.Error.Type+" "+l.Error.Message)

@@ -110,8 +110,11 @@ func TestImportSemantics(t *testing.T) {
 	ms := func(f float64) time.Duration { return time.Duration(f * 1e6) }
 
 	a := imp(records.AIPerf)
-	if c := a.Counts(); c.Sent != 6 || c.Discarded != 1 || c.Kept != 2 || c.Failed != 3 {
-		t.Errorf("aiperf counts %+v: want 6 sent, 1 warm-up, 2 kept, 3 failed (429, cancelled, untimed)", c)
+	if c := a.Counts(); c.Sent != 6 || c.Discarded != 1 || c.Kept != 2 || c.Failed != 2 || c.Cancelled != 1 {
+		t.Errorf("aiperf counts %+v: want 6 sent, 1 warm-up, 2 kept, 2 failed (429, untimed), 1 cancelled by AIPerf on purpose", c)
+	}
+	if r := a.Records[4]; r.Err != "cancelled" || r.CancelAt != 624928 {
+		t.Errorf("aiperf cancelled record: %s at %v; want cancelled at 624.928µs", r.Err, r.CancelAt)
 	}
 	if r := a.Records[1]; r.TTFT != ms(255.886568) || r.Total != ms(297.525228) || r.Gaps.Len() != 8 || r.TokenEvents != 9 || r.MaxGap != ms(5.674918) || r.FirstAnswer != r.TTFT {
 		t.Errorf("aiperf record 1: TTFT %v total %v gaps %d events %d max gap %v first answer %v", r.TTFT, r.Total, r.Gaps.Len(), r.TokenEvents, r.MaxGap, r.FirstAnswer)
@@ -119,8 +122,8 @@ func TestImportSemantics(t *testing.T) {
 	if r := a.Records[2]; r.FirstAnswer != ms(1150) || r.TTFT != ms(210) || r.ReasoningTokens != 40 {
 		t.Errorf("aiperf reasoning record: first answer %v TTFT %v reasoning %d; want 1.15s, 210ms, 40", r.FirstAnswer, r.TTFT, r.ReasoningTokens)
 	}
-	if e := a.Errors(); e["http_429"] != 1 || e["canceled"] != 1 || e["call_error"] != 1 {
-		t.Errorf("aiperf errors %v: want http_429, canceled and call_error (the untimed record) once each", e)
+	if e := a.Errors(); e["http_429"] != 1 || e["call_error"] != 1 || len(e) != 2 {
+		t.Errorf("aiperf errors %v: want http_429 and call_error (the untimed record) once each", e)
 	}
 	if r := a.Records[5]; len(r.Notes) == 0 || !strings.Contains(r.Detail, "without timing") {
 		t.Errorf("aiperf untimed record: detail %q notes %v: want a note", r.Detail, r.Notes)

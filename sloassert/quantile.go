@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/cancel"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
@@ -505,6 +506,10 @@ func judgeErrorRate(name string, r *latencytest.Result, max float64, classes []s
 		return out
 	}
 	for _, c := range classes {
+		if c == cancel.Class {
+			out.Note = cancelledClass
+			return out
+		}
 		if err := latencytest.CheckClass(c); err != nil {
 			out.Note = strings.TrimPrefix(err.Error(), "latencytest: ")
 			return out

@@ -231,6 +231,9 @@ func runReport(title string, r *latencytest.Result, objectives []Objective) Repo
 	if len(objectives) == 0 {
 		rep.Problem = "no objectives: an empty spec never passes"
 	}
+	if note := cancelNote(r); note != "" {
+		rep.Notes = append(rep.Notes, note) // cancelled.go
+	}
 	return rep
 }
 
@@ -318,7 +321,7 @@ func slowest(r *latencytest.Result, m Metric, n int) []Slow {
 		case TTFTFromSchedule:
 			v = rec.StartDelay + rec.TTFT
 		}
-		if !rec.OK() || v < 0 {
+		if (!rec.OK() || v < 0) && !cancelledKeeps(&rec, m, v) {
 			v = latencytest.Failed
 		}
 		out = append(out, Slow{ID: rec.ID, Value: v, Err: rec.Err, Injected: rec.Injected})
@@ -523,6 +526,9 @@ func (r Report) size() string {
 	c := r.Counts
 	s := fmt.Sprintf("n = %d measured (%d kept, %d failed), %d warm-up discarded, %d sent of %d planned",
 		c.Kept+c.Failed, c.Kept, c.Failed, c.Discarded, c.Sent, c.Planned)
+	if c.Cancelled > 0 {
+		s += fmt.Sprintf("; %d cancelled by the client (in neither)", c.Cancelled)
+	}
 	if len(r.Concurrency) > 0 {
 		parts := make([]string, len(r.Concurrency))
 		for i, x := range r.Concurrency {

@@ -46,6 +46,7 @@ const (
 	kindChainErrorRate ObjectiveKind = "chain_error_rate"
 	kindTask           ObjectiveKind = "task"
 	kindTaskPerCall    ObjectiveKind = "task_per_call"
+	kindTurn           ObjectiveKind = "turn"
 )
 
 // Objective is one objective of a spec, as written.
@@ -74,6 +75,10 @@ type Objective struct {
 	AfterIdle time.Duration
 	// Task is the task target of the task kinds.
 	Task sloassert.Task
+	// Turn, for the turn kind, is the turn index (from 1) whose requests
+	// alone an objective of kind TurnKind judges (conversation.go).
+	Turn     int
+	TurnKind ObjectiveKind
 	// AllowSmallSample, Demonstrate and Refute (a confidence fraction; 0:
 	// off) are the options of quantile kinds.
 	AllowSmallSample bool
@@ -237,6 +242,7 @@ var kinds = []objectiveKind{
 			obj.Name = fmt.Sprintf("%s (task of %d calls, %s of tasks)", obj.Name, o.Task.Calls, percent(1-o.Task.TailTasks))
 			return obj
 		}},
+	turnKind, // conversation.go
 	{name: kindTaskPerCall,
 		sample: func(o Objective) (sloassert.Metric, float64) {
 			q, _ := o.Task.PerCall()

@@ -35,8 +35,12 @@ agent:
 	if err != nil {
 		t.Fatal(err)
 	}
+	conv, err := ParseSpec([]byte("target: {preset: mistral-3-14b}\nconversation: {sessions: 20}\nobjectives:\n  turn: {2: {ttft: {p50: 1s}}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := map[ObjectiveKind]bool{}
-	for _, o := range slices.Concat(s.Objectives, s.Chains.Objectives, s.Agent.Objectives) {
+	for _, o := range slices.Concat(s.Objectives, s.Chains.Objectives, s.Agent.Objectives, conv.Objectives) {
 		got[o.Kind] = true
 		k := kindOf(o)
 		if k == nil {
@@ -111,7 +115,7 @@ func TestKindsOneEntry(t *testing.T) {
 		t.Errorf("the new kind's objective did not judge:\n%s", rep)
 	}
 	_, err = ParseSpec([]byte("target: {preset: mistral-3-14b}\nobjectives:\n  max_totl: 1s\n"))
-	if err == nil || !strings.Contains(err.Error(), "cold_start, max_total, ttft") {
+	if err == nil || !strings.Contains(err.Error(), "turn, max_total, ttft") {
 		t.Errorf("unknown key error does not list the new key: %v", err)
 	}
 	_, err = ParseSpec([]byte("target:\n  endpoint: {stream: false}\nobjectives:\n  max_total: 1s\n"))

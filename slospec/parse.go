@@ -403,7 +403,7 @@ func (p *specParser) spec(data []byte) Spec {
 		p.errorf(root.Line, "", "a spec is a map of name, target, load, objectives and chains, not %s", nodeDesc(root))
 		return s
 	}
-	entries, _ := p.mapping(root, "", false, []string{"name", "target", "load", "objectives", "chains", "agent"}, nil)
+	entries, _ := p.mapping(root, "", false, []string{"name", "target", "load", "objectives", "chains", "agent", "conversation"}, nil)
 	var (
 		loadLine, objLine, agentLine int
 		hasTarget                    bool
@@ -426,6 +426,8 @@ func (p *specParser) spec(data []byte) Spec {
 		case "agent":
 			agentLine = e.k.Line
 			s.Agent = parseAgent(p, e)
+		case "conversation":
+			s.Conversation = parseConversation(p, e)
 		}
 	}
 	if len(p.errs) > 0 {
@@ -433,6 +435,9 @@ func (p *specParser) spec(data []byte) Spec {
 	}
 	if !hasTarget && !p.records {
 		p.errorf(root.Line, "target", "missing: want one of preset, profile, endpoint or records")
+	}
+	if line, key, msg := conversationProblem(&s, loadLine, p.records); msg != "" { // conversation.go
+		p.errorf(max(line, root.Line), key, "%s", msg)
 	}
 	if s.Target.Records != "" {
 		for _, f := range p.loadKeys {

@@ -190,6 +190,7 @@ var loadTable = []field[*Load]{
 	loadField("hard_cap", batchLoad),
 	{"repeat", func(p *specParser, f specEntry, l *Load) { l.Batch.Repeat, _ = p.intIn(f, 1, specMaxRepeat) }},
 	loadField("location", batchLoad),
+	loadField("cancel", batchLoad),
 }
 
 // load parses the load map.
@@ -231,6 +232,8 @@ func (p *specParser) loadKey(f specEntry, l *latencytest.Load) {
 		l.HardCap, _ = p.duration(f, false)
 	case "location":
 		l.Location, _ = p.str(f)
+	case "cancel":
+		l.Cancel = parseCancel(p, f) // conversation.go
 	}
 }
 
@@ -375,6 +378,7 @@ var chainsTable = []field[*Chains]{
 	loadField("total_timeout", chainLoad),
 	loadField("hard_cap", chainLoad),
 	loadField("location", chainLoad),
+	loadField("cancel", chainLoad),
 	{"target", func(p *specParser, f specEntry, c *Chains) {
 		if t, ok := p.target(f); ok {
 			c.Target = &t
@@ -558,11 +562,15 @@ func (p *specParser) task(f specEntry, c *Chains, out *[]Objective) {
 // given to judge) the sample is not planned: its size is known, and
 // checked, when it is judged.
 func (p *specParser) samples(s *Spec) {
-	n := s.Load.measured()
-	src := fmt.Sprintf("load gives %d measured requests a level", n)
+	n0 := s.Load.measured()
+	src0 := fmt.Sprintf("load gives %d measured requests a level", n0)
 	for _, o := range s.Objectives {
 		if s.Target.Records != "" || p.records {
 			break
+		}
+		n, src := n0, src0
+		if s.Conversation != nil {
+			n, src = conversationSamples(s.Conversation, o) // conversation.go
 		}
 		k := kindOf(o)
 		if k == nil || k.sample == nil {
@@ -570,6 +578,7 @@ func (p *specParser) samples(s *Spec) {
 		}
 		m, q := k.sample(o)
 		switch {
+		case q == 0: // a turn objective on a kind without the rule
 		case m == sloassert.ITL: // ITL pools every gap: its n is not known in advance
 		case o.Kind == kindTailRatio:
 			if n < sloassert.MinSamples(q) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailguard/tailguard/agent"
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
@@ -60,6 +61,10 @@ import (
 //	  hard_cap: 150s                # per request; default 150s
 //	  repeat: 1                     # runs per level, for the noise floor; default 1
 //	  location: "CI runner, eu-west-1"   # default $TAILGUARD_LOCATION
+//	  cancel: {after_tokens: 20, share: 10%, seed: 1}   # the client cancels on purpose
+//	                                # (latencytest.Cancel): after: a time, after_tokens:
+//	                                # token events, share of requests (default all); class
+//	                                # cancelled, in no error rate; also in chains, conversation
 //	objectives:                     # judged at every concurrency level
 //	  ttft:                         # also first_answer, total, itl, max_gap
 //	    p50: 400ms                  # quantile keys: p50, p90, p95, p99, p99.9, q0.995 ...
@@ -77,6 +82,8 @@ import (
 //	  cold_start: {max: 10s, after_idle: 2s}   # or cold_start: 10s (after_idle default 1m)
 //	  # cv: {total: 50%}            # the same objectives, grouped by kind
 //	  # tail_ratio: {total: 3}
+//	  # turn: {10: {ttft: {p95: 2s}}}   # with a conversation (or its records): its
+//	  #                             # turn 10 alone (sloassert.Turn)
 //	chains:                         # agent chains, one "chains" subtest
 //	  count: 30                     # default 30
 //	  calls: 10                     # per chain; default 10
@@ -105,6 +112,14 @@ import (
 //	agent:                          # tasks that are graphs of steps (see Agent):
 //	  steps: [{name: plan}, {name: search, after: [plan], fan_out: 3}]
 //	  task: {budget: 20s, tail_tasks: 5%}   # the task totals' p95 within 20 s
+//	# conversation:                 # multi-turn sessions (agent.Conversation) in place of
+//	#                               # load: the objectives judge their turns
+//	#   sessions: 10                # default 10
+//	#   turns: 10                   # per session; default 10
+//	#   concurrency: 1              # sessions at once; default 1
+//	#   think_time: {median: 2s, p99: 20s}   # or a fixed 2s; default none
+//	#   open_tokens: 200            # the opening message; later ones turn_tokens: 50
+//	#   max_tokens: 64              # and temperature, timeouts, no_nonce, cancel, seed
 //
 // # Units
 //
@@ -170,6 +185,10 @@ type Spec struct {
 	Chains *Chains
 	// Agent, when set, runs tasks that are graphs of steps.
 	Agent *Agent
+	// Conversation, when set, runs multi-turn sessions in place of the
+	// load, and Objectives judge their turns (turn: judges one turn
+	// index). See conversation.go.
+	Conversation *agent.Conversation
 }
 
 // Load is the batch a spec runs at each concurrency level.
@@ -331,6 +350,8 @@ func (s Spec) Run(t *testing.T) {
 	switch {
 	case len(s.Objectives) > 0 && main.records != "":
 		verdicts = s.runRecords(t, title, main)
+	case len(s.Objectives) > 0 && s.Conversation != nil:
+		verdicts = append(verdicts, runConversation(s, t, title, main))
 	case len(s.Objectives) > 0:
 		verdicts = s.runLoad(t, title, main)
 	}

@@ -67,7 +67,8 @@ func (s *Source) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Counts accounts for every request: Sent = Kept + Discarded + Failed.
+// Counts accounts for every request: Sent = Kept + Discarded + Failed +
+// Cancelled.
 type Counts struct {
 	// Planned is how many requests the run meant to send.
 	Planned int `json:"planned"`
@@ -80,6 +81,10 @@ type Counts struct {
 	Discarded int `json:"discarded"`
 	// Failed is measured requests that failed.
 	Failed int `json:"failed"`
+	// Cancelled is measured requests the client cancelled on purpose
+	// (see latencytest.Cancel): neither kept nor failed, so Sent = Kept +
+	// Discarded + Failed + Cancelled.
+	Cancelled int `json:"cancelled,omitempty"`
 }
 
 // finite is f, or nil when JSON cannot hold it (NaN, ±Inf).
