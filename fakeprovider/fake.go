@@ -272,7 +272,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	case path == "/metrics":
-		f.serveMetrics(w, r)
+		f.metrics.serve(w, r, f.p.Model, f.p.Replicas*f.p.SlotsPerReplica)
 	case path == "/fake/served":
 		served, dropped := f.servedSnapshot()
 		w.Header().Set(HeaderServedDropped, strconv.Itoa(dropped))

@@ -139,13 +139,13 @@ func escapeLabel(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
 }
 
-// serveMetrics answers GET /metrics.
-func (f *Fake) serveMetrics(w http.ResponseWriter, r *http.Request) {
+// serve answers GET /metrics for a fake serving model on slots slots.
+func (m *serverMetrics) serve(w http.ResponseWriter, r *http.Request, model string, slots int) {
 	if r.Method != http.MethodGet {
 		methodNotAllowed(w, http.MethodGet)
 		return
 	}
-	body := f.metrics.write(f.p.Model, f.p.Replicas*f.p.SlotsPerReplica)
+	body := m.write(model, slots)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tailguard/tailguard/servermetrics"
 )
 
 // Batch is a closed-loop run: Warmup requests then Requests measured ones,
@@ -61,6 +63,7 @@ type Batch struct {
 	// (warm-up included) when i mod Count == Index, with
 	// Concurrency/Count in flight; its Label defaults to "c<Concurrency>".
 	Load
+	ServerMetrics servermetrics.Source // with a URL: scraped before, during and after each run (each Sweep level) into Result.Server
 
 	into  *Result   // where runRange puts its records (Run sets it)
 	slots int       // requests in flight in this shard (normalized)
@@ -216,6 +219,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, fmt.Errorf("latencytest: batch: %w", err)
 	}
 	b.into = res
+	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(b.ServerMetrics.Watch(ctx)) // nil without a URL
 	meter := startCPU()
 	// The provider's connection pool for this concurrency (openai.go),
 	// its idle connections closed when the run ends (each sweep level's).

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/servermetrics"
 )
 
 // Result is what a batch measured: every record, warm-up included, in
@@ -48,6 +50,8 @@ type Result struct {
 	// objective on a shard ("merge the shards, then judge") unless it
 	// allows one (sloassert.AllowShard).
 	Shard Shard `json:"shard,omitzero"`
+
+	Server *servermetrics.Interval `json:"server,omitempty"` // the server's own metrics over the run (Batch.ServerMetrics), or nil
 
 	compact *compactStore // compact records (Records nil): see Compact
 	stream  *recordStream // where a compact run streams its records

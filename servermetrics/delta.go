@@ -66,16 +66,16 @@ type Estimate struct {
 	OK bool
 }
 
-// String gives the estimate with its bucket: "1.2s (bucket 1s-1.5s)",
-// "> 60s (above the last bucket)", or "no observation".
+// String gives the estimate with its bucket: "1234.6ms (bucket
+// 1s-1.5s)", "> 1m0s (above the last bucket)", or "no observation".
 func (e Estimate) String() string {
 	switch {
 	case !e.OK:
 		return "no observation"
 	case e.Above:
-		return "> " + format.Duration(e.Lo) + " (above the last bucket)"
+		return "> " + e.Lo.String() + " (above the last bucket)"
 	}
-	return fmt.Sprintf("%s (bucket %s-%s)", format.Duration(e.Value), format.Duration(e.Lo), format.Duration(e.Hi))
+	return fmt.Sprintf("%s (bucket %s-%s)", format.Duration(e.Value), e.Lo, e.Hi)
 }
 
 // seconds converts a bound in seconds to a Duration.

@@ -18,19 +18,20 @@ const module = "github.com/tailguard/tailguard"
 // allowed says which module packages a package's non-test files may
 // import, by the importer's directory (its first path element, or the
 // whole path for internal/ packages). The house, top to bottom: cmd and
-// examples, slospec, fit, records, sloassert, latencytest, fakeprovider,
-// protocol, internal.
+// examples, slospec, fit, records, sloassert, latencytest, servermetrics,
+// fakeprovider, protocol, internal.
 var allowed = map[string][]string{
-	"protocol":     {"internal"},
-	"fakeprovider": {"protocol", "internal"},
-	"latencytest":  {"protocol", "internal"},
-	"sloassert":    {"latencytest", "protocol", "internal"},
-	"fit":          {"fakeprovider", "latencytest", "protocol", "internal"},
-	"records":      {"latencytest", "protocol", "internal"},
-	"slospec":      {"fakeprovider", "latencytest", "records", "sloassert", "fit", "protocol", "internal"},
-	"internal":     {"internal"},
-	"cmd":          {"*"},
-	"examples":     {"*"},
+	"protocol":      {"internal"},
+	"fakeprovider":  {"protocol", "internal"},
+	"latencytest":   {"servermetrics", "protocol", "internal"},
+	"sloassert":     {"latencytest", "servermetrics", "protocol", "internal"},
+	"fit":           {"fakeprovider", "latencytest", "protocol", "internal"},
+	"records":       {"latencytest", "protocol", "internal"},
+	"slospec":       {"fakeprovider", "latencytest", "records", "sloassert", "fit", "servermetrics", "protocol", "internal"},
+	"servermetrics": {"internal"},
+	"internal":      {"internal"},
+	"cmd":           {"*"},
+	"examples":      {"*"},
 }
 
 // testOnly are libraries the module's tests use and its code never does:
