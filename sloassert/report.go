@@ -193,6 +193,7 @@ func evaluate(r *latencytest.Result, objectives []Objective) Report {
 		rep.Distributions = append(rep.Distributions, Distribution{Metric: string(m), Summary: s.Summarize()})
 	}
 	rep.Slowest = slowest(r, metrics[0], 5)
+	attribute(&rep, r) // the server's part, when its metrics were scraped (attribution.go)
 	judgeShard(&rep, r.Shard, func(i int) options { return objectives[i].opts })
 	return rep
 }
@@ -460,6 +461,9 @@ func outcomeTable(outs []Outcome) string {
 			line += "  (" + outs[i-1].Note + ")"
 		}
 		sb.WriteString(line + "\n")
+		if i > 0 && outs[i-1].Server != "" {
+			sb.WriteString("    where the time went: " + outs[i-1].Server + "\n")
+		}
 	}
 	return sb.String()
 }
