@@ -2,8 +2,10 @@ package sloassert
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/latencytest"
@@ -148,4 +150,75 @@ func serverNotes(r *latencytest.Result, iv *servermetrics.Interval) []string {
 	notes = append(notes, line,
 		"server metrics limits: each server figure is known to its histogram bucket only; the server times on its own clock from when it received the request; its histograms count every client of the server; quantiles of parts do not add up to the quantile of their sum")
 	return notes
+}
+
+// ServerQueue is the objective "the server's own queue time, at its
+// q-quantile over the run, is within budget", for teams that own the
+// server: it reads the queue histogram of the server's metrics scraped
+// around the run (latencytest.Result.Server; Batch.ServerMetrics), not
+// the client's clocks. The quantile is known to its histogram bucket
+// only: it passes when the whole bucket is within budget, fails when
+// the whole bucket is over it, and is inconclusive when the budget lies
+// inside the bucket (then the point policy gates on the interpolated
+// estimate, Demonstrate fails and Refute passes). It fails, saying why,
+// without server metrics, without a queue histogram (SGLang before its
+// queue_time_seconds, TGI's fixtures), with no request the server
+// finished, or with fewer than MinSamples(q) of them (unless
+// AllowSmallSample). The server's counts include its other clients.
+func ServerQueue(q float64, budget time.Duration, opts ...Option) Objective {
+	name := fmt.Sprintf("server queue %s <= %s", QuantileName(q), format.Duration(budget))
+	return Objective{Name: name, opts: collect(opts), judge: func(r *latencytest.Result, o options) Outcome {
+		out := Outcome{Objective: name, Observed: "-", Budget: format.Duration(budget), severity: math.Inf(1)}
+		iv := r.Server
+		d, ok := iv.Stage(servermetrics.Queue)
+		switch {
+		case !(q > 0 && q < 1):
+			out.Note = fmt.Sprintf("quantile %v is not in (0,1)", q)
+		case budget <= 0:
+			out.Note = "a budget of " + format.Duration(budget) + " judges nothing"
+		case iv == nil:
+			out.Note = "no server metrics: the run named no metrics endpoint (Batch.ServerMetrics; a spec's load.server_metrics)"
+		case !ok:
+			out.Note = fmt.Sprintf("the server's metrics (%s) hold no queue histogram", iv.Server)
+			if len(iv.Problems) > 0 {
+				out.Note += ": " + strings.Join(iv.Problems, "; ")
+			}
+		case d.N == 0:
+			out.Note = "no request finished on the server over the run"
+		case d.N < MinSamples(q) && !o.allowSmall:
+			out.Note = fmt.Sprintf("%s needs n >= %d (have %d on the server)", QuantileName(q), MinSamples(q), d.N)
+		}
+		if out.Note != "" {
+			out.Verdict = Fail
+			return out
+		}
+		e := d.Quantile(q)
+		out.Observed = format.Duration(e.Value)
+		out.Margin = margin(e.Value, budget)
+		out.severity = ratioOf(e.Value, budget)
+		out.Note = fmt.Sprintf("bucket %s-%s, n = %d on the server (every client's)", e.Lo, e.Hi, d.N)
+		switch {
+		case e.Lo >= budget:
+			out.Verdict, out.OK = Fail, false
+		case !e.Above && e.Hi <= budget:
+			out.Verdict, out.OK = Pass, true
+		default:
+			out.Verdict = Inconclusive
+			out.OK = !e.Above && e.Value <= budget
+			switch o.mode {
+			case modeDemonstrate:
+				out.OK = false
+			case modeRefute:
+				out.OK = true
+			}
+			out.addNote("the budget lies inside the bucket")
+		}
+		if e.Above {
+			out.Note = fmt.Sprintf("above the last bucket (%s), n = %d on the server (every client's)", e.Lo, d.N)
+			if out.Verdict == Inconclusive {
+				out.addNote("the budget lies above the last bucket's bound")
+			}
+		}
+		return out
+	}}
 }

@@ -154,3 +154,46 @@ func measureWithServerURL(t *testing.T, f *fakeprovider.Fake, url string) *laten
 	require.NoError(t, err)
 	return res
 }
+
+// TestServerQueue: the server-queue objective reads the queue bucket:
+// four clients on one slot put the p90 in 2.5s-5s (20 requests, 16 of
+// them waiting 3s).
+func TestServerQueue(t *testing.T) {
+	var res, bad *latencytest.Result
+	synctest.Test(t, func(t *testing.T) {
+		f := oneSlotFake()
+		defer f.Close()
+		res = measureWithServer(t, f, f.Client())
+		bad = measureWithServerURL(t, f, "http://fake/not-metrics")
+	})
+	small := sloassert.AllowSmallSample()
+	for _, tc := range []struct {
+		name    string
+		obj     sloassert.Objective
+		ok      bool
+		verdict sloassert.Verdict
+		note    string
+	}{
+		{"bucket over budget", sloassert.ServerQueue(0.9, 2*time.Second, small), false, sloassert.Fail, "bucket 2.5s-5s, n = 20 on the server"},
+		{"bucket within budget", sloassert.ServerQueue(0.9, 5*time.Second, small), true, sloassert.Pass, "bucket 2.5s-5s"},
+		// 3s is inside 2.5s-5s: the interpolated 4705.9ms gates.
+		{"budget inside the bucket", sloassert.ServerQueue(0.9, 3*time.Second, small), false, sloassert.Inconclusive, "the budget lies inside the bucket"},
+		{"refute passes it", sloassert.ServerQueue(0.9, 3*time.Second, small, sloassert.Refute(0.95)), true, sloassert.Inconclusive, "inside the bucket"},
+		{"demonstrate fails it", sloassert.ServerQueue(0.9, 4900*time.Millisecond, small, sloassert.Demonstrate(0.95)), false, sloassert.Inconclusive, "inside the bucket"},
+		{"too few on the server", sloassert.ServerQueue(0.99, time.Hour), false, sloassert.Fail, "p99 needs n >= 100 (have 20 on the server)"},
+		{"bad quantile", sloassert.ServerQueue(1, time.Hour), false, sloassert.Fail, "quantile 1 is not in (0,1)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := sloassert.Evaluate(res, tc.obj).Outcomes[0]
+			assert.Equal(t, tc.ok, out.OK, out.String())
+			assert.Equal(t, tc.verdict, out.Verdict, out.String())
+			assert.Contains(t, out.Note, tc.note)
+		})
+	}
+	out := sloassert.Evaluate(withoutServer(res), sloassert.ServerQueue(0.9, time.Hour, small)).Outcomes[0]
+	assert.False(t, out.OK)
+	assert.Contains(t, out.Note, "no server metrics: the run named no metrics endpoint")
+	out = sloassert.Evaluate(bad, sloassert.ServerQueue(0.9, time.Hour, small)).Outcomes[0]
+	assert.False(t, out.OK, "a failed scrape is no evidence")
+	assert.Contains(t, out.Note, "hold no queue histogram: before the run: servermetrics: scrape http://fake/not-metrics: HTTP 404")
+}
