@@ -467,6 +467,7 @@ func (p *specParser) spec(data []byte) Spec {
 	case len(s.Objectives) == 0 && loadLine > 0:
 		p.errorf(loadLine, "load", "no objective judges the load (add objectives, or drop load)")
 	}
+	checkServerQueue(p, &s)
 	p.samples(&s)
 	return s
 }

@@ -60,6 +60,13 @@ import (
 //	  hard_cap: 150s                # per request; default 150s
 //	  repeat: 1                     # runs per level, for the noise floor; default 1
 //	  location: "CI runner, eu-west-1"   # default $TAILGUARD_LOCATION
+//	  server_metrics:               # the server's own Prometheus metrics, scraped before,
+//	    url: http://127.0.0.1:8000/metrics  # during and after each level (a fake target
+//	    names: auto                 # answers in memory, any url); vllm, sglang, tgi, auto
+//	    every: 10s                  # gauges during the run; default 10s
+//	    timeout: 5s                 # per scrape; default 5s. A failed scrape is reported,
+//	                                # never fatal; a failed latency objective says how the
+//	                                # server's queue, prefill and decode split its quantile
 //	objectives:                     # judged at every concurrency level
 //	  ttft:                         # also first_answer, total, itl, max_gap
 //	    p50: 400ms                  # quantile keys: p50, p90, p95, p99, p99.9, q0.995 ...
@@ -75,6 +82,8 @@ import (
 //	  error_rate: 1%                # or {max: 1%, classes: [http_529, http_429]}
 //	  cache_miss: true              # no cached prompt tokens reported
 //	  cold_start: {max: 10s, after_idle: 2s}   # or cold_start: 10s (after_idle default 1m)
+//	  server_queue: {p99: 500ms}    # the server's queue time, from its own histogram
+//	                                # (needs load.server_metrics; known to its bucket)
 //	  # cv: {total: 50%}            # the same objectives, grouped by kind
 //	  # tail_ratio: {total: 3}
 //	chains:                         # agent chains, one "chains" subtest
@@ -375,6 +384,7 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 	var verdicts []string
 	sw := latencytest.Sweep{Batch: s.Load.Batch, Levels: levels}
 	sw.Label = ""
+	fakeServerMetrics(&rt, &sw.Batch) // a fake target's levels scrape their own fake
 	sw.EachLevel = func(tb testing.TB, level int, measure func(testing.TB, latencytest.Provider) *latencytest.Result) {
 		t := tb.(*testing.T) // Sweep.Measure passes a *testing.T its own
 		name := fmt.Sprintf("c%d", level)
