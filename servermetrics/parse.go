@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"mime"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Snapshot is what one scrape read: the server's histograms and gauges
@@ -48,7 +47,8 @@ type Histogram struct {
 const maxText = 32 << 20
 
 // Parse reads a metrics text in the Prometheus text format (0.0.4) or
-// OpenMetrics 1.0, with prometheus/common's parsers. contentType is the
+// OpenMetrics 1.0, with prometheus/common's text-format parser (see
+// openmetrics.go for the OpenMetrics lines it rewrites). contentType is the
 // answer's Content-Type; when it is empty or names neither format, a
 // text whose last line is "# EOF" is read as OpenMetrics (which ends
 // that way), any other as the Prometheus text format. server picks the
@@ -103,34 +103,22 @@ func isOpenMetrics(data []byte, contentType string) bool {
 	return bytes.HasSuffix(bytes.TrimRight(data, "\n"), []byte("\n# EOF")) || string(bytes.TrimSpace(data)) == "# EOF"
 }
 
-// decode parses the text into its metric families, by name.
+// decode parses the text into its metric families, by name, with
+// prometheus/common's text-format parser (OpenMetrics first rewritten by
+// openMetricsToText).
 func decode(data []byte, contentType string) (map[string]*dto.MetricFamily, error) {
-	format := expfmt.FmtText
+	kind := "Prometheus text"
 	if isOpenMetrics(data, contentType) {
-		format = expfmt.FmtOpenMetrics_1_0_0
-		if contentType != "" {
-			h := http.Header{"Content-Type": {contentType}}
-			if f := expfmt.ResponseFormat(h); f.FormatType() == expfmt.TypeOpenMetrics {
-				format = f
-			}
+		kind = "OpenMetrics"
+		var err error
+		if data, err = openMetricsToText(data); err != nil {
+			return nil, err
 		}
 	}
-	dec := expfmt.NewDecoder(bytes.NewReader(data), format)
-	fams := map[string]*dto.MetricFamily{}
-	for {
-		mf := &dto.MetricFamily{}
-		err := dec.Decode(mf)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			kind := "Prometheus text"
-			if format.FormatType() == expfmt.TypeOpenMetrics {
-				kind = "OpenMetrics"
-			}
-			return nil, fmt.Errorf("servermetrics: parse %s: %w", kind, err)
-		}
-		fams[mf.GetName()] = mf
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("servermetrics: parse %s: %w", kind, err)
 	}
 	return fams, nil
 }

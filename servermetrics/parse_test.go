@@ -14,10 +14,12 @@ import (
 
 func fixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := readFixture(name)
 	require.NoError(t, err)
 	return b
 }
+
+func readFixture(name string) ([]byte, error) { return os.ReadFile(filepath.Join("testdata", name)) }
 
 // TestParseRealTexts reads the servers' own exposition texts (see
 // testdata/README.md), names given and detected.
@@ -104,6 +106,46 @@ func TestParseOpenMetrics(t *testing.T) {
 	assert.Contains(t, err.Error(), "OpenMetrics")
 }
 
+// TestParseOpenMetricsDifferences: each line where OpenMetrics differs
+// from the text format (types the text format lacks, exemplars, float
+// timestamps, _total and _created samples) reads, and label values that
+// hold "#", "}" or an escaped quote stay whole.
+func TestParseOpenMetricsDifferences(t *testing.T) {
+	om := "# TYPE vllm:cache_config info\n" +
+		`vllm:cache_config_info{block_size="16"} 1` + "\n" +
+		"# TYPE engine_state stateset\n" +
+		`engine_state{engine_state="awake"} 1` + "\n" +
+		"# TYPE vllm:mystery unknown\nvllm:mystery 3\n" +
+		"# TYPE vllm:request_success counter\n" +
+		`vllm:request_success_total{model_name="m"} 12 1700000000.250` + "\n" +
+		`vllm:request_success_created{model_name="m"} 1.7e9` + "\n" +
+		"# TYPE vllm:e2e_request_latency_seconds histogram\n" +
+		"# UNIT vllm:e2e_request_latency_seconds seconds\n" +
+		`vllm:e2e_request_latency_seconds_bucket{le="1.0",model_name="a # {b} \"c\""} 3 # {trace_id="abc"} 0.7 1700000000.1` + "\n" +
+		`vllm:e2e_request_latency_seconds_bucket{le="+Inf",model_name="a # {b} \"c\""} 4` + "\n" +
+		`vllm:e2e_request_latency_seconds_count{model_name="a # {b} \"c\""} 4 1700000000` + "\n" +
+		`vllm:e2e_request_latency_seconds_sum{model_name="a # {b} \"c\""} 5.5` + "\n" +
+		"# TYPE vllm:num_requests_running gauge\n" +
+		"vllm:num_requests_running 2 1700000000.5\n" +
+		"# EOF\n"
+	s, err := servermetrics.Parse([]byte(om), "application/openmetrics-text; version=1.0.0; charset=utf-8", servermetrics.Auto)
+	require.NoError(t, err)
+	h := s.Histograms[servermetrics.E2E]
+	assert.Equal(t, []float64{1}, h.Bounds)
+	assert.Equal(t, []float64{3}, h.Cumulative)
+	assert.Equal(t, 4.0, h.Count)
+	assert.Equal(t, 5.5, h.Sum)
+	assert.Equal(t, 2.0, s.Gauges[servermetrics.Running])
+
+	// The vLLM fixture as OpenMetrics (# EOF added) reads as the text does.
+	text := fixture(t, "vllm.txt")
+	a, err := servermetrics.Parse(text, "text/plain; version=0.0.4", servermetrics.Auto)
+	require.NoError(t, err)
+	b, err := servermetrics.Parse(append(text, "# EOF\n"...), "application/openmetrics-text; version=1.0.0", servermetrics.Auto)
+	require.NoError(t, err)
+	assert.Equal(t, a, b)
+}
+
 // TestParseSumsSeries: two models on one server are summed bucket by
 // bucket; different buckets cannot be.
 func TestParseSumsSeries(t *testing.T) {
@@ -151,11 +193,13 @@ func TestParseMalformed(t *testing.T) {
 		{"no known metric", "# TYPE up gauge\nup 1\n", "auto", "no vLLM, SGLang or TGI metric"},
 		{"wrong server", string(fixture(t, "sglang.txt")), "vllm", "none of vllm's metrics"},
 		{"unknown names", "up 1\n", "triton", `unknown names "triton"`},
-		{"OpenMetrics cut short", "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting 1\n# EOF\nvllm:num_requests_waiting 2\n", "auto", "unexpected data after # EOF"},
+		{"OpenMetrics cut short", "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting 1\n# EOF\nvllm:num_requests_waiting 2\n", "auto", "does not end with # EOF (cut short?)"},
+		{"OpenMetrics after # EOF", "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting 1\n# EOF\nvllm:num_requests_waiting 2\n# EOF\n", "auto", "a line follows # EOF"},
+		{"OpenMetrics bad value", "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{a=\"b\"} x # {t=\"1\"} 1\n# EOF\n", "auto", "parse OpenMetrics"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ct := ""
-			if strings.Contains(tc.text, "# EOF") {
+			if strings.Contains(tc.name, "OpenMetrics") {
 				ct = "application/openmetrics-text; version=1.0.0"
 			}
 			_, err := servermetrics.Parse([]byte(tc.text), ct, servermetrics.Server(tc.names))
