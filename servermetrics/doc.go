@@ -5,7 +5,8 @@
 // A [Source] names the endpoint and its names ([VLLM], [SGLang], [TGI] or
 // [Auto]). [Source.Scrape] reads it once; [Parse] reads a text in the
 // Prometheus text format or OpenMetrics 1.0 with prometheus/common's
-// parsers. [Source.Watch] scrapes before a run, every [Source.Every]
+// text-format parser (the few OpenMetrics lines that differ are rewritten
+// first: openmetrics.go). [Source.Watch] scrapes before a run, every [Source.Every]
 // during it, and after it ([Watch.Stop]); [Delta] turns the two
 // snapshots into an [Interval]: each [Stage]'s [Distribution] over
 // exactly the requests the server finished in between, and the [Gauge]

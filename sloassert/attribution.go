@@ -104,6 +104,18 @@ func attribution(m Metric, q float64, r *latencytest.Result, iv *servermetrics.I
 	return sb.String()
 }
 
+// noteAndServer is an outcome's note and its attribution, for a table
+// cell.
+func noteAndServer(o Outcome) string {
+	switch {
+	case o.Server == "":
+		return o.Note
+	case o.Note == "":
+		return "where the time went: " + o.Server
+	}
+	return o.Note + "; where the time went: " + o.Server
+}
+
 // bucketText is the bucket that holds a stage's quantile.
 func bucketText(e servermetrics.Estimate) string {
 	switch {
