@@ -189,7 +189,7 @@ func ServerQueue(q float64, budget time.Duration, opts ...Option) Objective {
 		case budget <= 0:
 			out.Note = "a budget of " + format.Duration(budget) + " judges nothing"
 		case iv == nil:
-			out.Note = "no server metrics: the run named no metrics endpoint (Batch.ServerMetrics; a spec's load.server_metrics)"
+			out.Note = "no server metrics: the run named no metrics endpoint (Batch.ServerMetrics; a spec's server_metrics)"
 		case !ok:
 			out.Note = fmt.Sprintf("the server's metrics (%s) hold no queue histogram", iv.Server)
 			if len(iv.Problems) > 0 {

@@ -15,7 +15,8 @@ import (
 // says, and its objectives come back with their kind.
 func TestKindsTable(t *testing.T) {
 	s, err := ParseSpec([]byte(`target: {preset: mistral-3-14b}
-load: {requests: 300, server_metrics: {url: "http://127.0.0.1:8000/metrics"}}
+load: {requests: 300}
+server_metrics: {url: "http://127.0.0.1:8000/metrics"}
 objectives:
   server_queue: {p99: 1s}
   ttft: {p99: 1s, cv: 100%, tail_ratio: 5}

@@ -403,10 +403,10 @@ func (p *specParser) spec(data []byte) Spec {
 		p.errorf(root.Line, "", "a spec is a map of name, target, load, objectives and chains, not %s", nodeDesc(root))
 		return s
 	}
-	entries, _ := p.mapping(root, "", false, []string{"name", "target", "load", "objectives", "chains"}, nil)
+	entries, _ := p.mapping(root, "", false, []string{"name", "target", "load", "objectives", "chains", "server_metrics"}, nil)
 	var (
-		loadLine, objLine int
-		hasTarget         bool
+		loadLine, objLine, metricsLine int
+		hasTarget                      bool
 	)
 	for _, e := range entries {
 		switch e.key {
@@ -423,6 +423,8 @@ func (p *specParser) spec(data []byte) Spec {
 			s.Objectives = p.objectives(e)
 		case "chains":
 			s.Chains = p.chains(e)
+		case "server_metrics":
+			metricsLine, s.ServerMetrics = e.k.Line, serverMetrics(p, e)
 		}
 	}
 	if len(p.errs) > 0 {
@@ -467,7 +469,7 @@ func (p *specParser) spec(data []byte) Spec {
 	case len(s.Objectives) == 0 && loadLine > 0:
 		p.errorf(loadLine, "load", "no objective judges the load (add objectives, or drop load)")
 	}
-	checkServerQueue(p, &s)
+	checkServerMetrics(p, &s, metricsLine)
 	p.samples(&s)
 	return s
 }

@@ -190,7 +190,6 @@ var loadTable = []field[*Load]{
 	loadField("hard_cap", batchLoad),
 	{"repeat", func(p *specParser, f specEntry, l *Load) { l.Batch.Repeat, _ = p.intIn(f, 1, specMaxRepeat) }},
 	loadField("location", batchLoad),
-	serverMetricsField,
 }
 
 // load parses the load map.

@@ -1,6 +1,6 @@
-// The server's own metrics in a spec: load.server_metrics names the
-// endpoint each level scrapes, and the server_queue kind judges its queue
-// histogram.
+// The server's own metrics in a spec: server_metrics names the endpoint
+// each level of the load scrapes, and the server_queue kind judges its
+// queue histogram.
 
 package slospec
 
@@ -54,14 +54,14 @@ func parseServerQueue(p *specParser, f specEntry, _ where, out *[]Objective) {
 	}
 }
 
-// serverMetricsField is load.server_metrics: {url: ..., names:
+// serverMetrics parses server_metrics: {url: ..., names:
 // vllm|sglang|tgi|auto, every: 10s, timeout: 5s}.
-var serverMetricsField = field[*Load]{"server_metrics", func(p *specParser, f specEntry, l *Load) {
+func serverMetrics(p *specParser, f specEntry) servermetrics.Source {
+	var src servermetrics.Source
 	entries, ok := p.mapping(f.v, f.path, false, []string{"url", "names", "every", "timeout"}, nil)
 	if !ok {
-		return
+		return src
 	}
-	src := &l.Batch.ServerMetrics
 	for _, g := range entries {
 		switch g.key {
 		case "url":
@@ -92,19 +92,27 @@ var serverMetricsField = field[*Load]{"server_metrics", func(p *specParser, f sp
 	if src.URL == "" {
 		p.errorf(f.k.Line, f.path, "no url: name the server's metrics endpoint, such as {url: http://127.0.0.1:8000/metrics}")
 	}
-}}
+	return src
+}
 
-// checkServerQueue reports server_queue objectives nothing can judge: a
-// spec that scrapes no server, or judges records (which hold no server
-// metrics).
-func checkServerQueue(p *specParser, s *Spec) {
+// checkServerMetrics reports server_metrics that nothing scrapes (a
+// records target, no load) and server_queue objectives nothing can
+// judge: a spec that names no endpoint, or judges records (which hold no
+// server metrics).
+func checkServerMetrics(p *specParser, s *Spec, line int) {
+	records := s.Target.Records != "" || p.records
+	if line > 0 && records {
+		p.errorf(line, "server_metrics", "records hold no server metrics: the endpoint is scraped around a live run")
+	} else if line > 0 && len(s.Objectives) == 0 {
+		p.errorf(line, "server_metrics", "scraped around each level of the load: add objectives")
+	}
 	for _, o := range s.Objectives {
 		switch {
 		case o.Kind != kindServerQueue:
-		case s.Target.Records != "" || p.records:
+		case records:
 			p.errorf(o.Line, "objectives."+o.Key, "judges the server's metrics scraped around a live run: records hold none")
-		case s.Load.Batch.ServerMetrics.URL == "":
-			p.errorf(o.Line, "objectives."+o.Key, "judges the server's own queue histogram: name its endpoint in load.server_metrics: {url: ...}")
+		case s.ServerMetrics.URL == "":
+			p.errorf(o.Line, "objectives."+o.Key, "judges the server's own queue histogram: name its endpoint in server_metrics: {url: ...}")
 		}
 	}
 }
@@ -114,11 +122,12 @@ type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// fakeServerMetrics makes a fake target's levels scrape their own fake:
-// with load.server_metrics set, each level's new fake answers the
-// scrapes in memory, on the virtual clock (its GET /metrics; any URL).
-func fakeServerMetrics(rt *runTarget, b *latencytest.Batch) {
-	if b.ServerMetrics.URL == "" || rt.fake == nil {
+// withServerMetrics makes the load's levels scrape src; a fake target's
+// levels scrape their own fake, each level's new fake answering in
+// memory, on the virtual clock (its GET /metrics; any URL).
+func withServerMetrics(rt *runTarget, b *latencytest.Batch, src servermetrics.Source) {
+	b.ServerMetrics = src
+	if src.URL == "" || rt.fake == nil {
 		return
 	}
 	var fake http.RoundTripper // the level's fake, set before its run starts

@@ -35,21 +35,21 @@ func TestRunFileServerMetrics(t *testing.T) {
 	}
 }
 
-// TestSpecServerMetricsKeys: load.server_metrics and server_queue as
-// written, and the errors that say what is wrong.
+// TestSpecServerMetricsKeys: server_metrics and server_queue as written,
+// and the errors that say what is wrong.
 func TestSpecServerMetricsKeys(t *testing.T) {
 	s, err := slospec.ParseSpec([]byte(`
 target: {preset: llama-4-maverick}
 load:
   requests: 100
-  server_metrics: {url: "http://127.0.0.1:8000/metrics", names: sglang, every: 5s, timeout: 2s}
+server_metrics: {url: "http://127.0.0.1:8000/metrics", names: sglang, every: 5s, timeout: 2s}
 objectives:
   server_queue: {p99: 500ms}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := s.Load.Batch.ServerMetrics
+	src := s.ServerMetrics
 	if src.URL != "http://127.0.0.1:8000/metrics" || src.Names != servermetrics.SGLang || src.Every != 5*time.Second || src.Timeout != 2*time.Second {
 		t.Errorf("server_metrics read as %+v", src)
 	}
@@ -60,24 +60,31 @@ objectives:
 	if got := o.Objective().Name; got != "server queue p99 <= 500.0ms" {
 		t.Errorf("objective %q", got)
 	}
+	const target = "target: {preset: llama-4-maverick}\nload: {requests: 100}\n"
 	for _, tc := range []struct{ name, spec, want string }{
-		{"no endpoint", "target: {preset: llama-4-maverick}\nload: {requests: 100}\nobjectives:\n  server_queue: {p99: 1s}\n",
-			"slospec: line 4: objectives.server_queue_p99: judges the server's own queue histogram: name its endpoint in load.server_metrics: {url: ...}"},
+		{"no endpoint", target + "objectives:\n  server_queue: {p99: 1s}\n",
+			"slospec: line 4: objectives.server_queue_p99: judges the server's own queue histogram: name its endpoint in server_metrics: {url: ...}"},
 		{"records", "target: {records: \"x/*.jsonl\"}\nobjectives:\n  server_queue: {p99: 1s}\n",
 			"slospec: line 3: objectives.server_queue_p99: judges the server's metrics scraped around a live run: records hold none"},
-		{"no url", "target: {preset: llama-4-maverick}\nload: {requests: 100, server_metrics: {names: vllm}}\nobjectives:\n  ttft: {p50: 1s}\n",
-			"slospec: line 2: load.server_metrics: no url"},
-		{"bad url", "target: {preset: llama-4-maverick}\nload: {requests: 100, server_metrics: {url: \"localhost:8000\"}}\nobjectives:\n  ttft: {p50: 1s}\n",
+		{"records and endpoint", "target: {records: \"x/*.jsonl\"}\nserver_metrics: {url: \"http://h/metrics\"}\nobjectives:\n  ttft: {p50: 1s}\n",
+			"slospec: line 2: server_metrics: records hold no server metrics"},
+		{"nothing to scrape around", "target: {preset: llama-4-maverick}\nserver_metrics: {url: \"http://h/metrics\"}\nchains: {total: {p50: 1s}}\n",
+			"slospec: line 2: server_metrics: scraped around each level of the load: add objectives"},
+		{"no url", target + "server_metrics: {names: vllm}\nobjectives:\n  ttft: {p50: 1s}\n",
+			"slospec: line 3: server_metrics: no url"},
+		{"bad url", target + "server_metrics: {url: \"localhost:8000\"}\nobjectives:\n  ttft: {p50: 1s}\n",
 			"want an http(s) URL of the metrics endpoint"},
-		{"bad names", "target: {preset: llama-4-maverick}\nload: {requests: 100, server_metrics: {url: \"http://h/metrics\", names: triton}}\nobjectives:\n  ttft: {p50: 1s}\n",
-			`load.server_metrics.names: "triton": want vllm, sglang, tgi or auto`},
-		{"unknown key", "target: {preset: llama-4-maverick}\nload: {requests: 100, server_metrics: {url: \"http://h/metrics\", interval: 1s}}\nobjectives:\n  ttft: {p50: 1s}\n",
+		{"bad names", target + "server_metrics: {url: \"http://h/metrics\", names: triton}\nobjectives:\n  ttft: {p50: 1s}\n",
+			`server_metrics.names: "triton": want vllm, sglang, tgi or auto`},
+		{"unknown key", target + "server_metrics: {url: \"http://h/metrics\", interval: 1s}\nobjectives:\n  ttft: {p50: 1s}\n",
 			"interval"},
-		{"small sample", "target: {preset: llama-4-maverick}\nload: {requests: 75, server_metrics: {url: \"http://h/metrics\"}}\nobjectives:\n  server_queue: {p99: 1s}\n",
+		{"under load", "target: {preset: llama-4-maverick}\nload: {requests: 100, server_metrics: {url: \"http://h/metrics\"}}\nobjectives:\n  ttft: {p50: 1s}\n",
+			"server_metrics"},
+		{"small sample", "target: {preset: llama-4-maverick}\nload: {requests: 75}\nserver_metrics: {url: \"http://h/metrics\"}\nobjectives:\n  server_queue: {p99: 1s}\n",
 			"p99 needs n >= 100"},
-		{"empty", "target: {preset: llama-4-maverick}\nload: {requests: 100, server_metrics: {url: \"http://h/metrics\"}}\nobjectives:\n  server_queue: {}\n",
+		{"empty", target + "server_metrics: {url: \"http://h/metrics\"}\nobjectives:\n  server_queue: {}\n",
 			"server_queue: no objective"},
-		{"not a duration", "target: {preset: llama-4-maverick}\nload: {requests: 100, server_metrics: {url: \"http://h/metrics\"}}\nobjectives:\n  server_queue: {p99: 5}\n",
+		{"not a duration", target + "server_metrics: {url: \"http://h/metrics\"}\nobjectives:\n  server_queue: {p99: 5}\n",
 			"server_queue.p99"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/protocol"
+	"github.com/tailguard/tailguard/servermetrics"
 	"github.com/tailguard/tailguard/sloassert"
 
 	"github.com/tailguard/tailguard/internal/defaults"
@@ -60,11 +61,11 @@ import (
 //	  hard_cap: 150s                # per request; default 150s
 //	  repeat: 1                     # runs per level, for the noise floor; default 1
 //	  location: "CI runner, eu-west-1"   # default $TAILGUARD_LOCATION
-//	  server_metrics:               # the server's own Prometheus metrics, scraped before,
-//	    url: http://127.0.0.1:8000/metrics  # during and after each level (a fake target
-//	    names: auto                 # answers in memory, any url); vllm, sglang, tgi, auto
-//	    every: 10s                  # gauges during the run; default 10s
-//	    timeout: 5s                 # per scrape; default 5s. A failed scrape is reported,
+//	server_metrics:                 # the server's own Prometheus metrics, scraped before,
+//	  url: http://127.0.0.1:8000/metrics  # during and after each level of the load (a
+//	  names: auto                   # fake target answers in memory, any url); vllm,
+//	  every: 10s                    # sglang, tgi or auto; gauges every 10s (default);
+//	  timeout: 5s                   # per scrape (default 5s). A failed scrape is reported,
 //	                                # never fatal; a failed latency objective says how the
 //	                                # server's queue, prefill and decode split its quantile
 //	objectives:                     # judged at every concurrency level
@@ -83,7 +84,7 @@ import (
 //	  cache_miss: true              # no cached prompt tokens reported
 //	  cold_start: {max: 10s, after_idle: 2s}   # or cold_start: 10s (after_idle default 1m)
 //	  server_queue: {p99: 500ms}    # the server's queue time, from its own histogram
-//	                                # (needs load.server_metrics; known to its bucket)
+//	                                # (needs server_metrics; known to its bucket)
 //	  # cv: {total: 50%}            # the same objectives, grouped by kind
 //	  # tail_ratio: {total: 3}
 //	chains:                         # agent chains, one "chains" subtest
@@ -174,6 +175,10 @@ type Spec struct {
 	Objectives []Objective
 	// Chains, when set, runs agent chains.
 	Chains *Chains
+	// ServerMetrics is the server's metrics endpoint (server_metrics:),
+	// scraped around each level of the load (latencytest.Batch's
+	// ServerMetrics); no URL: none.
+	ServerMetrics servermetrics.Source
 }
 
 // Load is the batch a spec runs at each concurrency level.
@@ -384,7 +389,7 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 	var verdicts []string
 	sw := latencytest.Sweep{Batch: s.Load.Batch, Levels: levels}
 	sw.Label = ""
-	fakeServerMetrics(&rt, &sw.Batch) // a fake target's levels scrape their own fake
+	withServerMetrics(&rt, &sw.Batch, s.ServerMetrics) // server_metrics, if any
 	sw.EachLevel = func(tb testing.TB, level int, measure func(testing.TB, latencytest.Provider) *latencytest.Result) {
 		t := tb.(*testing.T) // Sweep.Measure passes a *testing.T its own
 		name := fmt.Sprintf("c%d", level)

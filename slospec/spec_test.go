@@ -245,7 +245,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"stream false, ttft", "target:\n  endpoint:\n    stream: false\nobjectives:\n  total: {p50: 2s}\n  ttft: {p50: 1s}\n", []string{"line 6: objectives.ttft_p50: judges ttft, but target.endpoint has stream: false: a whole answer has no first token and no gap to time, only its total (drop stream: false, or judge total)"}},
 		{"stream false, decode", "target:\n  endpoint:\n    stream: false\nobjectives:\n  tokens_per_second: {p50: 10}\n  max_gap: {p50: 1s}\n  error_rate: 1%\n", []string{"line 5: objectives.tokens_per_second_p50: judges the decode speed", "line 6: objectives.max_gap_p50: judges max_gap"}},
 		{"stream false, stall and cold start", "target:\n  endpoint:\n    stream: false\nobjectives:\n  max_gap: {max: 5s}\n  cold_start: 10s\n", []string{"line 5: objectives.max_gap_max: judges the longest gap between tokens", "line 6: objectives.cold_start: judges cold starts by their TTFT"}},
-		{"unknown top-level key", target + "objectivs: {}\n", []string{`line 2: objectivs: unknown key "objectivs" (want name, target, load, objectives or chains)`}},
+		{"unknown top-level key", target + "objectivs: {}\n", []string{`line 2: objectivs: unknown key "objectivs" (want name, target, load, objectives, chains or server_metrics)`}},
 		{"unknown nested key", target + "objectives:\n  ttft:\n    p99: 1s\n    p99_budget: 1s\n", []string{`line 5: objectives.ttft.p99_budget: unknown key "p99_budget"`}},
 		{"unknown load key", target + "load:\n  request: 100\nobjectives: {error_rate: 1%}\n", []string{`line 3: load.request: unknown key "request"`}},
 		{"repeated key", target + "objectives:\n  error_rate: 1%\n  error_rate: 2%\n", []string{"line 4: objectives.error_rate: repeated key (first at line 3)"}},
