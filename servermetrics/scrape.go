@@ -177,8 +177,8 @@ func (w *Watch) windows(d time.Duration) {
 
 // Stop ends the windows' goroutine, scrapes the "after" snapshot and
 // returns the interval between before and after (nil for a nil Watch).
-// When either scrape failed, the Interval has no stage and its Problems
-// say why.
+// When either scrape failed, the Interval has no stage, its Problems say
+// why, and its Points hold the gauges that were read.
 func (w *Watch) Stop() *Interval {
 	if w == nil {
 		return nil
@@ -190,6 +190,10 @@ func (w *Watch) Stop() *Interval {
 	switch {
 	case err != nil:
 		w.problems = append(w.problems, "after the run: "+err.Error())
+		if w.ok { // the gauges read so far still tell
+			iv.Start, iv.Points = w.before.At, []Point{point(w.before)}
+			iv.Points = append(iv.Points, w.points...)
+		}
 	case w.ok:
 		d, derr := Delta(w.before, after)
 		if derr != nil {
@@ -197,14 +201,14 @@ func (w *Watch) Stop() *Interval {
 			break
 		}
 		iv = d
+		if len(w.points) > 0 { // before, the windows, after
+			iv.Points = append(append([]Point{iv.Points[0]}, w.points...), iv.Points[1])
+		}
 	default:
-		iv.Server, iv.End, iv.Points = after.Server, after.At, []Point{point(after)}
+		iv.Server, iv.End, iv.Points = after.Server, after.At, append(w.points, point(after))
 	}
 	if iv.Server == Auto || iv.Server == "" {
 		iv.Server = w.before.Server
-	}
-	if len(iv.Points) == 2 && len(w.points) > 0 { // before, windows, after
-		iv.Points = append(append([]Point{iv.Points[0]}, w.points...), iv.Points[1])
 	}
 	iv.Problems = append(w.problems, iv.Problems...)
 	return iv

@@ -2,6 +2,7 @@ package servermetrics_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -139,4 +140,44 @@ func TestScrapeErrors(t *testing.T) {
 	assert.False(t, s.At.IsZero())
 	assert.Nil(t, servermetrics.Source{}.Watch(context.Background()), "no URL: no watch")
 	assert.Nil(t, (*servermetrics.Watch)(nil).Stop())
+}
+
+// canned answers scrapes in turn from a list of (status, text).
+type canned struct {
+	answers [][2]string
+	n       int
+}
+
+func (c *canned) RoundTrip(r *http.Request) (*http.Response, error) {
+	a := c.answers[min(c.n, len(c.answers)-1)]
+	c.n++
+	code := http.StatusOK
+	if a[0] != "200" {
+		code = http.StatusInternalServerError
+	}
+	return &http.Response{StatusCode: code, Header: http.Header{"Content-Type": {"text/plain; version=0.0.4"}},
+		Body: io.NopCloser(strings.NewReader(a[1])), Request: r}, nil
+}
+
+// TestWatchAfterFails: when the scrape after the run fails, the interval
+// has no stage, says why, and keeps the gauges read before and during
+// the run (virtual time: a window at 1s of a 1.5s run).
+func TestWatchAfterFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := func(v string) string {
+			return "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting " + v + "\n"
+		}
+		c := &canned{answers: [][2]string{{"200", g("1")}, {"200", g("5")}, {"500", ""}}}
+		w := servermetrics.Source{URL: "http://m/metrics", Client: &http.Client{Transport: c}, Every: time.Second}.Watch(context.Background())
+		time.Sleep(1500 * time.Millisecond)
+		iv := w.Stop()
+		assert.Empty(t, iv.Stages)
+		assert.Equal(t, []string{"after the run: servermetrics: scrape http://m/metrics: HTTP 500"}, iv.Problems)
+		require.Len(t, iv.Points, 2)
+		assert.Equal(t, 1.0, iv.Points[0].Values[servermetrics.Waiting])
+		assert.Equal(t, 5.0, iv.Points[1].Values[servermetrics.Waiting])
+		assert.Equal(t, time.Second, iv.Points[1].At.Sub(iv.Points[0].At))
+		peak, _ := iv.Peak(servermetrics.Waiting)
+		assert.Equal(t, 5.0, peak)
+	})
 }
