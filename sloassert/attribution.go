@@ -88,7 +88,11 @@ func attribution(m Metric, q float64, r *latencytest.Result, iv *servermetrics.I
 	if client == latencytest.Failed {
 		return sb.String()
 	}
-	if whole, ok := iv.Stage(sp.whole); ok && whole.N > 0 {
+	if m == FirstAnswer {
+		// The first answer token follows any reasoning tokens, which the
+		// server decodes after its TTFT: the difference is not outside it.
+		sb.WriteString("; the rest is not split out (reasoning before the first answer is the server's decoding)")
+	} else if whole, ok := iv.Stage(sp.whole); ok && whole.N > 0 {
 		if e := whole.Quantile(q); !e.Above {
 			lo, hi := max(client-e.Hi, 0), max(client-e.Lo, 0)
 			fmt.Fprintf(&sb, "; the rest (client + network) %s-%s", format.Duration(lo), format.Duration(hi))

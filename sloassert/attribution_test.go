@@ -110,6 +110,12 @@ func TestAttributionOutsideServer(t *testing.T) {
 		// Server TTFT 100ms, in vLLM's 80ms-100ms bucket: the rest is
 		// 2100ms less that bucket.
 		assert.Equal(t, "client ttft p90 2100.0ms; server (vllm) queue p90 in 0s-300ms, prefill p90 in 0s-300ms, ttft p90 in 80ms-100ms over the same interval; the rest (client + network) 2000.0ms-2020.0ms: outside the server (client + network)", line)
+
+		// First answer: reasoning decoded after the server's TTFT would be
+		// in the difference, so the rest is not called outside the server.
+		rep = sloassert.Evaluate(res, sloassert.Q(sloassert.FirstAnswer, 0.9, time.Second, sloassert.AllowSmallSample()))
+		require.False(t, rep.OK())
+		assert.Equal(t, "client first_answer p90 2100.0ms; server (vllm) queue p90 in 0s-300ms, prefill p90 in 0s-300ms, ttft p90 in 80ms-100ms over the same interval; the rest is not split out (reasoning before the first answer is the server's decoding): no part known to be half of it (at this bucket resolution)", rep.Outcomes[0].Server)
 		assert.True(t, strings.HasSuffix(line, ": outside the server (client + network)"), line)
 	})
 }
