@@ -39,8 +39,10 @@
 // not change outcomes: the same seed and trace IDs give the same timings
 // and faults. Calls of one agent chain can share a decode speed
 // ([Conversation], [ChainKey]). [Fake.Served] reports what happened to each
-// request; [Predictor] computes what a quiet fake does with a trace ID
-// without serving it.
+// request; GET /metrics reports the same timeline as vLLM's Prometheus
+// histograms and gauges (queue, prefill, decode, TTFT, e2e; waiting,
+// running), for package servermetrics; [Predictor] computes what a quiet
+// fake does with a trace ID without serving it.
 //
 // The full reference (the endpoints and their streams, headers, the timing
 // model, faults per protocol, profile units, memory) is

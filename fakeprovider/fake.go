@@ -39,6 +39,8 @@ type Fake struct {
 	clockTried bool
 	late       latenessHist // events streamed over real sockets (see Lateness)
 
+	metrics serverMetrics // GET /metrics (metrics.go)
+
 	mu      sync.Mutex // guards served, dropped, closed and clock; never held while waiting
 	served  []Served   // a ring of at most p.ServedLimit entries once full
 	next    int        // where the next record goes when served is full
@@ -214,8 +216,9 @@ func (f *Fake) record(s Served) {
 const HeaderServedDropped = "X-Fake-Served-Dropped"
 
 // ServeHTTP answers POST /v1/chat/completions, POST /v1/responses, POST
-// /v1/messages, GET /v1/models, GET /v1/models/{id}, GET /healthz and GET
-// /fake/served. Paths ending in /chat/completions, /responses, /messages
+// /v1/messages, GET /v1/models, GET /v1/models/{id}, GET /healthz, GET
+// /metrics (vLLM's metric names and buckets, from the fake's own timeline:
+// see metrics.go) and GET /fake/served. Paths ending in /chat/completions, /responses, /messages
 // or /models, or holding /models/, are accepted under any prefix. Every answer carries x-request-id: the request's X-Request-ID
 // (at most 256 bytes; a longer one gets 400), else "req_fake_N", N counting
 // the requests the fake received from 0 (see the package doc, # Headers).
@@ -275,6 +278,8 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/healthz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
+	case path == "/metrics":
+		f.metrics.serve(w, r, f.p.Model, f.p.Replicas*f.p.SlotsPerReplica)
 	case path == "/fake/served":
 		served, dropped := f.servedSnapshot()
 		w.Header().Set(HeaderServedDropped, strconv.Itoa(dropped))
@@ -354,11 +359,21 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 		f.record(sv)
 		return
 	}
+	f.metrics.gauge(1, 0) // waiting, until admitted or gone (metrics.go)
+	admitted := false
+	defer func() {
+		if !admitted {
+			f.metrics.gauge(-1, 0)
+		}
+	}()
 	released := false
 	release := func() {
 		if !released {
 			released = true
 			f.send(f.ctx, event{at: time.Now(), seq: seq})
+			if admitted {
+				f.metrics.gauge(0, -1)
+			}
 		}
 	}
 	defer release()
@@ -400,6 +415,8 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 	case ad2 := <-a.reply:
 		ad2.index = ad.index
 		ad = ad2
+		admitted = true
+		f.metrics.gauge(-1, 1)
 	case <-ctx.Done():
 		sv.Canceled = true
 		f.record(sv)

@@ -249,6 +249,7 @@ func (s *session) run(ctx context.Context) {
 	}
 	s.release()
 	sv.FinishReason = finish
+	s.f.metrics.observe(sv.Arrival, s.ad.start, sv.TTFT, t) // GET /metrics (metrics.go)
 	// Record before the last write: a client that has seen the end (or
 	// [DONE]) finds its request in Served.
 	s.f.record(*sv)

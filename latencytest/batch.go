@@ -15,6 +15,7 @@ import (
 	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/shard"
+	"github.com/tailguard/tailguard/servermetrics"
 )
 
 // Batch is a closed-loop run: Warmup requests then Requests measured ones,
@@ -65,6 +66,7 @@ type Batch struct {
 	// (warm-up included) when i mod Count == Index, with
 	// Concurrency/Count in flight; its Label defaults to "c<Concurrency>".
 	Load
+	ServerMetrics servermetrics.Source // with a URL: scraped before, during and after each run (each Sweep level) into Result.Server
 
 	into  *Result   // where runRange puts its records (Run sets it)
 	slots int       // requests in flight in this shard (normalized)
@@ -220,6 +222,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, fmt.Errorf("latencytest: batch: %w", err)
 	}
 	b.into = res
+	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(b.ServerMetrics.Watch(ctx)) // nil without a URL
 	meter := startCPU()
 	// The provider's connection pool for this concurrency (openai.go),
 	// its idle connections closed when the run ends (each sweep level's).

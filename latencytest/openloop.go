@@ -10,6 +10,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/arrivals"
 	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/servermetrics"
 )
 
 // OpenLoop is an open-loop run: requests start on a schedule (generated
@@ -68,6 +69,7 @@ type OpenLoop struct {
 	// (see Shard). Requests, Duration and the limit of 10,000,000 requests count the
 	// whole run; MaxInFlight bounds each shard.
 	Load
+	ServerMetrics servermetrics.Source // as Batch.ServerMetrics
 	// RecordMode chooses full or compact records (see RecordMode).
 	// Default RecordsAuto: compact above 100,000 planned requests.
 	RecordMode RecordMode
@@ -214,6 +216,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	}
 	o.align = al
 	res := &Result{Run: Run{Planned: o.Shard.Share(whole), Shard: o.Shard.Mark()}}
+	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(o.ServerMetrics.Watch(ctx)) // nil without a URL
 	meter := startCPU()
 	res.Start = time.Now()
 	if err := res.keep(ctx, o.RecordMode); err != nil {

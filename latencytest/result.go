@@ -14,6 +14,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/sample"
+	"github.com/tailguard/tailguard/servermetrics"
 )
 
 // Sample is a set of latencies, one per measured request (or per
@@ -62,7 +63,8 @@ type Result struct {
 	Records []Record `json:"records"`
 	Run
 	// RepeatGaps holds the run-to-run gaps when the batch was repeated.
-	RepeatGaps []disclosure.RepeatGap `json:"repeat_gaps,omitempty"`
+	RepeatGaps []disclosure.RepeatGap  `json:"repeat_gaps,omitempty"`
+	Server     *servermetrics.Interval `json:"server,omitempty"` // the server's own metrics over the run (Batch.ServerMetrics), or nil
 
 	compact *compactStore // compact records (Records nil): see RecordsCompact
 	stream  *recordStream // where a compact run streams its records

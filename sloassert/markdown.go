@@ -154,7 +154,7 @@ func mdOutcomes(outs []Outcome) string {
 	fmt.Fprintf(&sb, "| objective | observed | %s | budget | margin | verdict | note |\n|---|--:|---|--:|--:|---|---|\n", head)
 	for _, o := range outs {
 		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(o.Objective), mdText(o.Observed), mdText(interval(o)),
-			mdText(o.Budget), mdText(o.Margin), verdictMark(o, "pass", "**FAIL**", " (inconclusive)"), mdText(o.Note))
+			mdText(o.Budget), mdText(o.Margin), verdictMark(o, "pass", "**FAIL**", " (inconclusive)"), mdText(noteAndServer(o)))
 	}
 	return sb.String()
 }

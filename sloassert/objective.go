@@ -264,6 +264,13 @@ type Outcome struct {
 	// Note explains a verdict that is not a plain comparison: too few
 	// samples, a confidence bound, NaN, a partial run.
 	Note string
+	// Server, for a failed TTFT, first-answer or total quantile of a run
+	// that scraped its server's metrics (latencytest.Result.Server), is
+	// where the time went by the server's own histograms: its stages at
+	// the same quantile over the same interval, each with its bucket, the
+	// rest (client + network), and the part that dominates. It never
+	// changes the verdict. Empty otherwise.
+	Server string
 
 	// severity orders outcomes of one objective (PerWindow's worst window):
 	// observed over budget for latencies, the rate over its limit, +Inf

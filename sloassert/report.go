@@ -208,6 +208,7 @@ func evaluate(r *latencytest.Result, objectives []Objective) Report {
 		rep.Distributions = append(rep.Distributions, Distribution{Metric: string(m), Summary: s.Summarize()})
 	}
 	rep.Slowest = slowest(r, metrics[0], 5)
+	attribute(&rep, r) // the server's part, when its metrics were scraped (attribution.go)
 	judgeShard(&rep, r.Shard, func(i int) options { return objectives[i].opts })
 	return rep
 }
@@ -479,6 +480,9 @@ func outcomeTable(outs []Outcome) string {
 			line += "  (" + outs[i-1].Note + ")"
 		}
 		sb.WriteString(line + "\n")
+		if i > 0 && outs[i-1].Server != "" {
+			sb.WriteString("    where the time went: " + outs[i-1].Server + "\n")
+		}
 	}
 	return sb.String()
 }

@@ -28,8 +28,10 @@ import (
 // (1-Task.TailTasks)-quantile <= Task.Budget) judges an agent's tasks;
 // "task_per_call" (Task.PerCall on each call's total, which
 // no spec key writes) judges the chains' calls as one Result when an
-// Objective built in Go asks for it. Any other kind judges nothing: its
-// objective never passes and says why.
+// Objective built in Go asks for it; "server_queue" (the server's queue
+// Q-quantile <= Budget, sloassert.ServerQueue) judges the server metrics
+// a level scraped. Any other kind judges nothing: its objective never
+// passes and says why.
 type ObjectiveKind string
 
 // The kinds' names (see ObjectiveKind).
@@ -255,6 +257,7 @@ var kinds = []objectiveKind{
 			return o.Task.Objective(sloassert.Total, o.options()...)
 		}},
 	agentTaskKind,
+	serverQueueKind,
 }
 
 // kindOf is the table's entry for o's kind, or nil for a kind it does

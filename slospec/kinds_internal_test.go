@@ -16,7 +16,9 @@ import (
 func TestKindsTable(t *testing.T) {
 	s, err := ParseSpec([]byte(`target: {preset: mistral-3-14b}
 load: {requests: 300}
+server_metrics: {url: "http://127.0.0.1:8000/metrics"}
 objectives:
+  server_queue: {p99: 1s}
   ttft: {p99: 1s, cv: 100%, tail_ratio: 5}
   max_gap: {max: 30s}
   tokens_per_second: {p5: 10}
@@ -115,7 +117,7 @@ func TestKindsOneEntry(t *testing.T) {
 		t.Errorf("the new kind's objective did not judge:\n%s", rep)
 	}
 	_, err = ParseSpec([]byte("target: {preset: mistral-3-14b}\nobjectives:\n  max_totl: 1s\n"))
-	if err == nil || !strings.Contains(err.Error(), "turn, max_total, ttft") {
+	if err == nil || !strings.Contains(err.Error(), ", max_total, ttft") {
 		t.Errorf("unknown key error does not list the new key: %v", err)
 	}
 	_, err = ParseSpec([]byte("target:\n  endpoint: {stream: false}\nobjectives:\n  max_total: 1s\n"))

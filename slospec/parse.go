@@ -403,10 +403,10 @@ func (p *specParser) spec(data []byte) Spec {
 		p.errorf(root.Line, "", "a spec is a map of name, target, load, objectives and chains, not %s", nodeDesc(root))
 		return s
 	}
-	entries, _ := p.mapping(root, "", false, []string{"name", "target", "load", "objectives", "chains", "agent", "conversation"}, nil)
+	entries, _ := p.mapping(root, "", false, []string{"name", "target", "load", "objectives", "chains", "agent", "conversation", "server_metrics"}, nil)
 	var (
-		loadLine, objLine, agentLine int
-		hasTarget                    bool
+		loadLine, objLine, agentLine, metricsLine int
+		hasTarget                                 bool
 	)
 	for _, e := range entries {
 		switch e.key {
@@ -428,6 +428,8 @@ func (p *specParser) spec(data []byte) Spec {
 			s.Agent = parseAgent(p, e)
 		case "conversation":
 			s.Conversation = parseConversation(p, e)
+		case "server_metrics":
+			metricsLine, s.ServerMetrics = e.k.Line, serverMetrics(p, e)
 		}
 	}
 	if len(p.errs) > 0 {
@@ -476,6 +478,7 @@ func (p *specParser) spec(data []byte) Spec {
 		p.errorf(loadLine, "load", "no objective judges the load (add objectives, or drop load)")
 	}
 	checkAgent(p, &s, agentLine)
+	checkServerMetrics(p, &s, metricsLine)
 	p.samples(&s)
 	return s
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tailguard/tailguard/internal/rerun"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/protocol"
+	"github.com/tailguard/tailguard/servermetrics"
 	"github.com/tailguard/tailguard/sloassert"
 
 	"github.com/tailguard/tailguard/internal/defaults"
@@ -65,6 +66,13 @@ import (
 //	                                # (latencytest.Cancel): after: a time, after_tokens:
 //	                                # token events, share of requests (default all); class
 //	                                # cancelled, in no error rate; also in chains, conversation
+//	server_metrics:                 # the server's own Prometheus metrics, scraped before,
+//	  url: http://127.0.0.1:8000/metrics  # during and after each level of the load (a
+//	  names: auto                   # fake target answers in memory, any url); vllm,
+//	  every: 10s                    # sglang, tgi or auto; gauges every 10s (default);
+//	  timeout: 5s                   # per scrape (default 5s). A failed scrape is reported,
+//	                                # never fatal; a failed latency objective says how the
+//	                                # server's queue, prefill and decode split its quantile
 //	objectives:                     # judged at every concurrency level
 //	  ttft:                         # also first_answer, total, itl, max_gap
 //	    p50: 400ms                  # quantile keys: p50, p90, p95, p99, p99.9, q0.995 ...
@@ -80,6 +88,8 @@ import (
 //	  error_rate: 1%                # or {max: 1%, classes: [http_529, http_429]}
 //	  cache_miss: true              # no cached prompt tokens reported
 //	  cold_start: {max: 10s, after_idle: 2s}   # or cold_start: 10s (after_idle default 1m)
+//	  server_queue: {p99: 500ms}    # the server's queue time, from its own histogram
+//	                                # (needs server_metrics; known to its bucket)
 //	  # cv: {total: 50%}            # the same objectives, grouped by kind
 //	  # tail_ratio: {total: 3}
 //	  # turn: {10: {ttft: {p95: 2s}}}   # with a conversation (or its records): its
@@ -189,6 +199,10 @@ type Spec struct {
 	// load, and Objectives judge their turns (turn: judges one turn
 	// index). See conversation.go.
 	Conversation *agent.Conversation
+	// ServerMetrics is the server's metrics endpoint (server_metrics:),
+	// scraped around each level of the load (latencytest.Batch's
+	// ServerMetrics); no URL: none.
+	ServerMetrics servermetrics.Source
 }
 
 // Load is the batch a spec runs at each concurrency level.
@@ -410,6 +424,7 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 	var verdicts []string
 	sw := latencytest.Sweep{Batch: s.Load.Batch, Levels: levels}
 	sw.Label = ""
+	withServerMetrics(&rt, &sw.Batch, s.ServerMetrics) // server_metrics, if any
 	sw.EachLevel = func(tb testing.TB, level int, measure func(testing.TB, latencytest.Provider) *latencytest.Result) {
 		t := tb.(*testing.T) // Sweep.Measure passes a *testing.T its own
 		name := fmt.Sprintf("c%d", level)

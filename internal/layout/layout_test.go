@@ -19,21 +19,22 @@ const module = "github.com/tailguard/tailguard"
 // import, by the importer's directory (its first path element, or the
 // whole path for internal/ packages). The house, top to bottom: cmd and
 // examples, slospec, agent, fit, records, sloassert, cost, latencytest,
-// fakeprovider, protocol, sample, internal.
+// servermetrics, fakeprovider, protocol, sample, internal.
 var allowed = map[string][]string{
-	"sample":       {"internal"},
-	"protocol":     {"internal"},
-	"fakeprovider": {"protocol", "internal"},
-	"latencytest":  {"protocol", "sample", "internal"},
-	"cost":         {"latencytest", "internal"},
-	"sloassert":    {"latencytest", "protocol", "sample", "internal"},
-	"fit":          {"fakeprovider", "latencytest", "protocol", "sample", "internal"},
-	"records":      {"latencytest", "protocol", "sample", "internal"},
-	"agent":        {"fakeprovider", "latencytest", "sloassert", "protocol", "sample", "internal"},
-	"slospec":      {"agent", "fakeprovider", "latencytest", "records", "sloassert", "fit", "protocol", "sample", "cost", "internal"},
-	"internal":     {"internal"},
-	"cmd":          {"*"},
-	"examples":     {"*"},
+	"sample":        {"internal"},
+	"protocol":      {"internal"},
+	"fakeprovider":  {"protocol", "internal"},
+	"latencytest":   {"servermetrics", "protocol", "sample", "internal"},
+	"cost":          {"latencytest", "internal"},
+	"sloassert":     {"latencytest", "servermetrics", "protocol", "sample", "internal"},
+	"fit":           {"fakeprovider", "latencytest", "protocol", "sample", "internal"},
+	"records":       {"latencytest", "protocol", "sample", "internal"},
+	"agent":         {"fakeprovider", "latencytest", "sloassert", "protocol", "sample", "internal"},
+	"slospec":       {"agent", "fakeprovider", "latencytest", "records", "sloassert", "fit", "servermetrics", "protocol", "sample", "cost", "internal"},
+	"servermetrics": {"internal"},
+	"internal":      {"internal"},
+	"cmd":           {"*"},
+	"examples":      {"*"},
 }
 
 // testOnly are libraries the module's tests use and its code never does:

@@ -13,7 +13,7 @@ import (
 
 // publicPackages are the directories whose types must keep all their
 // methods in the file that declares them.
-var publicPackages = []string{"latencytest", "records", "sloassert", "slospec", "fakeprovider", "fit"}
+var publicPackages = []string{"latencytest", "records", "sloassert", "slospec", "fakeprovider", "fit", "servermetrics"}
 
 // measureFile may hold methods named Measure of any type: all the
 // Measure methods and the testing glue live in one file.
