@@ -153,7 +153,11 @@ func NewLLM(baseURL string, p *protocol.Protocol, opts ...Option) *LLMProvider {
 	// %2F in the base URL stays %2F. A query (api-version=…) stays.
 	// A query in the protocol's path (Gemini's "?alt=sse") joins the base
 	// URL's.
-	path, query, _ := strings.Cut(p.Path(o.model), "?")
+	pathOf := p.Path
+	if o.noStream && p.WholePath != nil {
+		pathOf = p.WholePath
+	}
+	path, query, _ := strings.Cut(pathOf(o.model), "?")
 	escaped := strings.TrimRight(u.EscapedPath(), "/") + path
 	unescaped, err := url.PathUnescape(escaped)
 	if err != nil {
@@ -199,7 +203,7 @@ func OpenAIFromEnv(opts ...Option) (*LLMProvider, error) {
 // llmFromEnv returns the provider of protocol p for its environment
 // variables (protocol.Protocol.Env), its base URL completed by p.BaseURL.
 func llmFromEnv(p *protocol.Protocol, opts []Option) (*LLMProvider, error) {
-	base, u, key, model, err := fromEnv(p.Env.BaseURL, p.Env.APIKey, p.Env.Model)
+	base, u, key, model, err := fromEnv(p.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -214,14 +218,18 @@ func llmFromEnv(p *protocol.Protocol, opts []Option) (*LLMProvider, error) {
 // names the variables that are unset (the key must be set but may be
 // empty, for a local server without keys; the others must not be empty),
 // or a base URL that is not http(s) (shown without its credentials).
-func fromEnv(baseVar, keyVar, modelVar string) (base string, u *url.URL, key, model string, err error) {
-	base, model = os.Getenv(baseVar), os.Getenv(modelVar)
+func fromEnv(env protocol.Env) (base string, u *url.URL, key, model string, err error) {
+	baseVar, keyVar, modelVar := env.BaseURL, env.KeyVar(), env.Model
+	base, model = env.Base(), os.Getenv(modelVar)
 	key, hasKey := os.LookupEnv(keyVar)
 	var missing []string
 	if base == "" {
 		missing = append(missing, baseVar)
 	}
 	if !hasKey {
+		if env.AltAPIKey != "" {
+			keyVar += " or " + env.AltAPIKey
+		}
 		missing = append(missing, keyVar+" (set it empty for a server without keys)")
 	}
 	if model == "" {

@@ -25,7 +25,7 @@ func TestTableNames(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	want := protocol.Names()
-	if !slices.Equal(names, want) || !slices.Equal(want, []protocol.Name{"chat", "responses", "messages"}) {
+	if !slices.Equal(names, want) || !slices.Equal(want, []protocol.Name{"chat", "responses", "messages", "gemini"}) {
 		t.Errorf("table names %v, Names %v", names, want)
 	}
 	if protocol.Lookup("") != protocol.Chat || protocol.Lookup("grpc") != nil {
@@ -172,9 +172,10 @@ func TestMessagesHeadersAndEnv(t *testing.T) {
 	}
 }
 
-// Only chat's "stop" ends a sequence among the built-ins.
+// Only chat's "stop" and Gemini's "STOP" end a sequence among the
+// built-ins.
 func TestEndsSequence(t *testing.T) {
-	for reason, want := range map[string]bool{"stop": true, "length": false, "end_turn": false, "": false} {
+	for reason, want := range map[string]bool{"stop": true, "STOP": true, "length": false, "MAX_TOKENS": false, "end_turn": false, "": false} {
 		if protocol.EndsSequence(reason) != want {
 			t.Errorf("EndsSequence(%q) != %v", reason, want)
 		}
