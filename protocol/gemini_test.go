@@ -30,7 +30,7 @@ func TestGeminiDetected(t *testing.T) {
 		"/v1beta/models/gemini-2.5-flash:generateContent":       protocol.Gemini,
 		"/v1/tunedModels/my-model:generateContent":              protocol.Gemini,
 		"/v1beta/models/gemini-2.5-flash:countTokens":           nil,
-		"/v1beta/models":                                        nil,
+		"/v1beta/models": nil,
 	} {
 		one(path, func(p *protocol.Protocol) bool { return p.MatchPath != nil && p.MatchPath(path) }, want)
 	}
