@@ -346,7 +346,13 @@ func (c *funcCall) end(a *attempt, now time.Duration, class, detail string) {
 		a.sse.finish()
 	}
 	if class == "" && a.keep {
-		class, detail = HTTPClass(a.rec.Status), errorMessage([]byte(c.redact(string(a.errBody))))
+		body := []byte(c.redact(string(a.errBody)))
+		class, detail = HTTPClass(a.rec.Status), errorMessage(body)
+		if p := protocol.ByPath(a.path); p != nil && p.ErrorText != nil {
+			if msg, ok := p.ErrorText(body); ok {
+				detail = msg // the protocol's error shape (Gemini's status and message)
+			}
+		}
 	}
 	if class == "" && a.json {
 		body := []byte(c.redact(string(a.errBody)))
