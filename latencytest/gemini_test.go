@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/protocol"
 )
 
@@ -296,5 +297,110 @@ func TestGeminiFromEnv(t *testing.T) {
 			strings.Contains(fmt.Sprintf("%+v", rec), key) {
 			t.Errorf("base %q: url %s (want %s), key sent %v, record %+v", base, got, want, apiKey == key, rec)
 		}
+	}
+}
+
+// The built-in Gemini provider on the fake, in memory on synctest's
+// clock: every clock exact. A text answer: thoughts at 100 and 110 ms
+// (TTFT), the answer from 120 ms, the last chunk with STOP and the usage
+// at 150 ms. Two parallel calls of 5 argument tokens, 2 tokens a chunk
+// after 2 reasoning tokens: the thought at 100 ms, call 0 whole at
+// 150 ms (its last argument token), call 1 at 200 ms. Instrument around
+// a client of one's own reads the same record from the same bytes.
+func TestGeminiOnFakeExact(t *testing.T) {
+	for _, tc := range []struct {
+		name                                 string
+		prof                                 fakeprovider.Profile
+		ttft, answer, tool, args, total      time.Duration
+		events, calls, completion, reasoning int
+		finish                               string
+	}{
+		{"text", fakeprovider.Profile{Seed: 1, TTFT: fakeprovider.Fixed(100 * time.Millisecond), ITL: fakeprovider.Fixed(10 * time.Millisecond),
+			ReasoningTokens: fakeprovider.Fixed(2), OutputTokens: fakeprovider.Fixed(4)},
+			100 * time.Millisecond, 120 * time.Millisecond, 0, 0, 150 * time.Millisecond, 6, 0, 6, 2, "STOP"},
+		{"parallel calls", fakeprovider.Profile{Seed: 3, TTFT: fakeprovider.Fixed(100 * time.Millisecond), ITL: fakeprovider.Fixed(10 * time.Millisecond),
+			ReasoningTokens: fakeprovider.Fixed(2), OutputTokens: fakeprovider.Fixed(8), TokensPerChunk: fakeprovider.Fixed(2),
+			ToolCalls: fakeprovider.ToolCalls{Probability: 1, ArgumentsTokens: fakeprovider.Fixed(5), Parallel: fakeprovider.Fixed(2)}},
+			100 * time.Millisecond, 150 * time.Millisecond, 150 * time.Millisecond, 150 * time.Millisecond, 200 * time.Millisecond, 3, 2, 12, 2, "STOP"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := fakeprovider.New(tc.prof)
+				t.Cleanup(f.Close)
+				p := Gemini("http://fake/v1beta", WithHTTPClient(f.Client()), WithModel("fake-model"), WithAPIKey(key))
+				req := Request{ID: "g-1", MaxTokens: 64, Messages: []Message{{Role: "user", Content: "hello there"}}}
+				built := p.Call(context.Background(), req)
+				hc := &http.Client{Transport: Instrument(f.Client().Transport)}
+				body, _ := protocol.Gemini.Body(protocol.Request{Model: "fake-model", MaxTokens: 64, Messages: []protocol.Message{{Role: "user", Content: "hello there"}}})
+				inst := Func(func(ctx context.Context, r Request) error {
+					hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://fake/v1beta"+protocol.Gemini.Path("fake-model"), strings.NewReader(string(body)))
+					if err != nil {
+						return err
+					}
+					hr.Header.Set("X-Request-ID", r.ID)
+					resp, err := hc.Do(hr)
+					if err != nil {
+						return err
+					}
+					defer resp.Body.Close()
+					_, err = io.Copy(io.Discard, resp.Body)
+					return err
+				}).Call(context.Background(), Request{ID: "g-2"})
+				served := f.Served()
+				if len(inst.Attempts) != 1 || len(served) != 2 {
+					t.Fatalf("%d attempts through Instrument, %d served", len(inst.Attempts), len(served))
+				}
+				for i, rec := range []Record{built, inst} {
+					if !rec.OK() || rec.TTFT != tc.ttft || rec.FirstAnswer != tc.answer || rec.FirstToolCall != tc.tool || rec.ToolArgsDone != tc.args ||
+						rec.Total != tc.total || rec.LastToken != tc.total || rec.TokenEvents != tc.events || rec.ToolCalls != tc.calls ||
+						rec.CompletionTokens != tc.completion || rec.ReasoningTokens != tc.reasoning || rec.FinishReason != tc.finish ||
+						rec.PromptTokens != 2 /* 11 bytes, a token per 4 */ || rec.Model != "fake-model" || len(rec.Notes) != 0 {
+						t.Errorf("record %d (0 built-in, 1 Instrument): %+v", i, rec)
+					}
+					if served[i].Protocol != fakeprovider.ProtocolGemini || served[i].Tokens != tc.completion || served[i].ToolCalls != tc.calls {
+						t.Errorf("served %d: %+v", i, served[i])
+					}
+				}
+				if tc.calls == 0 && (built.Content == "" || built.Content != inst.Content) {
+					t.Errorf("content %q, through Instrument %q", built.Content, inst.Content)
+				}
+			})
+		})
+	}
+}
+
+// The built-in Gemini provider on the fake over a real loopback socket,
+// through its own HTTP/1.1 client and through net/http (WithNetHTTP),
+// streamed and whole: the same answer as in memory, each clock at or
+// after the profile's (a socket only adds time), the Tailguard-Injected
+// header kept.
+func TestGeminiOnFakeSocket(t *testing.T) {
+	f := fakeprovider.New(fakeprovider.Profile{Seed: 1, TTFT: fakeprovider.Fixed(30 * time.Millisecond), ITL: fakeprovider.Fixed(2 * time.Millisecond),
+		ReasoningTokens: fakeprovider.Fixed(2), OutputTokens: fakeprovider.Fixed(4),
+		Script: []fakeprovider.ScriptEntry{{ID: "s-cold", ColdStart: 40 * time.Millisecond}, {ID: "s-429", Status: 429}}})
+	defer f.Close()
+	srv := fakeprovider.NewServer(f)
+	defer srv.Close()
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{{"own client", nil}, {"net/http", []Option{WithNetHTTP()}}, {"whole", []Option{WithoutStreaming()}}} {
+		p := Gemini(srv.URL+"/v1beta", append([]Option{WithModel("fake-model"), WithAPIKey(key)}, tc.opts...)...)
+		msgs := []Message{{Role: "user", Content: "hello there"}}
+		rec := p.Call(context.Background(), Request{ID: "s-ok-" + tc.name, Messages: msgs})
+		stream := tc.name != "whole"
+		if !rec.OK() || rec.Content != " is where users live" || rec.CompletionTokens != 6 || rec.ReasoningTokens != 2 ||
+			rec.Total < 40*time.Millisecond || stream && (rec.TTFT < 30*time.Millisecond || rec.FirstAnswer < 34*time.Millisecond || rec.TokenEvents != 6) {
+			t.Errorf("%s: %+v", tc.name, rec)
+		}
+		cold := p.Call(context.Background(), Request{ID: "s-cold", Messages: msgs})
+		if !cold.OK() || cold.Injected != "cold_start=40ms" || cold.Total < 80*time.Millisecond {
+			t.Errorf("%s cold start: %+v", tc.name, cold)
+		}
+		limited := p.Call(context.Background(), Request{ID: "s-429", Messages: msgs})
+		if limited.Err != HTTPClass(429) || limited.Detail != "RESOURCE_EXHAUSTED: Rate limit reached for requests" || limited.Injected != "http_429" {
+			t.Errorf("%s 429: %+v", tc.name, limited)
+		}
+		p.CloseIdleConnections()
 	}
 }
