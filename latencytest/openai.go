@@ -127,8 +127,9 @@ func OpenAI(baseURL string, opts ...Option) *LLMProvider {
 }
 
 // NewLLM returns a Provider that speaks protocol p to the API root
-// baseURL ("https://host/v1"): requests go to baseURL + p.Path(model),
-// the path computed once every option ran, with p's body, headers and
+// baseURL ("https://host/v1"): requests go to baseURL + p.Path(model)
+// (p.WholePath(model) with WithoutStreaming, when p has one), the path
+// computed once every option ran, with p's body, headers and
 // key header, and are measured as OpenAI describes, through p's decoder
 // (a stream) or p.Whole (WithoutStreaming). OpenAI, Responses and
 // Anthropic are NewLLM with protocol.Chat, protocol.Responses and
