@@ -282,8 +282,3 @@ func geminiURL(u *url.URL, r *Request, model string) *Error {
 	}
 	return nil
 }
-
-// geminiMatch reports whether a path is a Gemini generateContent call.
-func geminiMatch(path string) bool {
-	return strings.HasSuffix(path, ":streamGenerateContent") || strings.HasSuffix(path, ":generateContent")
-}
