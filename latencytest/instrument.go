@@ -346,13 +346,7 @@ func (c *funcCall) end(a *attempt, now time.Duration, class, detail string) {
 		a.sse.finish()
 	}
 	if class == "" && a.keep {
-		body := []byte(c.redact(string(a.errBody)))
-		class, detail = HTTPClass(a.rec.Status), errorMessage(body)
-		if p := protocol.ByPath(a.path); p != nil && p.ErrorText != nil {
-			if msg, ok := p.ErrorText(body); ok {
-				detail = msg // the protocol's error shape (Gemini's status and message)
-			}
-		}
+		class, detail = HTTPClass(a.rec.Status), protoErrorMessage(protocol.ByPath(a.path), []byte(c.redact(string(a.errBody))))
 	}
 	if class == "" && a.json {
 		body := []byte(c.redact(string(a.errBody)))

@@ -228,10 +228,7 @@ func fromEnv(env protocol.Env) (base string, u *url.URL, key, model string, err 
 		missing = append(missing, baseVar)
 	}
 	if !hasKey {
-		if env.AltAPIKey != "" {
-			keyVar += " or " + env.AltAPIKey
-		}
-		missing = append(missing, keyVar+" (set it empty for a server without keys)")
+		missing = append(missing, strings.TrimSuffix(keyVar+" or "+env.AltAPIKey, " or ")+" (set it empty for a server without keys)")
 	}
 	if model == "" {
 		missing = append(missing, modelVar)
