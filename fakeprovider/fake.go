@@ -19,7 +19,7 @@ import (
 )
 
 // Fake is a simulated provider speaking OpenAI's chat completions and
-// Responses API and Anthropic's Messages API. It is an http.Handler; use
+// Responses API, Anthropic's Messages API and Google's Gemini API. It is an http.Handler; use
 // Transport or Client to reach it in memory (on synctest's fake clock), or
 // NewServer for a real loopback server. Create it with New and end it with
 // Close.
@@ -88,13 +88,14 @@ type Served struct {
 	// finished, in chat-completions terms whatever the protocol (a
 	// Messages answer's end_turn is "stop", max_tokens "length", tool_use
 	// "tool_calls"; a Responses answer cut by max_output_tokens is
-	// "length").
+	// "length"; a Gemini answer's MAX_TOKENS is "length", its STOP "stop"
+	// or, with function calls, "tool_calls").
 	FinishReason string `json:"finish_reason,omitempty"`
 	// ToolCalls counts the tool calls begun (Profile.ToolCalls): those
 	// whose first event was sent (the whole answer's when not streamed).
 	ToolCalls int `json:"tool_calls,omitempty"`
-	// Protocol is the API the request spoke: "chat", "responses" or
-	// "messages" (see the Protocol* constants).
+	// Protocol is the API the request spoke: "chat", "responses",
+	// "messages" or "gemini" (see the Protocol* constants).
 	Protocol tgprotocol.Name `json:"protocol,omitempty"`
 	// Canceled reports that the client went away before the end.
 	Canceled bool `json:"canceled"`
@@ -216,10 +217,13 @@ func (f *Fake) record(s Served) {
 const HeaderServedDropped = "X-Fake-Served-Dropped"
 
 // ServeHTTP answers POST /v1/chat/completions, POST /v1/responses, POST
-// /v1/messages, GET /v1/models, GET /v1/models/{id}, GET /healthz, GET
-// /metrics (vLLM's metric names and buckets, from the fake's own timeline:
-// see metrics.go) and GET /fake/served. Paths ending in /chat/completions, /responses, /messages
-// or /models, or holding /models/, are accepted under any prefix. Every answer carries x-request-id: the request's X-Request-ID
+// /v1/messages, POST /v1beta/models/{model}:streamGenerateContent?alt=sse
+// and :generateContent, GET /v1/models, GET /v1/models/{id}, GET /healthz,
+// GET /metrics (vLLM's metric names and buckets, from the fake's own
+// timeline: see metrics.go) and GET /fake/served. Paths ending in
+// /chat/completions, /responses, /messages, :streamGenerateContent,
+// :generateContent or /models, or holding /models/, are accepted under
+// any prefix. Every answer carries x-request-id: the request's X-Request-ID
 // (at most 256 bytes; a longer one gets 400), else "req_fake_N", N counting
 // the requests the fake received from 0 (see the package doc, # Headers).
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -236,14 +240,10 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Request-Id", id)
 	}
 	path := r.URL.Path
+	proto, ok := route(path)
 	switch {
-	case strings.HasSuffix(path, "/chat/completions"), strings.HasSuffix(path, "/responses"), strings.HasSuffix(path, "/messages"):
-		proto := protoChat
-		switch {
-		case strings.HasSuffix(path, "/responses"):
-			proto = protoResponses
-		case strings.HasSuffix(path, "/messages"):
-			proto = protoMessages
+	case ok:
+		if proto == protoMessages {
 			// Anthropic names each attempt by its own request-id.
 			w.Header().Set(headerAnthropicRequestID, generatedRequestID(n))
 		}
@@ -408,7 +408,7 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 			setRateLimitHeaders(w.Header(), req, f.p.Faults.RetryAfter)
 		}
 		f.record(sv)
-		writeAPIError(w, e)
+		writeError(w, proto, e)
 		return
 	}
 	select {

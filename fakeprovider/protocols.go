@@ -17,6 +17,7 @@ const (
 	protoChat      protocol = iota // POST /v1/chat/completions
 	protoResponses                 // POST /v1/responses (OpenAI's Responses API)
 	protoMessages                  // POST /v1/messages (Anthropic's Messages API)
+	protoGemini                    // POST /v1beta/models/{model}:streamGenerateContent (Google's Gemini API)
 )
 
 // Protocol names as they appear in Served.Protocol: package protocol's.
@@ -24,6 +25,7 @@ const (
 	ProtocolChat      = tgprotocol.NameChat
 	ProtocolResponses = tgprotocol.NameResponses
 	ProtocolMessages  = tgprotocol.NameMessages
+	ProtocolGemini    = tgprotocol.NameGemini
 )
 
 // name is the protocol's name.
@@ -33,18 +35,38 @@ func (p protocol) name() tgprotocol.Name {
 		return ProtocolResponses
 	case protoMessages:
 		return ProtocolMessages
+	case protoGemini:
+		return ProtocolGemini
 	}
 	return ProtocolChat
 }
 
 // writeError writes e in the protocol's error shape: Anthropic's for
-// Messages, OpenAI's otherwise.
+// Messages, the wire's ErrorBody where it has one, OpenAI's otherwise.
 func writeError(w http.ResponseWriter, proto protocol, e *apiError) {
 	if proto == protoMessages {
 		writeAnthropicError(w, e)
 		return
 	}
+	if body := wires[proto].ErrorBody; body != nil {
+		b := body(e.status, e.message)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(e.status)
+		_, _ = w.Write(b)
+		return
+	}
 	writeAPIError(w, e)
+}
+
+// route returns the protocol whose path this is.
+func route(path string) (protocol, bool) {
+	for p, w := range wires {
+		if w.Match(path) {
+			return protocol(p), true
+		}
+	}
+	return 0, false
 }
 
 // writeAnthropicError writes Anthropic's error body (see wire.MessagesError).
@@ -93,6 +115,7 @@ var wires = [...]wire.Protocol{
 	protoChat:      wire.Chat,
 	protoResponses: wire.Responses,
 	protoMessages:  wire.Messages,
+	protoGemini:    wire.Gemini,
 }
 
 // errorMessage is the injected error_event's message after sent tokens.

@@ -98,6 +98,11 @@ func parse(proto protocol, r *http.Request, model string) (parsed, *apiError) {
 	if p.Request, werr = wires[proto].Parse(body, model, maxOutputTokens); werr != nil {
 		return p, fromWire(werr)
 	}
+	if u := wires[proto].URL; u != nil {
+		if werr = u(r.URL, &p.Request, model); werr != nil {
+			return p, fromWire(werr)
+		}
+	}
 	return p, nil
 }
 

@@ -314,7 +314,7 @@ func (s *session) errorEvent(sent int) {
 	}
 	if !s.req.Stream {
 		s.sv.Status = http.StatusInternalServerError
-		writeAPIError(s.w, &apiError{status: http.StatusInternalServerError, typ: "server_error", message: msg})
+		writeError(s.w, s.req.proto, &apiError{status: http.StatusInternalServerError, typ: "server_error", message: msg})
 		return
 	}
 	s.write(s.enc.ErrorEvent(nil, msg))

@@ -5,7 +5,8 @@
 // A [Provider] makes one call and returns its [Record]. [OpenAI] streams
 // chat completions from any OpenAI-compatible endpoint (the in-memory fake
 // of package fakeprovider included), [Responses] from OpenAI's Responses
-// API and [Anthropic] from Anthropic's Messages API, and [NewLLM] speaks
+// API, [Anthropic] from Anthropic's Messages API and [Gemini] from
+// Google's Gemini API, and [NewLLM] speaks
 // any protocol.Protocol (one of your own too), all timed and judged
 // alike; [HTTP] times a plain endpoint; [Func] times any Go call;
 // [Instrument] wraps your own client's transport. The

@@ -107,6 +107,25 @@ func ExampleAnthropic() {
 	// served as: messages
 }
 
+// Gemini measures a streamed Gemini API answer at baseURL (the API's
+// root with its version, ".../v1beta"): the model is in the path, the
+// finish reason in Gemini's words.
+func ExampleGemini() {
+	f := fakeprovider.New(quick)
+	defer f.Close()
+	p := latencytest.Gemini("http://fake/v1beta", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel("m-1"))
+	defer p.CloseIdleConnections()
+	rec := p.Call(context.Background(), latencytest.Request{ID: "g-1", MaxTokens: 16,
+		Messages: []latencytest.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}})
+	fmt.Println(p.Describe().Kind, p.Describe().Endpoint)
+	fmt.Println(rec.ID, rec.OK(), rec.Status, rec.Model, rec.FinishReason, rec.TokenEvents)
+	fmt.Println("served as:", f.Served()[0].Protocol)
+	// Output:
+	// gemini-generate-content (streaming) http://fake/v1beta/models/m-1:streamGenerateContent
+	// g-1 true 200 m-1 STOP 5
+	// served as: gemini
+}
+
 // Instrument measures the client you ship: wrap its transport, make the
 // call inside Func, and every request the call makes is an attempt of the
 // record, a retry included. Here "your client" is a plain POST that

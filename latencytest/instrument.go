@@ -346,7 +346,7 @@ func (c *funcCall) end(a *attempt, now time.Duration, class, detail string) {
 		a.sse.finish()
 	}
 	if class == "" && a.keep {
-		class, detail = HTTPClass(a.rec.Status), errorMessage([]byte(c.redact(string(a.errBody))))
+		class, detail = HTTPClass(a.rec.Status), protoErrorMessage(protocol.ByPath(a.path), []byte(c.redact(string(a.errBody))))
 	}
 	if class == "" && a.json {
 		body := []byte(c.redact(string(a.errBody)))

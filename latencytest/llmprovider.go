@@ -345,7 +345,7 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 		if k := o.api.UsageKey; streamOptions && k != "" && (resp.Status == 400 || resp.Status == 422) && bytes.Contains(b, []byte(k)) {
 			*refused = true
 		}
-		msg := o.errorMessage([]byte(o.redact(string(b))))
+		msg := protoErrorMessage(o.api, []byte(o.redact(string(b))))
 		if resp.Status/100 == 3 && resp.Location != "" {
 			// Not followed: a redirected POST would time two requests as one.
 			msg = "redirected to " + redactURL(o.redact(resp.Location)) + " (not followed: give that URL as the base URL)"
@@ -360,7 +360,7 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 		if err != nil && ctx.Err() != nil {
 			return failed(err) // a timeout or the run's end, not the answer's fault
 		}
-		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, o.errorMessage([]byte(o.redact(string(b))))))
+		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, protoErrorMessage(o.api, []byte(o.redact(string(b))))))
 	}
 
 	st := newStreamTimer(&rec, o.api, o.redact, first.Stop)
@@ -444,11 +444,11 @@ func (o *LLMProvider) setHeaders(h http.Header, id string) {
 	h.Set("Authorization", "Bearer "+o.key)
 }
 
-// errorMessage extracts the message of an error body with the protocol's
-// ErrorText, else as errorMessage does.
-func (o *LLMProvider) errorMessage(b []byte) string {
-	if o.api.ErrorText != nil {
-		if msg, ok := o.api.ErrorText(b); ok {
+// protoErrorMessage extracts the message of an error body with p's ErrorText
+// (p may be nil), else as errorMessage does.
+func protoErrorMessage(p *protocol.Protocol, b []byte) string {
+	if p != nil && p.ErrorText != nil {
+		if msg, ok := p.ErrorText(b); ok {
 			return truncate(msg, 200)
 		}
 	}

@@ -127,8 +127,9 @@ func OpenAI(baseURL string, opts ...Option) *LLMProvider {
 }
 
 // NewLLM returns a Provider that speaks protocol p to the API root
-// baseURL ("https://host/v1"): requests go to baseURL + p.Path(model),
-// the path computed once every option ran, with p's body, headers and
+// baseURL ("https://host/v1"): requests go to baseURL + p.Path(model)
+// (p.WholePath(model) with WithoutStreaming, when p has one), the path
+// computed once every option ran, with p's body, headers and
 // key header, and are measured as OpenAI describes, through p's decoder
 // (a stream) or p.Whole (WithoutStreaming). OpenAI, Responses and
 // Anthropic are NewLLM with protocol.Chat, protocol.Responses and
@@ -153,7 +154,11 @@ func NewLLM(baseURL string, p *protocol.Protocol, opts ...Option) *LLMProvider {
 	// %2F in the base URL stays %2F. A query (api-version=…) stays.
 	// A query in the protocol's path (Gemini's "?alt=sse") joins the base
 	// URL's.
-	path, query, _ := strings.Cut(p.Path(o.model), "?")
+	pathOf := p.Path
+	if o.noStream && p.WholePath != nil {
+		pathOf = p.WholePath
+	}
+	path, query, _ := strings.Cut(pathOf(o.model), "?")
 	escaped := strings.TrimRight(u.EscapedPath(), "/") + path
 	unescaped, err := url.PathUnescape(escaped)
 	if err != nil {
@@ -199,7 +204,7 @@ func OpenAIFromEnv(opts ...Option) (*LLMProvider, error) {
 // llmFromEnv returns the provider of protocol p for its environment
 // variables (protocol.Protocol.Env), its base URL completed by p.BaseURL.
 func llmFromEnv(p *protocol.Protocol, opts []Option) (*LLMProvider, error) {
-	base, u, key, model, err := fromEnv(p.Env.BaseURL, p.Env.APIKey, p.Env.Model)
+	base, u, key, model, err := fromEnv(p.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -214,15 +219,16 @@ func llmFromEnv(p *protocol.Protocol, opts []Option) (*LLMProvider, error) {
 // names the variables that are unset (the key must be set but may be
 // empty, for a local server without keys; the others must not be empty),
 // or a base URL that is not http(s) (shown without its credentials).
-func fromEnv(baseVar, keyVar, modelVar string) (base string, u *url.URL, key, model string, err error) {
-	base, model = os.Getenv(baseVar), os.Getenv(modelVar)
+func fromEnv(env protocol.Env) (base string, u *url.URL, key, model string, err error) {
+	baseVar, keyVar, modelVar := env.BaseURL, env.KeyVar(), env.Model
+	base, model = env.Base(), os.Getenv(modelVar)
 	key, hasKey := os.LookupEnv(keyVar)
 	var missing []string
 	if base == "" {
 		missing = append(missing, baseVar)
 	}
 	if !hasKey {
-		missing = append(missing, keyVar+" (set it empty for a server without keys)")
+		missing = append(missing, strings.TrimSuffix(keyVar+" or "+env.AltAPIKey, " or ")+" (set it empty for a server without keys)")
 	}
 	if model == "" {
 		missing = append(missing, modelVar)

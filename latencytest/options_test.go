@@ -32,11 +32,12 @@ func TestOptionsApplyWhereTheyWork(t *testing.T) {
 		{"Responses", "Responses", func(o Option) { Responses("http://127.0.0.1:9/v1", o) }},
 		{"Anthropic", "Anthropic", func(o Option) { Anthropic("http://127.0.0.1:9/v1", o) }},
 		{"AnthropicFromEnv", "Anthropic", func(o Option) { _, _ = AnthropicFromEnv(o) }},
+		{"Gemini", "Gemini", func(o Option) { Gemini("http://127.0.0.1:9/v1beta", o) }},
 		{"NewLLM(custom)", "Custom", func(o Option) { NewLLM("http://127.0.0.1:9/v1", &custom, o) }},
 		{"HTTP", "HTTP", func(o Option) { HTTP("GET", "http://127.0.0.1:9/", o) }},
 	}
-	llm := []string{"OpenAI", "OpenAIFromEnv", "Responses", "Anthropic", "AnthropicFromEnv", "NewLLM(custom)"}
-	all := append(llm[:6:6], "HTTP")
+	llm := []string{"OpenAI", "OpenAIFromEnv", "Responses", "Anthropic", "AnthropicFromEnv", "Gemini", "NewLLM(custom)"}
+	all := append(llm[:len(llm):len(llm)], "HTTP")
 	for _, tc := range []struct {
 		name string
 		opt  Option

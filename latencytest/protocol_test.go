@@ -69,6 +69,16 @@ var protoFixtures = []protoFixture{
 		content: "Hello!", prompt: 26, output: 3, model: "llama3.2:1b", finish: "end_turn", eos: true},
 	{file: "responses_ollama_eos.sse", api: protocol.Responses, tokens: []int{3, 4}, answer: 3, tool: -1, end: 6,
 		content: "Hello!", prompt: 26, output: 3, model: "llama3.2:1b", finish: "completed", eos: true},
+	// Gemini: thoughts are tokens, never the answer; the completion is
+	// candidates plus thoughts (12+76); the stream ends with its last
+	// chunk (finishReason STOP), no closing event.
+	{file: "gemini_text.sse", api: protocol.Gemini, tokens: []int{0, 1, 2, 3}, answer: 2, tool: -1, end: 3,
+		content: "The sky is blue because of Rayleigh scattering.", prompt: 10, output: 12 + 76, cached: 4, cachedRep: true,
+		reasoning: 76, model: "gemini-2.5-flash", finish: "STOP"},
+	// Two parallel functionCall parts in one chunk: the first call's name
+	// and args arrive whole, with it.
+	{file: "gemini_tool.sse", api: protocol.Gemini, tokens: []int{0, 1, 2}, answer: 1, tool: 2, argsDone: 2, end: 2,
+		content: "Let me check both cities.", toolCalls: 2, prompt: 120, output: 40 + 30, reasoning: 30, model: "gemini-2.5-pro", finish: "STOP"},
 }
 
 // read returns the fixture file and its event blocks (each with its

@@ -7,8 +7,8 @@ import (
 	"github.com/tailguard/tailguard/protocol"
 )
 
-// WithoutStreaming makes OpenAI, Responses and Anthropic ask for the
-// whole answer at once (stream false; OpenAI sends no stream_options, as
+// WithoutStreaming makes OpenAI, Responses, Anthropic and Gemini ask for
+// the whole answer at once (stream false; OpenAI sends no stream_options, as
 // with WithoutStreamOptions, and no provider asks for text/event-stream)
 // and time it as Instrument times a non-streamed answer: Total is the
 // body's end, the token clocks (TTFT, first answer, gaps) stay

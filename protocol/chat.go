@@ -39,7 +39,7 @@ var Chat = &Protocol{
 }
 
 // openAIEnv are OpenAI's SDKs' variables, which Chat and Responses read.
-var openAIEnv = Env{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"}
+var openAIEnv = Env{BaseURL: "OPENAI_BASE_URL", APIKey: "OPENAI_API_KEY", Model: "OPENAI_MODEL"}
 
 // Chat's Whole names the other protocols' answers (see chatWhole), which
 // the table holds: set here, as a field that refers to the table cannot

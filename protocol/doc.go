@@ -23,7 +23,8 @@
 // # Built-in protocols
 //
 // [Chat] (OpenAI chat completions), [Responses] (OpenAI's Responses API)
-// and [Messages] (Anthropic's Messages API) are in one table, [Builtin],
+// [Messages] (Anthropic's Messages API) and [Gemini] (Google's Gemini
+// API) are in one table, [Builtin],
 // which answers by name ([Lookup]), by request path ([ByPath]), by a
 // stream's first event ([ByEvent]) and by a whole answer ([ByAnswer]).
 //

@@ -31,7 +31,7 @@ var Messages = &Protocol{
 	Path: func(string) string { return "/messages" },
 	Body: messagesBody,
 	Auth: func(h http.Header, key string) { h.Set("X-Api-Key", key) },
-	Env:  Env{"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"},
+	Env:  Env{BaseURL: "ANTHROPIC_BASE_URL", APIKey: "ANTHROPIC_API_KEY", Model: "ANTHROPIC_MODEL"},
 	Header: func(h http.Header) []string {
 		if h.Get("Anthropic-Version") == "" {
 			h.Set("Anthropic-Version", AnthropicVersion)

@@ -3,6 +3,7 @@ package protocol
 import (
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 )
 
@@ -15,6 +16,7 @@ const (
 	NameChat      Name = "chat"      // OpenAI chat completions
 	NameResponses Name = "responses" // OpenAI's Responses API
 	NameMessages  Name = "messages"  // Anthropic's Messages API
+	NameGemini    Name = "gemini"    // Google's Gemini API (generateContent)
 )
 
 // Message is one chat message of a request.
@@ -69,6 +71,10 @@ type Protocol struct {
 	// escaped (url.PathEscape what you put in it), and it may end in a
 	// query ("?alt=sse"), joined to the base URL's.
 	Path func(model string) string
+	// WholePath returns the request path of a request that does not
+	// stream (WithoutStreaming), as Path does (optional: Path). Gemini's
+	// is "/models/{model}:generateContent".
+	WholePath func(model string) string
 	// Body encodes a request body.
 	Body func(r Request) ([]byte, error)
 	// Auth sets the key's header on every request (optional; default
@@ -150,7 +156,36 @@ func (p *Protocol) Valid() string {
 }
 
 // Env names a protocol's environment variables.
-type Env struct{ BaseURL, APIKey, Model string }
+type Env struct {
+	BaseURL, APIKey, Model string
+	// AltAPIKey names the key's variable read when APIKey is unset
+	// (optional): Gemini's GOOGLE_API_KEY after GEMINI_API_KEY.
+	AltAPIKey string
+	// DefaultBaseURL is the base URL when BaseURL is unset or empty
+	// (optional: then BaseURL must be set), completed by the protocol's
+	// BaseURL as a variable's is.
+	DefaultBaseURL string
+}
+
+// KeyVar returns the name of the key's variable to read: APIKey, or
+// AltAPIKey when APIKey is unset and AltAPIKey is set.
+func (e Env) KeyVar() string {
+	if _, ok := os.LookupEnv(e.APIKey); !ok && e.AltAPIKey != "" {
+		if _, ok := os.LookupEnv(e.AltAPIKey); ok {
+			return e.AltAPIKey
+		}
+	}
+	return e.APIKey
+}
+
+// Base returns the base URL the environment gives: BaseURL's value, or
+// DefaultBaseURL when that is unset or empty.
+func (e Env) Base() string {
+	if v := os.Getenv(e.BaseURL); v != "" {
+		return v
+	}
+	return e.DefaultBaseURL
+}
 
 // Counter names a token count a stream reports.
 type Counter uint8

@@ -3,13 +3,14 @@ package protocol
 // builtin is the table of the protocols the library ships. Their paths,
 // events and answers are told apart whatever the order; chat is the
 // default of a request that names none.
-var builtin = []*Protocol{Chat, Responses, Messages}
+var builtin = []*Protocol{Chat, Responses, Messages, Gemini}
 
-// Builtin returns the built-in protocols: Chat, Responses, Messages.
+// Builtin returns the built-in protocols: Chat, Responses, Messages,
+// Gemini.
 func Builtin() []*Protocol { return append([]*Protocol(nil), builtin...) }
 
 // Names returns the built-in protocols' names, as specs spell them: chat,
-// responses, messages.
+// responses, messages, gemini.
 func Names() []Name {
 	names := make([]Name, len(builtin))
 	for i, p := range builtin {

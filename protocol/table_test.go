@@ -25,7 +25,7 @@ func TestTableNames(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	want := protocol.Names()
-	if !slices.Equal(names, want) || !slices.Equal(want, []protocol.Name{"chat", "responses", "messages"}) {
+	if !slices.Equal(names, want) || !slices.Equal(want, []protocol.Name{"chat", "responses", "messages", "gemini"}) {
 		t.Errorf("table names %v, Names %v", names, want)
 	}
 	if protocol.Lookup("") != protocol.Chat || protocol.Lookup("grpc") != nil {
@@ -186,6 +186,7 @@ func TestEndsSequence(t *testing.T) {
 		{protocol.Messages, "max_tokens", false}, {protocol.Messages, "tool_use", false}, {protocol.Messages, "pause_turn", false},
 		{protocol.Responses, "completed", true}, {protocol.Responses, "max_output_tokens", false},
 		{protocol.Responses, "content_filter", false},
+		{protocol.Gemini, "STOP", true}, {protocol.Gemini, "MAX_TOKENS", false},
 	} {
 		if got := tc.api.EndOfSequence != nil && tc.api.EndOfSequence(tc.reason); got != tc.want {
 			t.Errorf("%s: EndOfSequence(%q) = %v, want %v", tc.api.Name, tc.reason, got, tc.want)

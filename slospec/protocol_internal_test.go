@@ -1,6 +1,8 @@
 package slospec
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,7 +14,7 @@ import (
 // the protocol's provider on the protocol's path.
 func TestEndpointProtocol(t *testing.T) {
 	if _, err := ParseSpec([]byte("target:\n  endpoint: {protocol: grpc}\nobjectives: {error_rate: 1%}\n")); err == nil ||
-		!strings.Contains(err.Error(), `line 2: target.endpoint.protocol: "grpc" is not a protocol: want chat, responses or messages`) {
+		!strings.Contains(err.Error(), `line 2: target.endpoint.protocol: "grpc" is not a protocol: want chat, responses, messages or gemini`) {
 		t.Errorf("error %v", err)
 	}
 	for _, tc := range []struct {
@@ -37,6 +39,10 @@ func TestEndpointProtocol(t *testing.T) {
 			[3]string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"}},
 		{"{stream: false, protocol: messages}", "http://h.test", "anthropic-messages (not streaming)", "http://h.test/v1/messages",
 			[3]string{"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"}},
+		{"{protocol: gemini}", "http://h.test", "gemini-generate-content (streaming)", "http://h.test/v1beta/models/model-x:streamGenerateContent",
+			[3]string{"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GEMINI_MODEL"}},
+		{"{protocol: gemini, stream: false}", "http://h.test/v1", "gemini-generate-content (not streaming)", "http://h.test/v1/models/model-x:generateContent",
+			[3]string{"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GEMINI_MODEL"}},
 	} {
 		s, err := ParseSpec([]byte("target:\n  endpoint: " + tc.spec + "\nobjectives: {error_rate: 1%}\n"))
 		if err != nil {
@@ -61,5 +67,37 @@ func TestEndpointProtocol(t *testing.T) {
 			strings.Contains(rt.desc, "not streaming") != strings.Contains(tc.kind, "not streaming") {
 			t.Errorf("%s: %+v (%s), want %s at %s", tc.spec, d, rt.desc, tc.kind, tc.endpoint)
 		}
+	}
+}
+
+// A gemini endpoint needs no base URL (Google's is the default, unless
+// the spec names a variable of its own) and reads GOOGLE_API_KEY when
+// GEMINI_API_KEY is unset.
+func TestEndpointGeminiDefaults(t *testing.T) {
+	for _, v := range []string{"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_MODEL", "GW_URL"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	ep := Endpoint{Protocol: ProtocolGemini}
+	if m := ep.Missing(); !slices.Equal(m, []string{"GEMINI_API_KEY", "GEMINI_MODEL"}) {
+		t.Errorf("missing %v, want the key's and the model's (the base URL has a default)", m)
+	}
+	if m := (Endpoint{Protocol: ProtocolGemini, BaseURLEnv: "GW_URL"}).Missing(); !slices.Equal(m, []string{"GW_URL", "GEMINI_API_KEY", "GEMINI_MODEL"}) {
+		t.Errorf("a variable of the spec's own: missing %v", m)
+	}
+	t.Setenv("GOOGLE_API_KEY", "")
+	t.Setenv("GEMINI_MODEL", "gemini-x")
+	if _, k, _ := ep.Vars(); k != "GOOGLE_API_KEY" || len(ep.Missing()) != 0 {
+		t.Errorf("key variable %s, missing %v", k, ep.Missing())
+	}
+	rt, skip, err := ep.resolve()
+	if err != nil || skip != "" {
+		t.Fatalf("%v %s", err, skip)
+	}
+	d := rt.provider.(interface {
+		Describe() latencytest.Description
+	}).Describe()
+	if want := "https://generativelanguage.googleapis.com/v1beta/models/gemini-x:streamGenerateContent"; d.Endpoint != want {
+		t.Errorf("endpoint %s, want %s", d.Endpoint, want)
 	}
 }

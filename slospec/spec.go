@@ -37,8 +37,9 @@ import (
 //	  #   base_url_env: OPENAI_BASE_URL   # the environment variables that hold
 //	  #   api_key_env: OPENAI_API_KEY     # its URL, key and model (these are
 //	  #   model_env: OPENAI_MODEL         # the defaults: "endpoint: {}")
-//	  #   protocol: chat            # chat (default), responses or messages (Anthropic;
+//	  #   protocol: chat            # chat (default), responses, messages (Anthropic;
 //	  #                             #   its defaults are ANTHROPIC_BASE_URL, _API_KEY, _MODEL)
+//	  #                             #   or gemini (GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, GEMINI_MODEL)
 //	  #   stream: true              # default; false asks for whole answers (WithoutStreaming),
 //	  #                             # timed by total only: token-clock objectives are refused
 //	  # records: "shards/**/records*.jsonl"  # judge records already measured (see Records)
@@ -111,7 +112,7 @@ import (
 //	  total: {p50: 30s, p95: 60s}   # quantiles of measured chain totals (+ options as above)
 //	  error_rate: 5%                # chains with a failed call
 //	  task: {budget: 5s, tail_tasks: 5%}   # a task target, see below
-//	  protocol: chat                # chat (default), responses or messages: what the
+//	  protocol: chat                # chat (default), responses, messages or gemini: what the
 //	                                # chains speak to a fake target (an endpoint its own)
 //	  tool: {latency: 200ms}        # a tool step after each call but the last: in the
 //	                                # chain totals, its mean taken out of the task's budget;

@@ -1,6 +1,7 @@
 package slospec
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -44,7 +45,9 @@ type Target struct {
 // base URL ("https://host/v1"), API key and model, and the protocol it
 // speaks. Empty names take the protocol's defaults: latencytest.EnvBaseURL,
 // EnvAPIKey and EnvModel for chat and responses, ANTHROPIC_BASE_URL,
-// ANTHROPIC_API_KEY and ANTHROPIC_MODEL for messages. The base URL
+// ANTHROPIC_API_KEY and ANTHROPIC_MODEL for messages,
+// GOOGLE_GEMINI_BASE_URL (default Google's), GEMINI_API_KEY (or
+// GOOGLE_API_KEY when that is unset) and GEMINI_MODEL for gemini. The base URL
 // and model must be set and non-empty, the key must be set (it may be
 // empty, for local servers): a spec run with any of them unset skips.
 type Endpoint struct {
@@ -71,6 +74,7 @@ const (
 	ProtocolChat      = protocol.NameChat      // OpenAI chat completions
 	ProtocolResponses = protocol.NameResponses // OpenAI's Responses API
 	ProtocolMessages  = protocol.NameMessages  // Anthropic's Messages API
+	ProtocolGemini    = protocol.NameGemini    // Google's Gemini API
 )
 
 // FakeProfile returns the profile of a fake target (Preset or Profile),
@@ -137,7 +141,7 @@ func (e Endpoint) Vars() (baseURL, apiKey, model string) {
 	if p := protocol.Lookup(e.Protocol); p != nil && p.Env.BaseURL != "" {
 		env = p.Env
 	}
-	defBase, defKey, defModel := env.BaseURL, env.APIKey, env.Model
+	defBase, defKey, defModel := env.BaseURL, env.KeyVar(), env.Model
 	if baseURL == "" {
 		baseURL = defBase
 	}
@@ -150,13 +154,23 @@ func (e Endpoint) Vars() (baseURL, apiKey, model string) {
 	return baseURL, apiKey, model
 }
 
+// defaultBase is the protocol's base URL when its variable is unset
+// (protocol.Env.DefaultBaseURL: Gemini's), unless the spec names a
+// variable of its own.
+func (e Endpoint) defaultBase() string {
+	if p := protocol.Lookup(e.Protocol); p != nil && e.BaseURLEnv == "" {
+		return p.Env.DefaultBaseURL
+	}
+	return ""
+}
+
 // Missing names the variables that keep the endpoint from running: the
 // base URL and model when unset or empty, the API key when unset (set it
 // empty for a local server that needs none).
 func (e Endpoint) Missing() []string {
 	baseVar, keyVar, modelVar := e.Vars()
 	var missing []string
-	if os.Getenv(baseVar) == "" {
+	if os.Getenv(baseVar) == "" && e.defaultBase() == "" {
 		missing = append(missing, baseVar)
 	}
 	if _, ok := os.LookupEnv(keyVar); !ok {
@@ -176,7 +190,7 @@ func (e Endpoint) resolve() (runTarget, string, error) {
 			strings.Join(missing, ", ")), nil
 	}
 	baseVar, keyVar, modelVar := e.Vars()
-	base, key, model := os.Getenv(baseVar), os.Getenv(keyVar), os.Getenv(modelVar)
+	base, key, model := cmp.Or(os.Getenv(baseVar), e.defaultBase()), os.Getenv(keyVar), os.Getenv(modelVar)
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return runTarget{}, "", fmt.Errorf("%s is not an http(s) URL (its value is not shown: it may hold a secret)", baseVar)

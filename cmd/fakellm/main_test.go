@@ -161,3 +161,48 @@ func TestStopsOnSignal(t *testing.T) {
 		})
 	}
 }
+
+// The README's Gemini curl line, sent as curl sends it (-d: a form
+// content type) to fakellm serving the preset it names: a Gemini stream
+// of candidate chunks that ends with finishReason and usage.
+func TestREADMEGeminiCurl(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^curl -sN '(http://127\.0\.0\.1:8080)(/v1beta/models/[^']*:streamGenerateContent\?alt=sse)' -d '([^']*)'$`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no Gemini curl line")
+	}
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run([]string{"serve", "-addr", "127.0.0.1:0", "-preset", "llama-4-maverick"}, pw, io.Discard, stop)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	u := urlRe.FindStringSubmatch(line)
+	if err != nil || u == nil {
+		t.Fatalf("printed %q (%v), want a loopback URL", line, err)
+	}
+	resp, err := http.Post(u[1]+string(m[2]), "application/x-www-form-urlencoded", strings.NewReader(string(m[3])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	events := strings.Split(strings.TrimSuffix(string(b), "\r\n\r\n"), "\r\n\r\n")
+	last := events[len(events)-1]
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || len(events) < 2 ||
+		!strings.HasPrefix(events[0], `data: {"candidates":[{"content":{"parts":[{"text":`) ||
+		!strings.Contains(last, `"finishReason":"`) || !strings.Contains(last, `"candidatesTokenCount":`) {
+		t.Errorf("status %d, %s, body:\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	close(stop)
+	if err := <-errc; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}

@@ -15,14 +15,15 @@ import (
 )
 
 // Pinned versions of the Node packages TestNodeSDKs installs: the official
-// SDKs, and the Vercel AI SDK with its OpenAI provider (zod is its peer
-// dependency).
+// SDKs, the Vercel AI SDK with its OpenAI provider (zod is its peer
+// dependency), and Google's Gemini SDK (TestNodeGeminiSDK).
 var nodePackages = []string{
 	"openai@7.55.0",
 	"@anthropic-ai/sdk@1.10.0",
 	"ai@7.0.173",
 	"@ai-sdk/openai@4.0.118",
 	"zod@4.6.7",
+	"@google/genai@3.6.1",
 }
 
 // nodeScript returns node and the path of a copy of testdata/node/name

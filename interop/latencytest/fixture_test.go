@@ -28,6 +28,7 @@ type protocol string
 const (
 	responsesAPI protocol = "responses"
 	messagesAPI  protocol = "messages"
+	geminiAPI    protocol = "gemini"
 )
 
 // builtIn is the library's own provider of api on client c: the record
@@ -35,6 +36,9 @@ const (
 func builtIn(api protocol, c *http.Client) *latencytest.LLMProvider {
 	if api == messagesAPI {
 		return latencytest.Anthropic("http://fake/v1", latencytest.WithHTTPClient(c), latencytest.WithAPIKey(key), latencytest.WithModel("m-1"))
+	}
+	if api == geminiAPI {
+		return latencytest.Gemini("http://fake/v1beta", latencytest.WithHTTPClient(c), latencytest.WithAPIKey(key), latencytest.WithModel("m-1"))
 	}
 	return latencytest.Responses("http://fake/v1", latencytest.WithHTTPClient(c), latencytest.WithAPIKey(key), latencytest.WithModel("m-1"))
 }
@@ -71,6 +75,11 @@ var protoFixtures = []protoFixture{
 		content: "Hello!", prompt: 25 + 2048, output: 15, cached: 2048, cachedRep: true, model: "claude-sonnet-4-20250514", finish: "end_turn"},
 	{file: "messages_tool.sse", api: messagesAPI, tokens: []int{2, 6, 9, 11, 12}, answer: 6, tool: 9, argsDone: 12, end: 15,
 		content: "Okay, let's check", toolCalls: 1, prompt: 472, output: 89, model: "claude-sonnet-4-20250514", finish: "tool_use"},
+	{file: "gemini_text.sse", api: geminiAPI, tokens: []int{0, 1, 2, 3}, answer: 2, tool: -1, end: 3,
+		content: "The sky is blue because of Rayleigh scattering.", prompt: 10, output: 12 + 76, cached: 4, cachedRep: true,
+		reasoning: 76, model: "gemini-2.5-flash", finish: "STOP"},
+	{file: "gemini_tool.sse", api: geminiAPI, tokens: []int{0, 1, 2}, answer: 1, tool: 2, argsDone: 2, end: 2,
+		content: "Let me check both cities.", toolCalls: 2, prompt: 120, output: 40 + 30, reasoning: 30, model: "gemini-2.5-pro", finish: "STOP"},
 }
 
 // read returns the fixture's event blocks (each with its blank line),

@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"google.golang.org/genai"
 
 	"github.com/tailguard/tailguard/latencytest"
 )
@@ -46,6 +47,18 @@ func sdkStream(ctx context.Context, api protocol, hc *http.Client) error {
 			}
 		}
 		return s.Err()
+	case geminiAPI:
+		c, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: key, Backend: genai.BackendGeminiAPI, HTTPClient: hc,
+			HTTPOptions: genai.HTTPOptions{BaseURL: "http://fake/", APIVersion: "v1beta"}})
+		if err != nil {
+			return err
+		}
+		for _, err := range c.Models.GenerateContentStream(ctx, "m-1", genai.Text("hi"), nil) {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return fmt.Errorf("no SDK for %s", api)
 }

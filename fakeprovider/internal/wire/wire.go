@@ -1,6 +1,7 @@
 // Package wire writes the fake's answers in each protocol's shape: the
 // streamed events and the whole (non-streaming) answer of OpenAI's Chat
-// Completions, OpenAI's Responses and Anthropic's Messages.
+// Completions, OpenAI's Responses, Anthropic's Messages and Google's
+// Gemini.
 //
 // The fake decides what to send and when (tokens, their kind, the finish
 // reason, faults); an Encoder decides how the bytes look. One encoder
@@ -8,13 +9,16 @@
 // in order, Start once, Tokens once per event, then End, or ErrorEvent or
 // Malformed on a fault. Encoders append to the caller's buffer, so that
 // the events due together leave in one write. A new protocol's writer is
-// one file here holding its Encoder and constructor.
+// one file here holding its Encoder and constructor, and its Protocol
+// value.
 package wire
 
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -231,23 +235,50 @@ func sseEvent(b []byte, name string, v any) []byte {
 	return append(b, "\n\n"...)
 }
 
-// Protocol is one protocol's side of the fake: how it reads a request
-// and writes the answer.
+// Protocol is one protocol's side of the fake: which paths are its, how
+// it reads a request and writes the answer.
 type Protocol struct {
+	// Match reports whether a request path is the protocol's (its
+	// endpoint, under any prefix).
+	Match func(path string) bool
 	// Parse validates a request body for a fake serving model, whose cap
 	// on output tokens is maxOut; the error is ready to send.
 	Parse func(body []byte, model string, maxOut int) (Request, *Error)
+	// URL completes a parsed request from its URL, for a protocol that
+	// puts the model and whether it streams there (optional: the body
+	// says all); the error is ready to send.
+	URL func(u *url.URL, r *Request, model string) *Error
+	// ErrorBody is the protocol's error body for a status and message
+	// (optional: OpenAI's).
+	ErrorBody func(status int, msg string) []byte
 	// Encoder makes the writer of one request's answer.
 	Encoder func(*State) Encoder
+}
+
+// suffix matches the paths that end in one of suffixes.
+func suffix(suffixes ...string) func(string) bool {
+	return func(path string) bool {
+		for _, s := range suffixes {
+			if strings.HasSuffix(path, s) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // The protocols the fake serves.
 var (
 	// Chat is OpenAI's Chat Completions API.
-	Chat = Protocol{parseChat, newChat}
+	Chat = Protocol{Match: suffix("/chat/completions"), Parse: parseChat, Encoder: newChat}
 	// Responses is OpenAI's Responses API.
-	Responses = Protocol{parseResponses, newResponses}
+	Responses = Protocol{Match: suffix("/responses"), Parse: parseResponses, Encoder: newResponses}
 	// Messages is Anthropic's Messages API; its errors take Anthropic's
 	// shape (MessagesError).
-	Messages = Protocol{parseMessages, newMessages}
+	Messages = Protocol{Match: suffix("/messages"), Parse: parseMessages, Encoder: newMessages}
+	// Gemini is Google's Gemini API: the model and whether the answer
+	// streams are in the path; its errors take Google's shape
+	// (GeminiError).
+	Gemini = Protocol{Match: suffix(":streamGenerateContent", ":generateContent"), Parse: parseGemini,
+		URL: geminiURL, ErrorBody: GeminiError, Encoder: newGemini}
 )
