@@ -227,6 +227,8 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path := r.URL.Path
 	switch {
+	case isBedrockPath(path):
+		f.serveBedrock(w, r, n, id)
 	case strings.HasSuffix(path, "/chat/completions"), strings.HasSuffix(path, "/responses"), strings.HasSuffix(path, "/messages"):
 		proto := protoChat
 		switch {
@@ -321,9 +323,11 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 		return
 	}
 
-	if proto == protoMessages {
+	switch proto {
+	case protoMessages:
 		setAnthropicRateLimitHeaders(w.Header(), req, 0)
-	} else {
+	case protoBedrock: // Bedrock sends no rate-limit headers
+	default:
 		setRateLimitHeaders(w.Header(), req, 0)
 	}
 	a := &arrival{
@@ -377,6 +381,11 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 			}
 			f.record(sv)
 			writeAnthropicError(w, e)
+			return
+		}
+		if proto == protoBedrock {
+			f.record(sv)
+			writeError(w, proto, e)
 			return
 		}
 		if pl.status == http.StatusTooManyRequests || pl.status == http.StatusServiceUnavailable {

@@ -17,6 +17,7 @@ const (
 	protoChat      protocol = iota // POST /v1/chat/completions
 	protoResponses                 // POST /v1/responses (OpenAI's Responses API)
 	protoMessages                  // POST /v1/messages (Anthropic's Messages API)
+	protoBedrock                   // POST /model/{modelId}/converse[-stream] (Amazon Bedrock)
 )
 
 // Protocol names as they appear in Served.Protocol: package protocol's.
@@ -24,6 +25,7 @@ const (
 	ProtocolChat      = tgprotocol.NameChat
 	ProtocolResponses = tgprotocol.NameResponses
 	ProtocolMessages  = tgprotocol.NameMessages
+	ProtocolBedrock   = tgprotocol.NameBedrock
 )
 
 // name is the protocol's name.
@@ -33,15 +35,21 @@ func (p protocol) name() tgprotocol.Name {
 		return ProtocolResponses
 	case protoMessages:
 		return ProtocolMessages
+	case protoBedrock:
+		return ProtocolBedrock
 	}
 	return ProtocolChat
 }
 
 // writeError writes e in the protocol's error shape: Anthropic's for
-// Messages, OpenAI's otherwise.
+// Messages, Bedrock's for Bedrock, OpenAI's otherwise.
 func writeError(w http.ResponseWriter, proto protocol, e *apiError) {
-	if proto == protoMessages {
+	switch proto {
+	case protoMessages:
 		writeAnthropicError(w, e)
+		return
+	case protoBedrock:
+		writeBedrockError(w, e)
 		return
 	}
 	writeAPIError(w, e)
@@ -93,6 +101,7 @@ var wires = [...]wire.Protocol{
 	protoChat:      wire.Chat,
 	protoResponses: wire.Responses,
 	protoMessages:  wire.Messages,
+	protoBedrock:   wire.Bedrock,
 }
 
 // errorMessage is the injected error_event's message after sent tokens.

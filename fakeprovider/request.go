@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/tailguard/tailguard/fakeprovider/internal/wire"
 )
@@ -97,6 +98,9 @@ func parse(proto protocol, r *http.Request, model string) (parsed, *apiError) {
 	var werr *wire.Error
 	if p.Request, werr = wires[proto].Parse(body, model, maxOutputTokens); werr != nil {
 		return p, fromWire(werr)
+	}
+	if proto == protoBedrock {
+		p.Stream = strings.HasSuffix(r.URL.Path, "/converse-stream") // the path says (see serveBedrock)
 	}
 	return p, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -180,7 +181,10 @@ func (c *funcCall) addSecrets(req *http.Request) {
 		}
 		h.Add("Authorization", auth)
 	}
-	for _, k := range []string{"Api-Key", "X-Api-Key"} {
+	if cred, ok := awsCredential(req.Header.Get("Authorization")); ok {
+		h.Add("Authorization", cred) // a SigV4 signature's access key ID
+	}
+	for _, k := range []string{"Api-Key", "X-Api-Key", "X-Amz-Security-Token"} {
 		for _, v := range req.Header.Values(k) {
 			h.Add(k, v)
 		}
@@ -188,6 +192,17 @@ func (c *funcCall) addSecrets(req *http.Request) {
 	for _, s := range secretsOf("", h, req.URL) {
 		c.secrets = appendSecret(c.secrets, s)
 	}
+}
+
+// awsCredential is the access key ID of a SigV4 Authorization value
+// ("AWS4-HMAC-SHA256 Credential=AKID/date/region/service/aws4_request, ...").
+func awsCredential(auth string) (string, bool) {
+	_, rest, ok := strings.Cut(auth, "Credential=")
+	if !ok || !strings.HasPrefix(auth, "AWS4-") {
+		return "", false
+	}
+	id, _, ok := strings.Cut(rest, "/")
+	return id, ok && id != ""
 }
 
 // cutFold is strings.CutPrefix ignoring ASCII case.
@@ -265,6 +280,9 @@ func (c *funcCall) headers(a *attempt, resp *http.Response) {
 		// Only a declared event stream is decoded: a body without a
 		// Content-Type may be anything.
 		a.sse = newStreamTimer(&a.rec, protocol.ByPath(a.path), c.redact, c.firstToken)
+	case resp.StatusCode/100 == 2 && protocol.ByStreamType(resp.Header.Get("Content-Type")) != nil && !c.bytes:
+		// A stream the protocol frames itself (Bedrock's event stream).
+		a.sse = newStreamTimer(&a.rec, protocol.ByStreamType(resp.Header.Get("Content-Type")), c.redact, c.firstToken)
 	case resp.StatusCode/100 == 2 && isJSON(resp.Header.Get("Content-Type")):
 		a.json = true
 	}
@@ -533,6 +551,7 @@ func (a *attempt) figures(rec *Record) {
 		rec.FirstToolCall, rec.ToolArgsDone = shift(r.FirstToolCall, a.offset), shift(r.ToolArgsDone, a.offset)
 	}
 	rec.FinishReason, rec.Model, rec.Content, rec.Notes = r.FinishReason, r.Model, r.Content, r.Notes
+	rec.ServerLatency = r.ServerLatency
 	rec.Status, rec.Injected = r.Status, r.Injected
 	rec.ToolCalls = r.ToolCalls
 	for _, d := range [][2]*time.Duration{{&rec.FirstToolCall, &r.FirstToolCall}, {&rec.ToolArgsDone, &r.ToolArgsDone}} {

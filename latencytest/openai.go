@@ -153,7 +153,11 @@ func NewLLM(baseURL string, p *protocol.Protocol, opts ...Option) *LLMProvider {
 	// %2F in the base URL stays %2F. A query (api-version=…) stays.
 	// A query in the protocol's path (Gemini's "?alt=sse") joins the base
 	// URL's.
-	path, query, _ := strings.Cut(p.Path(o.model), "?")
+	pathOf := p.Path
+	if o.noStream && p.WholePath != nil {
+		pathOf = p.WholePath
+	}
+	path, query, _ := strings.Cut(pathOf(o.model), "?")
 	escaped := strings.TrimRight(u.EscapedPath(), "/") + path
 	unescaped, err := url.PathUnescape(escaped)
 	if err != nil {
@@ -180,6 +184,13 @@ func NewLLM(baseURL string, p *protocol.Protocol, opts ...Option) *LLMProvider {
 	}
 	o.endpoint = redactURL(o.url)
 	o.secrets = withoutPublic(secretsOf(o.key, o.header, u), public)
+	if p.Signer != nil && o.key == "" {
+		sg, err := p.Signer(u)
+		if err != nil {
+			panic(fmt.Sprintf("latencytest: %s: %v", title, err))
+		}
+		o.setSigning(sg, u)
+	}
 	return o
 }
 

@@ -250,4 +250,8 @@ var (
 	// Messages is Anthropic's Messages API; its errors take Anthropic's
 	// shape (MessagesError).
 	Messages = Protocol{parseMessages, newMessages}
+	// Bedrock is Amazon Bedrock's Converse API (ConverseStream streams
+	// AWS event-stream frames); its errors take Bedrock's shape
+	// (BedrockError).
+	Bedrock = Protocol{parseBedrock, newBedrock}
 )
