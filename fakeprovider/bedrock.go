@@ -21,7 +21,7 @@ func isBedrockPath(path string) bool {
 // ID from the path (escaped or not); requests that are not a POST, or
 // name another model, get Bedrock's errors. Each attempt is named by
 // x-amzn-RequestId.
-func (f *Fake) serveBedrock(w http.ResponseWriter, r *http.Request, n uint64, id string) {
+func serveBedrock(f *Fake, w http.ResponseWriter, r *http.Request, n uint64, id string) {
 	w.Header().Set("X-Amzn-Requestid", generatedRequestID(n))
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)

@@ -228,7 +228,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
 	case isBedrockPath(path):
-		f.serveBedrock(w, r, n, id)
+		serveBedrock(f, w, r, n, id)
 	case strings.HasSuffix(path, "/chat/completions"), strings.HasSuffix(path, "/responses"), strings.HasSuffix(path, "/messages"):
 		proto := protoChat
 		switch {

@@ -1,11 +1,7 @@
 package latencytest
 
 import (
-	"cmp"
 	"errors"
-	"fmt"
-	"net/url"
-	"os"
 	"strings"
 
 	"github.com/tailguard/tailguard/protocol"
@@ -36,64 +32,28 @@ import (
 // panics if endpoint is neither a region nor an http(s) URL, if modelID
 // is empty, or if the credentials are half set or have no region.
 func Bedrock(endpoint, modelID string, opts ...Option) *LLMProvider {
-	if modelID == "" {
+	base, err := protocol.BedrockBaseURL(endpoint)
+	switch {
+	case modelID == "":
 		panic("latencytest: Bedrock without a model ID")
-	}
-	base, err := bedrockBase(endpoint)
-	if err != nil {
-		panic(err.Error())
+	case err != nil:
+		panic("latencytest: " + strings.TrimPrefix(err.Error(), "protocol: "))
 	}
 	return NewLLM(base, protocol.Bedrock, append([]Option{WithModel(modelID)}, opts...)...)
 }
 
-// bedrockBase is the base URL of a region or an endpoint URL.
-func bedrockBase(endpoint string) (string, error) {
-	if endpoint != "" && strings.Trim(endpoint, "abcdefghijklmnopqrstuvwxyz0123456789-") == "" {
-		return protocol.BedrockEndpoint(endpoint), nil
-	}
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("latencytest: Bedrock endpoint %s is neither a region (us-east-1) nor an http(s) URL", shownURL(endpoint))
-	}
-	return endpoint, nil
-}
-
 // BedrockFromEnv returns the Bedrock provider the AWS environment
-// variables name, as AWS's SDKs read them: the model from
-// BEDROCK_MODEL_ID; the endpoint from AWS_ENDPOINT_URL_BEDROCK_RUNTIME,
-// else AWS_ENDPOINT_URL, else the region's (AWS_REGION, else
-// AWS_DEFAULT_REGION); a Bedrock API key from AWS_BEARER_TOKEN_BEDROCK
-// when set (sent as a bearer token), else SigV4 credentials (see
-// Bedrock). The error names the variables that are unset or wrong.
+// variables name, as protocol.BedrockFromEnv reads them (BEDROCK_MODEL_ID;
+// AWS_ENDPOINT_URL_BEDROCK_RUNTIME or the region's endpoint;
+// AWS_BEARER_TOKEN_BEDROCK or SigV4 credentials). The error names the
+// variables that are unset or wrong.
 func BedrockFromEnv(opts ...Option) (*LLMProvider, error) {
-	env := protocol.Bedrock.Env
-	model := os.Getenv(env.Model)
-	region := cmp.Or(os.Getenv(protocol.EnvAWSRegion), os.Getenv(protocol.EnvAWSDefaultRegion))
-	endpoint := cmp.Or(os.Getenv(env.BaseURL), os.Getenv("AWS_ENDPOINT_URL"), region)
-	key, hasKey := os.LookupEnv(env.APIKey)
-	var missing []string
-	if model == "" {
-		missing = append(missing, env.Model)
-	}
-	if endpoint == "" {
-		missing = append(missing, protocol.EnvAWSRegion+" (or "+env.BaseURL+")")
-	}
-	if !hasKey && os.Getenv(protocol.EnvAWSAccessKeyID) == "" {
-		missing = append(missing, protocol.EnvAWSAccessKeyID+" and "+protocol.EnvAWSSecretAccessKey+" (or "+env.APIKey+")")
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("latencytest: %s not set", strings.Join(missing, ", "))
-	}
-	base, err := bedrockBase(endpoint)
+	t, err := protocol.BedrockFromEnv()
 	if err != nil {
-		return nil, err
-	}
-	if hasKey {
-		return Bedrock(base, model, append([]Option{WithAPIKey(key)}, opts...)...), nil
-	}
-	u, _ := url.Parse(base)
-	if _, err := protocol.Bedrock.Signer(u); err != nil {
 		return nil, errors.New("latencytest: " + strings.TrimPrefix(err.Error(), "protocol: "))
 	}
-	return Bedrock(base, model, opts...), nil
+	if t.HasAPIKey {
+		opts = append([]Option{WithAPIKey(t.APIKey)}, opts...)
+	}
+	return Bedrock(t.BaseURL, t.Model, opts...), nil
 }

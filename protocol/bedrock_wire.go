@@ -112,10 +112,68 @@ func frameEvent(m eventstream.Message) (typ string, data []byte) {
 	}
 }
 
-// BedrockEndpoint is the Bedrock runtime endpoint of an AWS region:
-// "https://bedrock-runtime.us-east-1.amazonaws.com" for "us-east-1".
-func BedrockEndpoint(region string) string {
-	return "https://bedrock-runtime." + region + ".amazonaws.com"
+// BedrockBaseURL is the base URL of a Bedrock endpoint given as a region
+// ("us-east-1": https://bedrock-runtime.us-east-1.amazonaws.com) or as
+// an http(s) URL (kept as it is); the error does not show the value
+// (it may be a secret given in its place).
+func BedrockBaseURL(endpoint string) (string, error) {
+	if endpoint != "" && strings.Trim(endpoint, "abcdefghijklmnopqrstuvwxyz0123456789-") == "" {
+		return "https://bedrock-runtime." + endpoint + ".amazonaws.com", nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", errors.New("protocol: Bedrock endpoint is neither a region (us-east-1) nor an http(s) URL")
+	}
+	return endpoint, nil
+}
+
+// BedrockTarget is the Bedrock endpoint the AWS environment variables
+// name (see BedrockFromEnv).
+type BedrockTarget struct {
+	// BaseURL is the endpoint's base URL; Model the model ID.
+	BaseURL, Model string
+	// APIKey is a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK), sent as a
+	// bearer token instead of a signature when HasAPIKey.
+	APIKey    string
+	HasAPIKey bool
+}
+
+// BedrockFromEnv reads the Bedrock endpoint from the environment as
+// AWS's SDKs do: the model from BEDROCK_MODEL_ID; the endpoint from
+// AWS_ENDPOINT_URL_BEDROCK_RUNTIME, else AWS_ENDPOINT_URL, else the
+// region's (AWS_REGION, else AWS_DEFAULT_REGION); a Bedrock API key from
+// AWS_BEARER_TOKEN_BEDROCK when set, else SigV4 credentials (see
+// BedrockSigner), checked. The error names the variables that are unset
+// or wrong, never a value.
+func BedrockFromEnv() (BedrockTarget, error) {
+	env := Bedrock.Env
+	var t BedrockTarget
+	t.Model = os.Getenv(env.Model)
+	region := cmp.Or(os.Getenv(EnvAWSRegion), os.Getenv(EnvAWSDefaultRegion))
+	endpoint := cmp.Or(os.Getenv(env.BaseURL), os.Getenv("AWS_ENDPOINT_URL"), region)
+	t.APIKey, t.HasAPIKey = os.LookupEnv(env.APIKey)
+	var missing []string
+	if t.Model == "" {
+		missing = append(missing, env.Model)
+	}
+	if endpoint == "" {
+		missing = append(missing, EnvAWSRegion+" (or "+env.BaseURL+")")
+	}
+	if !t.HasAPIKey && os.Getenv(EnvAWSAccessKeyID) == "" {
+		missing = append(missing, EnvAWSAccessKeyID+" and "+EnvAWSSecretAccessKey+" (or "+env.APIKey+")")
+	}
+	if len(missing) > 0 {
+		return t, errors.New("protocol: " + strings.Join(missing, ", ") + " not set")
+	}
+	var err error
+	if t.BaseURL, err = BedrockBaseURL(endpoint); err != nil {
+		return t, err
+	}
+	if !t.HasAPIKey {
+		u, _ := url.Parse(t.BaseURL)
+		_, err = BedrockSigner(u)
+	}
+	return t, err
 }
 
 // bedrockRegionOf is the region an AWS endpoint's host names
