@@ -44,9 +44,12 @@ type Target struct {
 // base URL ("https://host/v1"), API key and model, and the protocol it
 // speaks. Empty names take the protocol's defaults: latencytest.EnvBaseURL,
 // EnvAPIKey and EnvModel for chat and responses, ANTHROPIC_BASE_URL,
-// ANTHROPIC_API_KEY and ANTHROPIC_MODEL for messages. The base URL
-// and model must be set and non-empty, the key must be set (it may be
-// empty, for local servers): a spec run with any of them unset skips.
+// ANTHROPIC_API_KEY and ANTHROPIC_MODEL for messages,
+// AWS_ENDPOINT_URL_BEDROCK_RUNTIME, AWS_BEARER_TOKEN_BEDROCK and
+// BEDROCK_MODEL_ID for bedrock. The base URL and model must be set and
+// non-empty, the key must be set (it may be empty, for local servers;
+// bedrock signs with the AWS credentials without one): a spec run with
+// any of them unset skips.
 type Endpoint struct {
 	BaseURLEnv string
 	APIKeyEnv  string
@@ -71,6 +74,7 @@ const (
 	ProtocolChat      = protocol.NameChat      // OpenAI chat completions
 	ProtocolResponses = protocol.NameResponses // OpenAI's Responses API
 	ProtocolMessages  = protocol.NameMessages  // Anthropic's Messages API
+	ProtocolBedrock   = protocol.NameBedrock   // Amazon Bedrock's ConverseStream
 )
 
 // FakeProfile returns the profile of a fake target (Preset or Profile),
@@ -159,13 +163,20 @@ func (e Endpoint) Missing() []string {
 	if os.Getenv(baseVar) == "" {
 		missing = append(missing, baseVar)
 	}
-	if _, ok := os.LookupEnv(keyVar); !ok {
+	if _, ok := os.LookupEnv(keyVar); !ok && !e.signs() {
 		missing = append(missing, keyVar)
 	}
 	if os.Getenv(modelVar) == "" {
 		missing = append(missing, modelVar)
 	}
 	return missing
+}
+
+// signs reports whether the endpoint's protocol signs its requests
+// (Bedrock's SigV4 from the AWS variables): then its key is optional.
+func (e Endpoint) signs() bool {
+	p := protocol.Lookup(e.Protocol)
+	return p != nil && p.Signer != nil
 }
 
 // resolve reads the endpoint from the environment; skip names the unset
@@ -190,6 +201,11 @@ func (e Endpoint) resolve() (runTarget, string, error) {
 	if api.BaseURL != nil {
 		api.BaseURL(u)
 		base = u.String()
+	}
+	if api.Signer != nil && key == "" {
+		if _, err := api.Signer(u); err != nil {
+			return runTarget{}, "", err
+		}
 	}
 	p := latencytest.NewLLM(base, api, opts...)
 	proto := string(api.Name)
