@@ -19,7 +19,8 @@ import (
 )
 
 // Fake is a simulated provider speaking OpenAI's chat completions and
-// Responses API and Anthropic's Messages API. It is an http.Handler; use
+// Responses API, Anthropic's Messages API and Amazon Bedrock's Converse
+// API. It is an http.Handler; use
 // Transport or Client to reach it in memory (on synctest's fake clock), or
 // NewServer for a real loopback server. Create it with New and end it with
 // Close.
@@ -91,8 +92,8 @@ type Served struct {
 	// ToolCalls counts the tool calls begun (Profile.ToolCalls): those
 	// whose first event was sent (the whole answer's when not streamed).
 	ToolCalls int `json:"tool_calls,omitempty"`
-	// Protocol is the API the request spoke: "chat", "responses" or
-	// "messages" (see the Protocol* constants).
+	// Protocol is the API the request spoke: "chat", "responses",
+	// "messages" or "bedrock" (see the Protocol* constants).
 	Protocol tgprotocol.Name `json:"protocol,omitempty"`
 	// Canceled reports that the client went away before the end.
 	Canceled bool `json:"canceled"`
@@ -207,7 +208,8 @@ func (f *Fake) record(s Served) {
 const HeaderServedDropped = "X-Fake-Served-Dropped"
 
 // ServeHTTP answers POST /v1/chat/completions, POST /v1/responses, POST
-// /v1/messages, GET /v1/models, GET /v1/models/{id}, GET /healthz and GET
+// /v1/messages, POST /model/{modelId}/converse-stream and
+// /model/{modelId}/converse (Bedrock: see serveBedrock), GET /v1/models, GET /v1/models/{id}, GET /healthz and GET
 // /fake/served. Paths ending in /chat/completions, /responses, /messages
 // or /models, or holding /models/, are accepted under any prefix. Every answer carries x-request-id: the request's X-Request-ID
 // (at most 256 bytes; a longer one gets 400), else "req_fake_N", N counting

@@ -36,7 +36,9 @@ type callKey struct{}
 // as Responses times it) and Anthropic's Messages API (/messages, as
 // Anthropic times it); on any other path the stream's first events tell
 // (response.* or message_start and content_block_* types), else it is
-// taken as chat completions. A non-streamed JSON answer to a POST on
+// taken as chat completions. An AWS event stream
+// (application/vnd.amazon.eventstream: Bedrock's ConverseStream, as
+// aws-sdk-go-v2's bedrockruntime reads it) is decoded as Bedrock times it. A non-streamed JSON answer to a POST on
 // /responses or /messages (or whose JSON is a response or message object)
 // is read as WithoutStreaming reads one; a chat.completion too, but a
 // JSON answer that holds none (an embeddings list) is not judged.
@@ -56,7 +58,8 @@ type callKey struct{}
 // provider's request would meet. A header your client sets itself is kept
 // (then every attempt draws the same fate from the fake).
 //
-// The bearer token of the Authorization header, the Api-Key and X-Api-Key
+// The bearer token of the Authorization header (and a SigV4 signature's
+// access key ID), the Api-Key, X-Api-Key and X-Amz-Security-Token
 // headers and the URL's user info and query values (8 bytes or longer)
 // are redacted from everything the record keeps, as WithAPIKey describes.
 // rt nil means http.DefaultTransport.

@@ -58,8 +58,8 @@ func converseStream(ctx context.Context, c *bedrockruntime.Client, prompt string
 	var r sdkRun
 	schema := document.NewLazyDocument(map[string]any{"type": "object", "properties": map[string]any{"query": map[string]any{"type": "string"}}})
 	out, err := c.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
-		ModelId:  aws.String(bedrockModel),
-		Messages: []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}}},
+		ModelId:         aws.String(bedrockModel),
+		Messages:        []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}}},
 		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(100)},
 		ToolConfig: &types.ToolConfiguration{Tools: []types.Tool{
 			&types.ToolMemberToolSpec{Value: types.ToolSpecification{Name: aws.String("search"), InputSchema: &types.ToolInputSchemaMemberJson{Value: schema}}},
@@ -120,7 +120,7 @@ func bedrockProfile() fakeprovider.Profile {
 		TTFT: fakeprovider.Fixed(200 * time.Millisecond), ITL: fakeprovider.Fixed(10 * time.Millisecond),
 		OutputTokens: fakeprovider.Fixed(8), ReasoningTokens: fakeprovider.Fixed(3),
 		ToolCalls: fakeprovider.ToolCalls{ArgumentsTokens: fakeprovider.Fixed(4), Parallel: fakeprovider.Fixed(2)},
-		Script: []fakeprovider.ScriptEntry{{ID: "s429", Status: 429}, {ID: "err", Fault: "error_event", AfterToken: 5}}}
+		Script:    []fakeprovider.ScriptEntry{{ID: "s429", Status: 429}, {ID: "err", Fault: "error_event", AfterToken: 5}}}
 }
 
 // aws-sdk-go-v2's bedrockruntime ConverseStream, with tools and

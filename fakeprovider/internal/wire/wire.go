@@ -1,6 +1,8 @@
 // Package wire writes the fake's answers in each protocol's shape: the
 // streamed events and the whole (non-streaming) answer of OpenAI's Chat
-// Completions, OpenAI's Responses and Anthropic's Messages.
+// Completions, OpenAI's Responses, Anthropic's Messages and Amazon
+// Bedrock's Converse (whose stream is AWS event-stream frames: its
+// encoder says so with a ContentType method).
 //
 // The fake decides what to send and when (tokens, their kind, the finish
 // reason, faults); an Encoder decides how the bytes look. One encoder
