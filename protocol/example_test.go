@@ -17,7 +17,7 @@ func ExampleLookup() {
 	// Anthropic OpenAI
 	// responses chat
 	// messages
-	// [chat responses messages]
+	// [chat responses messages bedrock]
 }
 
 // A protocol builds its request from the model and messages: the path

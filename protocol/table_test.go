@@ -25,7 +25,7 @@ func TestTableNames(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	want := protocol.Names()
-	if !slices.Equal(names, want) || !slices.Equal(want, []protocol.Name{"chat", "responses", "messages"}) {
+	if !slices.Equal(names, want) || !slices.Equal(want, []protocol.Name{"chat", "responses", "messages", "bedrock"}) {
 		t.Errorf("table names %v, Names %v", names, want)
 	}
 	if protocol.Lookup("") != protocol.Chat || protocol.Lookup("grpc") != nil {
@@ -165,6 +165,7 @@ func TestMessagesHeadersAndEnv(t *testing.T) {
 		protocol.Chat:      {latencytest.EnvBaseURL, latencytest.EnvAPIKey, latencytest.EnvModel},
 		protocol.Responses: {latencytest.EnvBaseURL, latencytest.EnvAPIKey, latencytest.EnvModel},
 		protocol.Messages:  {"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"},
+		protocol.Bedrock:   {"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_BEARER_TOKEN_BEDROCK", "BEDROCK_MODEL_ID"},
 	} {
 		if got := [3]string{p.Env.BaseURL, p.Env.APIKey, p.Env.Model}; got != want {
 			t.Errorf("%s env %v, want %v", p.Name, got, want)
@@ -172,9 +173,11 @@ func TestMessagesHeadersAndEnv(t *testing.T) {
 	}
 }
 
-// Only chat's "stop" ends a sequence among the built-ins.
+// Chat's "stop" and Bedrock's "end_turn" and "stop_sequence" end a
+// sequence among the built-ins (a record keeps its finish reason, not its
+// protocol: a Messages end_turn counts too); a cap does not.
 func TestEndsSequence(t *testing.T) {
-	for reason, want := range map[string]bool{"stop": true, "length": false, "end_turn": false, "": false} {
+	for reason, want := range map[string]bool{"stop": true, "length": false, "end_turn": true, "stop_sequence": true, "max_tokens": false, "": false} {
 		if protocol.EndsSequence(reason) != want {
 			t.Errorf("EndsSequence(%q) != %v", reason, want)
 		}
