@@ -116,3 +116,28 @@ func TestBedrockFakeToolCalls(t *testing.T) {
 		})
 	}
 }
+
+// Queueing on the fake, in Bedrock's protocol: with one slot, the second
+// of two requests sent together waits for the first (300 ms) and says so
+// in Tailguard-Injected; a Batch over the fake runs as over the others.
+func TestBedrockFakeQueueing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		prof := bedrockFakeProfile()
+		prof.ReasoningTokens = fakeprovider.Fixed(0)
+		f := fakeprovider.New(prof)
+		defer f.Close()
+		p := Bedrock("http://fake", prof.Model, WithHTTPClient(f.Client()))
+		res, err := Batch{Requests: 2, Concurrency: 2, NoWarmup: true}.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttfts := map[time.Duration]string{}
+		for _, r := range res.Records {
+			ttfts[r.TTFT] = r.Injected
+		}
+		// 200 ms TTFT, 7 gaps of 10 ms: the first ends at 270 ms.
+		if len(ttfts) != 2 || ttfts[200*time.Millisecond] != "" || ttfts[470*time.Millisecond] != "queued=270ms" {
+			t.Errorf("TTFTs and injections %v", ttfts)
+		}
+	})
+}
