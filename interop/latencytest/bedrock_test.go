@@ -222,3 +222,40 @@ func TestBedrockSDKAndInstrument(t *testing.T) {
 		})
 	}
 }
+
+// The SDK's Converse (not streamed) through Instrument reads as the
+// built-in provider's WithoutStreaming: the path and the body tell
+// Instrument it is Bedrock's whole answer (text, usage, the server's
+// latency, the body's end as Total).
+func TestBedrockSDKConverseWhole(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := fakeprovider.New(bedrockProfile())
+		defer f.Close()
+		req := latencytest.Request{ID: "whole", TotalTimeout: time.Minute, MaxTokens: 100,
+			Messages: []latencytest.Message{{Role: "user", Content: "how long is the tail"}}}
+		want := latencytest.Bedrock("http://fake", bedrockModel, latencytest.WithHTTPClient(f.Client()), latencytest.WithoutStreaming()).
+			Call(context.Background(), req)
+		hc := &http.Client{Transport: latencytest.Instrument(f.Transport())}
+		var text string
+		got := latencytest.Func(func(ctx context.Context, _ latencytest.Request) error {
+			out, err := bedrockClient(hc).Converse(ctx, &bedrockruntime.ConverseInput{
+				ModelId:         aws.String(bedrockModel),
+				Messages:        []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "how long is the tail"}}}},
+				InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(100)},
+			})
+			if err != nil {
+				return err
+			}
+			for _, c := range out.Output.(*types.ConverseOutputMemberMessage).Value.Content {
+				if tb, ok := c.(*types.ContentBlockMemberText); ok {
+					text += tb.Value
+				}
+			}
+			return nil
+		}).Call(context.Background(), req)
+		if want.Err != "" || got.Err != "" || got.Content != want.Content || text != want.Content || got.Total != want.Total ||
+			got.CompletionTokens != want.CompletionTokens || got.ServerLatency != want.ServerLatency || want.ServerLatency != 300*time.Millisecond {
+			t.Errorf("through Instrument %+v\nbuilt-in %+v\nthe SDK's text %q", got, want, text)
+		}
+	})
+}
