@@ -29,7 +29,7 @@ import (
 const (
 	testAKID   = "AKIAIOSFODNN7EXAMPLE"
 	testSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-	testToken  = "IQoJb3JpZ2luX2VjEXAMPLE-session-token-0123456789abcdefSESSION"
+	testToken  = "FwoGZXIvYXdzEBaDDsessToken-0123456789abcdef-qrstuvwxyz"
 )
 
 // setAWSEnv sets the AWS variables the signer reads.
@@ -210,7 +210,7 @@ func TestBedrockCredentialsNeverLeak(t *testing.T) {
 	}
 	for name, text := range texts {
 		for _, secret := range []string{testAKID, testSecret, testToken} {
-			if runs := redacttest.Runs(text, secret); len(runs) > 0 {
+			if runs := append(redacttest.Runs(text, secret), redacttest.Leaks(text, secret)...); len(runs) > 0 {
 				t.Errorf("%s leaks %q: %q", name, secret[:4], runs)
 			}
 		}
@@ -262,5 +262,54 @@ func TestBedrockFromEnv(t *testing.T) {
 	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-0123456789")
 	if p, err = latencytest.BedrockFromEnv(); err != nil || strings.Contains(p.Describe().Client, "SigV4") {
 		t.Errorf("a Bedrock API key is sent instead of a signature: %v", err)
+	}
+}
+
+// Instrument around a client that signs as AWS's SDKs do: the access key
+// ID in the SigV4 Authorization header and the session token are
+// redacted from what the record keeps, however the server echoes them
+// (here in an exception's message, raw and in base64), and the AWS event
+// stream is decoded as Bedrock's.
+func TestBedrockInstrumentRedactsSigV4(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, cred, _ := strings.Cut(r.Header.Get("Authorization"), "Credential=")
+		akid, _, _ := strings.Cut(cred, "/")
+		echo := "key " + akid + ", token " + base64.StdEncoding.EncodeToString([]byte(r.Header.Get("X-Amz-Security-Token")))
+		var buf bytes.Buffer
+		var h eventstream.Headers
+		h.Set(":message-type", eventstream.StringValue("exception"))
+		h.Set(":exception-type", eventstream.StringValue("validationException"))
+		_ = eventstream.NewEncoder().Encode(&buf, eventstream.Message{Headers: h, Payload: []byte(`{"message":` + quote(echo) + `}`)})
+		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+		_, _ = w.Write(buf.Bytes())
+	}))
+	defer srv.Close()
+	hc := &http.Client{Transport: latencytest.Instrument(nil)}
+	rec := latencytest.Func(func(ctx context.Context, _ latencytest.Request) error {
+		body := []byte(`{"messages":[{"role":"user","content":[{"text":"hi"}]}]}`)
+		r, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/model/m/converse-stream", bytes.NewReader(body))
+		sum := sha256.Sum256(body)
+		creds := aws.Credentials{AccessKeyID: testAKID, SecretAccessKey: testSecret, SessionToken: testToken}
+		if err := v4.NewSigner().SignHTTP(ctx, creds, r, hex.EncodeToString(sum[:]), "bedrock", "us-east-1", time.Now()); err != nil {
+			return err
+		}
+		resp, err := hc.Do(r)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}).Call(context.Background(), latencytest.Request{ID: "i-1"})
+	hc.CloseIdleConnections()
+	if rec.Err != "http_400" || !strings.Contains(rec.Detail, "validationException") || !strings.Contains(rec.Detail, "[redacted]") {
+		t.Errorf("record %+v", rec)
+	}
+	b, _ := json.Marshal(rec)
+	for _, secret := range []string{testAKID, testToken} {
+		if runs := append(redacttest.Runs(string(b), secret), redacttest.Leaks(string(b), secret)...); len(runs) > 0 {
+			t.Errorf("the record leaks %q: %q", secret[:4], runs)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,8 +57,9 @@ type callKey struct{}
 // provider's request would meet. A header your client sets itself is kept
 // (then every attempt draws the same fate from the fake).
 //
-// The bearer token of the Authorization header (and a SigV4 signature's
-// access key ID), the Api-Key, X-Api-Key and X-Amz-Security-Token
+// The bearer token of the Authorization header (any 8 bytes of its value:
+// a SigV4 signature's access key ID too), the Api-Key, X-Api-Key and
+// X-Amz-Security-Token
 // headers and the URL's user info and query values (8 bytes or longer)
 // are redacted from everything the record keeps, as WithAPIKey describes.
 // rt nil means http.DefaultTransport.
@@ -184,9 +184,6 @@ func (c *funcCall) addSecrets(req *http.Request) {
 		}
 		h.Add("Authorization", auth)
 	}
-	if cred, ok := awsCredential(req.Header.Get("Authorization")); ok {
-		h.Add("Authorization", cred) // a SigV4 signature's access key ID
-	}
 	for _, k := range []string{"Api-Key", "X-Api-Key", "X-Amz-Security-Token"} {
 		for _, v := range req.Header.Values(k) {
 			h.Add(k, v)
@@ -195,17 +192,6 @@ func (c *funcCall) addSecrets(req *http.Request) {
 	for _, s := range secretsOf("", h, req.URL) {
 		c.secrets = appendSecret(c.secrets, s)
 	}
-}
-
-// awsCredential is the access key ID of a SigV4 Authorization value
-// ("AWS4-HMAC-SHA256 Credential=AKID/date/region/service/aws4_request, ...").
-func awsCredential(auth string) (string, bool) {
-	_, rest, ok := strings.Cut(auth, "Credential=")
-	if !ok || !strings.HasPrefix(auth, "AWS4-") {
-		return "", false
-	}
-	id, _, ok := strings.Cut(rest, "/")
-	return id, ok && id != ""
 }
 
 // cutFold is strings.CutPrefix ignoring ASCII case.
