@@ -1,6 +1,7 @@
 // Package fakeprovider is a fake LLM provider (OpenAI chat completions,
-// OpenAI's Responses API, Anthropic's Messages API and Google's Gemini
-// API) that injects cold
+// OpenAI's Responses API, Anthropic's Messages API, Google's Gemini API
+// and Amazon Bedrock's Converse and ConverseStream, in AWS event-stream
+// frames) that injects cold
 // starts, queueing, stalls and errors, deterministically, so that latency
 // tests meet a realistic tail without a real endpoint.
 //

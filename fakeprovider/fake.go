@@ -19,7 +19,8 @@ import (
 )
 
 // Fake is a simulated provider speaking OpenAI's chat completions and
-// Responses API, Anthropic's Messages API and Google's Gemini API. It is an http.Handler; use
+// Responses API, Anthropic's Messages API, Google's Gemini API and Amazon
+// Bedrock's Converse API. It is an http.Handler; use
 // Transport or Client to reach it in memory (on synctest's fake clock), or
 // NewServer for a real loopback server. Create it with New and end it with
 // Close.
@@ -95,7 +96,7 @@ type Served struct {
 	// whose first event was sent (the whole answer's when not streamed).
 	ToolCalls int `json:"tool_calls,omitempty"`
 	// Protocol is the API the request spoke: "chat", "responses",
-	// "messages" or "gemini" (see the Protocol* constants).
+	// "messages", "gemini" or "bedrock" (see the Protocol* constants).
 	Protocol tgprotocol.Name `json:"protocol,omitempty"`
 	// Canceled reports that the client went away before the end.
 	Canceled bool `json:"canceled"`
@@ -218,12 +219,14 @@ const HeaderServedDropped = "X-Fake-Served-Dropped"
 
 // ServeHTTP answers POST /v1/chat/completions, POST /v1/responses, POST
 // /v1/messages, POST /v1beta/models/{model}:streamGenerateContent?alt=sse
-// and :generateContent, GET /v1/models, GET /v1/models/{id}, GET /healthz,
-// GET /metrics (vLLM's metric names and buckets, from the fake's own
-// timeline: see metrics.go) and GET /fake/served. Paths ending in
-// /chat/completions, /responses, /messages, :streamGenerateContent,
-// :generateContent or /models, or holding /models/, are accepted under
-// any prefix. Every answer carries x-request-id: the request's X-Request-ID
+// and :generateContent, POST /model/{modelId}/converse-stream and
+// /model/{modelId}/converse (Bedrock, the model ID escaped or not), GET
+// /v1/models, GET /v1/models/{id}, GET /healthz, GET /metrics (vLLM's
+// metric names and buckets, from the fake's own timeline: see
+// metrics.go) and GET /fake/served. Paths ending in /chat/completions,
+// /responses, /messages, :streamGenerateContent, :generateContent,
+// /converse-stream, /converse or /models, or holding /models/, are
+// accepted under any prefix. Every answer carries x-request-id: the request's X-Request-ID
 // (at most 256 bytes; a longer one gets 400), else "req_fake_N", N counting
 // the requests the fake received from 0 (see the package doc, # Headers).
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -243,9 +246,13 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	proto, ok := route(path)
 	switch {
 	case ok:
-		if proto == protoMessages {
+		switch proto {
+		case protoMessages:
 			// Anthropic names each attempt by its own request-id.
 			w.Header().Set(headerAnthropicRequestID, generatedRequestID(n))
+		case protoBedrock:
+			// Bedrock names each attempt by x-amzn-RequestId.
+			w.Header().Set("X-Amzn-Requestid", generatedRequestID(n))
 		}
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
@@ -333,9 +340,11 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 		return
 	}
 
-	if proto == protoMessages {
+	switch proto {
+	case protoMessages:
 		setAnthropicRateLimitHeaders(w.Header(), req, 0)
-	} else {
+	case protoBedrock: // Bedrock sends no rate-limit headers
+	default:
 		setRateLimitHeaders(w.Header(), req, 0)
 	}
 	a := &arrival{
@@ -399,6 +408,11 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, seq uint64, key stri
 			}
 			f.record(sv)
 			writeAnthropicError(w, e)
+			return
+		}
+		if proto == protoBedrock {
+			f.record(sv)
+			writeError(w, proto, e)
 			return
 		}
 		if pl.status == http.StatusTooManyRequests || pl.status == http.StatusServiceUnavailable {

@@ -18,6 +18,7 @@ const (
 	protoResponses                 // POST /v1/responses (OpenAI's Responses API)
 	protoMessages                  // POST /v1/messages (Anthropic's Messages API)
 	protoGemini                    // POST /v1beta/models/{model}:streamGenerateContent (Google's Gemini API)
+	protoBedrock                   // POST /model/{modelId}/converse[-stream] (Amazon Bedrock)
 )
 
 // Protocol names as they appear in Served.Protocol: package protocol's.
@@ -26,6 +27,7 @@ const (
 	ProtocolResponses = tgprotocol.NameResponses
 	ProtocolMessages  = tgprotocol.NameMessages
 	ProtocolGemini    = tgprotocol.NameGemini
+	ProtocolBedrock   = tgprotocol.NameBedrock
 )
 
 // name is the protocol's name.
@@ -37,15 +39,22 @@ func (p protocol) name() tgprotocol.Name {
 		return ProtocolMessages
 	case protoGemini:
 		return ProtocolGemini
+	case protoBedrock:
+		return ProtocolBedrock
 	}
 	return ProtocolChat
 }
 
 // writeError writes e in the protocol's error shape: Anthropic's for
-// Messages, the wire's ErrorBody where it has one, OpenAI's otherwise.
+// Messages, Bedrock's for Bedrock, the wire's ErrorBody where it has one,
+// OpenAI's otherwise.
 func writeError(w http.ResponseWriter, proto protocol, e *apiError) {
-	if proto == protoMessages {
+	switch proto {
+	case protoMessages:
 		writeAnthropicError(w, e)
+		return
+	case protoBedrock:
+		writeBedrockError(w, e)
 		return
 	}
 	if body := wires[proto].ErrorBody; body != nil {
@@ -116,6 +125,7 @@ var wires = [...]wire.Protocol{
 	protoResponses: wire.Responses,
 	protoMessages:  wire.Messages,
 	protoGemini:    wire.Gemini,
+	protoBedrock:   wire.Bedrock,
 }
 
 // errorMessage is the injected error_event's message after sent tokens.

@@ -144,7 +144,11 @@ func (s *session) run(ctx context.Context) {
 		s.w.Header().Set(HeaderInjected, inj)
 	}
 	if req.Stream {
-		s.w.Header().Set("Content-Type", "text/event-stream")
+		ct := "text/event-stream"
+		if c, ok := s.enc.(interface{ ContentType() string }); ok {
+			ct = c.ContentType() // a protocol that frames its own stream (Bedrock)
+		}
+		s.w.Header().Set("Content-Type", ct)
 		s.w.Header().Set("Cache-Control", "no-cache")
 		s.w.WriteHeader(http.StatusOK)
 		s.header = true // flushed before the first wait, or with the first events

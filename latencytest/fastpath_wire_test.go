@@ -734,7 +734,7 @@ func TestWireStampsReadsUnderTLS(t *testing.T) {
 	tr := o.client.Transport.(*http.Transport)
 	tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
 	defer o.CloseIdleConnections()
-	a, err := o.send(context.Background(), context.Background(), "tls-1", []byte(`{}`), &httptrace.ClientTrace{})
+	a, err := o.send(context.Background(), context.Background(), "tls-1", []byte(`{}`), &httptrace.ClientTrace{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,9 @@ type callKey struct{}
 // as Responses times it) and Anthropic's Messages API (/messages, as
 // Anthropic times it); on any other path the stream's first events tell
 // (response.* or message_start and content_block_* types), else it is
-// taken as chat completions. A non-streamed JSON answer to a POST on
+// taken as chat completions. An AWS event stream
+// (application/vnd.amazon.eventstream: Bedrock's ConverseStream, as
+// aws-sdk-go-v2's bedrockruntime reads it) is decoded as Bedrock times it. A non-streamed JSON answer to a POST on
 // /responses or /messages (or whose JSON is a response or message object)
 // is read as WithoutStreaming reads one; a chat.completion too, but a
 // JSON answer that holds none (an embeddings list) is not judged.
@@ -55,7 +57,9 @@ type callKey struct{}
 // provider's request would meet. A header your client sets itself is kept
 // (then every attempt draws the same fate from the fake).
 //
-// The bearer token of the Authorization header, the Api-Key and X-Api-Key
+// The bearer token of the Authorization header (any 8 bytes of its value:
+// a SigV4 signature's access key ID too), the Api-Key, X-Api-Key and
+// X-Amz-Security-Token
 // headers and the URL's user info and query values (8 bytes or longer)
 // are redacted from everything the record keeps, as WithAPIKey describes.
 // rt nil means http.DefaultTransport.
@@ -180,7 +184,7 @@ func (c *funcCall) addSecrets(req *http.Request) {
 		}
 		h.Add("Authorization", auth)
 	}
-	for _, k := range []string{"Api-Key", "X-Api-Key"} {
+	for _, k := range []string{"Api-Key", "X-Api-Key", "X-Amz-Security-Token"} {
 		for _, v := range req.Header.Values(k) {
 			h.Add(k, v)
 		}
@@ -265,6 +269,9 @@ func (c *funcCall) headers(a *attempt, resp *http.Response) {
 		// Only a declared event stream is decoded: a body without a
 		// Content-Type may be anything.
 		a.sse = newStreamTimer(&a.rec, protocol.ByPath(a.path), c.redact, c.firstToken)
+	case resp.StatusCode/100 == 2 && protocol.ByStreamType(resp.Header.Get("Content-Type")) != nil && !c.bytes:
+		// A stream the protocol frames itself (Bedrock's event stream).
+		a.sse = newStreamTimer(&a.rec, protocol.ByStreamType(resp.Header.Get("Content-Type")), c.redact, c.firstToken)
 	case resp.StatusCode/100 == 2 && isJSON(resp.Header.Get("Content-Type")):
 		a.json = true
 	}
@@ -544,6 +551,7 @@ func (a *attempt) figures(rec *Record) {
 		rec.FirstToolCall, rec.ToolArgsDone = shift(r.FirstToolCall, a.offset), shift(r.ToolArgsDone, a.offset)
 	}
 	rec.FinishReason, rec.Model, rec.Content, rec.Notes = r.FinishReason, r.Model, r.Content, r.Notes
+	rec.ServerLatency = r.ServerLatency
 	rec.Status, rec.Injected = r.Status, r.Injected
 	rec.ToolCalls, rec.HostedTools = r.ToolCalls, r.HostedTools
 	for _, d := range [][2]*time.Duration{{&rec.FirstToolCall, &r.FirstToolCall}, {&rec.ToolArgsDone, &r.ToolArgsDone}} {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +50,8 @@ type LLMProvider struct {
 	chatStream      bool               // HTTP only: WithOpenAIStream
 	api             *protocol.Protocol // the protocol spoken (nil: HTTP)
 	noStream        bool               // WithoutStreaming (whole.go)
+	signing         *protocol.Signing  // signs every request (protocol.Protocol.Signer); nil: unsigned
+	u               *url.URL           // the request URL, for the signer
 	bodies          bodyCache          // prebuilt bodies of mix prompts (promptbody.go)
 }
 
@@ -164,7 +168,11 @@ func (o *LLMProvider) Describe() Description {
 	if o.noStream {
 		kind = cmp.Or(o.api.Kind, string(o.api.Name)) + " (not streaming)"
 	}
-	return Description{Kind: kind, Endpoint: o.endpoint, Model: o.model, Client: o.clientName()}
+	client := o.clientName()
+	if o.signing != nil {
+		client += "; each request signed (" + o.signing.Describe + ") before its clock starts: signing is in no latency"
+	}
+	return Description{Kind: kind, Endpoint: o.endpoint, Model: o.model, Client: client}
 }
 
 // clientName says which client measures the provider's requests and what
@@ -216,6 +224,12 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 	payload, err := o.requestBody(req, streamOptions)
 	if err != nil {
 		rec.Err, rec.Detail = ClassTransport, "encoding the request: "+err.Error()
+		return rec
+	}
+	// Signed before the clock starts: signing is in no latency.
+	signed, err := o.sign(parent, req.ID, payload)
+	if err != nil {
+		rec.Err, rec.Detail = ClassTransport, "signing the request: "+err.Error()
 		return rec
 	}
 
@@ -319,9 +333,9 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 	// The fast path (internal/h1) where it applies, else net/http.
 	var resp h1.Reply
 	if o.h1req != nil && h1.ValidHeaderValue(req.ID) {
-		resp, err = o.fastSend(ctx, parent, req.ID, payload, trace)
+		resp, err = o.fastSend(ctx, parent, req.ID, payload, trace, signed)
 	} else {
-		resp, err = o.send(ctx, parent, req.ID, payload, trace)
+		resp, err = o.send(ctx, parent, req.ID, payload, trace, signed)
 	}
 	setup()
 	if err != nil {
@@ -355,12 +369,19 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 	if o.noStream {
 		return o.callWhole(&rec, resp.Body, start, end, fail, failed)
 	}
-	if ct := resp.ContentType; o.api.Framing == protocol.SSE && !isEventStream(ct) {
+	if ct := resp.ContentType; o.api.Framing == protocol.SSE && o.api.NewFramer == nil && !isEventStream(ct) {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if err != nil && ctx.Err() != nil {
 			return failed(err) // a timeout or the run's end, not the answer's fault
 		}
 		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, protoErrorMessage(o.api, []byte(o.redact(string(b))))))
+	}
+	if st := o.api.StreamType; st != "" && o.api.NewFramer != nil && resp.ContentType != "" && protocol.ByStreamType(resp.ContentType) != o.api {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if err != nil && ctx.Err() != nil {
+			return failed(err)
+		}
+		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not %s: %s", resp.ContentType, st, protoErrorMessage(o.api, []byte(o.redact(string(b))))))
 	}
 
 	st := newStreamTimer(&rec, o.api, o.redact, first.Stop)
@@ -425,6 +446,8 @@ func (o *LLMProvider) setHeaders(h http.Header, id string) {
 	switch {
 	case o.noStream:
 		h.Set("Accept", "application/json")
+	case o.api.StreamType != "":
+		h.Set("Accept", o.api.StreamType)
 	case o.api.Framing == protocol.Lines:
 		h.Set("Accept", "application/x-ndjson, application/json")
 	default:
@@ -459,7 +482,7 @@ func protoErrorMessage(p *protocol.Protocol, b []byte) string {
 // transport the reply says when the head and each body read left the
 // socket (see stampConn); on any client, a 1xx answer does not stamp
 // TTFB (the final head's time, as near as the client lets us see, does).
-func (o *LLMProvider) send(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (h1.Reply, error) {
+func (o *LLMProvider) send(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace, signed http.Header) (h1.Reply, error) {
 	var mu sync.Mutex
 	var sc *h1.StampConn
 	var first time.Time
@@ -496,10 +519,14 @@ func (o *LLMProvider) send(ctx, parent context.Context, id string, payload []byt
 	if err != nil {
 		return h1.Reply{}, err
 	}
-	for k, vs := range o.header {
-		hreq.Header[k] = vs
+	if signed != nil {
+		hreq.Header = signed
+	} else {
+		for k, vs := range o.header {
+			hreq.Header[k] = vs
+		}
+		o.setHeaders(hreq.Header, id)
 	}
-	o.setHeaders(hreq.Header, id)
 	resp, err := o.clientFor(parent).Do(hreq)
 	if err != nil {
 		return h1.Reply{}, err
@@ -523,9 +550,18 @@ func (o *LLMProvider) send(ctx, parent context.Context, id string, payload []byt
 
 // fastSend sends the request through the fast path (internal/h1); the error
 // names the endpoint as net/http's does.
-func (o *LLMProvider) fastSend(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace) (h1.Reply, error) {
+func (o *LLMProvider) fastSend(ctx, parent context.Context, id string, payload []byte, trace *httptrace.ClientTrace, signed http.Header) (h1.Reply, error) {
+	r := o.h1req
+	if signed != nil {
+		// A signed request's headers are its own: its fixed part is built
+		// for it (the bytes net/http would write for the same headers).
+		var ok bool
+		if r, ok = h1.NewRequest(o.u, signed, func(http.Header) {}); !ok {
+			return o.send(ctx, parent, id, payload, trace, signed)
+		}
+	}
 	bp := requestBuffers.Get().(*[]byte)
-	b := o.h1req.Append((*bp)[:0], id, payload)
+	b := r.Append((*bp)[:0], id, payload)
 	resp, err := o.poolFor(parent).RoundTrip(ctx, b, trace)
 	clear(b) // the key is in it
 	*bp = b[:0]
@@ -590,6 +626,37 @@ func (o *LLMProvider) requestBody(req Request, streamOptions bool) ([]byte, erro
 		return b, nil
 	}
 	return append([]byte(nil), b...), nil // the template is never sent (fastSend clears what it sends)
+}
+
+// setSigning makes the provider sign its requests to u with sg (nil:
+// unsigned), its secrets redacted as the key is.
+func (o *LLMProvider) setSigning(sg *protocol.Signing, u *url.URL) {
+	if sg == nil || sg.Sign == nil {
+		return
+	}
+	o.signing, o.u = sg, u
+	for _, s := range sg.Secrets {
+		o.secrets = appendSecret(o.secrets, s)
+	}
+}
+
+// sign returns the headers of a signed request (the provider's, the
+// user's and the signature's; nil when the provider signs nothing): the
+// body's hash, the same headers both paths send, signed by the
+// protocol's signer.
+func (o *LLMProvider) sign(ctx context.Context, id string, payload []byte) (http.Header, error) {
+	if o.signing == nil {
+		return nil, nil
+	}
+	h := o.header.Clone()
+	o.setHeaders(h, id)
+	u := *o.u
+	r := (&http.Request{Method: http.MethodPost, URL: &u, Host: u.Host, Header: h, ContentLength: int64(len(payload))}).WithContext(ctx)
+	sum := sha256.Sum256(payload)
+	if err := o.signing.Sign(r, hex.EncodeToString(sum[:])); err != nil {
+		return nil, err
+	}
+	return r.Header, nil
 }
 
 // redact replaces every secret in s by "[redacted]".

@@ -185,6 +185,13 @@ func NewLLM(baseURL string, p *protocol.Protocol, opts ...Option) *LLMProvider {
 	}
 	o.endpoint = redactURL(o.url)
 	o.secrets = withoutPublic(secretsOf(o.key, o.header, u), public)
+	if p.Signer != nil && o.key == "" {
+		sg, err := p.Signer(u)
+		if err != nil {
+			panic(fmt.Sprintf("latencytest: %s: %v", title, err))
+		}
+		o.setSigning(sg, u)
+	}
 	return o
 }
 

@@ -132,6 +132,10 @@ type Record struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Model is the model ID the response named.
 	Model string `json:"model,omitempty"`
+	// ServerLatency is the latency the server reports it spent on the
+	// answer (Bedrock's metrics.latencyMs), beside the client's Total; 0
+	// when it reports none.
+	ServerLatency time.Duration `json:"server_latency_ns,omitempty"`
 
 	// Status is the HTTP status (0 without a response).
 	Status int `json:"status"`

@@ -19,6 +19,7 @@ type stream struct {
 	content   strings.Builder
 	refusal   strings.Builder
 	bad       string // why the stream is bad ("" when it is not)
+	badStatus int    // the status of an in-band error (FailStatus); 0: bad_stream
 	done      bool   // the protocol's end seen
 	stop      bool   // stop reading: the end or an error
 	whole     bool   // a whole answer: no token clock is set
@@ -156,6 +157,34 @@ func (s *stream) Fail(reason string) {
 
 // Done ends a good stream.
 func (s *stream) Done() { s.done, s.stop = true, true }
+
+// FailStatus fails the stream with the class of an HTTP status (the
+// first reason wins) and stops it.
+func (s *stream) FailStatus(status int, reason string) {
+	if s.bad == "" && status >= 100 && status <= 599 {
+		s.badStatus = status
+	}
+	s.Fail(reason)
+}
+
+// ServerLatency keeps the server's own latency.
+func (s *stream) ServerLatency(d time.Duration) { s.rec.ServerLatency = d }
+
+// badClass is the class of a bad stream: bad_stream, or an in-band
+// error's HTTP class.
+func (s *stream) badClass() string {
+	if s.badStatus != 0 {
+		return HTTPClass(s.badStatus)
+	}
+	return ClassBadStream
+}
+
+// filtered reports a finish reason that means the provider's content
+// filter stopped the answer, in the stream's protocol.
+func (s *stream) filtered() bool {
+	r := s.rec.FinishReason
+	return r == "content_filter" || s.api != nil && s.api.Filtered != nil && s.api.Filtered(r)
+}
 
 // maxCount bounds a usage count: anything above is not a token count.
 const maxCount = chunkscan.MaxCount

@@ -21,7 +21,9 @@ import (
 // reads them).
 type streamTimer struct {
 	parser  sse.Parser
-	lines   lineParser // for a protocol framed in lines (protocol.Lines)
+	lines   lineParser      // for a protocol framed in lines (protocol.Lines)
+	framer  protocol.Framer // for a protocol that frames its own stream (protocol.Protocol.NewFramer)
+	emitRaw func(typ string, data []byte)
 	st      stream
 	redact  func(string) string
 	onFirst func() // called at the first token; may be nil
@@ -36,6 +38,10 @@ func newStreamTimer(rec *Record, p *protocol.Protocol, redact func(string) strin
 	t := &streamTimer{st: stream{rec: rec}, redact: redact, onFirst: onFirst}
 	if p != nil {
 		t.st.api, t.st.dec = p, p.NewDecoder()
+		if p.NewFramer != nil {
+			t.framer = p.NewFramer()
+			t.emitRaw = func(typ string, data []byte) { t.onRaw(typ, data, "") }
+		}
 	} else {
 		t.sniff = true
 	}
@@ -51,6 +57,9 @@ func (t *streamTimer) feed(b []byte, now time.Duration) error {
 	if len(b) == 0 {
 		return nil
 	}
+	if t.framer != nil {
+		return t.framer.Feed(b, t.emitRaw)
+	}
 	if t.st.api != nil && t.st.api.Framing == protocol.Lines {
 		return t.lines.feed(b, t.emit)
 	}
@@ -60,6 +69,12 @@ func (t *streamTimer) feed(b []byte, now time.Duration) error {
 // end is called at EOF: it dispatches an event left without its blank
 // line ("data: [DONE]" at the very end).
 func (t *streamTimer) end() {
+	if t.framer != nil {
+		if err := t.framer.End(); err != nil && !t.st.stop {
+			t.st.Note(err.Error())
+		}
+		return
+	}
 	if t.st.api != nil && t.st.api.Framing == protocol.Lines {
 		t.lines.end(t.emit)
 		return
@@ -136,11 +151,11 @@ func (t *streamTimer) verdict() (class, detail string) {
 	st, rec := &t.st, t.st.rec
 	switch {
 	case st.bad != "":
-		return ClassBadStream, st.bad
+		return st.badClass(), st.bad
 	case !st.done:
 		return ClassTruncated, "the stream ended without " + st.endMark()
-	case rec.FinishReason == "content_filter":
-		return ClassContentFilter, fmt.Sprintf("the provider's content filter stopped the answer (finish_reason content_filter) after %d token events: a policy outcome, not latency", rec.TokenEvents)
+	case st.filtered():
+		return ClassContentFilter, fmt.Sprintf("the provider's content filter stopped the answer (finish_reason %s) after %d token events: a policy outcome, not latency", rec.FinishReason, rec.TokenEvents)
 	case st.refusal.Len() > 0:
 		return ClassRefusal, "refused: " + truncate(t.redact(st.refusal.String()), 200)
 	case rec.TokenEvents == 0:

@@ -35,8 +35,8 @@ func decodeWhole(p *protocol.Protocol, body []byte, rec *Record, now time.Durati
 	switch {
 	case err != nil:
 		return ClassBadStream, err.Error()
-	case rec.FinishReason == "content_filter":
-		return ClassContentFilter, "the provider's content filter stopped the answer (finish_reason content_filter): a policy outcome, not latency"
+	case s.filtered():
+		return ClassContentFilter, "the provider's content filter stopped the answer (finish_reason " + rec.FinishReason + "): a policy outcome, not latency"
 	case s.refusal.Len() > 0:
 		return ClassRefusal, "refused: " + truncate(s.refusal.String(), 200)
 	case rec.Content == "" && rec.ToolCalls == 0:

@@ -22,11 +22,22 @@
 //
 // # Built-in protocols
 //
-// [Chat] (OpenAI chat completions), [Responses] (OpenAI's Responses API)
-// [Messages] (Anthropic's Messages API) and [Gemini] (Google's Gemini
-// API) are in one table, [Builtin],
-// which answers by name ([Lookup]), by request path ([ByPath]), by a
-// stream's first event ([ByEvent]) and by a whole answer ([ByAnswer]).
+// [Chat] (OpenAI chat completions), [Responses] (OpenAI's Responses API),
+// [Messages] (Anthropic's Messages API), [Gemini] (Google's Gemini API)
+// and [Bedrock] (Amazon Bedrock's ConverseStream) are in one table,
+// [Builtin], which answers by name ([Lookup]), by request path
+// ([ByPath]), by a stream's first event ([ByEvent]), by a stream's
+// Content-Type ([ByStreamType]) and by a whole answer ([ByAnswer]).
+//
+// # Framing and signing
+//
+// A stream is framed as SSE or in lines ([Framing]), or by the protocol's
+// own [Framer] (Bedrock's binary AWS event stream, decoded by
+// aws-sdk-go-v2's eventstream package); each event is timed at the read
+// that completed it, whichever. A protocol whose requests are signed
+// rather than keyed (Bedrock's SigV4) makes a [Signing] per provider: it
+// signs every attempt before its clock starts, and its credentials are
+// redacted as keys are.
 //
 // # Your own
 //

@@ -17,7 +17,7 @@ func ExampleLookup() {
 	// Anthropic OpenAI
 	// responses chat
 	// messages
-	// [chat responses messages gemini]
+	// [chat responses messages gemini bedrock]
 }
 
 // A protocol builds its request from the model and messages: the path

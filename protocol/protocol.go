@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 )
 
 // Name names a protocol, as specs spell it (`protocol: chat`) and as the
@@ -17,6 +18,7 @@ const (
 	NameResponses Name = "responses" // OpenAI's Responses API
 	NameMessages  Name = "messages"  // Anthropic's Messages API
 	NameGemini    Name = "gemini"    // Google's Gemini API (generateContent)
+	NameBedrock   Name = "bedrock"   // Amazon Bedrock's Converse and ConverseStream
 )
 
 // Message is one chat message of a request.
@@ -72,8 +74,10 @@ type Protocol struct {
 	// query ("?alt=sse"), joined to the base URL's.
 	Path func(model string) string
 	// WholePath returns the request path of a request that does not
-	// stream (WithoutStreaming), as Path does (optional: Path). Gemini's
-	// is "/models/{model}:generateContent".
+	// stream (WithoutStreaming), as Path does, where the vendor puts that
+	// in the path (optional: Path): Gemini's
+	// "/models/{model}:generateContent", Bedrock's
+	// "/model/{modelId}/converse".
 	WholePath func(model string) string
 	// Body encodes a request body.
 	Body func(r Request) ([]byte, error)
@@ -97,8 +101,30 @@ type Protocol struct {
 	// without it.
 	UsageKey string
 	// Framing is how the stream is cut into events (default SSE, which
-	// also asks for and requires text/event-stream).
+	// also asks for and requires text/event-stream). NewFramer, when
+	// set, frames it instead.
 	Framing Framing
+	// NewFramer returns the framer of one stream, for a framing of the
+	// protocol's own (optional: Framing): Bedrock's binary AWS event
+	// stream. Each event it emits is timed at the read that completed it,
+	// as an SSE event is.
+	NewFramer func() Framer
+	// StreamType is the Content-Type of a stream NewFramer frames: sent
+	// as Accept, required of a 2xx stream (when the answer names one),
+	// and how Instrument tells the protocol of a stream on a path that
+	// names none (optional: none asked, none required).
+	StreamType string
+	// Signer makes the signer of one provider's requests, once, when the
+	// provider is built for the request URL u (optional: requests are not
+	// signed). It reads its credentials where the vendor's SDKs read
+	// them (Bedrock's: the AWS environment variables); nil and no error
+	// means it found none, and requests go unsigned. A provider with a
+	// key (WithAPIKey) sends the key (Auth) and signs nothing.
+	Signer func(u *url.URL) (*Signing, error)
+	// Filtered reports whether a finish reason means the provider's
+	// content filter stopped the answer, which fails it as
+	// content_filter (optional: "content_filter" only).
+	Filtered func(finishReason string) bool
 	// NewDecoder returns a decoder for one stream.
 	NewDecoder func() Decoder
 	// Terminal names what a good stream ends with, for the verdict on a
@@ -153,6 +179,40 @@ func (p *Protocol) Valid() string {
 		return ""
 	}
 	return "protocol " + string(p.Name) + " has no " + strings.Join(missing, ", ")
+}
+
+// Framer cuts a stream of a protocol's own framing into events (see
+// Protocol.NewFramer).
+type Framer interface {
+	// Feed takes the stream's next bytes and calls emit once for each
+	// event they complete, with its type and data (both valid only
+	// during the call). An error (a frame that cannot be one: a bad
+	// checksum, a length beyond the limit) fails the stream as
+	// bad_stream.
+	Feed(b []byte, emit func(typ string, data []byte)) error
+	// End is called once at the end of the body; an error says it ended
+	// inside a frame (the stream is then truncated, unless its decoder
+	// saw its end).
+	End() error
+}
+
+// Signing signs one provider's requests (see Protocol.Signer).
+type Signing struct {
+	// Sign signs a request before it is sent, on every attempt (a
+	// resent request is signed anew): r holds the method, the URL, the
+	// Host and every header that is sent (but User-Agent), and r's
+	// ContentLength is the body's; bodySHA256 is the body's SHA-256 in
+	// lower-case hex. It sets the signature's headers on r.Header. It is
+	// called before the request's clock starts: signing is in no
+	// latency.
+	Sign func(r *http.Request, bodySHA256 string) error
+	// Secrets are the values a signature is made with (a secret key, a
+	// session token, an access key ID): redacted from everything a
+	// record keeps, in every encoding, as an API key is.
+	Secrets []string
+	// Describe says how requests are signed, for the provider's
+	// description: "SigV4 (bedrock, us-east-1)". No secret.
+	Describe string
 }
 
 // Env names a protocol's environment variables.
@@ -234,6 +294,15 @@ type Sink interface {
 	Fail(reason string)
 	// Done ends a good stream: nothing after it counts.
 	Done()
+	// FailStatus marks the stream failed (the first reason wins) and
+	// stops it, as an HTTP answer of that status would have failed it
+	// up front (class http_<status>): an in-band error a vendor
+	// documents with its status (Bedrock's throttlingException is a
+	// 429).
+	FailStatus(status int, reason string)
+	// ServerLatency sets the latency the server reports it spent on the
+	// answer (Bedrock's metrics.latencyMs), kept beside the client's.
+	ServerLatency(d time.Duration)
 }
 
 // Decoder decodes the events of one stream into a Sink.

@@ -1,16 +1,18 @@
 package protocol
 
+import "strings"
+
 // builtin is the table of the protocols the library ships. Their paths,
 // events and answers are told apart whatever the order; chat is the
 // default of a request that names none.
-var builtin = []*Protocol{Chat, Responses, Messages, Gemini}
+var builtin = []*Protocol{Chat, Responses, Messages, Gemini, Bedrock}
 
 // Builtin returns the built-in protocols: Chat, Responses, Messages,
-// Gemini.
+// Gemini, Bedrock.
 func Builtin() []*Protocol { return append([]*Protocol(nil), builtin...) }
 
 // Names returns the built-in protocols' names, as specs spell them: chat,
-// responses, messages, gemini.
+// responses, messages, gemini, bedrock.
 func Names() []Name {
 	names := make([]Name, len(builtin))
 	for i, p := range builtin {
@@ -76,6 +78,20 @@ func ByEvent(typ string, data []byte) *Protocol {
 func ByAnswer(body []byte) *Protocol {
 	for _, p := range builtin {
 		if p.IsAnswer != nil && p.IsAnswer(body) {
+			return p
+		}
+	}
+	return nil
+}
+
+// ByStreamType returns the built-in protocol whose stream has the
+// Content-Type ct (Protocol.StreamType, parameters and case aside), or
+// nil.
+func ByStreamType(ct string) *Protocol {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.TrimSpace(mt)
+	for _, p := range builtin {
+		if p.StreamType != "" && strings.EqualFold(mt, p.StreamType) {
 			return p
 		}
 	}

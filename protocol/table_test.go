@@ -25,7 +25,7 @@ func TestTableNames(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	want := protocol.Names()
-	if !slices.Equal(names, want) || !slices.Equal(want, []protocol.Name{"chat", "responses", "messages", "gemini"}) {
+	if !slices.Equal(names, want) || !slices.Equal(want, []protocol.Name{"chat", "responses", "messages", "gemini", "bedrock"}) {
 		t.Errorf("table names %v, Names %v", names, want)
 	}
 	if protocol.Lookup("") != protocol.Chat || protocol.Lookup("grpc") != nil {
@@ -165,6 +165,7 @@ func TestMessagesHeadersAndEnv(t *testing.T) {
 		protocol.Chat:      {latencytest.EnvBaseURL, latencytest.EnvAPIKey, latencytest.EnvModel},
 		protocol.Responses: {latencytest.EnvBaseURL, latencytest.EnvAPIKey, latencytest.EnvModel},
 		protocol.Messages:  {"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"},
+		protocol.Bedrock:   {"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_BEARER_TOKEN_BEDROCK", "BEDROCK_MODEL_ID"},
 	} {
 		if got := [3]string{p.Env.BaseURL, p.Env.APIKey, p.Env.Model}; got != want {
 			t.Errorf("%s env %v, want %v", p.Name, got, want)
@@ -187,6 +188,8 @@ func TestEndsSequence(t *testing.T) {
 		{protocol.Responses, "completed", true}, {protocol.Responses, "max_output_tokens", false},
 		{protocol.Responses, "content_filter", false},
 		{protocol.Gemini, "STOP", true}, {protocol.Gemini, "MAX_TOKENS", false},
+		{protocol.Bedrock, "end_turn", true}, {protocol.Bedrock, "stop_sequence", true}, {protocol.Bedrock, "max_tokens", false},
+		{protocol.Bedrock, "tool_use", false}, {protocol.Bedrock, "guardrail_intervened", false},
 	} {
 		if got := tc.api.EndOfSequence != nil && tc.api.EndOfSequence(tc.reason); got != tc.want {
 			t.Errorf("%s: EndOfSequence(%q) = %v, want %v", tc.api.Name, tc.reason, got, tc.want)

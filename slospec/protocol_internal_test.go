@@ -14,7 +14,7 @@ import (
 // the protocol's provider on the protocol's path.
 func TestEndpointProtocol(t *testing.T) {
 	if _, err := ParseSpec([]byte("target:\n  endpoint: {protocol: grpc}\nobjectives: {error_rate: 1%}\n")); err == nil ||
-		!strings.Contains(err.Error(), `line 2: target.endpoint.protocol: "grpc" is not a protocol: want chat, responses, messages or gemini`) {
+		!strings.Contains(err.Error(), `line 2: target.endpoint.protocol: "grpc" is not a protocol: want chat, responses, messages, gemini or bedrock`) {
 		t.Errorf("error %v", err)
 	}
 	for _, tc := range []struct {
@@ -43,6 +43,10 @@ func TestEndpointProtocol(t *testing.T) {
 			[3]string{"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GEMINI_MODEL"}},
 		{"{protocol: gemini, stream: false}", "http://h.test/v1", "gemini-generate-content (not streaming)", "http://h.test/v1/models/model-x:generateContent",
 			[3]string{"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GEMINI_MODEL"}},
+		{"{protocol: bedrock}", "http://h.test", "bedrock-converse (streaming)", "http://h.test/model/model-x/converse-stream",
+			[3]string{"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_BEARER_TOKEN_BEDROCK", "BEDROCK_MODEL_ID"}},
+		{"{protocol: bedrock, stream: false}", "http://h.test", "bedrock-converse (not streaming)", "http://h.test/model/model-x/converse",
+			[3]string{"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_BEARER_TOKEN_BEDROCK", "BEDROCK_MODEL_ID"}},
 	} {
 		s, err := ParseSpec([]byte("target:\n  endpoint: " + tc.spec + "\nobjectives: {error_rate: 1%}\n"))
 		if err != nil {

@@ -308,7 +308,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"two documents", target + "objectives: {error_rate: 1%}\n---\nname: x\n", []string{"line 3: more than one YAML document"}},
 		{"control character", target + "name: \"a\x01\"\nobjectives: {error_rate: 1%}\n", []string{"line 2: yaml: control character U+0001"}},
 		{"invalid utf-8", target + "objectives: {error_rate: 1%}\nname: \xff\n", []string{"line 3: yaml: invalid UTF-8"}},
-		{"chains protocol", target + "chains:\n  protocol: grpc\n  error_rate: 5%\n", []string{`line 3: chains.protocol: "grpc" is not a protocol: want chat, responses, messages or gemini`}},
+		{"chains protocol", target + "chains:\n  protocol: grpc\n  error_rate: 5%\n", []string{`line 3: chains.protocol: "grpc" is not a protocol: want chat, responses, messages, gemini or bedrock`}},
 		{"chains tool key", target + "chains:\n  tool: {latency: 200ms, name: grep}\n  error_rate: 5%\n", []string{`line 3: chains.tool.name: unknown key "name"`}},
 		{"chains tool without latency", target + "chains:\n  tool: {}\n  error_rate: 5%\n", []string{"line 3: chains.tool: missing latency (want {latency: 200ms})"}},
 		{"chains tool latency bare", target + "chains:\n  tool: {latency: 200}\n  error_rate: 5%\n", []string{"line 3: chains.tool.latency: 200 is not a duration"}},

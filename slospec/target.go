@@ -47,9 +47,12 @@ type Target struct {
 // EnvAPIKey and EnvModel for chat and responses, ANTHROPIC_BASE_URL,
 // ANTHROPIC_API_KEY and ANTHROPIC_MODEL for messages,
 // GOOGLE_GEMINI_BASE_URL (default Google's), GEMINI_API_KEY (or
-// GOOGLE_API_KEY when that is unset) and GEMINI_MODEL for gemini. The base URL
-// and model must be set and non-empty, the key must be set (it may be
-// empty, for local servers): a spec run with any of them unset skips.
+// GOOGLE_API_KEY when that is unset) and GEMINI_MODEL for gemini;
+// AWS_ENDPOINT_URL_BEDROCK_RUNTIME, AWS_BEARER_TOKEN_BEDROCK and
+// BEDROCK_MODEL_ID for bedrock. The base URL and model must be set and
+// non-empty, the key must be set (it may be empty, for local servers;
+// bedrock signs with the AWS credentials without one): a spec run with
+// any of them unset skips.
 type Endpoint struct {
 	BaseURLEnv string
 	APIKeyEnv  string
@@ -75,6 +78,7 @@ const (
 	ProtocolResponses = protocol.NameResponses // OpenAI's Responses API
 	ProtocolMessages  = protocol.NameMessages  // Anthropic's Messages API
 	ProtocolGemini    = protocol.NameGemini    // Google's Gemini API
+	ProtocolBedrock   = protocol.NameBedrock   // Amazon Bedrock's ConverseStream
 )
 
 // FakeProfile returns the profile of a fake target (Preset or Profile),
@@ -173,13 +177,20 @@ func (e Endpoint) Missing() []string {
 	if os.Getenv(baseVar) == "" && e.defaultBase() == "" {
 		missing = append(missing, baseVar)
 	}
-	if _, ok := os.LookupEnv(keyVar); !ok {
+	if _, ok := os.LookupEnv(keyVar); !ok && !e.signs() {
 		missing = append(missing, keyVar)
 	}
 	if os.Getenv(modelVar) == "" {
 		missing = append(missing, modelVar)
 	}
 	return missing
+}
+
+// signs reports whether the endpoint's protocol signs its requests
+// (Bedrock's SigV4 from the AWS variables): then its key is optional.
+func (e Endpoint) signs() bool {
+	p := protocol.Lookup(e.Protocol)
+	return p != nil && p.Signer != nil
 }
 
 // resolve reads the endpoint from the environment; skip names the unset
@@ -204,6 +215,11 @@ func (e Endpoint) resolve() (runTarget, string, error) {
 	if api.BaseURL != nil {
 		api.BaseURL(u)
 		base = u.String()
+	}
+	if api.Signer != nil && key == "" {
+		if _, err := api.Signer(u); err != nil {
+			return runTarget{}, "", err
+		}
 	}
 	p := latencytest.NewLLM(base, api, opts...)
 	proto := string(api.Name)

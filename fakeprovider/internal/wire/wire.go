@@ -1,7 +1,8 @@
 // Package wire writes the fake's answers in each protocol's shape: the
 // streamed events and the whole (non-streaming) answer of OpenAI's Chat
-// Completions, OpenAI's Responses, Anthropic's Messages and Google's
-// Gemini.
+// Completions, OpenAI's Responses, Anthropic's Messages, Google's Gemini
+// and Amazon Bedrock's Converse (whose stream is AWS event-stream frames:
+// its encoder says so with a ContentType method).
 //
 // The fake decides what to send and when (tokens, their kind, the finish
 // reason, faults); an Encoder decides how the bytes look. One encoder
@@ -281,4 +282,8 @@ var (
 	// (GeminiError).
 	Gemini = Protocol{Match: suffix(":streamGenerateContent", ":generateContent"), Parse: parseGemini,
 		URL: geminiURL, ErrorBody: GeminiError, Encoder: newGemini}
+	// Bedrock is Amazon Bedrock's Converse API (ConverseStream streams
+	// AWS event-stream frames): the model and whether the answer streams
+	// are in the path; its errors take Bedrock's shape (BedrockError).
+	Bedrock = Protocol{Match: bedrockMatch, Parse: parseBedrock, URL: bedrockURL, Encoder: newBedrock}
 )
