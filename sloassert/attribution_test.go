@@ -1,6 +1,7 @@
 package sloassert_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -92,6 +93,10 @@ func TestAttributionQueueing(t *testing.T) {
 		assert.Contains(t, text, "server metrics limits: each server figure is known to its histogram bucket only; the server times on its own clock")
 		md := sloassert.Markdown(rep)
 		assert.Contains(t, md, "where the time went: client ttft p90 3400.0ms; server (vllm) queue p90 in 2.5s-5s")
+		var page bytes.Buffer
+		require.NoError(t, sloassert.WriteHTML(&page, res, rep))
+		assert.Contains(t, page.String(), "where the time went: client ttft p90 3400.0ms; server (vllm) queue p90 in 2.5s-5s")
+		assert.Contains(t, page.String(), "server metrics (vllm, 8 scrapes over 20.000s)")
 	})
 }
 

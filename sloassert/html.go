@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/chaincurve"
 	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/htmlpage"
@@ -27,6 +28,9 @@ import (
 // overview of its levels, then each level's objectives. WriteReport
 // writes it as report.html beside report.md.
 func WriteHTML[S Subject](w io.Writer, s S, rep Report) error {
+	if cr, ok := any(s).(*latencytest.ChainResult); ok && cr != nil && rep.LengthCurve == nil {
+		rep.LengthCurve = chainLengthCurve(cr)
+	}
 	return writeHTML(w, rep, pageCharts(s, rep))
 }
 
@@ -101,6 +105,9 @@ func writeHTML(w io.Writer, rep Report, charts []Chart) error {
 	if len(cs) > 0 {
 		p.Sections = append(p.Sections, htmlpage.Section{ID: "charts", Heading: "Charts", Charts: cs})
 	}
+	if c := rep.LengthCurve; c != nil {
+		p.Sections = append(p.Sections, htmlLengthCurve(c))
+	}
 	if t, ok := htmlErrors(rep); ok {
 		p.Sections = append(p.Sections, htmlpage.Section{ID: "errors", Heading: "Errors by class", Tables: []htmlpage.Table{t}})
 	}
@@ -146,7 +153,7 @@ func htmlVerdict(rep Report) htmlpage.Section {
 		case o.Verdict == Inconclusive:
 			class = "inconclusive"
 		}
-		note := o.Note
+		note := noteAndServer(o)
 		if o.Need > 0 {
 			note = joinNote(note, fmt.Sprintf("about %d requests would decide it", o.Need))
 		}
@@ -293,4 +300,32 @@ func htmlDisclosure(rep Report) htmlpage.Section {
 		s.Paragraphs = append(s.Paragraphs, "No disclosure: the records did not say how they were measured.")
 	}
 	return s
+}
+
+// htmlLengthCurve is the chain-length curve's table, the prediction
+// labelled as one (as mdLengthCurve).
+func htmlLengthCurve(c *chaincurve.Curve) htmlpage.Section {
+	var all []time.Duration
+	for _, p := range c.Points {
+		all = append(all, p.Predicted.P50, p.Predicted.P95, p.Predicted.P99, p.Measured.P50, p.Measured.P95, p.Measured.P99)
+	}
+	u := format.UnitFor(all...)
+	un := unitName2(u)
+	t := htmlpage.Table{Head: []string{"length"}, Numeric: []bool{true}}
+	for _, h := range []string{"predicted p50", "predicted p95", "predicted p99", "measured n", "measured p50", "measured p95", "measured p99"} {
+		if h != "measured n" {
+			h += " (" + un + ")"
+		}
+		t.Head, t.Numeric = append(t.Head, h), append(t.Numeric, true)
+	}
+	for _, p := range c.Points {
+		m := [3]string{"", "", ""}
+		if p.Measured.N > 0 {
+			m = [3]string{inUnitText(p.Measured.P50, u), inUnitText(p.Measured.P95, u), inUnitText(p.Measured.P99, u)}
+		}
+		t.Rows = append(t.Rows, htmlpage.Row{Cells: []string{strconv.Itoa(p.Length), inUnitText(p.Predicted.P50, u), inUnitText(p.Predicted.P95, u),
+			inUnitText(p.Predicted.P99, u), strconv.Itoa(p.Measured.N), m[0], m[1], m[2]}})
+	}
+	return htmlpage.Section{ID: "chain-length", Heading: "Chain total against chain length", Tables: []htmlpage.Table{t},
+		Paragraphs: []string{fmt.Sprintf("Predicted: a bootstrap of the run's %d single calls, each drawn independently (%d chains a length, seed %d): a prediction, not a measurement. Measured: the chains run at that length, the ground truth where the two disagree (the calls of a chain are correlated).", c.Calls, c.Draws, c.Seed)}}
 }

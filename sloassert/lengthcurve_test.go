@@ -58,4 +58,16 @@ func TestChainLengthCurveReport(t *testing.T) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
+	page, err := os.ReadFile(filepath.Join(artifactDirOf(t), "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(page), `<tr><td class="num">`); n != 10 {
+		t.Errorf("report.html's chain-length table has %d rows, want 10", n)
+	}
+	for _, want := range []string{"<h2>Chain total against chain length</h2>", "a prediction, not a measurement", `<td class="num">5</td>`, `<td class="num">40</td>`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
 }
