@@ -10,7 +10,9 @@ import (
 	tgprotocol "github.com/tailguard/tailguard/protocol"
 )
 
-// protocol is the API a request speaks.
+// protocol is the API a request speaks: its index in wires. A protocol
+// the fake serves is its wire file (internal/wire) and its entry in
+// wires; a constant here only for the code that treats it apart.
 type protocol uint8
 
 const (
@@ -31,19 +33,7 @@ const (
 )
 
 // name is the protocol's name.
-func (p protocol) name() tgprotocol.Name {
-	switch p {
-	case protoResponses:
-		return ProtocolResponses
-	case protoMessages:
-		return ProtocolMessages
-	case protoGemini:
-		return ProtocolGemini
-	case protoBedrock:
-		return ProtocolBedrock
-	}
-	return ProtocolChat
-}
+func (p protocol) name() tgprotocol.Name { return wires[p].Name }
 
 // writeError writes e in the protocol's error shape: Anthropic's for
 // Messages, Bedrock's for Bedrock, the wire's ErrorBody where it has one,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	tgprotocol "github.com/tailguard/tailguard/protocol"
 )
 
 func TestParseProfileToolCallsAndAttempts(t *testing.T) {
@@ -274,4 +275,44 @@ func TestProtocolsEmptyAndDisconnect(t *testing.T) {
 			assert.NotContains(t, string(b), "message_stop", path)
 		}
 	})
+}
+
+// Every protocol the fake serves is one complete entry in wires: its
+// name (one of package protocol's built-ins), the paths it matches (each
+// its own), how to parse a request and write an answer.
+func TestWiresAreComplete(t *testing.T) {
+	paths := map[string]bool{
+		"/v1/chat/completions": false, "/v1/responses": false, "/v1/messages": false,
+		"/v1beta/models/m:streamGenerateContent": false, "/model/m/converse-stream": false,
+	}
+	seen := map[tgprotocol.Name]bool{}
+	for i, w := range wires {
+		if w.Name == "" || w.Match == nil || w.Parse == nil || w.Encoder == nil {
+			t.Errorf("wires[%d] (%q) lacks its name, Match, Parse or Encoder", i, w.Name)
+			continue
+		}
+		if tgprotocol.Lookup(w.Name) == nil || seen[w.Name] {
+			t.Errorf("wires[%d]: %q is no built-in protocol, or is served twice", i, w.Name)
+		}
+		seen[w.Name] = true
+		if protocol(i).name() != w.Name {
+			t.Errorf("protocol %d names itself %q, want %q", i, protocol(i).name(), w.Name)
+		}
+		for p := range paths {
+			if w.Match(p) {
+				if paths[p] {
+					t.Errorf("%s is matched by two protocols", p)
+				}
+				paths[p] = true
+			}
+		}
+	}
+	for p, matched := range paths {
+		if !matched {
+			t.Errorf("no protocol serves %s", p)
+		}
+	}
+	if len(seen) != len(tgprotocol.Names()) {
+		t.Errorf("the fake serves %d protocols, package protocol has %d built in", len(seen), len(tgprotocol.Names()))
+	}
 }

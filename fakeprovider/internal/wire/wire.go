@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailguard/tailguard/protocol"
 )
 
 // Kind is what a token is: reasoning, answer text or a tool call's
@@ -239,6 +241,8 @@ func sseEvent(b []byte, name string, v any) []byte {
 // Protocol is one protocol's side of the fake: which paths are its, how
 // it reads a request and writes the answer.
 type Protocol struct {
+	// Name names it, as Served.Protocol reports it.
+	Name protocol.Name
 	// Match reports whether a request path is the protocol's (its
 	// endpoint, under any prefix).
 	Match func(path string) bool
@@ -271,19 +275,19 @@ func suffix(suffixes ...string) func(string) bool {
 // The protocols the fake serves.
 var (
 	// Chat is OpenAI's Chat Completions API.
-	Chat = Protocol{Match: suffix("/chat/completions"), Parse: parseChat, Encoder: newChat}
+	Chat = Protocol{Name: protocol.NameChat, Match: suffix("/chat/completions"), Parse: parseChat, Encoder: newChat}
 	// Responses is OpenAI's Responses API.
-	Responses = Protocol{Match: suffix("/responses"), Parse: parseResponses, Encoder: newResponses}
+	Responses = Protocol{Name: protocol.NameResponses, Match: suffix("/responses"), Parse: parseResponses, Encoder: newResponses}
 	// Messages is Anthropic's Messages API; its errors take Anthropic's
 	// shape (MessagesError).
-	Messages = Protocol{Match: suffix("/messages"), Parse: parseMessages, Encoder: newMessages}
+	Messages = Protocol{Name: protocol.NameMessages, Match: suffix("/messages"), Parse: parseMessages, Encoder: newMessages}
 	// Gemini is Google's Gemini API: the model and whether the answer
 	// streams are in the path; its errors take Google's shape
 	// (GeminiError).
-	Gemini = Protocol{Match: suffix(":streamGenerateContent", ":generateContent"), Parse: parseGemini,
+	Gemini = Protocol{Name: protocol.NameGemini, Match: suffix(":streamGenerateContent", ":generateContent"), Parse: parseGemini,
 		URL: geminiURL, ErrorBody: GeminiError, Encoder: newGemini}
 	// Bedrock is Amazon Bedrock's Converse API (ConverseStream streams
 	// AWS event-stream frames): the model and whether the answer streams
 	// are in the path; its errors take Bedrock's shape (BedrockError).
-	Bedrock = Protocol{Match: bedrockMatch, Parse: parseBedrock, URL: bedrockURL, Encoder: newBedrock}
+	Bedrock = Protocol{Name: protocol.NameBedrock, Match: bedrockMatch, Parse: parseBedrock, URL: bedrockURL, Encoder: newBedrock}
 )
