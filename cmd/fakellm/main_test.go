@@ -162,17 +162,32 @@ func TestStopsOnSignal(t *testing.T) {
 	}
 }
 
-// The README's Gemini curl line, sent as curl sends it (-d: a form
-// content type) to fakellm serving the preset it names: a Gemini stream
-// of candidate chunks that ends with finishReason and usage.
-func TestREADMEGeminiCurl(t *testing.T) {
+// The README's fakellm section sends one curl line per vendor path that
+// needs one (Gemini streamed, Bedrock whole); each is sent, as written,
+// to a served fakellm and answered in the vendor's shape.
+func TestREADMECurlLines(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^curl -sN '(http://127\.0\.0\.1:8080)(/v1beta/models/[^']*:streamGenerateContent\?alt=sse)' -d '([^']*)'$`).FindSubmatch(readme)
-	if m == nil {
-		t.Fatal("README.md has no Gemini curl line")
+	lines := []struct {
+		name, re string
+		check    func(resp *http.Response, body string) bool
+	}{
+		{"Gemini", `(?m)^curl -sN '(http://127\.0\.0\.1:8080)(/v1beta/models/[^']*:streamGenerateContent\?alt=sse)' -d '([^']*)'$`,
+			func(resp *http.Response, b string) bool {
+				events := strings.Split(strings.TrimSuffix(b, "\r\n\r\n"), "\r\n\r\n")
+				last := events[len(events)-1]
+				return resp.Header.Get("Content-Type") == "text/event-stream" && len(events) >= 2 &&
+					strings.HasPrefix(events[0], `data: {"candidates":[{"content":{"parts":[{"text":`) &&
+					strings.Contains(last, `"finishReason":"`) && strings.Contains(last, `"candidatesTokenCount":`)
+			}},
+		{"Bedrock", `(?m)^curl -s '(http://127\.0\.0\.1:8080)(/model/[^']*/converse)' -d '([^']*)'$`,
+			func(resp *http.Response, b string) bool {
+				return strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") &&
+					strings.HasPrefix(b, `{"output":{"message":{"role":"assistant","content":[{"text":`) &&
+					strings.Contains(b, `"stopReason":"`) && strings.Contains(b, `"usage":{"inputTokens":`)
+			}},
 	}
 	pr, pw := io.Pipe()
 	stop := make(chan struct{})
@@ -187,18 +202,21 @@ func TestREADMEGeminiCurl(t *testing.T) {
 	if err != nil || u == nil {
 		t.Fatalf("printed %q (%v), want a loopback URL", line, err)
 	}
-	resp, err := http.Post(u[1]+string(m[2]), "application/x-www-form-urlencoded", strings.NewReader(string(m[3])))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	events := strings.Split(strings.TrimSuffix(string(b), "\r\n\r\n"), "\r\n\r\n")
-	last := events[len(events)-1]
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || len(events) < 2 ||
-		!strings.HasPrefix(events[0], `data: {"candidates":[{"content":{"parts":[{"text":`) ||
-		!strings.Contains(last, `"finishReason":"`) || !strings.Contains(last, `"candidatesTokenCount":`) {
-		t.Errorf("status %d, %s, body:\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	for _, l := range lines {
+		m := regexp.MustCompile(l.re).FindSubmatch(readme)
+		if m == nil {
+			t.Errorf("README.md has no %s curl line", l.name)
+			continue
+		}
+		resp, err := http.Post(u[1]+string(m[2]), "application/x-www-form-urlencoded", strings.NewReader(string(m[3])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !l.check(resp, string(b)) {
+			t.Errorf("%s: status %d, %s, body:\n%s", l.name, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
 	}
 	close(stop)
 	if err := <-errc; err != nil {
