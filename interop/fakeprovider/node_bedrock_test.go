@@ -1,11 +1,7 @@
 package fakeprovider_test
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,67 +9,14 @@ import (
 	"github.com/tailguard/tailguard/fakeprovider"
 )
 
-// nodeBedrockPackage is the AWS SDK's Bedrock runtime client for Node.
-// Not pinned to a version: AWS publishes its packages at versions of
-// their own, and any recent one speaks ConverseStream.
-const nodeBedrockPackage = "@aws-sdk/client-bedrock-runtime"
-
-// nodeBedrockScript is nodeScript for the AWS package: a copy of
-// testdata/node/name beside it, installed once (within 3 minutes) into
-// the user cache directory (TAILGUARD_NODE_BEDROCK_DIR overrides it).
-// It skips under -short, when node or npm is missing, and when the
-// package cannot be installed (offline).
-func nodeBedrockScript(t *testing.T, name string) (node, script string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("installs an npm package: not under -short")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed")
-	}
-	dir := os.Getenv("TAILGUARD_NODE_BEDROCK_DIR")
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			t.Skipf("no cache directory for the npm package: %v", err)
-		}
-		dir = filepath.Join(cache, "tailguard-node-bedrock-check")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Skipf("cannot create %s: %v", dir, err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(nodeBedrockPackage), "package.json")); err != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", dir, nodeBedrockPackage).CombinedOutput()
-		if err != nil {
-			t.Skipf("cannot install %s (offline?): %v\n%s", nodeBedrockPackage, err, out)
-		}
-	}
-	src, err := os.ReadFile(filepath.Join("testdata", "node", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script = filepath.Join(dir, name)
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return node, script
-}
-
 // TestNodeBedrockSDK runs testdata/node/bedrock-check.mjs:
 // @aws-sdk/client-bedrock-runtime's ConverseStream with tools and
 // reasoning against fakeprovider servers on loopback. What the SDK hands
 // its caller (text, reasoning, the calls' names and JSON inputs, the stop
 // reason, usage) must be what the fake served, and its errors Bedrock's
-// exceptions. It skips as nodeBedrockScript says.
+// exceptions. It skips as nodeScript says.
 func TestNodeBedrockSDK(t *testing.T) {
-	node, script := nodeBedrockScript(t, "bedrock-check.mjs")
+	node, script := nodeScript(t, "bedrock-check.mjs")
 	const model = "anthropic.claude-3-7-sonnet-20250219-v1:0"
 	fast := func(p fakeprovider.Profile) (*fakeprovider.Fake, string) {
 		p.Model = model
@@ -91,7 +34,7 @@ func TestNodeBedrockSDK(t *testing.T) {
 	pt.ToolCalls.Parallel = fakeprovider.Fixed(2)
 	ft, toolURL := fast(pt)
 	out := runNode(t, node, script, "BASE_URL="+url, "TOOL_BASE_URL="+toolURL, "MODEL_ID="+model)
-	t.Logf("node %s: %s", nodeBedrockPackage, out)
+	t.Logf("node @aws-sdk/client-bedrock-runtime: %s", out)
 
 	type call struct {
 		Call, Text, Reasoning, Stop, Error string

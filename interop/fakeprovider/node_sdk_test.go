@@ -16,7 +16,8 @@ import (
 
 // Pinned versions of the Node packages TestNodeSDKs installs: the official
 // SDKs, the Vercel AI SDK with its OpenAI provider (zod is its peer
-// dependency), and Google's Gemini SDK (TestNodeGeminiSDK).
+// dependency), Google's Gemini SDK (TestNodeGeminiSDK) and the AWS SDK's
+// Bedrock runtime client (TestNodeBedrockSDK).
 var nodePackages = []string{
 	"openai@7.55.0",
 	"@anthropic-ai/sdk@1.10.0",
@@ -24,6 +25,7 @@ var nodePackages = []string{
 	"@ai-sdk/openai@4.0.118",
 	"zod@4.6.7",
 	"@google/genai@3.6.1",
+	"@aws-sdk/client-bedrock-runtime@3.1178.0",
 }
 
 // nodeScript returns node and the path of a copy of testdata/node/name
