@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/h1"
+	"github.com/tailguard/tailguard/internal/redact"
 	"github.com/tailguard/tailguard/internal/sse/ssetest"
 )
 
@@ -493,7 +494,7 @@ func TestFastPathApplies(t *testing.T) {
 	} {
 		tc.fast = tc.fast && h1.Supported
 		if o := OpenAI(tc.url, tc.opts...); (o.h1req != nil) != tc.fast {
-			t.Errorf("%s: fast path %v, want %v", redactURL(tc.url), o.h1req != nil, tc.fast)
+			t.Errorf("%s: fast path %v, want %v", redact.URL(tc.url), o.h1req != nil, tc.fast)
 		}
 	}
 }

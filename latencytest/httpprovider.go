@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/tailguard/tailguard/internal/redact"
 )
 
 // WithBody sends body, with the Content-Type contentType, in every request
@@ -58,7 +60,7 @@ func HTTP(method, rawURL string, opts ...Option) *HTTPProvider {
 		// concurrency also bounds the connections it opens (clientFor).
 		o.client, o.ownTransport = &http.Client{Transport: defaultTransport(), CheckRedirect: noRedirects}, true
 	}
-	o.endpoint = redactURL(rawURL)
+	o.endpoint = redact.URL(rawURL)
 	o.secrets = secretsOf(o.key, o.header, u)
 	hc := *o.client
 	hc.Transport = Instrument(hc.Transport)
@@ -166,7 +168,7 @@ func (h *HTTPProvider) do(ctx context.Context, _ Request) error {
 	if resp.StatusCode/100 == 3 {
 		where := "no Location"
 		if loc, err := resp.Location(); err == nil { // resolved against the request's URL
-			where = redactURL(h.o.redact(loc.String()))
+			where = redact.URL(h.o.redact(loc.String()))
 		}
 		return &redirected{status: resp.StatusCode, detail: fmt.Sprintf("HTTP %d: redirected to %s (not followed: give the final URL to HTTP)", resp.StatusCode, where)}
 	}

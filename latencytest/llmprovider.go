@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/h1"
+	"github.com/tailguard/tailguard/internal/redact"
 	"github.com/tailguard/tailguard/protocol"
 )
 
@@ -362,7 +363,7 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 		msg := protoErrorMessage(o.api, []byte(o.redact(string(b))))
 		if resp.Status/100 == 3 && resp.Location != "" {
 			// Not followed: a redirected POST would time two requests as one.
-			msg = "redirected to " + redactURL(o.redact(resp.Location)) + " (not followed: give that URL as the base URL)"
+			msg = "redirected to " + redact.URL(o.redact(resp.Location)) + " (not followed: give that URL as the base URL)"
 		}
 		return fail(HTTPClass(resp.Status), msg)
 	}

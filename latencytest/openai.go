@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tailguard/tailguard/internal/h1"
+	"github.com/tailguard/tailguard/internal/redact"
 	"github.com/tailguard/tailguard/protocol"
 )
 
@@ -183,7 +184,7 @@ func NewLLM(baseURL string, p *protocol.Protocol, opts ...Option) *LLMProvider {
 			o.h1req, _ = h1.NewRequest(u, o.header, func(h http.Header) { o.setHeaders(h, "") })
 		}
 	}
-	o.endpoint = redactURL(o.url)
+	o.endpoint = redact.URL(o.url)
 	o.secrets = withoutPublic(secretsOf(o.key, o.header, u), public)
 	if p.Signer != nil && o.key == "" {
 		sg, err := p.Signer(u)
@@ -318,14 +319,4 @@ func truncate(s string, n int) string {
 		i--
 	}
 	return s[:i] + "…"
-}
-
-// redactURL drops credentials and the query from a URL for display.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	return u.String()
 }

@@ -49,7 +49,7 @@ func scrubRecord(secrets []string, rec *Record) {
 // at all, since a value that is no URL may be a key given in its place.
 func shownURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Host != "" {
-		return strconv.Quote(redactURL(raw))
+		return strconv.Quote(redact.URL(raw))
 	}
 	return "(a value that is no URL, not shown: it may be a secret)"
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/redact"
 	"github.com/tailguard/tailguard/internal/scrub"
 )
 
@@ -49,7 +50,7 @@ func (s Source) Scrape(ctx context.Context) (Snapshot, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	where := redactURL(s.URL)
+	where := redact.URL(s.URL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("servermetrics: scrape %s: bad URL", where)
@@ -83,23 +84,12 @@ func (s Source) Scrape(ctx context.Context) (Snapshot, error) {
 	return snap, nil
 }
 
-// redactURL is the URL without its user information and query, which
-// may hold credentials.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	return u.String()
-}
-
 // stripURL is err's text with the raw URL (which net/http quotes whole)
 // replaced by its redacted form.
 func stripURL(err error, raw string) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Op + " " + redactURL(raw) + ": " + ue.Err.Error()
+		return ue.Op + " " + redact.URL(raw) + ": " + ue.Err.Error()
 	}
 	return err.Error()
 }

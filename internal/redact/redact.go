@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -416,4 +417,16 @@ func cutSpans(s string, spans []span) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// URL is raw without its user information, query and fragment, which may
+// hold credentials, for display; "(unparsable URL)" when it does not
+// parse.
+func URL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
 }

@@ -259,3 +259,18 @@ func TestForCaches(t *testing.T) {
 		t.Error("after the cache started afresh")
 	}
 }
+
+// URL keeps the scheme, host and path and drops what may hold a
+// credential: user information, query and fragment.
+func TestURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"http://user:pass@127.0.0.1:8080/v1?api_key=sk-1#frag": "http://127.0.0.1:8080/v1",
+		"https://h.test/metrics":                                "https://h.test/metrics",
+		"http://[::1]:80/x?token=t":                             "http://[::1]:80/x",
+		"%zz":                                                   "(unparsable URL)",
+	} {
+		if got := URL(raw); got != want {
+			t.Errorf("URL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
