@@ -265,9 +265,9 @@ func TestForCaches(t *testing.T) {
 func TestURL(t *testing.T) {
 	for raw, want := range map[string]string{
 		"http://user:pass@127.0.0.1:8080/v1?api_key=sk-1#frag": "http://127.0.0.1:8080/v1",
-		"https://h.test/metrics":                                "https://h.test/metrics",
-		"http://[::1]:80/x?token=t":                             "http://[::1]:80/x",
-		"%zz":                                                   "(unparsable URL)",
+		"https://h.test/metrics":                               "https://h.test/metrics",
+		"http://[::1]:80/x?token=t":                            "http://[::1]:80/x",
+		"%zz":                                                  "(unparsable URL)",
 	} {
 		if got := URL(raw); got != want {
 			t.Errorf("URL(%q) = %q, want %q", raw, got, want)
