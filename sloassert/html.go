@@ -202,17 +202,7 @@ func htmlDistributions(ds []Distribution) htmlpage.Table {
 
 // htmlLevels is a sweep's overview: a row per level.
 func htmlLevels(reps []Report) htmlpage.Table {
-	var metrics []string
-	var all []time.Duration
-	for _, r := range reps {
-		for _, d := range r.Distributions {
-			if !slices.Contains(metrics, d.Metric) {
-				metrics = append(metrics, d.Metric)
-			}
-			all = append(all, d.Summary.P50, d.Summary.P95, d.Summary.P99)
-		}
-	}
-	u := format.UnitFor(all...)
+	metrics, u := levelColumns(reps)
 	t := htmlpage.Table{Head: []string{"level", "verdict", "n", "failed"}, Numeric: []bool{false, false, true, true}}
 	for _, m := range metrics {
 		for _, q := range markedQuantiles {
@@ -228,18 +218,7 @@ func htmlLevels(reps []Report) htmlpage.Table {
 				v += ": " + r.Problem
 			}
 		}
-		row := []string{r.Title, v, strconv.Itoa(r.Counts.Kept + r.Counts.Failed), strconv.Itoa(r.Counts.Failed)}
-		for _, m := range metrics {
-			i := slices.IndexFunc(r.Distributions, func(d Distribution) bool { return d.Metric == m })
-			for _, q := range markedQuantiles {
-				cell := ""
-				if i >= 0 {
-					s := r.Distributions[i].Summary
-					cell = inUnitText(map[float64]time.Duration{0.5: s.P50, 0.95: s.P95, 0.99: s.P99}[q], u)
-				}
-				row = append(row, cell)
-			}
-		}
+		row := append([]string{r.Title, v, strconv.Itoa(r.Counts.Kept + r.Counts.Failed), strconv.Itoa(r.Counts.Failed)}, levelCells(r, metrics, u)...)
 		t.Rows = append(t.Rows, htmlpage.Row{Class: class, Cells: row})
 	}
 	return t

@@ -228,17 +228,7 @@ func sweepMarkdown(reps []Report, heading string, charts []string, embed bool) s
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(&sb, "## %s: %s\n\n", mdText(heading), verdict)
-	var metrics []string
-	var all []time.Duration
-	for _, r := range reps {
-		for _, d := range r.Distributions {
-			if !slices.Contains(metrics, d.Metric) {
-				metrics = append(metrics, d.Metric)
-			}
-			all = append(all, d.Summary.P50, d.Summary.P95, d.Summary.P99)
-		}
-	}
-	u := format.UnitFor(all...)
+	metrics, u := levelColumns(reps)
 	sb.WriteString("| level | verdict | n | failed |")
 	align := "|---|---|--:|--:|"
 	for _, m := range metrics {
@@ -263,16 +253,8 @@ func sweepMarkdown(reps []Report, heading string, charts []string, embed bool) s
 			}
 		}
 		fmt.Fprintf(&sb, "| %s | %s | %d | %d |", mdText(r.Title), v, r.Counts.Kept+r.Counts.Failed, r.Counts.Failed)
-		for _, m := range metrics {
-			i := slices.IndexFunc(r.Distributions, func(d Distribution) bool { return d.Metric == m })
-			for _, q := range markedQuantiles {
-				cell := ""
-				if i >= 0 {
-					s := r.Distributions[i].Summary
-					cell = inUnitText(map[float64]time.Duration{0.5: s.P50, 0.95: s.P95, 0.99: s.P99}[q], u)
-				}
-				fmt.Fprintf(&sb, " %s |", cell)
-			}
+		for _, cell := range levelCells(r, metrics, u) {
+			fmt.Fprintf(&sb, " %s |", cell)
 		}
 		sb.WriteString("\n")
 	}
@@ -484,4 +466,37 @@ func chartsWhere(dir string, names []string) string {
 		return fmt.Sprintf("\nCharts and report.md are in `%s` (kept: -artifacts).\n", mdCode(dir))
 	}
 	return "\nCharts and report.md were written to a temporary directory: run go test -artifacts to keep them.\n"
+}
+
+// levelColumns are the metrics a sweep's levels measured, in order, and
+// the one unit of their p50, p95 and p99 (the overview's columns).
+func levelColumns(reps []Report) (metrics []string, u time.Duration) {
+	var all []time.Duration
+	for _, r := range reps {
+		for _, d := range r.Distributions {
+			if !slices.Contains(metrics, d.Metric) {
+				metrics = append(metrics, d.Metric)
+			}
+			all = append(all, d.Summary.P50, d.Summary.P95, d.Summary.P99)
+		}
+	}
+	return metrics, format.UnitFor(all...)
+}
+
+// levelCells are a level's p50, p95 and p99 of each metric in u ("" for a
+// metric it did not measure).
+func levelCells(r Report, metrics []string, u time.Duration) []string {
+	var cells []string
+	for _, m := range metrics {
+		i := slices.IndexFunc(r.Distributions, func(d Distribution) bool { return d.Metric == m })
+		for _, q := range markedQuantiles {
+			cell := ""
+			if i >= 0 {
+				s := r.Distributions[i].Summary
+				cell = inUnitText(map[float64]time.Duration{0.5: s.P50, 0.95: s.P95, 0.99: s.P99}[q], u)
+			}
+			cells = append(cells, cell)
+		}
+	}
+	return cells
 }
