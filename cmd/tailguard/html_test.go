@@ -92,7 +92,7 @@ var (
 
 // The judged page in a real browser: the DOM holds the verdict table, a
 // phone-wide window (390 px) does not scroll sideways (tables scroll in
-// their own box), and a screenshot shows the verdict. With
+// their own box), it prints (to PDF), and a screenshot shows the verdict. With
 // TAILGUARD_SCREENSHOT=FILE the screenshot is also written there (the
 // README's picture: docs/report-html.png).
 func TestHTMLInChromium(t *testing.T) {
@@ -140,6 +140,13 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	if w > win {
 		t.Errorf("in a %d px window the page is %d px wide: it scrolls sideways", win, w)
+	}
+
+	// Printed: Chromium's print to PDF lays the page out for paper.
+	pdf := filepath.Join(dir, "report.pdf")
+	headless(t, browser, page, "--no-pdf-header-footer", "--print-to-pdf="+pdf)
+	if b, err := os.ReadFile(pdf); err != nil || !bytes.HasPrefix(b, []byte("%PDF-")) || len(b) < 10_000 {
+		t.Errorf("print to PDF: %v, %d bytes", err, len(b))
 	}
 
 	shot := filepath.Join(dir, "shot.png")
