@@ -537,7 +537,7 @@ func (c Compare) compareFailures(base, cur *latencytest.Result) FailureChange {
 	var f FailureChange
 	f.Base, f.NBase = count(base)
 	f.Cur, f.NCur = count(cur)
-	f.P = fisherGreater(f.Cur, f.NCur-f.Cur, f.Base, f.NBase-f.Base)
+	f.P = stats.FisherGreater(f.Cur, f.NCur-f.Cur, f.Base, f.NBase-f.Base)
 	f.Regression = f.P < c.alpha() && f.CurShare()-f.BaseShare() > c.FailureFloor
 	return f
 }
@@ -567,7 +567,7 @@ func (c Compare) tailTest(fb, fc latencytest.Sample, q, threshold float64) TailT
 			tt.Beyond++
 		}
 	}
-	tt.P = exceedanceGreater(tt.Beyond, tt.J, len(fb), len(fc))
+	tt.P = stats.ExceedanceGreater(tt.Beyond, tt.J, len(fb), len(fc))
 	tt.Regression = tt.P < c.alpha()
 	return tt
 }

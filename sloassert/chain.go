@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 )
 
@@ -168,7 +169,7 @@ func MaxChainErrorRate(max float64) Objective {
 			out.addNote(fmt.Sprintf("%d chain(s) cut short by the run's end: partial, not failed, left out of the rate", cut))
 		}
 		if max > 0 && max < 1 {
-			if need := ceilInverse(max); n < need && !o.allowSmall {
+			if need := stats.CeilInverse(max); n < need && !o.allowSmall {
 				out.OK = false
 				out.addNote(fmt.Sprintf("a chain error rate of %s needs n >= %d finished chains (have %d)", percent(max), need, n))
 			}

@@ -22,21 +22,7 @@ func MinSamples(q float64) int {
 	if !(q > 0 && q < 1) {
 		return math.MaxInt
 	}
-	return ceilInverse(math.Min(q, 1-q))
-}
-
-// ceilInverse is ceil(1/p) for p in (0,1], forgiving the rounding error of
-// 1-q: 1/(1-0.9999) is 10000.000000000827 in floating point, and the
-// answer is 10,000.
-func ceilInverse(p float64) int {
-	x := 1 / p
-	if r := math.Round(x); math.Abs(x-r) <= 1e-9*x {
-		return int(r)
-	}
-	if x >= float64(math.MaxInt) {
-		return math.MaxInt
-	}
-	return int(math.Ceil(x))
+	return stats.CeilInverse(math.Min(q, 1-q))
 }
 
 // ConfidenceBounds returns one-sided distribution-free bounds on the
@@ -58,7 +44,7 @@ func ConfidenceBounds(s latencytest.Sample, q, confidence float64) (lo, hi time.
 // with P(Binomial(n,q) >= j) >= confidence. It exists when
 // 1-(1-q)^n >= confidence. The caller's sample is not reordered.
 func lowerBound(s latencytest.Sample, q, confidence float64) (time.Duration, bool) {
-	j, ok := lowerRank(len(s), q, confidence)
+	j, ok := stats.LowerRank(len(s), q, confidence)
 	if !ok {
 		return 0, false
 	}
@@ -69,7 +55,7 @@ func lowerBound(s latencytest.Sample, q, confidence float64) (time.Duration, boo
 // with P(Binomial(n,q) <= k-1) >= confidence. It exists when
 // 1-q^n >= confidence. The caller's sample is not reordered.
 func upperBound(s latencytest.Sample, q, confidence float64) (time.Duration, bool) {
-	k, ok := upperRank(len(s), q, confidence)
+	k, ok := stats.UpperRank(len(s), q, confidence)
 	if !ok {
 		return 0, false
 	}
@@ -80,57 +66,6 @@ func sortedCopy(s latencytest.Sample) latencytest.Sample {
 	x := slices.Clone(s)
 	slices.Sort(x)
 	return x
-}
-
-func validBoundArgs(n int, q, confidence float64) bool {
-	return n > 0 && q > 0 && q < 1 && confidence > 0 && confidence < 1
-}
-
-// upperRank is the 1-based rank k of upperBound. With F = n-B ~
-// Binomial(n, 1-q), P(B <= k-1) = P(F >= m) for m = n-k+1, so the
-// smallest k is n+1-m for the largest m >= 1 with P(F <= m-1) <= 1-c.
-// Summing F's lower tail from 0 keeps a small tail's precision and costs
-// about n(1-q) terms.
-func upperRank(n int, q, confidence float64) (k int, ok bool) {
-	if !validBoundArgs(n, q, confidence) {
-		return 0, false
-	}
-	m := lastAtMost(n, 1-q, 1-confidence) + 1 // largest m-1 with P(F <= m-1) <= 1-c
-	if m < 1 {
-		return 0, false
-	}
-	return n + 1 - m, true
-}
-
-// lowerRank is the 1-based rank j of lowerBound: P(B >= j) = P(F <= n-j),
-// so the largest j is n-t for the smallest t with P(F <= t) >= c.
-func lowerRank(n int, q, confidence float64) (j int, ok bool) {
-	if !validBoundArgs(n, q, confidence) {
-		return 0, false
-	}
-	t := lastAtMost(n, 1-q, confidence) + 1 // smallest t with P(F <= t) >= c, give or take the tie below
-	// lastAtMost finds the largest t' with P(F <= t') <= c; when
-	// P(F <= t') == c exactly, t' itself qualifies.
-	if t-1 >= 0 && stats.BinomCDF(t-1, n, 1-q) >= confidence {
-		t--
-	}
-	if n-t < 1 {
-		return 0, false
-	}
-	return n - t, true
-}
-
-// lastAtMost returns the largest i in [-1, n] with P(F <= i) <= limit for
-// F ~ Binomial(n, p) (-1 when even P(F = 0) exceeds it).
-func lastAtMost(n int, p, limit float64) int {
-	i := -1
-	for x, cdf := range stats.BinomCDFs(n, p) {
-		if cdf > limit*(1+1e-12) {
-			break
-		}
-		i = x
-	}
-	return i
 }
 
 // clusters describes a pooled sample whose values come in groups that
@@ -279,14 +214,14 @@ func judgeClustered(name string, s latencytest.Sample, nRule int, q float64, bud
 	x := sortedCopy(s)
 	v := x.Quantile(q) // the same as s.Quantile, without sorting again
 	conf := o.conf()
-	j, hasLo := lowerRank(n, q, conf)
-	k, hasHi := upperRank(n, q, conf)
+	j, hasLo := stats.LowerRank(n, q, conf)
+	k, hasHi := stats.UpperRank(n, q, conf)
 	if cl != nil {
 		cl.effective(budget, x)
 	}
 	if cl != nil && cl.eff < n {
-		je, okLo := lowerRank(cl.eff, q, conf)
-		ke, okHi := upperRank(cl.eff, q, conf)
+		je, okLo := stats.LowerRank(cl.eff, q, conf)
+		ke, okHi := stats.UpperRank(cl.eff, q, conf)
 		j, hasLo = int(float64(je)*float64(n)/float64(cl.eff)), okLo && je >= 1
 		k, hasHi = int(math.Ceil(float64(ke)*float64(n)/float64(cl.eff))), okHi
 		j, k = max(j, 1), min(k, n)
@@ -541,7 +476,7 @@ func judgeErrorRate(name string, r *latencytest.Result, max float64, classes []s
 	out.OK = rate <= max
 	out.severity = rate / max
 	if max > 0 && max < 1 {
-		if need := ceilInverse(max); n < need && !o.allowSmall {
+		if need := stats.CeilInverse(max); n < need && !o.allowSmall {
 			out.OK = false
 			out.addNote(fmt.Sprintf("an error rate of %s needs n >= %d measured requests (have %d)", percent(max), need, n))
 		}

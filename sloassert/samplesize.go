@@ -81,13 +81,13 @@ func searchSampleSize(q, confidence, power, level float64, limit int) int {
 	pw := func(n int) float64 { return decidePower(n, q, confidence, level) }
 	key := func(n int) int { // the allowance; -1 while the bound does not exist
 		if demo {
-			k, ok := upperRank(n, q, confidence)
+			k, ok := stats.UpperRank(n, q, confidence)
 			if !ok {
 				return -1
 			}
 			return n + 1 - k
 		}
-		j, ok := lowerRank(n, q, confidence)
+		j, ok := stats.LowerRank(n, q, confidence)
 		if !ok {
 			return -1
 		}
@@ -141,7 +141,7 @@ func searchSampleSize(q, confidence, power, level float64, limit int) int {
 	}
 	// Peaks are not quite monotone where the rank moves every step or two
 	// (q near 0.5): look back over eight rank steps (at most 2,000 n).
-	back := min(8*ceilInverse(math.Min(q, 1-q)), 2000)
+	back := min(8*stats.CeilInverse(math.Min(q, 1-q)), 2000)
 	for n := best - 1; n >= max(1, best-back); n-- {
 		if pw(n) >= power {
 			best = n
@@ -171,7 +171,7 @@ func decidePower(n int, q, confidence, level float64) float64 {
 	if level > q {
 		// Pass demonstrated: X(k) <= budget, i.e. at least k of n at or
 		// under it: P(Binomial(n, level) >= k) = P(G <= n-k), G ~ Bin(n, 1-level).
-		k, ok := upperRank(n, q, confidence)
+		k, ok := stats.UpperRank(n, q, confidence)
 		if !ok {
 			return 0
 		}
@@ -179,7 +179,7 @@ func decidePower(n int, q, confidence, level float64) float64 {
 	}
 	// Fail demonstrated: X(j) > budget, i.e. fewer than j at or under it:
 	// P(Binomial(n, level) <= j-1) = 1 - P(G <= n-j).
-	j, ok := lowerRank(n, q, confidence)
+	j, ok := stats.LowerRank(n, q, confidence)
 	if !ok {
 		return 0
 	}

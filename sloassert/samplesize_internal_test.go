@@ -3,6 +3,8 @@ package sloassert
 import (
 	"math"
 	"testing"
+
+	"github.com/tailguard/tailguard/internal/stats"
 )
 
 // TestSampleSizePowerIsNotMonotone backs SampleSize's doc: power is a
@@ -30,7 +32,7 @@ func TestSampleSizePowerIsNotMonotone(t *testing.T) {
 					continue
 				}
 				cases++
-				step := ceilInverse(gap)
+				step := stats.CeilInverse(gap)
 				dipped := false
 				for m := n + 1; m <= n+8*step; m++ {
 					if p := decidePower(m, q, conf, level); p < 0.8 {

@@ -1,8 +1,8 @@
-package sloassert
+package stats
 
 import "math"
 
-// fisherGreater is the one-sided p-value of Fisher's exact test on the 2×2
+// FisherGreater is the one-sided p-value of Fisher's exact test on the 2×2
 // table
 //
 //	         event  no event
@@ -18,7 +18,7 @@ import "math"
 // far end of the tail, so tiny p-values keep their relative precision. It
 // is 1 when a is 0 or no request had an event, and NaN for a negative
 // count.
-func fisherGreater(a, b, c, d int) float64 {
+func FisherGreater(a, b, c, d int) float64 {
 	if a < 0 || b < 0 || c < 0 || d < 0 {
 		return math.NaN()
 	}
@@ -35,7 +35,7 @@ func fisherGreater(a, b, c, d int) float64 {
 	return min(p, 1)
 }
 
-// exceedanceGreater is the one-sided p-value of the exceedance (precedence)
+// ExceedanceGreater is the one-sided p-value of the exceedance (precedence)
 // test: of nb baseline and nc current values, the j-th largest baseline
 // value is the threshold, and a current values exceed it. When both samples
 // come from one continuous distribution, the number A of current values
@@ -49,7 +49,7 @@ func fisherGreater(a, b, c, d int) float64 {
 // the threshold being estimated from the baseline: the baseline's own
 // sampling noise is in the null distribution. It is 1 when a is 0, NaN
 // when j is outside [1, nb] or a is outside [0, nc].
-func exceedanceGreater(a, j, nb, nc int) float64 {
+func ExceedanceGreater(a, j, nb, nc int) float64 {
 	if j < 1 || j > nb || a < 0 || a > nc {
 		return math.NaN()
 	}

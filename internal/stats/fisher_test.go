@@ -1,4 +1,4 @@
-package sloassert
+package stats
 
 import (
 	"math"
@@ -71,15 +71,15 @@ func TestFisherGreaterByHand(t *testing.T) {
 		// p = 111/1287.
 		{"small table", 6, 2, 1, 4, 111.0 / 1287},
 	} {
-		got := fisherGreater(tc.a, tc.b, tc.c, tc.d)
+		got := FisherGreater(tc.a, tc.b, tc.c, tc.d)
 		if math.Abs(got-tc.want) > 1e-12*math.Max(1, tc.want) {
-			t.Errorf("%s: fisherGreater(%d, %d, %d, %d) = %.17g, want %.17g", tc.name, tc.a, tc.b, tc.c, tc.d, got, tc.want)
+			t.Errorf("%s: FisherGreater(%d, %d, %d, %d) = %.17g, want %.17g", tc.name, tc.a, tc.b, tc.c, tc.d, got, tc.want)
 		}
 		if e := relErr(got, exactGreater(tc.a, tc.b, tc.c, tc.d)); e > 1e-11 {
 			t.Errorf("%s: relative error %g against the exact rational", tc.name, e)
 		}
 	}
-	if p := fisherGreater(-1, 2, 3, 4); !math.IsNaN(p) {
+	if p := FisherGreater(-1, 2, 3, 4); !math.IsNaN(p) {
 		t.Errorf("negative count: %v, want NaN", p)
 	}
 }
@@ -97,7 +97,7 @@ func TestFisherGreaterExact(t *testing.T) {
 					if a > n || c > m {
 						continue
 					}
-					got := fisherGreater(a, n-a, c, m-c)
+					got := FisherGreater(a, n-a, c, m-c)
 					want := exactGreater(a, n-a, c, m-c)
 					w, _ := want.Float64()
 					if w < 1e-300 {
@@ -120,16 +120,16 @@ func TestFisherGreaterExact(t *testing.T) {
 func TestExceedanceExact(t *testing.T) {
 	// nb = nc = 1, j = 1: the current value is above the baseline's with
 	// probability 1/2.
-	if p := exceedanceGreater(1, 1, 1, 1); math.Abs(p-0.5) > 1e-15 {
+	if p := ExceedanceGreater(1, 1, 1, 1); math.Abs(p-0.5) > 1e-15 {
 		t.Errorf("one against one: %v, want 0.5", p)
 	}
 	// nb = 2, nc = 2, j = 1 (the larger baseline value): both current
 	// values above it means the two largest of four are current: 1/C(4,2)
 	// = 1/6; at least one: the largest is current, 1/2.
-	if p := exceedanceGreater(2, 1, 2, 2); math.Abs(p-1.0/6) > 1e-15 {
+	if p := ExceedanceGreater(2, 1, 2, 2); math.Abs(p-1.0/6) > 1e-15 {
 		t.Errorf("both above: %v, want 1/6", p)
 	}
-	if p := exceedanceGreater(1, 1, 2, 2); math.Abs(p-0.5) > 1e-15 {
+	if p := ExceedanceGreater(1, 1, 2, 2); math.Abs(p-0.5) > 1e-15 {
 		t.Errorf("one above: %v, want 1/2", p)
 	}
 	// The probabilities of every count sum to 1 (a = 0 is the whole sum).
@@ -139,14 +139,14 @@ func TestExceedanceExact(t *testing.T) {
 			t.Errorf("j=%d nb=%d nc=%d: the distribution sums to %v", j, nb, nc, p)
 		}
 		for _, a := range []int{1, 2, 5, 10, 20, 40} {
-			if e := relErr(exceedanceGreater(a, j, nb, nc), exactExceedance(a, j, nb, nc)); e > 1e-10 {
+			if e := relErr(ExceedanceGreater(a, j, nb, nc), exactExceedance(a, j, nb, nc)); e > 1e-10 {
 				t.Errorf("a=%d j=%d nb=%d nc=%d: relative error %g", a, j, nb, nc, e)
 			}
 		}
 	}
 	for _, bad := range [][4]int{{1, 0, 10, 10}, {1, 11, 10, 10}, {-1, 1, 10, 10}, {11, 1, 10, 10}} {
-		if p := exceedanceGreater(bad[0], bad[1], bad[2], bad[3]); !math.IsNaN(p) {
-			t.Errorf("exceedanceGreater%v = %v, want NaN", bad, p)
+		if p := ExceedanceGreater(bad[0], bad[1], bad[2], bad[3]); !math.IsNaN(p) {
+			t.Errorf("ExceedanceGreater%v = %v, want NaN", bad, p)
 		}
 	}
 }
