@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/servermetrics"
 )
@@ -15,7 +16,9 @@ import (
 // Attribution: when a run scraped its server's metrics (Result.Server),
 // each failed latency quantile of TTFT, first answer or total says how
 // the server's own histograms split the same quantile over the same
-// interval (Outcome.Server), and the report's notes say what those
+// interval (Outcome.Server); when the responses carry the server's own
+// latency (Record.ServerLatency, Bedrock's), the split is per request
+// instead, with no metrics endpoint. The report's notes say what those
 // figures can and cannot show. The verdict never changes.
 
 // serverParts are, for each client clock, the server's stages that make
@@ -33,8 +36,8 @@ var serverParts = map[Metric]struct {
 // attribute fills the Server line of rep's failed latency quantiles and
 // adds the server's notes (its limits and problems) to rep.
 func attribute(rep *Report, r *latencytest.Result) {
-	iv := r.Server
-	if iv == nil {
+	iv, per := r.Server, ownLatencies(r)
+	if iv == nil && per.n == 0 {
 		return
 	}
 	for i := range rep.Outcomes {
@@ -42,11 +45,99 @@ func attribute(rep *Report, r *latencytest.Result) {
 		if out.OK || out.metric == "" || out.q == 0 {
 			continue
 		}
-		if _, ok := serverParts[out.metric]; ok {
+		if _, ok := serverParts[out.metric]; !ok {
+			continue
+		}
+		if per.n > 0 { // exact per request: better than any bucket
+			out.Server = per.attribution(out.metric, out.q, r)
+		} else {
 			out.Server = attribution(out.metric, out.q, r, iv)
 		}
 	}
-	rep.Notes = append(rep.Notes, serverNotes(r, iv)...)
+	if iv != nil {
+		rep.Notes = append(rep.Notes, serverNotes(r, iv)...)
+	}
+	if per.n > 0 {
+		line := fmt.Sprintf("server latency per response (the server's own, as Bedrock's metrics.latencyMs): %d of %d measured requests carry it; it is exact per request, on the server's clock from when it started timing, so total less it is the network and the client, request by request", per.n, per.of)
+		if per.over > 0 {
+			line += fmt.Sprintf("; %d report more than the client's total (the server's clock, or its rounding)", per.over)
+		}
+		rep.Notes = append(rep.Notes, line)
+	}
+}
+
+// ownLatency is the measured successful requests that carry the
+// server's own latency (Record.ServerLatency): their totals, and total
+// less that latency (the rest: network and client), index by index.
+type ownLatency struct {
+	total, server, rest latencytest.Sample
+	n, of, over         int
+}
+
+// ownLatencies collects r's requests with a server latency.
+func ownLatencies(r *latencytest.Result) ownLatency {
+	recs := r.Measured()
+	o := ownLatency{of: len(recs)}
+	for _, rec := range recs {
+		if rec.Err != "" || rec.ServerLatency <= 0 {
+			continue
+		}
+		o.total, o.server = append(o.total, rec.Total), append(o.server, rec.ServerLatency)
+		o.rest = append(o.rest, rec.Total-rec.ServerLatency)
+		if rec.ServerLatency > rec.Total {
+			o.over++
+		}
+	}
+	o.n = len(o.total)
+	return o
+}
+
+// attribution is a failed quantile's line from the per-request server
+// latency: its quantile, the rest's quantiles, and, for total, the
+// median share of the server in the requests at or over the client's
+// quantile (at least half: inside the server). The server latency spans
+// the whole answer, so a first-token clock is not split.
+func (o ownLatency) attribution(m Metric, q float64, r *latencytest.Result) string {
+	s, err := m.Sample(r)
+	if err != nil || len(s) == 0 {
+		return ""
+	}
+	qn := QuantileName(q)
+	client := s.Quantile(q)
+	var sb strings.Builder
+	if client == latencytest.Failed {
+		fmt.Fprintf(&sb, "client %s %s failed (failed requests rank last)", m, qn)
+	} else {
+		fmt.Fprintf(&sb, "client %s %s %s", m, qn, format.Duration(client))
+	}
+	fmt.Fprintf(&sb, "; server latency per response (%d of %d requests) %s %s", o.n, o.of, qn, format.Duration(o.server.Quantile(q)))
+	rest := fmt.Sprintf("p50 %s, %s %s, max %s", format.Duration(o.rest.Quantile(0.5)), qn, format.Duration(o.rest.Quantile(q)), format.Duration(o.rest.Max()))
+	if m != Total {
+		fmt.Fprintf(&sb, "; it spans the whole answer, not split at the first token: the rest of each whole request (client + network) %s", rest)
+		return sb.String()
+	}
+	fmt.Fprintf(&sb, "; the rest (client + network) per request %s", rest)
+	if client == latencytest.Failed {
+		return sb.String()
+	}
+	var shares []float64
+	for i, t := range o.total {
+		if t >= client && t > 0 {
+			shares = append(shares, float64(o.server[i])/float64(t))
+		}
+	}
+	if len(shares) == 0 {
+		fmt.Fprintf(&sb, "; no request at or over the client's %s reports a server latency", qn)
+		return sb.String()
+	}
+	slices.Sort(shares)
+	share := stats.Quantile(shares, 0.5)
+	label := "outside the server (client + network)"
+	if share >= 0.5 {
+		label = "inside the server (its own latency)"
+	}
+	fmt.Fprintf(&sb, "; in the %d requests at or over the client's %s, the server's part is %.0f%% of the total (median): %s", len(shares), qn, 100*share, label)
+	return sb.String()
 }
 
 // attribution is one failed quantile's line: the client's value, the

@@ -268,8 +268,10 @@ type Outcome struct {
 	// that scraped its server's metrics (latencytest.Result.Server), is
 	// where the time went by the server's own histograms: its stages at
 	// the same quantile over the same interval, each with its bucket, the
-	// rest (client + network), and the part that dominates. It never
-	// changes the verdict. Empty otherwise.
+	// rest (client + network), and the part that dominates; or, when the
+	// responses carry the server's own latency (Record.ServerLatency,
+	// Bedrock), from it, exactly per request. It never changes the
+	// verdict. Empty otherwise.
 	Server string
 
 	// severity orders outcomes of one objective (PerWindow's worst window):
