@@ -222,7 +222,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 		return nil, fmt.Errorf("latencytest: batch: %w", err)
 	}
 	b.into = res
-	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(b.ServerMetrics.Watch(ctx)) // nil without a URL
+	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(b.ServerMetrics.WithModel(describe(p).Model).Watch(ctx)) // nil without a URL
 	meter := startCPU()
 	// The provider's connection pool for this concurrency (openai.go),
 	// its idle connections closed when the run ends (each sweep level's).

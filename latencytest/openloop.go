@@ -216,7 +216,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	}
 	o.align = al
 	res := &Result{Run: Run{Planned: o.Shard.Share(whole), Shard: o.Shard.Mark()}}
-	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(o.ServerMetrics.Watch(ctx)) // nil without a URL
+	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(o.ServerMetrics.WithModel(describe(p).Model).Watch(ctx)) // nil without a URL
 	meter := startCPU()
 	res.Start = time.Now()
 	if err := res.keep(ctx, o.RecordMode); err != nil {

@@ -15,6 +15,8 @@ import (
 type Interval struct {
 	// Server is the names the texts were read with.
 	Server Server
+	// Series says which series were read (Snapshot.Series).
+	Series string
 	// Start and End are the scrapes' instants (the client's clock).
 	Start, End time.Time
 	// Stages holds the stages both scrapes exported, in Stage order.
@@ -144,7 +146,8 @@ func (iv *Interval) Peak(g Gauge) (float64, bool) {
 }
 
 // Delta turns two snapshots of one server into the interval between
-// them: for each stage both hold, after's counts less before's. A stage
+// them: for each stage both hold, after's counts less before's (none
+// when the two read different series: Snapshot.Series). A stage
 // whose counts went down (the server restarted) or whose buckets changed
 // is left out and named in Problems. The error is for snapshots that
 // cannot be compared: of different servers, or after taken before before.
@@ -155,8 +158,12 @@ func Delta(before, after Snapshot) (*Interval, error) {
 	if after.At.Before(before.At) {
 		return nil, fmt.Errorf("servermetrics: delta: the after snapshot (%s) precedes the before one (%s)", after.At.Format(time.RFC3339Nano), before.At.Format(time.RFC3339Nano))
 	}
-	iv := &Interval{Server: before.Server, Start: before.At, End: after.At,
+	iv := &Interval{Server: before.Server, Series: after.Series, Start: before.At, End: after.At,
 		Points: []Point{point(before), point(after)}}
+	if before.Series != after.Series { // counts of different series do not subtract
+		iv.Problems = append(iv.Problems, fmt.Sprintf("the series read changed between the scrapes (%s, then %s): no stage read", before.Series, after.Series))
+		return iv, nil
+	}
 	for _, st := range stages {
 		b, okb := before.Histograms[st]
 		a, oka := after.Histograms[st]

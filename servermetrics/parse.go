@@ -26,10 +26,13 @@ type Snapshot struct {
 	Histograms map[Stage]Histogram
 	// Gauges holds the gauges the server exports.
 	Gauges map[Gauge]float64
+	// Series says which series were read (Source.Labels, Source.Model):
+	// `model_name="m"`, or "all series summed" and why.
+	Series string
 }
 
-// Histogram is one stage's cumulative histogram, every series of its
-// metric (every model_name, say) summed.
+// Histogram is one stage's cumulative histogram, the series of its
+// metric that the Source selects (every model_name, say) summed.
 type Histogram struct {
 	// Metric is the metric's name in the text.
 	Metric string
@@ -59,6 +62,14 @@ const maxText = 32 << 20
 // down or are not numbers, and a text with none of the server's names are
 // errors that say which.
 func Parse(data []byte, contentType string, server Server) (Snapshot, error) {
+	return Source{Names: server}.Parse(data, contentType)
+}
+
+// Parse is the package's Parse with s's names, reading only the series
+// s selects (Labels, Model; Snapshot.Series says which). A text in which
+// no series of the server's metrics carries s.Labels is an error.
+func (s Source) Parse(data []byte, contentType string) (Snapshot, error) {
+	server := s.Names
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Snapshot{}, errors.New("servermetrics: empty metrics text")
 	}
@@ -75,12 +86,17 @@ func Parse(data []byte, contentType string, server Server) (Snapshot, error) {
 		try = []table{*t}
 	}
 	for _, t := range try {
-		s, found, err := read(fams, &t)
+		sel, err := s.selection(fams, &t)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		snap, found, err := read(fams, &t, sel)
 		if err != nil {
 			return Snapshot{}, err
 		}
 		if found {
-			return s, nil
+			snap.Series = sel.desc
+			return snap, nil
 		}
 	}
 	if len(try) == 1 {
@@ -125,15 +141,15 @@ func decode(data []byte, contentType string) (map[string]*dto.MetricFamily, erro
 
 // read takes table t's metrics from fams; found reports whether any of
 // them was there.
-func read(fams map[string]*dto.MetricFamily, t *table) (s Snapshot, found bool, err error) {
+func read(fams map[string]*dto.MetricFamily, t *table, sel selected) (s Snapshot, found bool, err error) {
 	s = Snapshot{Server: t.server, Histograms: map[Stage]Histogram{}, Gauges: map[Gauge]float64{}}
 	for _, st := range stages {
 		for _, name := range t.stages[st] {
 			mf := fams[name]
-			if mf == nil {
+			if mf == nil || !sel.any(mf) {
 				continue
 			}
-			h, err := histogram(mf)
+			h, err := histogram(mf, sel)
 			if err != nil {
 				return s, false, err
 			}
@@ -145,10 +161,10 @@ func read(fams map[string]*dto.MetricFamily, t *table) (s Snapshot, found bool, 
 	for _, g := range gauges {
 		for _, name := range t.gauges[g] {
 			mf := fams[name]
-			if mf == nil {
+			if mf == nil || !sel.any(mf) {
 				continue
 			}
-			v, err := gauge(mf)
+			v, err := gauge(mf, sel)
 			if err != nil {
 				return s, false, err
 			}
@@ -169,13 +185,18 @@ func count(f float64, u uint64) float64 {
 }
 
 // histogram sums the series of a histogram family.
-func histogram(mf *dto.MetricFamily) (Histogram, error) {
+func histogram(mf *dto.MetricFamily, sel selected) (Histogram, error) {
 	name := mf.GetName()
 	if mf.GetType() != dto.MetricType_HISTOGRAM {
 		return Histogram{}, fmt.Errorf("servermetrics: %s is a %s, not a histogram", name, strings.ToLower(mf.GetType().String()))
 	}
 	h := Histogram{Metric: name}
-	for i, m := range mf.GetMetric() {
+	i := -1
+	for _, m := range mf.GetMetric() {
+		if !sel.match(m) {
+			continue
+		}
+		i++
 		mh := m.GetHistogram()
 		var bounds, cum []float64
 		for _, b := range mh.GetBucket() {
@@ -212,13 +233,16 @@ func histogram(mf *dto.MetricFamily) (Histogram, error) {
 }
 
 // gauge sums the series of a gauge family.
-func gauge(mf *dto.MetricFamily) (float64, error) {
+func gauge(mf *dto.MetricFamily, sel selected) (float64, error) {
 	name := mf.GetName()
 	if mf.GetType() != dto.MetricType_GAUGE && mf.GetType() != dto.MetricType_UNTYPED {
 		return 0, fmt.Errorf("servermetrics: %s is a %s, not a gauge", name, strings.ToLower(mf.GetType().String()))
 	}
 	var v float64
 	for _, m := range mf.GetMetric() {
+		if !sel.match(m) {
+			continue
+		}
 		x := m.GetGauge().GetValue()
 		if mf.GetType() == dto.MetricType_UNTYPED {
 			x = m.GetUntyped().GetValue()

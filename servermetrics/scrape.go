@@ -28,6 +28,26 @@ type Source struct {
 	// Every is the gap between the scrapes Watch takes during a run, for
 	// the gauges over time. Default 10s; negative: only before and after.
 	Every time.Duration
+	// Labels selects series by label value ({"model_name": "m"}): only
+	// the series that carry every one of them are read (summed), so one
+	// server serving several models gives the measured model's figures.
+	// A text in which no series of the server's metrics carries them is
+	// an error. Empty: Model decides.
+	Labels map[string]string
+	// Model is the measured model: with no Labels, when the series carry
+	// a model label (model_name, else model), only those of this model
+	// are read; when none is this model's, or there is no model label,
+	// every series is summed. Snapshot.Series says which. The runners set
+	// it to the model they request (WithModel).
+	Model string
+}
+
+// WithModel returns s with Model set to model, unless s names one.
+func (s Source) WithModel(model string) Source {
+	if s.Model == "" {
+		s.Model = model
+	}
+	return s
 }
 
 // Scrape defaults.
@@ -76,7 +96,7 @@ func (s Source) Scrape(ctx context.Context) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("servermetrics: scrape %s: the text is over %d MiB", where, maxText>>20)
 	}
 	at := time.Now()
-	snap, err := Parse(data, resp.Header.Get("Content-Type"), s.Names)
+	snap, err := s.Parse(data, resp.Header.Get("Content-Type"))
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("%w (from %s)", err, where)
 	}
@@ -181,7 +201,7 @@ func (w *Watch) Stop() *Interval {
 	case err != nil:
 		w.problems = append(w.problems, "after the run: "+err.Error())
 		if w.ok { // the gauges read so far still tell
-			iv.Start, iv.Points = w.before.At, []Point{point(w.before)}
+			iv.Start, iv.Series, iv.Points = w.before.At, w.before.Series, []Point{point(w.before)}
 			iv.Points = append(iv.Points, w.points...)
 		}
 	case w.ok:
@@ -195,7 +215,7 @@ func (w *Watch) Stop() *Interval {
 			iv.Points = append(append([]Point{iv.Points[0]}, w.points...), iv.Points[1])
 		}
 	default:
-		iv.Server, iv.End, iv.Points = after.Server, after.At, append(w.points, point(after))
+		iv.Server, iv.Series, iv.End, iv.Points = after.Server, after.Series, after.At, append(w.points, point(after))
 	}
 	if iv.Server == Auto || iv.Server == "" {
 		iv.Server = w.before.Server

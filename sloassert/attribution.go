@@ -254,6 +254,9 @@ func serverNotes(r *latencytest.Result, iv *servermetrics.Interval) []string {
 	if kv, ok := iv.Peak(servermetrics.KVCache); ok {
 		line += fmt.Sprintf(", KV cache %.0f%%", kv*100)
 	}
+	if iv.Series != "" {
+		line += "; series read: " + iv.Series
+	}
 	notes = append(notes, line,
 		"server metrics limits: each server figure is known to its histogram bucket only; the server times on its own clock from when it received the request; its histograms count every client of the server; quantiles of parts do not add up to the quantile of their sum")
 	return notes

@@ -89,7 +89,7 @@ func TestAttributionQueueing(t *testing.T) {
 			rep.Outcomes[0].Server)
 		text := rep.String()
 		assert.Contains(t, text, "    where the time went: client ttft p90 3400.0ms; server (vllm) queue p90")
-		assert.Contains(t, text, "server metrics (vllm, 8 scrapes over 20.000s): the server finished 20 requests, this run sent 20 (warm-up included); peak waiting 3, running 1, KV cache 100%")
+		assert.Contains(t, text, "server metrics (vllm, 8 scrapes over 20.000s): the server finished 20 requests, this run sent 20 (warm-up included); peak waiting 3, running 1, KV cache 100%; series read: model_name=\"fake-model\" (the measured model)")
 		assert.Contains(t, text, "server metrics limits: each server figure is known to its histogram bucket only; the server times on its own clock")
 		md := sloassert.Markdown(rep)
 		assert.Contains(t, md, "where the time went: client ttft p90 3400.0ms; server (vllm) queue p90 in 2.5s-5s")

@@ -55,10 +55,12 @@ func parseServerQueue(p *specParser, f specEntry, _ where, out *[]Objective) {
 }
 
 // serverMetrics parses server_metrics: {url: ..., names:
-// vllm|sglang|tgi|auto, every: 10s, timeout: 5s}.
+// vllm|sglang|tgi|auto, every: 10s, timeout: 5s, labels: {model_name:
+// m}}. Without labels, the series of the model the target requests are
+// read when the metrics carry a model label (servermetrics.Source.Model).
 func serverMetrics(p *specParser, f specEntry) servermetrics.Source {
 	var src servermetrics.Source
-	entries, ok := p.mapping(f.v, f.path, false, []string{"url", "names", "every", "timeout"}, nil)
+	entries, ok := p.mapping(f.v, f.path, false, []string{"url", "names", "every", "timeout", "labels"}, nil)
 	if !ok {
 		return src
 	}
@@ -87,6 +89,19 @@ func serverMetrics(p *specParser, f specEntry) servermetrics.Source {
 			src.Every, _ = p.duration(g, true)
 		case "timeout":
 			src.Timeout, _ = p.duration(g, true)
+		case "labels":
+			labels, ok := p.mapping(g.v, g.path, false, nil, func(string) bool { return true })
+			for _, l := range labels {
+				if v, okv := p.str(l); okv {
+					if src.Labels == nil {
+						src.Labels = map[string]string{}
+					}
+					src.Labels[l.key] = v
+				}
+			}
+			if ok && len(labels) == 0 {
+				p.errorf(g.k.Line, g.path, "no label: name the series to read, such as {model_name: my-model}")
+			}
 		}
 	}
 	if src.URL == "" {

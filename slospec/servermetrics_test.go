@@ -95,3 +95,19 @@ objectives:
 		})
 	}
 }
+
+// TestSpecServerMetricsLabels: server_metrics' labels select the series
+// read; an empty labels map is an error.
+func TestSpecServerMetricsLabels(t *testing.T) {
+	s, err := slospec.ParseSpec([]byte("target: {preset: llama-4-maverick}\nserver_metrics: {url: \"http://h/metrics\", labels: {model_name: m, replica: \"2\"}}\nobjectives:\n  ttft: {p50: 1s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.ServerMetrics.Labels; len(got) != 2 || got["model_name"] != "m" || got["replica"] != "2" {
+		t.Errorf("labels read as %v", got)
+	}
+	_, err = slospec.ParseSpec([]byte("target: {preset: llama-4-maverick}\nserver_metrics: {url: \"http://h/metrics\", labels: {}}\nobjectives:\n  ttft: {p50: 1s}\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 2: server_metrics.labels: no label") {
+		t.Errorf("empty labels: %v", err)
+	}
+}
