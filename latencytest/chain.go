@@ -9,6 +9,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/shard"
+	"github.com/tailguard/tailguard/servermetrics"
 )
 
 // Chain runs agent-style chains: Chains chains of Length sequential calls,
@@ -47,6 +48,8 @@ type Chain struct {
 	// trace ID id (fakeprovider.Fake.QueueTime knows it for a fake); the
 	// chain's sum is ChainRun.QueueTime. Nil: unknown, 0 in every run.
 	Queueing func(id string) time.Duration
+	// ServerMetrics is scraped around the run, as Batch.ServerMetrics, into ChainResult.Server.
+	ServerMetrics servermetrics.Source
 
 	slots int       // chains at once in this shard (normalized)
 	align alignment // what Run did about StartAt
@@ -128,6 +131,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 		}
 	}
 	res := &ChainResult{Run: Run{Planned: len(mine), Start: time.Now(), Shard: c.Shard.Mark()}, PlannedCalls: len(mine) * c.Length}
+	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(c.ServerMetrics.WithModel(describe(p).Model).Watch(ctx)) // nil without a URL
 	meter := startCPU()
 	// The provider's connection pool (openai.go), its idle connections
 	// closed when the run ends.

@@ -10,6 +10,7 @@ import (
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/sample"
+	"github.com/tailguard/tailguard/servermetrics"
 )
 
 // ChainResult is what a chain run measured.
@@ -20,6 +21,8 @@ type ChainResult struct {
 	// times Chain.Length): Calls counts the calls sent against it. 0 (a
 	// result that does not say) counts the calls that ran.
 	PlannedCalls int `json:"planned_calls,omitempty"`
+	// Server is the server's own metrics over the run (Chain.ServerMetrics), or nil.
+	Server *servermetrics.Interval `json:"server,omitempty"`
 }
 
 // ChainRun is one chain: its calls in order and its measured total.
@@ -69,7 +72,7 @@ func (cr *ChainResult) Totals() Sample {
 // figures, planned as PlannedCalls. A chain run cut short gives a Partial
 // result.
 func (cr *ChainResult) Calls() *Result {
-	r := &Result{Run: cr.Run}
+	r := &Result{Run: cr.Run, Server: cr.Server}
 	for _, c := range cr.Chains {
 		r.Records = append(r.Records, c.Calls...)
 	}

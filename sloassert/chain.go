@@ -228,6 +228,7 @@ func evaluateChains(cr *latencytest.ChainResult, objectives []Objective) Report 
 		}
 		rep.Notes = append(rep.Notes, note)
 	}
+	attribute(&rep, calls) // the server's notes; chain outcomes get no split
 	// Chains cut short by the run's end are neither slow nor failed: they
 	// stay out of the chain figures, as out of the objectives.
 	var totals latencytest.Sample

@@ -9,7 +9,6 @@ import (
 	"net/url"
 
 	"github.com/tailguard/tailguard/fakeprovider"
-	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/servermetrics"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -118,8 +117,8 @@ func checkServerMetrics(p *specParser, s *Spec, line int) {
 	records := s.Target.Records != "" || p.records
 	if line > 0 && records {
 		p.errorf(line, "server_metrics", "records hold no server metrics: the endpoint is scraped around a live run")
-	} else if line > 0 && len(s.Objectives) == 0 {
-		p.errorf(line, "server_metrics", "scraped around each level of the load: add objectives")
+	} else if line > 0 && len(s.Objectives) == 0 && s.Chains == nil {
+		p.errorf(line, "server_metrics", "scraped around each level of the load and the chains: add objectives or chains")
 	}
 	for _, o := range s.Objectives {
 		switch {
@@ -137,15 +136,22 @@ type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// withServerMetrics makes the load's levels scrape src; a fake target's
-// levels scrape their own fake, each level's new fake answering in
-// memory, on the virtual clock (its GET /metrics; any URL).
-func withServerMetrics(rt *runTarget, b *latencytest.Batch, src servermetrics.Source) {
-	b.ServerMetrics = src
+// withServerMetrics makes a run (the load's levels, the chains) scrape
+// src into dst; a fake target's runs scrape their own fake, each run's
+// new fake answering in memory, on the virtual clock (its GET /metrics;
+// any URL), after rt.onFake's earlier work.
+func withServerMetrics(rt *runTarget, dst *servermetrics.Source, src servermetrics.Source) {
+	*dst = src
 	if src.URL == "" || rt.fake == nil {
 		return
 	}
-	var fake http.RoundTripper // the level's fake, set before its run starts
-	b.ServerMetrics.Client = &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) { return fake.RoundTrip(r) })}
-	rt.onFake = func(f *fakeprovider.Fake) { fake = f.Transport() }
+	var fake http.RoundTripper // the run's fake, set before its run starts
+	dst.Client = &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) { return fake.RoundTrip(r) })}
+	prev := rt.onFake
+	rt.onFake = func(f *fakeprovider.Fake) {
+		fake = f.Transport()
+		if prev != nil {
+			prev(f)
+		}
+	}
 }

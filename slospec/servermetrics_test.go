@@ -68,8 +68,8 @@ objectives:
 			"slospec: line 3: objectives.server_queue_p99: judges the server's metrics scraped around a live run: records hold none"},
 		{"records and endpoint", "target: {records: \"x/*.jsonl\"}\nserver_metrics: {url: \"http://h/metrics\"}\nobjectives:\n  ttft: {p50: 1s}\n",
 			"slospec: line 2: server_metrics: records hold no server metrics"},
-		{"nothing to scrape around", "target: {preset: llama-4-maverick}\nserver_metrics: {url: \"http://h/metrics\"}\nchains: {total: {p50: 1s}}\n",
-			"slospec: line 2: server_metrics: scraped around each level of the load: add objectives"},
+		{"nothing to scrape around", "target: {preset: llama-4-maverick}\nserver_metrics: {url: \"http://h/metrics\"}\n",
+			"slospec: line 2: server_metrics: scraped around each level of the load and the chains: add objectives or chains"},
 		{"no url", target + "server_metrics: {names: vllm}\nobjectives:\n  ttft: {p50: 1s}\n",
 			"slospec: line 3: server_metrics: no url"},
 		{"bad url", target + "server_metrics: {url: \"localhost:8000\"}\nobjectives:\n  ttft: {p50: 1s}\n",
@@ -109,5 +109,25 @@ func TestSpecServerMetricsLabels(t *testing.T) {
 	_, err = slospec.ParseSpec([]byte("target: {preset: llama-4-maverick}\nserver_metrics: {url: \"http://h/metrics\", labels: {}}\nobjectives:\n  ttft: {p50: 1s}\n"))
 	if err == nil || !strings.Contains(err.Error(), "line 2: server_metrics.labels: no label") {
 		t.Errorf("empty labels: %v", err)
+	}
+}
+
+// TestRunFileServerMetricsChains: the chains of a spec scrape the
+// server named in server_metrics (a fake target: its own fake), and the
+// chains' report gives the server's figures.
+func TestRunFileServerMetricsChains(t *testing.T) {
+	ok, skipped, out := runInner(t, func(t *testing.T) { slospec.RunFile(t, "testdata/specs/server-metrics-chains.yaml") })
+	if ok || skipped {
+		t.Fatalf("ok %v, skipped %v; output:\n%s", ok, skipped, out)
+	}
+	for _, w := range []string{
+		"chain total p50 <= 2000.0ms  7000.0ms",
+		"server metrics (vllm, ",
+		"the server finished 40 requests, this run sent 40 (warm-up included)",
+		`series read: model_name="fixed-model" (the measured model)`,
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
 	}
 }

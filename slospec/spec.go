@@ -201,8 +201,8 @@ type Spec struct {
 	// index). See conversation.go.
 	Conversation *agent.Conversation
 	// ServerMetrics is the server's metrics endpoint (server_metrics:),
-	// scraped around each level of the load (latencytest.Batch's
-	// ServerMetrics); no URL: none.
+	// scraped around each level of the load and around the chains
+	// (latencytest.Batch's and Chain's ServerMetrics); no URL: none.
 	ServerMetrics servermetrics.Source
 }
 
@@ -425,7 +425,7 @@ func (s Spec) runLoad(t *testing.T, title string, rt runTarget) []string {
 	var verdicts []string
 	sw := latencytest.Sweep{Batch: s.Load.Batch, Levels: levels}
 	sw.Label = ""
-	withServerMetrics(&rt, &sw.Batch, s.ServerMetrics) // server_metrics, if any
+	withServerMetrics(&rt, &sw.Batch.ServerMetrics, s.ServerMetrics) // server_metrics, if any
 	sw.EachLevel = func(tb testing.TB, level int, measure func(testing.TB, latencytest.Provider) *latencytest.Result) {
 		t := tb.(*testing.T) // Sweep.Measure passes a *testing.T its own
 		name := fmt.Sprintf("c%d", level)
@@ -545,6 +545,7 @@ func (s Spec) runChains(t *testing.T, title string, rt runTarget) string {
 				}
 			}
 		}
+		withServerMetrics(&rt, &c.ServerMetrics, s.ServerMetrics) // server_metrics, if any
 		rt.measure(t, func(t *testing.T, p latencytest.Provider) { cr = c.Measure(t, p) })
 		if cr == nil {
 			t.Fatalf("slospec: spec %s: the chains did not run", title)
