@@ -210,3 +210,24 @@ func TestServerQueue(t *testing.T) {
 	assert.False(t, out.OK, "a failed scrape is no evidence")
 	assert.Contains(t, out.Note, "hold no queue histogram: before the run: servermetrics: scrape http://fake/not-metrics: HTTP 404")
 }
+
+// TestHTMLServerGauges: the HTML page of a run that scraped its server
+// shows the server's gauges over time; a run without server metrics
+// shows none.
+func TestHTMLServerGauges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := oneSlotFake()
+		defer f.Close()
+		res := measureWithServer(t, f, f.Client())
+		rep := sloassert.Evaluate(res, sloassert.Q(sloassert.TTFT, 0.9, time.Second, sloassert.AllowSmallSample()))
+		var page bytes.Buffer
+		require.NoError(t, sloassert.WriteHTML(&page, res, rep))
+		html := page.String()
+		for _, w := range []string{"server requests over time", "server KV cache over time", "vllm, 8 scrapes; between them not observed", ">waiting<", ">running<"} {
+			assert.Contains(t, html, w)
+		}
+		page.Reset()
+		require.NoError(t, sloassert.WriteHTML(&page, withoutServer(res), rep))
+		assert.NotContains(t, page.String(), "server requests over time")
+	})
+}

@@ -20,7 +20,8 @@ import (
 // WriteHTML writes s, judged by Evaluate into rep, as one self-contained
 // HTML page: the verdict table with each quantile's interval and sample
 // size, the distributions, the charts inline (Charts, and for a result
-// the timeline of total latency, whatever the run's length), errors by
+// the timeline of total latency, whatever the run's length, and the
+// server's gauges over time when its metrics were scraped), errors by
 // class with an example each, the slowest requests by trace ID, the notes
 // (chain predictions, warnings) and the disclosure. The page fetches
 // nothing (inline CSS, SVG and a little script that sorts tables), reads
@@ -31,7 +32,7 @@ func WriteHTML[S Subject](w io.Writer, s S, rep Report) error {
 	if cr, ok := any(s).(*latencytest.ChainResult); ok && cr != nil && rep.LengthCurve == nil {
 		rep.LengthCurve = chainLengthCurve(cr)
 	}
-	return writeHTML(w, rep, pageCharts(s, rep))
+	return writeHTML(w, rep, append(pageCharts(s, rep), serverCharts(serverOf(s))...))
 }
 
 // pageCharts are the charts of s on its HTML page: Charts, with a
