@@ -28,6 +28,16 @@
 // histogram_quantile does. A quantile above the last finite bound is
 // only known to be above it.
 //
+// # Series
+//
+// One server may serve several models, each metric a series per model.
+// [Source.Labels] reads only the series that carry the labels given
+// ({"model_name": "m"}); without them, [Source.Model] (which the runners
+// set to the model they request: [Source.WithModel]) reads the series of
+// that model when the series carry a model label, and every series is
+// summed otherwise. [Snapshot.Series] says which; two snapshots of
+// different series do not subtract.
+//
 // # Limits
 //
 // The server's histograms count every client's requests, and the

@@ -46,3 +46,27 @@ func ExampleDelta() {
 	// p50 300.0ms (bucket 0s-300ms)
 	// p99 2450.0ms (bucket 1s-2.5s)
 }
+
+// One server, two models: the measured model's series are read when the
+// series carry a model label; Labels picks others.
+func ExampleSource_Parse() {
+	text := "# TYPE vllm:num_requests_waiting gauge\n" +
+		`vllm:num_requests_waiting{model_name="small"} 1` + "\n" +
+		`vllm:num_requests_waiting{model_name="large"} 7` + "\n"
+	for _, src := range []servermetrics.Source{
+		{},
+		{Model: "small"},
+		{Labels: map[string]string{"model_name": "large"}},
+	} {
+		s, err := src.Parse([]byte(text), "")
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(s.Gauges[servermetrics.Waiting], s.Series)
+	}
+	// Output:
+	// 8 all series summed (no model named; model_name: "large", "small")
+	// 1 model_name="small" (the measured model)
+	// 7 model_name="large"
+}
