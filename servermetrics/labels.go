@@ -49,7 +49,7 @@ func labelOf(m *dto.Metric, name string) (string, bool) {
 // set (an error when no series carries them), else the series of s.Model
 // when the series carry a model label and some are that model's, else
 // every series.
-func (s Source) selection(fams map[string]*dto.MetricFamily, t *table) (selected, error) {
+func selection(s Source, fams map[string]*dto.MetricFamily, t *table) (selected, error) {
 	var series []*dto.Metric
 	for _, names := range slices.Concat(slices.Collect(maps.Values(t.stages)), slices.Collect(maps.Values(t.gauges))) {
 		for _, n := range names {

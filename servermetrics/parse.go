@@ -62,13 +62,11 @@ const maxText = 32 << 20
 // down or are not numbers, and a text with none of the server's names are
 // errors that say which.
 func Parse(data []byte, contentType string, server Server) (Snapshot, error) {
-	return Source{Names: server}.Parse(data, contentType)
+	return parse(Source{Names: server}, data, contentType)
 }
 
-// Parse is the package's Parse with s's names, reading only the series
-// s selects (Labels, Model; Snapshot.Series says which). A text in which
-// no series of the server's metrics carries s.Labels is an error.
-func (s Source) Parse(data []byte, contentType string) (Snapshot, error) {
+// parse is Parse with s's names, reading the series s selects.
+func parse(s Source, data []byte, contentType string) (Snapshot, error) {
 	server := s.Names
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Snapshot{}, errors.New("servermetrics: empty metrics text")
@@ -86,7 +84,7 @@ func (s Source) Parse(data []byte, contentType string) (Snapshot, error) {
 		try = []table{*t}
 	}
 	for _, t := range try {
-		sel, err := s.selection(fams, &t)
+		sel, err := selection(s, fams, &t)
 		if err != nil {
 			return Snapshot{}, err
 		}

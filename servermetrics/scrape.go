@@ -42,6 +42,13 @@ type Source struct {
 	Model string
 }
 
+// Parse is the package's Parse with s's names, reading only the series
+// s selects (Labels, Model; Snapshot.Series says which). A text in which
+// no series of the server's metrics carries s.Labels is an error.
+func (s Source) Parse(data []byte, contentType string) (Snapshot, error) {
+	return parse(s, data, contentType)
+}
+
 // WithModel returns s with Model set to model, unless s names one.
 func (s Source) WithModel(model string) Source {
 	if s.Model == "" {

@@ -35,7 +35,7 @@ func TestSampleSizePowerIsNotMonotone(t *testing.T) {
 				step := stats.CeilInverse(gap)
 				dipped := false
 				for m := n + 1; m <= n+8*step; m++ {
-					if p := decidePower(m, q, conf, level); p < 0.8 {
+					if p := stats.DecidePower(m, q, conf, level); p < 0.8 {
 						dipped = true
 						lowest = min(lowest, p)
 					}
@@ -52,11 +52,11 @@ func TestSampleSizePowerIsNotMonotone(t *testing.T) {
 	n := SampleSize(0.95, 0.95, 0.8, 0.975)
 	low, at := 1.0, 0
 	for m := n + 1; m <= n+80; m++ {
-		if p := decidePower(m, 0.95, 0.95, 0.975); p < low {
+		if p := stats.DecidePower(m, 0.95, 0.95, 0.975); p < low {
 			low, at = p, m
 		}
 	}
-	t.Logf("p95 at 95%%, budget at the true p97.5: SampleSize %d (power %.3f); power %.3f at n = %d", n, decidePower(n, 0.95, 0.95, 0.975), low, at)
+	t.Logf("p95 at 95%%, budget at the true p97.5: SampleSize %d (power %.3f); power %.3f at n = %d", n, stats.DecidePower(n, 0.95, 0.95, 0.975), low, at)
 	if n != 361 || at != 385 || low > 0.745 || low < 0.735 {
 		t.Errorf("p95 example: SampleSize %d, lowest power above it %.3f at %d; the doc says 361, and 74%% at 385", n, low, at)
 	}

@@ -1,8 +1,12 @@
 // Package stats holds the module's few statistics, written once: the
 // binomial CDF ([BinomCDF], [BinomCDFs]), Student's t quantile at any
 // level ([StudentT], [StudentTCDF]), Spearman's rank correlation
-// ([Spearman]) and the linear-interpolation quantile of a sorted slice
-// ([Quantile], built from [Rank] and [Lerp]).
+// ([Spearman]), the linear-interpolation quantile of a sorted slice
+// ([Quantile], built from [Rank] and [Lerp]), the ranks of a quantile's
+// distribution-free confidence bounds ([UpperRank], [LowerRank]) and the
+// sample size that decides an objective with them ([SearchSampleSize],
+// [DecidePower]), and the exact tests baselines compare failure counts
+// and tails with ([FisherGreater], [ExceedanceGreater]).
 //
 // # Quantiles
 //
