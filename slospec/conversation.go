@@ -18,6 +18,7 @@ import (
 	"github.com/tailguard/tailguard/agent"
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/internal/cancel"
+	"github.com/tailguard/tailguard/internal/resultbuild"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -202,6 +203,24 @@ var turnKind = objectiveKind{name: kindTurn, key: "turn", at: atTop,
 		}
 		return sloassert.Turn(o.Turn, k.build(in))
 	}}
+
+// judged is the part of r that objective o judges, and what names it
+// (" of turn 4"): a turn objective's turn, else r whole ("").
+func judged(r *latencytest.Result, o Objective) (*latencytest.Result, string) {
+	if o.Kind != kindTurn {
+		return r, ""
+	}
+	b := resultbuild.New().(interface {
+		Add(*latencytest.Record)
+		Result(partial string) *latencytest.Result
+	})
+	for _, rec := range r.All() {
+		if rec.Turn == o.Turn {
+			b.Add(rec)
+		}
+	}
+	return b.Result(""), fmt.Sprintf(" of turn %d", o.Turn)
+}
 
 // conversationSamples is the requests a spec's conversation gives an
 // objective (a turn objective: one a session), for the sample-size rule.

@@ -71,10 +71,11 @@ func (lr *LevelReport) undecide(objectives []Objective) {
 		why := ""
 		if k := kindOf(o); k != nil && k.sample != nil && !o.AllowSmallSample {
 			if m, q := k.sample(o); q > 0 && m != "" {
-				s, err := m.Sample(lr.Result)
+				res, of := judged(lr.Result, o) // a turn's objective: its turn's requests
+				s, err := m.Sample(res)
 				n := len(s)
 				if m == sloassert.ITL { // the rule counts requests, as sloassert's
-					c := lr.Result.Counts()
+					c := res.Counts()
 					n = c.Kept + c.Failed
 				}
 				// a quantile whose lower bound is already over budget fails
@@ -85,7 +86,7 @@ func (lr *LevelReport) undecide(objectives []Objective) {
 					if o.Kind == kindTailRatio {
 						what = "p99/p50"
 					}
-					why = fmt.Sprintf("%s needs n >= %d (the records hold %d at %s)", what, need, n, lr.Name)
+					why = fmt.Sprintf("%s needs n >= %d (the records hold %d%s at %s)", what, need, n, of, lr.Name)
 				}
 			}
 		}
