@@ -110,7 +110,9 @@ const z99 = 2.3263478740408408
 type ConversationResult struct {
 	// Sessions holds each session as a chain of turns: Calls are its
 	// turns in order, Total is measured around the whole session (think
-	// times included), Err the class of the turn that failed it
+	// times included; they are its ToolTime, over ToolSteps pauses, so a
+	// prediction from single turns compares the turns' ModelTime), Err
+	// the class of the turn that failed it
 	// ("cancelled" for a session with a turn the client cancelled and
 	// none failed), so sloassert.ChainQ and MaxChainErrorRate judge
 	// sessions.
@@ -281,6 +283,9 @@ func (c Conversation) session(ctx context.Context, p latencytest.Provider, s int
 		msgs = append(msgs, latencytest.Message{Role: "assistant", Content: rec.Content})
 	}
 	run.Total = time.Since(start)
+	for _, d := range think { // the session's time outside the model, as a chain's tool steps
+		run.ToolTime, run.ToolSteps = run.ToolTime+d, run.ToolSteps+1
+	}
 	return run, think
 }
 

@@ -142,6 +142,9 @@ func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
 	if s.Chains != nil && len(s.Chains.Objectives) > 0 {
 		return nil, fmt.Errorf("slospec: spec %s: chains need a live target: records hold each call, not the measured chain totals", s.title())
 	}
+	if slices.ContainsFunc(s.Objectives, isSession) {
+		return nil, fmt.Errorf("slospec: spec %s: session objectives need a live target: records hold each turn, not the measured session totals", s.title())
+	}
 	if s.Agent != nil && len(s.Agent.Objectives) > 0 {
 		return nil, fmt.Errorf("slospec: spec %s: agent tasks need a live target: records hold each call, not the measured task totals", s.title())
 	}
