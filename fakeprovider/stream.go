@@ -78,9 +78,14 @@ var outBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return
 // one event per chunk, stalls and faults where planned; the slot is released
 // when generation ends.
 func (s *session) run(ctx context.Context) {
-	s.ctx = ctx
 	p := &s.f.p
 	pl, req, sv := s.pl, s.req, s.sv
+	if pl.keep { // the client's close does not end it (afterclose.go)
+		gen, stop := s.f.generating(ctx)
+		defer stop()
+		ctx = gen
+	}
+	s.ctx = ctx
 	sv.Queued, sv.ColdStart, sv.CacheHit = s.ad.queued, s.ad.coldStart, s.ad.cacheHit
 	sv.InFlight = s.ad.inflight
 	pl.underLoad(p, s.ad.inflight)
@@ -254,6 +259,10 @@ func (s *session) run(ctx context.Context) {
 	s.release()
 	sv.FinishReason = finish
 	s.f.metrics.observe(sv.Arrival, s.ad.start, sv.TTFT, t) // GET /metrics (metrics.go)
+	if s.gone() {                                           // generated to the end for nobody: recorded as closed
+		sv.Canceled = true
+		return
+	}
 	// Record before the last write: a client that has seen the end (or
 	// [DONE]) finds its request in Served.
 	s.f.record(*sv)
@@ -377,10 +386,17 @@ func (s *session) flushOut() bool {
 		return true
 	}
 	s.header = false
+	if s.gone() { // generating for nobody: nothing is written
+		s.out, s.dues = s.out[:0], s.dues[:0]
+		return true
+	}
 	if len(s.out) > 0 {
 		s.noteWrite()
 		_, err := s.w.Write(s.out)
 		s.out = s.out[:0]
+		if err != nil && s.pl.keep { // the close, seen by the write first
+			return true
+		}
 		if err != nil {
 			s.sv.Canceled = true
 			return false

@@ -281,7 +281,7 @@ func runConversation(s Spec, t *testing.T, title string, rt runTarget) string {
 			}
 			res, sessions = cr.Turns(), cr.Sessions
 			if fake != nil {
-				synctest.Wait() // the fake's handlers of the last closes record them
+				settle(fake, res.Len())
 				joinCloses(res.Records, fake.Served())
 			}
 		})
@@ -340,6 +340,22 @@ func conversationProblem(s *Spec, loadLine int, records bool) (line int, key, ms
 		return 0, "conversation", "the conversation is not run with a records target (the records were measured already; turn objectives judge their turns)"
 	}
 	return 0, "", ""
+}
+
+// settleLimit bounds, in virtual time, how long settle waits for a fake
+// that generates on after its clients' closes (fakeprovider.AfterClose).
+const settleLimit = time.Hour
+
+// settle waits, in the fake's bubble, until fake has recorded n requests
+// (or for settleLimit of virtual time): the handlers of the last closes
+// record them at once, but a request the fake goes on generating for
+// nobody is recorded at its answer's planned end.
+func settle(fake *fakeprovider.Fake, n int) {
+	synctest.Wait()
+	for waited := time.Duration(0); len(fake.Served()) < min(n, fake.Profile().ServedLimit) && waited < settleLimit; waited += 100 * time.Millisecond {
+		time.Sleep(100 * time.Millisecond) // virtual time: instant
+		synctest.Wait()
+	}
 }
 
 // joinCloses sets ServerAfterClose and ServerCloseReported on every
