@@ -259,7 +259,8 @@ func (s *session) run(ctx context.Context) {
 	s.release()
 	sv.FinishReason = finish
 	s.f.metrics.observe(sv.Arrival, s.ad.start, sv.TTFT, t) // GET /metrics (metrics.go)
-	if s.gone() {                                           // generated to the end for nobody: recorded as closed
+	// Generated to the end for nobody: recorded as closed.
+	if s.gone() {
 		sv.Canceled = true
 		return
 	}
