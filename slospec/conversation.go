@@ -290,8 +290,11 @@ func runConversation(s Spec, t *testing.T, title string, rt runTarget) string {
 		}
 		rep := sloassert.Evaluate(res, objs...)
 		rep.Title = title + " conversation"
-		srep := sloassert.Evaluate(sessions, sessionObjs...)
-		srep.Title = title + " conversation sessions"
+		srep := sloassert.Report{Title: title + " conversation sessions"}
+		if len(sessionObjs) > 0 {
+			srep = sloassert.Evaluate(sessions, sessionObjs...)
+			srep.Title = title + " conversation sessions"
+		}
 		ri, si := 0, 0
 		for _, o := range s.Objectives {
 			out, judgedBy := sloassert.Outcome{}, rep.Title
