@@ -63,14 +63,14 @@ func keepGenerating(p *Profile, key string) bool {
 }
 
 // generating is the context a request that keeps generating after its
-// client's close (plan.keep) generates under: ctx's values, ended by the
-// fake's Close only, not by the client. stop releases it.
-func (f *Fake) generating(ctx context.Context) (gen context.Context, stop func()) {
+// client's close (plan.keep) generates under: ctx's values, ended when
+// closed (the fake's Close) ends, not by the client. stop releases it.
+func generating(ctx, closed context.Context) (gen context.Context, stop func()) {
 	gen, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stopClose := context.AfterFunc(f.ctx, cancel)
+	stopClose := context.AfterFunc(closed, cancel)
 	return gen, func() { stopClose(); cancel() }
 }
 
-// gone reports whether the client closed a request that keeps
+// gone reports whether the client closed s's request and s keeps
 // generating: its events are dropped, not written, from then on.
-func (s *session) gone() bool { return s.pl.keep && s.atClose.Load() >= 0 }
+func gone(s *session) bool { return s.pl.keep && s.atClose.Load() >= 0 }

@@ -81,7 +81,7 @@ func (s *session) run(ctx context.Context) {
 	p := &s.f.p
 	pl, req, sv := s.pl, s.req, s.sv
 	if pl.keep { // the client's close does not end it (afterclose.go)
-		gen, stop := s.f.generating(ctx)
+		gen, stop := generating(ctx, s.f.ctx)
 		defer stop()
 		ctx = gen
 	}
@@ -260,7 +260,7 @@ func (s *session) run(ctx context.Context) {
 	sv.FinishReason = finish
 	s.f.metrics.observe(sv.Arrival, s.ad.start, sv.TTFT, t) // GET /metrics (metrics.go)
 	// Generated to the end for nobody: recorded as closed.
-	if s.gone() {
+	if gone(s) {
 		sv.Canceled = true
 		return
 	}
@@ -387,7 +387,7 @@ func (s *session) flushOut() bool {
 		return true
 	}
 	s.header = false
-	if s.gone() { // generating for nobody: nothing is written
+	if gone(s) { // generating for nobody: nothing is written
 		s.out, s.dues = s.out[:0], s.dues[:0]
 		return true
 	}
