@@ -58,6 +58,11 @@ func (s *session) watchClose() (stop func()) {
 	return func() {
 		if !stopf() {
 			<-seen // the close was seen: its note is being taken
+		} else if s.client.Err() != nil {
+			// Closed, and the request's own context (a child of the
+			// client's, cancelled first) ended the stream before the watch
+			// was told: the same note.
+			s.atClose.Store(s.gen.Load())
 		}
 	}
 }
