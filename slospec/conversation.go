@@ -5,6 +5,7 @@
 package slospec
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -341,6 +342,12 @@ func conversationProblem(s *Spec, loadLine int, records bool) (line int, key, ms
 		return loadLine, "load", "conflicting: load and conversation (the conversation is the load its objectives judge: give one)"
 	case s.Target.Records != "":
 		return 0, "conversation", "the conversation is not run with a records target (the records were measured already; turn objectives judge their turns)"
+	}
+	turns := cmp.Or(s.Conversation.Turns, 10)
+	for _, o := range s.Objectives {
+		if o.Kind == kindTurn && o.Turn > turns {
+			return o.Line, "objectives." + o.Key, fmt.Sprintf("turn %d: no session reaches it (conversation.turns is %d)", o.Turn, turns)
+		}
 	}
 	return 0, "", ""
 }

@@ -81,6 +81,9 @@ func TestConversationSpecBadInput(t *testing.T) {
 		{base + "load: {requests: 100, cancel: {after: -1s}}\nobjectives: {ttft: {p50: 1s}}\n", "cancel.after"},
 		{"target: {records: x.jsonl}\nconversation: {turns: 3}\nobjectives: {ttft: {p50: 1s}}\n", "not run with a records target"},
 		{base + "load: {requests: 100}\nobjectives: {turn: {2: {ttft: {p50: 1s}}}}\n", "add a conversation section"},
+		// the plan counts the turn's requests: none when no session reaches it
+		{base + "conversation: {turns: 3}\nobjectives: {turn: {4: {error_rate: 5%}}}\n", "line 3: objectives.turn4_error_rate: turn 4: no session reaches it (conversation.turns is 3)"},
+		{base + "conversation: {}\nobjectives: {turn: {11: {ttft: {p50: 1s}}}}\n", "turn 11: no session reaches it (conversation.turns is 10)"},
 	} {
 		_, err := slospec.ParseSpec([]byte(tc.spec))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
