@@ -30,7 +30,11 @@ import (
 // "<Label>003-turn01" (session from 0, turn from 1), and each Record
 // carries Session and Turn. A failed turn ends its session (Session.Err);
 // a turn the client cancelled on purpose (Cancel) does not: its partial
-// answer joins the history, as a chat window keeps it. No turn is
+// answer joins the history, as a chat window keeps it, and the session is
+// cancelled (Err "cancelled" unless a turn failed): its total, cut short
+// by the cancel, is no whole session's, so session objectives count it
+// as a cancelled chain (Failed in totals, in neither part of the error
+// rate). No turn is
 // discarded as warm-up: a session's first turn is judged as turn 1. The
 // zero value of every field is its documented default.
 type Conversation struct {
@@ -106,8 +110,12 @@ const z99 = 2.3263478740408408
 type ConversationResult struct {
 	// Sessions holds each session as a chain of turns: Calls are its
 	// turns in order, Total is measured around the whole session (think
-	// times included), Err the class of the turn that failed it, so
-	// sloassert.ChainQ and MaxChainErrorRate judge sessions.
+	// times included; they are its ToolTime, over ToolSteps pauses, so a
+	// prediction from single turns compares the turns' ModelTime), Err
+	// the class of the turn that failed it
+	// ("cancelled" for a session with a turn the client cancelled and
+	// none failed), so sloassert.ChainQ and MaxChainErrorRate judge
+	// sessions.
 	Sessions *latencytest.ChainResult
 	// Think is each session's think times: Think[s][k] was waited after
 	// turn k+1 of session s.
@@ -262,6 +270,9 @@ func (c Conversation) session(ctx context.Context, p latencytest.Provider, s int
 		}
 		run.Calls = append(run.Calls, rec)
 		run.ModelTime += rec.Total
+		if rec.Err == cancel.Class && run.Err == "" {
+			run.Err = cancel.Class // the session goes on, but its total is not a whole session's
+		}
 		if !rec.OK() && rec.Err != cancel.Class {
 			run.Err = rec.Err
 			if turn < c.Turns {
@@ -272,6 +283,9 @@ func (c Conversation) session(ctx context.Context, p latencytest.Provider, s int
 		msgs = append(msgs, latencytest.Message{Role: "assistant", Content: rec.Content})
 	}
 	run.Total = time.Since(start)
+	for _, d := range think { // the session's time outside the model, as a chain's tool steps
+		run.ToolTime, run.ToolSteps = run.ToolTime+d, run.ToolSteps+1
+	}
 	return run, think
 }
 

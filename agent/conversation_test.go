@@ -161,7 +161,8 @@ func TestConversationIsDeterministic(t *testing.T) {
 }
 
 // A cancelled turn is no failure: the session goes on with the partial
-// answer; a failed turn ends its session.
+// answer, and is cancelled: its total is no whole session's (Failed in
+// the totals, in neither part of the session error rate).
 func TestConversationCancelledTurnsGoOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, p := convFake(t)
@@ -171,7 +172,7 @@ func TestConversationCancelledTurnsGoOn(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range r.Sessions.Chains {
-			if !s.OK() || len(s.Calls) != 3 {
+			if s.Err != "cancelled" || len(s.Calls) != 3 || s.Cut != "" {
 				t.Errorf("%s: err %q, %d turns", s.ID, s.Err, len(s.Calls))
 			}
 			for _, rec := range s.Calls {
@@ -182,6 +183,9 @@ func TestConversationCancelledTurnsGoOn(t *testing.T) {
 		}
 		if c := r.Turns().Counts(); c.Cancelled != 6 || c.Failed != 0 {
 			t.Errorf("counts %+v", c)
+		}
+		if rate, tot := r.Sessions.ErrorRate(), r.Sessions.Totals(); !math.IsNaN(rate) || tot[0] != latencytest.Failed || tot[1] != latencytest.Failed || r.Sessions.Partial {
+			t.Errorf("session error rate %v (want NaN: none judged), totals %v, partial %v", rate, tot, r.Sessions.Partial)
 		}
 	})
 }

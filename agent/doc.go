@@ -40,6 +40,14 @@
 // a measurement, set beside the measured ones with a warning when the
 // measured tail is heavier (the calls of a task are correlated).
 //
+// # Conversations
+//
+// [Conversation] runs multi-turn sessions; [ConversationResult.Sessions]
+// holds each as a chain of turns, its think times its ToolTime. A turn
+// the client cancels on purpose leaves its session going but cancelled
+// (Err "cancelled"): Failed in session totals, in neither part of the
+// session error rate, as a cancelled chain and a cancelled request are.
+//
 // # Determinism
 //
 // Trace IDs are the task's ("task03"), then the step path, each

@@ -75,7 +75,7 @@ type rawConnKey struct{}
 // written by the clock: a Server's TCP connection, HTTP/1.1 (chunked), with
 // the precise clock running; nil otherwise.
 func newAheadWriter(ctx context.Context, s *session) *aheadWriter {
-	if s.clock == nil || s.late == nil || !s.req.Stream {
+	if s.clock == nil || s.late == nil || !s.req.Stream || s.pl.keep { // keep: the session drops what the client left
 		return nil
 	}
 	conn, _ := ctx.Value(rawConnKey{}).(net.Conn)

@@ -46,6 +46,7 @@ type plan struct {
 	stream *rand.Rand    // ITL and chunk-size draws, consumed while streaming
 
 	speed float64 // the chain's speed factor (Profile.Conversation); 1 outside chains
+	keep  bool    // generates on after the client's close (Profile.AfterClose)
 
 	level *LoadLevel // the load level drawn at admission; nil at level 1
 }
@@ -71,6 +72,7 @@ const (
 	streamCopula
 	streamLoadLength
 	streamToolCall
+	streamAfterClose
 )
 
 // planRand is the random stream for one purpose of the request with key.
@@ -202,6 +204,7 @@ func newPlan(p *Profile, key string) *plan {
 	if tc := p.ToolCalls; tc.Probability > 0 {
 		pl.drawToolCalls(tc, rng(streamToolCall), false)
 	}
+	pl.keep = keepGenerating(p, key) // afterclose.go
 	pl.speed = chainSpeed(p, key)
 	if pl.speed != 1 && pl.itl >= 0 {
 		pl.itl = scaled(pl.itl, pl.speed)

@@ -79,6 +79,8 @@ type Profile struct {
 	Stall       Stall       `yaml:"stall"`
 	PrefixCache PrefixCache `yaml:"prefix_cache"`
 	Faults      Faults      `yaml:"faults"`
+	// AfterClose: whether it stops generating on a client's close.
+	AfterClose AfterClose `yaml:"after_close"`
 	// Conversation correlates the calls of one agent chain (see
 	// Conversation). Default: calls are independent.
 	Conversation Conversation `yaml:"conversation"`
@@ -507,6 +509,9 @@ func (p Profile) Validate() error {
 		return err
 	}
 	if err := probability("tool_calls.probability", p.ToolCalls.Probability); err != nil {
+		return err
+	}
+	if err := probability("after_close.keep_generating", p.AfterClose.KeepGenerating); err != nil {
 		return err
 	}
 	if !(p.Conversation.ICC >= 0 && p.Conversation.ICC < 1) {

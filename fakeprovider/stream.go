@@ -58,6 +58,11 @@ func (s *session) watchClose() (stop func()) {
 	return func() {
 		if !stopf() {
 			<-seen // the close was seen: its note is being taken
+		} else if s.client.Err() != nil {
+			// Closed, and the request's own context (a child of the
+			// client's, cancelled first) ended the stream before the watch
+			// was told: the same note.
+			s.atClose.Store(s.gen.Load())
 		}
 	}
 }
@@ -78,9 +83,14 @@ var outBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return
 // one event per chunk, stalls and faults where planned; the slot is released
 // when generation ends.
 func (s *session) run(ctx context.Context) {
-	s.ctx = ctx
 	p := &s.f.p
 	pl, req, sv := s.pl, s.req, s.sv
+	if pl.keep { // the client's close does not end it (afterclose.go)
+		gen, stop := generating(ctx, s.f.ctx)
+		defer stop()
+		ctx = gen
+	}
+	s.ctx = ctx
 	sv.Queued, sv.ColdStart, sv.CacheHit = s.ad.queued, s.ad.coldStart, s.ad.cacheHit
 	sv.InFlight = s.ad.inflight
 	pl.underLoad(p, s.ad.inflight)
@@ -254,6 +264,11 @@ func (s *session) run(ctx context.Context) {
 	s.release()
 	sv.FinishReason = finish
 	s.f.metrics.observe(sv.Arrival, s.ad.start, sv.TTFT, t) // GET /metrics (metrics.go)
+	// Generated to the end for nobody: recorded as closed.
+	if gone(s) {
+		sv.Canceled = true
+		return
+	}
 	// Record before the last write: a client that has seen the end (or
 	// [DONE]) finds its request in Served.
 	s.f.record(*sv)
@@ -377,10 +392,17 @@ func (s *session) flushOut() bool {
 		return true
 	}
 	s.header = false
+	if gone(s) { // generating for nobody: nothing is written
+		s.out, s.dues = s.out[:0], s.dues[:0]
+		return true
+	}
 	if len(s.out) > 0 {
 		s.noteWrite()
 		_, err := s.w.Write(s.out)
 		s.out = s.out[:0]
+		if err != nil && s.pl.keep { // the close, seen by the write first
+			return true
+		}
 		if err != nil {
 			s.sv.Canceled = true
 			return false

@@ -16,7 +16,9 @@ import (
 // each call's answer joining the conversation that feeds the next (as an
 // agent loop does), up to Concurrency chains at once. Trace IDs are
 // "<Label>03-call04". Every call and each chain's measured total are
-// recorded. The zero value of every field is its documented default.
+// recorded. A call the client cancels on purpose (Load.Cancel) ends its
+// chain, cancelled (ChainRun.Err "cancelled"): the user abandoned the
+// task. The zero value of every field is its documented default.
 type Chain struct {
 	// Chains is the number of chains. Default 30.
 	Chains int
@@ -170,7 +172,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	wg.Wait()
 	res.Chains = runs[:started]
 	for i := range res.Chains {
-		if ch := &res.Chains[i]; ch.Cut != "" {
+		if ch := &res.Chains[i]; ch.Cut != "" && !stoppedByCancel(ch) {
 			cut := fmt.Sprintf("chain %s stopped after %d of %d calls: %s", ch.ID, len(ch.Calls), c.Length, ch.Cut)
 			if res.Partial {
 				cut = res.PartialReason + "; " + cut
@@ -184,6 +186,13 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	res.Disclosure = c.disclose(p, res)
 	noteMachine(&res.Disclosure, res.Machine)
 	return res, nil
+}
+
+// stoppedByCancel reports whether ch stopped at a call the client
+// cancelled on purpose: a planned end, not a partial run.
+func stoppedByCancel(ch *ChainRun) bool {
+	n := len(ch.Calls)
+	return n > 0 && cancelled(&ch.Calls[n-1])
 }
 
 // runChain runs chain i: each answer joins the history of the next call.
@@ -219,6 +228,12 @@ func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSourc
 		if rec.Err == ClassCanceled {
 			// The run is over; the next call would be canceled too.
 			run.Cut = fmt.Sprintf("the run ended during call %d", k)
+			break
+		}
+		if cancelled(&rec) { // the client's cancel ends its task (cancel.go)
+			if k < c.Length-1 {
+				run.Cut = fmt.Sprintf("call %d cancelled by the client on purpose", k)
+			}
 			break
 		}
 		if c.Tool != nil && k < c.Length-1 {
@@ -273,11 +288,13 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	d.Set(1, disclosure.Measurement+"; chain total measured around each chain", false)
 	cnt := calls.Counts()
 	partial := partialNote(res.Partial, res.PartialReason)
-	failedChains, cut := 0, 0
+	failedChains, cut, cancels := 0, 0, 0
 	for i := range res.Chains {
 		switch ch := &res.Chains[i]; {
 		case ch.CutShort():
 			cut++
+		case ch.Err == classCancelled:
+			cancels++
 		case !ch.OK():
 			failedChains++
 		}
@@ -285,6 +302,9 @@ func (c Chain) disclose(p Provider, res *ChainResult) Disclosure {
 	cutNote := ""
 	if cut > 0 {
 		cutNote = fmt.Sprintf(", %d cut short by the run's end (partial, not failed)", cut)
+	}
+	if cancels > 0 {
+		cutNote += fmt.Sprintf(", %d cancelled by the client on purpose (neither failed nor done)", cancels)
 	}
 	d.Set(2, fmt.Sprintf("%d of %d chains run (%d with a failed call%s), %d of %d planned calls sent: %d kept, %d failed%s%s",
 		len(res.Chains), res.Planned, failedChains, cutNote, cnt.Sent, cnt.Planned, cnt.Kept, cnt.Failed, shardIDs(c.Shard, c.shardSrc, c.Chains, "chain", "trace IDs"), partial), false)

@@ -44,7 +44,9 @@ type ChainRun struct {
 	// "tool_error"), "" otherwise.
 	ToolErr string `json:"tool_err,omitempty"`
 	// Err is the class of the first failed call ("" when all succeeded;
-	// "canceled" when the run's deadline cut the chain short).
+	// "canceled" when the run's deadline cut the chain short; "cancelled"
+	// when the client cancelled a call on purpose, which ends the chain:
+	// neither failed nor done, see Cancel).
 	Err string `json:"err,omitempty"`
 	// Cut says why the chain stopped before its last call ("" when it ran
 	// them all).
@@ -55,7 +57,8 @@ type ChainRun struct {
 func (c *ChainRun) OK() bool { return c.Err == "" }
 
 // Totals is the measured total of each chain; a chain with a failed call
-// (an empty answer included) is Failed: the task did not get done.
+// (an empty answer included) or a cancelled one is Failed: the task did
+// not get done.
 func (cr *ChainResult) Totals() Sample {
 	s := make(Sample, 0, len(cr.Chains))
 	for i := range cr.Chains {
@@ -81,12 +84,13 @@ func (cr *ChainResult) Calls() *Result {
 }
 
 // ErrorRate is the fraction of chains with a failed call, among those
-// not cut short by the run's end (see ChainRun.CutShort); NaN when there
+// not cut short by the run's end (see ChainRun.CutShort) nor cancelled by
+// the client (in neither part, as a cancelled request); NaN when there
 // are none.
 func (cr *ChainResult) ErrorRate() float64 {
 	n, finished := 0, 0
 	for i := range cr.Chains {
-		if !cr.Chains[i].CutShort() {
+		if !cr.Chains[i].CutShort() && cr.Chains[i].Err != classCancelled {
 			finished++
 			if !cr.Chains[i].OK() {
 				n++
@@ -166,7 +170,7 @@ func (cr *ChainResult) CheckPrediction(seed uint64) (PredictionCheck, bool) {
 // p50, p95 and p99 of chain totals predicted from the run's call totals
 // drawn independently (10,000 chains a length, seeded; a failed draw
 // fails its chain), labelled a prediction, beside the chains measured at
-// that length (Measured.N 0 where none was; cut-short chains left out,
+// that length (Measured.N 0 where none was; cut-short and cancelled chains left out,
 // failed ones failed; with tool steps, their model time): where the two
 // disagree the measured chains are the ground truth. It panics when
 // maxLen is not in [1, 1000].
@@ -177,7 +181,7 @@ func (cr *ChainResult) LengthCurve(maxLen int, seed uint64) chaincurve.Curve {
 		if !ch.OK() {
 			v = Failed
 		}
-		if !ch.CutShort() {
+		if !ch.CutShort() && ch.Err != classCancelled { // a cancelled chain stopped short of its length
 			measured[len(ch.Calls)] = append(measured[len(ch.Calls)], v)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tailguard/tailguard/internal/cancel"
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/stats"
 	"github.com/tailguard/tailguard/latencytest"
@@ -95,7 +96,8 @@ func (t Task) Objective(metric Metric, opts ...Option) Objective {
 // ChainQ is the objective "the q-quantile of measured chain totals is
 // within budget", on measured chains: their totals are the ground truth of
 // a task's latency. A chain with a failed call counts as Failed (never
-// done); a chain the run's end cut short (see ChainRun.CutShort) is left
+// done), as does one the client cancelled (as a cancelled request's
+// total); a chain the run's end cut short (see ChainRun.CutShort) is left
 // out, unless it had already run longer than budget: then it counts as
 // Failed too (its total can only grow). The outcome says how many were
 // cut.
@@ -132,7 +134,9 @@ const chainTotalMetric Metric = "chain_total"
 // MaxChainErrorRate is the objective "at most the fraction max (0.05 for
 // 5%) of chains had a failed call", over the finished chains: a chain the
 // run's end cut short with no failed call before (see ChainRun.CutShort)
-// is partial, not failed, and is left out (the outcome says how many). A
+// is partial, not failed, and a chain the client cancelled (Err
+// "cancelled") is neither failed nor done: both are left out (the outcome
+// says how many). A
 // max outside [0,1) fails and says so (1, every chain failed, is refused: an
 // all-failed run never passes); it needs n >= ceil(1/max) finished
 // chains.
@@ -143,23 +147,28 @@ func MaxChainErrorRate(max float64) Objective {
 		if out.Note = rateLimitProblem(max); out.Note != "" {
 			return out
 		}
-		failed, n := 0, 0
+		failed, n, cancels := 0, 0, 0
 		for i := range cr.Chains {
-			if ch := &cr.Chains[i]; !ch.CutShort() {
+			switch ch := &cr.Chains[i]; {
+			case ch.Err == cancel.Class:
+				cancels++
+			case !ch.CutShort() && ch.OK():
 				n++
-				if !ch.OK() {
-					failed++
-				}
+			case !ch.CutShort():
+				n, failed = n+1, failed+1
 			}
 		}
-		cut := len(cr.Chains) - n
+		cut := len(cr.Chains) - n - cancels
 		switch {
 		case len(cr.Chains) == 0:
 			out.Observed, out.Note = "no data", "no chain ran"
 			return out
 		case n == 0:
-			out.Observed, out.Note = "no data", fmt.Sprintf("no chain finished (%d cut short by the run's end)", cut)
+			out.Observed, out.Note = "no data", fmt.Sprintf("no chain finished (%d cut short by the run's end, %d cancelled by the client)", cut, cancels)
 			return out
+		}
+		if cancels > 0 {
+			out.addNote(fmt.Sprintf("%d chain(s) cancelled by the client on purpose: in neither part of the rate", cancels))
 		}
 		rate := float64(failed) / float64(n)
 		out.Observed = fmt.Sprintf("%s (%d of %d)", share(rate), failed, n)

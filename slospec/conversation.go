@@ -5,10 +5,12 @@
 package slospec
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/tailguard/tailguard/agent"
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/internal/cancel"
+	"github.com/tailguard/tailguard/internal/resultbuild"
 	"github.com/tailguard/tailguard/latencytest"
 	"github.com/tailguard/tailguard/sloassert"
 )
@@ -144,6 +147,10 @@ func parseTurn(p *specParser, f specEntry, _ where, out *[]Objective) {
 		inner := tableRef.objectives(p, g)
 		p.seen = outer
 		for _, o := range inner {
+			if k := tableRef.kindOf(o); k != nil && k.chain {
+				p.errorf(o.Line, g.path+"."+o.Key, "a turn's objectives judge its requests: %s judges whole sessions (write it at the top)", o.Key)
+				continue
+			}
 			o.Turn, o.TurnKind, o.Kind = k, o.Kind, kindTurn
 			o.Key = fmt.Sprintf("turn%d_%s", k, o.Key)
 			p.objective(out, o, g.path)
@@ -203,6 +210,24 @@ var turnKind = objectiveKind{name: kindTurn, key: "turn", at: atTop,
 		return sloassert.Turn(o.Turn, k.build(in))
 	}}
 
+// judged is the part of r that objective o judges, and what names it
+// (" of turn 4"): a turn objective's turn, else r whole ("").
+func judged(r *latencytest.Result, o Objective) (*latencytest.Result, string) {
+	if o.Kind != kindTurn {
+		return r, ""
+	}
+	b := resultbuild.New().(interface {
+		Add(*latencytest.Record)
+		Result(partial string) *latencytest.Result
+	})
+	for _, rec := range r.All() {
+		if rec.Turn == o.Turn {
+			b.Add(rec)
+		}
+	}
+	return b.Result(""), fmt.Sprintf(" of turn %d", o.Turn)
+}
+
 // conversationSamples is the requests a spec's conversation gives an
 // objective (a turn objective: one a session), for the sample-size rule.
 func conversationSamples(c *agent.Conversation, o Objective) (int, string) {
@@ -213,8 +238,11 @@ func conversationSamples(c *agent.Conversation, o Objective) (int, string) {
 	if turns == 0 {
 		turns = 10
 	}
-	if o.Kind == kindTurn {
+	switch {
+	case o.Kind == kindTurn:
 		return sessions, fmt.Sprintf("conversation.sessions gives turn %d %d requests", o.Turn, sessions)
+	case isSession(o):
+		return sessionSamples(sessions) // session.go
 	}
 	return sessions * turns, fmt.Sprintf("conversation gives %d sessions × %d turns", sessions, turns)
 }
@@ -225,13 +253,18 @@ func conversationSamples(c *agent.Conversation, o Objective) (int, string) {
 // It returns the verdict.
 func runConversation(s Spec, t *testing.T, title string, rt runTarget) string {
 	t.Helper()
-	objs := make([]sloassert.Objective, len(s.Objectives))
-	for i, o := range s.Objectives {
-		objs[i] = o.Objective()
+	var objs, sessionObjs []sloassert.Objective
+	for _, o := range s.Objectives {
+		if isSession(o) {
+			sessionObjs = append(sessionObjs, o.ChainObjective())
+		} else {
+			objs = append(objs, o.Objective())
+		}
 	}
 	verdict := "conversation did not run"
 	t.Run("conversation", func(t *testing.T) {
 		var res *latencytest.Result
+		var sessions *latencytest.ChainResult
 		var fake *fakeprovider.Fake
 		rt.onFake = func(f *fakeprovider.Fake) { fake = f }
 		rt.measure(t, func(t *testing.T, p latencytest.Provider) {
@@ -247,9 +280,9 @@ func runConversation(s Spec, t *testing.T, title string, rt runTarget) string {
 			if err != nil {
 				t.Fatalf("slospec: spec %s: %v", title, err)
 			}
-			res = cr.Turns()
+			res, sessions = cr.Turns(), cr.Sessions
 			if fake != nil {
-				synctest.Wait() // the fake's handlers of the last closes record them
+				settle(fake, res.Len())
 				joinCloses(res.Records, fake.Served())
 			}
 		})
@@ -258,13 +291,33 @@ func runConversation(s Spec, t *testing.T, title string, rt runTarget) string {
 		}
 		rep := sloassert.Evaluate(res, objs...)
 		rep.Title = title + " conversation"
-		for j, o := range s.Objectives {
+		srep := sloassert.Report{Title: title + " conversation sessions"}
+		if len(sessionObjs) > 0 {
+			srep = sloassert.Evaluate(sessions, sessionObjs...)
+			srep.Title = title + " conversation sessions"
+		}
+		ri, si := 0, 0
+		for _, o := range s.Objectives {
+			out, judgedBy := sloassert.Outcome{}, rep.Title
+			if isSession(o) {
+				out, si, judgedBy = srep.Outcomes[si], si+1, srep.Title
+			} else {
+				out, ri = rep.Outcomes[ri], ri+1
+			}
 			t.Run(o.Key, func(t *testing.T) {
-				checkRow(t, objectiveOrigin(title, rt, o), rep.Outcomes[j], rep.Title)
+				checkRow(t, objectiveOrigin(title, rt, o), out, judgedBy)
 			})
 		}
-		finishLevel(t, rep)
-		verdict = levelVerdict("conversation", rep)
+		var verdicts []string
+		if len(objs) > 0 {
+			finishLevel(t, rep)
+			verdicts = append(verdicts, levelVerdict("conversation", rep))
+		}
+		if len(sessionObjs) > 0 {
+			finishLevel(t, srep)
+			verdicts = append(verdicts, levelVerdict("sessions", srep))
+		}
+		verdict = strings.Join(verdicts, "; ")
 	})
 	return verdict
 }
@@ -275,9 +328,14 @@ func runConversation(s Spec, t *testing.T, title string, rt runTarget) string {
 // judges records given apart from it).
 func conversationProblem(s *Spec, loadLine int, records bool) (line int, key, msg string) {
 	turn := slices.IndexFunc(s.Objectives, func(o Objective) bool { return o.Kind == kindTurn })
+	session := slices.IndexFunc(s.Objectives, isSession)
 	switch {
 	case s.Conversation == nil && turn >= 0 && s.Target.Records == "" && !records:
 		return s.Objectives[turn].Line, "objectives.turn", "turn objectives judge a conversation's turns: add a conversation section, or judge records of one"
+	case session >= 0 && (s.Target.Records != "" || records):
+		return s.Objectives[session].Line, "objectives.session", "session objectives need a live target: records hold each turn, not the measured session totals"
+	case s.Conversation == nil && session >= 0:
+		return s.Objectives[session].Line, "objectives.session", "session objectives judge a conversation's sessions: add a conversation section"
 	case s.Conversation == nil:
 		return 0, "", ""
 	case loadLine > 0:
@@ -285,7 +343,29 @@ func conversationProblem(s *Spec, loadLine int, records bool) (line int, key, ms
 	case s.Target.Records != "":
 		return 0, "conversation", "the conversation is not run with a records target (the records were measured already; turn objectives judge their turns)"
 	}
+	turns := cmp.Or(s.Conversation.Turns, 10)
+	for _, o := range s.Objectives {
+		if o.Kind == kindTurn && o.Turn > turns {
+			return o.Line, "objectives." + o.Key, fmt.Sprintf("turn %d: no session reaches it (conversation.turns is %d)", o.Turn, turns)
+		}
+	}
 	return 0, "", ""
+}
+
+// settleLimit bounds, in virtual time, how long settle waits for a fake
+// that generates on after its clients' closes (fakeprovider.AfterClose).
+const settleLimit = time.Hour
+
+// settle waits, in the fake's bubble, until fake has recorded n requests
+// (or for settleLimit of virtual time): the handlers of the last closes
+// record them at once, but a request the fake goes on generating for
+// nobody is recorded at its answer's planned end.
+func settle(fake *fakeprovider.Fake, n int) {
+	synctest.Wait()
+	for waited := time.Duration(0); len(fake.Served()) < min(n, fake.Profile().ServedLimit) && waited < settleLimit; waited += 100 * time.Millisecond {
+		time.Sleep(100 * time.Millisecond) // virtual time: instant
+		synctest.Wait()
+	}
 }
 
 // joinCloses sets ServerAfterClose and ServerCloseReported on every

@@ -81,6 +81,9 @@ func TestConversationSpecBadInput(t *testing.T) {
 		{base + "load: {requests: 100, cancel: {after: -1s}}\nobjectives: {ttft: {p50: 1s}}\n", "cancel.after"},
 		{"target: {records: x.jsonl}\nconversation: {turns: 3}\nobjectives: {ttft: {p50: 1s}}\n", "not run with a records target"},
 		{base + "load: {requests: 100}\nobjectives: {turn: {2: {ttft: {p50: 1s}}}}\n", "add a conversation section"},
+		// the plan counts the turn's requests: none when no session reaches it
+		{base + "conversation: {turns: 3}\nobjectives: {turn: {4: {error_rate: 5%}}}\n", "line 3: objectives.turn4_error_rate: turn 4: no session reaches it (conversation.turns is 3)"},
+		{base + "conversation: {}\nobjectives: {turn: {11: {ttft: {p50: 1s}}}}\n", "turn 11: no session reaches it (conversation.turns is 10)"},
 	} {
 		_, err := slospec.ParseSpec([]byte(tc.spec))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -108,28 +111,7 @@ func TestConversationSpecRuns(t *testing.T) {
 // objective cannot tell apart.
 func TestJudgeReadsConversationRecords(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "conv.jsonl")
-	synctest.Test(t, func(t *testing.T) {
-		prof, err := fakeprovider.ParseProfile([]byte(convProfile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := fakeprovider.New(prof)
-		defer f.Close()
-		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel("m"))
-		r, err := agent.Conversation{Sessions: 20, Turns: 4, MaxTokens: 8, TurnTokens: 400}.Run(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Turns().WriteRecords(w, false); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
-	})
+	path := writeConversation(t, dir, 20)
 	// Turn 1's TTFT is 300 ms (200 prompt tokens); turn 4's prompt holds
 	// three 400-token messages more, half of it cached: far over 500 ms.
 	for _, tc := range []struct {
@@ -144,6 +126,63 @@ func TestJudgeReadsConversationRecords(t *testing.T) {
 		reps, err := slospec.JudgeFile(spec, "", path)
 		if err != nil || len(reps) != 1 || reps[0].Verdict() != tc.verdict {
 			t.Errorf("%s: %v; want %s\n%v", tc.objectives, err, tc.verdict, reps)
+		}
+	}
+}
+
+// writeConversation writes the records of sessions sessions of 4 turns
+// against convProfile into dir, and returns their path.
+func writeConversation(t *testing.T, dir string, sessions int) string {
+	t.Helper()
+	path := filepath.Join(dir, "conv.jsonl")
+	synctest.Test(t, func(t *testing.T) {
+		prof, err := fakeprovider.ParseProfile([]byte(convProfile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := fakeprovider.New(prof)
+		defer f.Close()
+		p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()), latencytest.WithModel("m"))
+		r, err := agent.Conversation{Sessions: sessions, Turns: 4, MaxTokens: 8, TurnTokens: 400}.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Turns().WriteRecords(w, false); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	})
+	return path
+}
+
+// A turn objective's sample is its turn's requests: p99 of turn 1 from
+// 30 sessions (30 requests, of 120) cannot be judged (n >= 100), so the
+// level is inconclusive (tailguard judge: exit 2), not failed; the same
+// p99 over all 120 requests is judged.
+func TestJudgeTurnSampleIsTheTurns(t *testing.T) {
+	dir := t.TempDir()
+	path := writeConversation(t, dir, 30)
+	for _, tc := range []struct {
+		objectives, undecided string
+		verdict               sloassert.Verdict
+	}{
+		{"turn: {1: {ttft: {p99: 1s}}}", "turn1_ttft_p99: p99 needs n >= 100 (the records hold 30 of turn 1 at c1)", sloassert.Inconclusive},
+		{"turn: {5: {ttft: {p99: 1s}}}", "turn5_ttft_p99: p99 needs n >= 100 (the records hold 0 of turn 5 at c1)", sloassert.Inconclusive},
+		{"ttft: {p99: 5s}", "", sloassert.Pass},
+		// turn 1 is 300 ms: its lower bound proves p99 over 100 ms on any n
+		{"turn: {1: {ttft: {p99: 100ms}}}", "", sloassert.Fail},
+	} {
+		reps, err := slospec.JudgeFile(writeSpec(t, dir, "objectives: {"+tc.objectives+"}\n"), "", path)
+		if err != nil || len(reps) != 1 {
+			t.Fatalf("%s: %v %v", tc.objectives, err, reps)
+		}
+		got := strings.Join(reps[0].Undecided, "; ")
+		if v := reps[0].Verdict(); v != tc.verdict || got != tc.undecided {
+			t.Errorf("%s: verdict %s, undecided %q; want %s, %q\n%s", tc.objectives, v, got, tc.verdict, tc.undecided, reps[0].Report)
 		}
 	}
 }

@@ -71,10 +71,11 @@ func (lr *LevelReport) undecide(objectives []Objective) {
 		why := ""
 		if k := kindOf(o); k != nil && k.sample != nil && !o.AllowSmallSample {
 			if m, q := k.sample(o); q > 0 && m != "" {
-				s, err := m.Sample(lr.Result)
+				res, of := judged(lr.Result, o) // a turn's objective: its turn's requests
+				s, err := m.Sample(res)
 				n := len(s)
 				if m == sloassert.ITL { // the rule counts requests, as sloassert's
-					c := lr.Result.Counts()
+					c := res.Counts()
 					n = c.Kept + c.Failed
 				}
 				// a quantile whose lower bound is already over budget fails
@@ -85,7 +86,7 @@ func (lr *LevelReport) undecide(objectives []Objective) {
 					if o.Kind == kindTailRatio {
 						what = "p99/p50"
 					}
-					why = fmt.Sprintf("%s needs n >= %d (the records hold %d at %s)", what, need, n, lr.Name)
+					why = fmt.Sprintf("%s needs n >= %d (the records hold %d%s at %s)", what, need, n, of, lr.Name)
 				}
 			}
 		}
@@ -140,6 +141,9 @@ func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
 	}
 	if s.Chains != nil && len(s.Chains.Objectives) > 0 {
 		return nil, fmt.Errorf("slospec: spec %s: chains need a live target: records hold each call, not the measured chain totals", s.title())
+	}
+	if slices.ContainsFunc(s.Objectives, isSession) {
+		return nil, fmt.Errorf("slospec: spec %s: session objectives need a live target: records hold each turn, not the measured session totals", s.title())
 	}
 	if s.Agent != nil && len(s.Agent.Objectives) > 0 {
 		return nil, fmt.Errorf("slospec: spec %s: agent tasks need a live target: records hold each call, not the measured task totals", s.title())

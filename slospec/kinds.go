@@ -30,7 +30,9 @@ import (
 // no spec key writes) judges the chains' calls as one Result when an
 // Objective built in Go asks for it; "server_queue" (the server's queue
 // Q-quantile <= Budget, sloassert.ServerQueue) judges the server metrics
-// a level scraped. Any other kind judges nothing: its objective never
+// a level scraped; "turn" judges one turn's requests of a conversation,
+// "session_total" and "session_error_rate" its whole sessions
+// (session.go). Any other kind judges nothing: its objective never
 // passes and says why.
 type ObjectiveKind string
 
@@ -244,7 +246,8 @@ var kinds = []objectiveKind{
 			obj.Name = fmt.Sprintf("%s (task of %d calls, %s of tasks)", obj.Name, o.Task.Calls, percent(1-o.Task.TailTasks))
 			return obj
 		}},
-	turnKind, // conversation.go
+	turnKind,                               // conversation.go
+	sessionTotalKind, sessionErrorRateKind, // session.go
 	{name: kindTaskPerCall,
 		sample: func(o Objective) (sloassert.Metric, float64) {
 			q, _ := o.Task.PerCall()

@@ -615,7 +615,7 @@ func (p *specParser) samples(s *Spec) {
 // need reports a quantile objective the planned sample n cannot judge.
 func (p *specParser) need(o Objective, q float64, n int, src string) {
 	key := "objectives." + o.Key
-	if o.IsChain() || o.Kind == kindTaskPerCall {
+	if (o.IsChain() || o.Kind == kindTaskPerCall) && !isSession(o) {
 		key = "chains." + o.Key
 	}
 	if want := sloassert.MinSamples(q); n < want && !o.AllowSmallSample {

@@ -95,6 +95,8 @@ import (
 //	  # tail_ratio: {total: 3}
 //	  # turn: {10: {ttft: {p95: 2s}}}   # with a conversation (or its records): its
 //	  #                             # turn 10 alone (sloassert.Turn)
+//	  # session: {p95: 60s, error_rate: 5%}   # with a conversation: its whole
+//	  #                             # sessions, think times included (session.go)
 //	chains:                         # agent chains, one "chains" subtest
 //	  count: 30                     # default 30
 //	  calls: 10                     # per chain; default 10
