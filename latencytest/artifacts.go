@@ -255,7 +255,7 @@ func (s *recordSink) done(sent int) []Record {
 	if s.full != nil {
 		return s.full[:sent]
 	}
-	s.res.compact.truncate(s.first + sent)
+	s.res.compact.Truncate(s.first + sent)
 	return nil
 }
 

@@ -53,6 +53,12 @@ type Record struct {
 	Turn    int `json:"turn,omitempty"`
 	// PromptClass is the Mix class ("short", "medium", "long").
 	PromptClass string `json:"prompt_class,omitempty"`
+	// PromptChars is the number of characters of prompt text the request
+	// sent: its messages' content, the nonce included (0: not known, as
+	// for a Func call or a format that does not give it). With the
+	// server's PromptTokens it gives the tokenizer's characters per token
+	// (package fit).
+	PromptChars int `json:"prompt_chars,omitempty"`
 	// MaxTokens is the cap sent (0: none).
 	MaxTokens int `json:"max_tokens,omitempty"`
 
