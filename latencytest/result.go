@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/disclosure"
+	"github.com/tailguard/tailguard/internal/summary"
 	"github.com/tailguard/tailguard/sample"
 	"github.com/tailguard/tailguard/servermetrics"
 )
@@ -502,7 +503,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		*plain
 		Records    recordsJSON `json:"records"`
 		CPUPerWall *float64    `json:"cpu_per_wall"`
-	}{(*plain)(r), recordsJSON{r}, finite(r.CPUPerWall)})
+	}{(*plain)(r), recordsJSON{r}, summary.Finite(r.CPUPerWall)})
 }
 
 // recordsJSON writes a result's records, full or compact, as an array.
