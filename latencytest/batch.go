@@ -360,6 +360,7 @@ func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSou
 			defer func() { <-sem }()
 			rec := p.Call(ctx, req)
 			rec.ID, rec.Warmup, rec.Run, rec.Concurrency, rec.PromptClass = id, i < b.Warmup, run, b.Concurrency, class
+			rec.PromptChars = promptChars(req)
 			if rec.MaxTokens == 0 {
 				rec.MaxTokens = req.MaxTokens
 			}

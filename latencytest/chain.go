@@ -201,7 +201,7 @@ func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSourc
 			req.prompt = templateFor(c.Prompt)
 		}
 		rec := p.Call(ctx, req)
-		rec.ID, rec.Chain, rec.Call, rec.Concurrency = id, i, k, c.Concurrency
+		rec.ID, rec.Chain, rec.Call, rec.Concurrency, rec.PromptChars = id, i, k, c.Concurrency, promptChars(req)
 		if rec.MaxTokens == 0 {
 			rec.MaxTokens = c.MaxTokens
 		}

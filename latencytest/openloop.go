@@ -320,7 +320,7 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 			began := time.Now()
 			rec := p.Call(ctx, req)
 			delay := max(began.Sub(due), 0)
-			rec.ID, rec.PromptClass = id, class
+			rec.ID, rec.PromptClass, rec.PromptChars = id, class, promptChars(req)
 			rec.OpenLoop, rec.Scheduled, rec.StartDelay, rec.FromSchedule = true, at, delay, delay+rec.Total
 			if rec.MaxTokens == 0 {
 				rec.MaxTokens = req.MaxTokens
