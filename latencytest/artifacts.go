@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/tailguard/tailguard/internal/recfile"
-	"github.com/tailguard/tailguard/internal/summary"
+	"github.com/tailguard/tailguard/latencytest/internal/summary"
 )
 
 // WriteRecords writes records as JSONL (one JSON object a line), then an

@@ -13,7 +13,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/recfile"
-	"github.com/tailguard/tailguard/internal/summary"
+	"github.com/tailguard/tailguard/latencytest/internal/summary"
 	"github.com/tailguard/tailguard/sample"
 )
 

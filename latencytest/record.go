@@ -10,7 +10,7 @@ import (
 	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/gaps"
 	"github.com/tailguard/tailguard/internal/httpattempt"
-	"github.com/tailguard/tailguard/internal/summary"
+	"github.com/tailguard/tailguard/latencytest/internal/summary"
 	"github.com/tailguard/tailguard/protocol"
 )
 

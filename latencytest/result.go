@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/disclosure"
-	"github.com/tailguard/tailguard/internal/summary"
+	"github.com/tailguard/tailguard/latencytest/internal/summary"
 	"github.com/tailguard/tailguard/sample"
 	"github.com/tailguard/tailguard/servermetrics"
 )
