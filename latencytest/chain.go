@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/disclosure"
+	"github.com/tailguard/tailguard/internal/machine"
 	"github.com/tailguard/tailguard/internal/shard"
 )
 
@@ -128,7 +129,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 		}
 	}
 	res := &ChainResult{Run: Run{Planned: len(mine), Start: time.Now(), Shard: c.Shard.Mark()}, PlannedCalls: len(mine) * c.Length}
-	meter := startCPU()
+	meter := machine.StartMeter()
 	// The provider's connection pool (openai.go), its idle connections
 	// closed when the run ends.
 	ctx, endConns := withConcurrency(ctx, c.Concurrency)
@@ -175,8 +176,8 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 		}
 	}
 	res.End = time.Now()
-	res.CPUPerWall = meter.perWall()
-	res.Machine = meter.machine()
+	res.CPUPerWall = meter.PerWall()
+	res.Machine = meter.Stop()
 	res.Disclosure = c.disclose(p, res)
 	noteMachine(&res.Disclosure, res.Machine)
 	return res, nil

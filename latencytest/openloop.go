@@ -10,6 +10,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/arrivals"
 	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/machine"
 	"github.com/tailguard/tailguard/servermetrics"
 )
 
@@ -217,7 +218,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	o.align = al
 	res := &Result{Run: Run{Planned: o.Shard.Share(whole), Shard: o.Shard.Mark()}}
 	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(o.ServerMetrics.Watch(ctx)) // nil without a URL
-	meter := startCPU()
+	meter := machine.StartMeter()
 	res.Start = time.Now()
 	if err := res.keep(ctx, o.RecordMode); err != nil {
 		return nil, fmt.Errorf("latencytest: open loop: %w", err)
@@ -230,8 +231,8 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 		res.Records, st = o.send(ctx, p, res.Start, res.Planned)
 	}
 	res.End = time.Now()
-	res.CPUPerWall = meter.perWall()
-	res.Machine = meter.machine()
+	res.CPUPerWall = meter.PerWall()
+	res.Machine = meter.Stop()
 	if st.stopped != "" {
 		res.Partial, res.PartialReason = true, st.stopped
 	}
