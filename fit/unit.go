@@ -14,7 +14,9 @@ import (
 
 // WithMix names the prompt mix the records were measured with (their
 // PromptClass names its classes), so that Fit knows how many characters
-// each prompt had: class PromptTokens × 4 plus the nonce
+// each prompt had when the records do not say (Fit uses each record's
+// PromptChars instead when every record with usage prompt_tokens has
+// it): class PromptTokens × 4 plus the nonce
 // (defaults.NonceLen), as latencytest's Batch sends them. Fit then
 // fits how the engine's usage prompt_tokens grow with the characters
 // (fakeprovider.Prefill's CharsPerToken and TemplateTokens), so the fake
