@@ -172,6 +172,11 @@ func TestFitFidelity(t *testing.T) {
 	if d := (rise - want).Abs(); d > time.Duration(3*float64(se)*(hi-lo)/1000) {
 		t.Errorf("prefill curve rises %v from %v to %v tokens, the engine %v (12s per 1k): over 3 standard errors of the slope (%v per 1k)", rise, lo, hi, want, se)
 	}
+	// latencytest's records carry each prompt's characters: the unit is
+	// fitted from them, and the report says so.
+	if !strings.Contains(src, "against each record's prompt characters (Record.PromptChars)") {
+		t.Errorf("the prefill source does not say the unit came from each record's characters:\n%s", src)
+	}
 	if prof.Prefill.CharsPerToken != 4 || prof.Prefill.TemplateTokens != 0 {
 		t.Errorf("prefill unit %v characters per token + %d: the engine (a fake) counts characters/4", prof.Prefill.CharsPerToken, prof.Prefill.TemplateTokens)
 	}

@@ -323,7 +323,7 @@ func Fit(records []latencytest.Record, opts ...Option) (fakeprovider.Profile, Fi
 			curve.c.CharsPerToken, curve.c.TemplateTokens = unit.cpt, unit.template
 			p.Prefill = curve.c
 			rep.Sources["prefill"] = pf.String() + "; curve: " + curve.desc + "; tokens: " + unit.desc
-			if unit.template == 0 && unit.cpt == 4 && strings.HasPrefix(unit.desc, "prompt characters unknown") {
+			if unit.template == 0 && unit.cpt == 4 && strings.Contains(unit.desc, "prompt characters unknown") {
 				rep.Notes = append(rep.Notes, "prefill unit: "+unit.desc)
 			}
 		} else {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/disclosure"
+	"github.com/tailguard/tailguard/internal/machine"
 	"github.com/tailguard/tailguard/internal/shard"
 	"github.com/tailguard/tailguard/servermetrics"
 )
@@ -223,7 +224,7 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 	}
 	b.into = res
 	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(b.ServerMetrics.WithModel(describe(p).Model).Watch(ctx)) // nil without a URL
-	meter := startCPU()
+	meter := machine.StartMeter()
 	// The provider's connection pool for this concurrency (openai.go),
 	// its idle connections closed when the run ends (each sweep level's).
 	ctx, endConns := withConcurrency(ctx, b.Concurrency)
@@ -247,8 +248,8 @@ func (b Batch) Run(ctx context.Context, p Provider) (*Result, error) {
 		}
 	}
 	res.End = time.Now()
-	res.CPUPerWall = meter.perWall()
-	res.Machine = meter.machine()
+	res.CPUPerWall = meter.PerWall()
+	res.Machine = meter.Stop()
 	res.RepeatGaps = repeatGaps(res, b.Repeat)
 	res.Disclosure = b.disclose(p, res)
 	noteMachine(&res.Disclosure, res.Machine)
@@ -360,6 +361,7 @@ func (b Batch) runRange(ctx context.Context, p Provider, run int, nonce nonceSou
 			defer func() { <-sem }()
 			rec := p.Call(ctx, req)
 			rec.ID, rec.Warmup, rec.Run, rec.Concurrency, rec.PromptClass = id, i < b.Warmup, run, b.Concurrency, class
+			rec.PromptChars = promptChars(req)
 			if rec.MaxTokens == 0 {
 				rec.MaxTokens = req.MaxTokens
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/disclosure"
+	"github.com/tailguard/tailguard/internal/machine"
 	"github.com/tailguard/tailguard/internal/shard"
 	"github.com/tailguard/tailguard/servermetrics"
 )
@@ -134,7 +135,7 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 	}
 	res := &ChainResult{Run: Run{Planned: len(mine), Start: time.Now(), Shard: c.Shard.Mark()}, PlannedCalls: len(mine) * c.Length}
 	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(c.ServerMetrics.WithModel(describe(p).Model).Watch(ctx)) // nil without a URL
-	meter := startCPU()
+	meter := machine.StartMeter()
 	// The provider's connection pool (openai.go), its idle connections
 	// closed when the run ends.
 	ctx, endConns := withConcurrency(ctx, c.Concurrency)
@@ -181,8 +182,8 @@ func (c Chain) Run(ctx context.Context, p Provider) (*ChainResult, error) {
 		}
 	}
 	res.End = time.Now()
-	res.CPUPerWall = meter.perWall()
-	res.Machine = meter.machine()
+	res.CPUPerWall = meter.PerWall()
+	res.Machine = meter.Stop()
 	res.Disclosure = c.disclose(p, res)
 	noteMachine(&res.Disclosure, res.Machine)
 	return res, nil
@@ -214,7 +215,7 @@ func (c Chain) runChain(ctx context.Context, p Provider, i int, nonce nonceSourc
 			req.prompt = templateFor(c.Prompt)
 		}
 		rec := p.Call(ctx, req)
-		rec.ID, rec.Chain, rec.Call, rec.Concurrency = id, i, k, c.Concurrency
+		rec.ID, rec.Chain, rec.Call, rec.Concurrency, rec.PromptChars = id, i, k, c.Concurrency, promptChars(req)
 		if rec.MaxTokens == 0 {
 			rec.MaxTokens = c.MaxTokens
 		}

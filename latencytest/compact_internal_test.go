@@ -11,7 +11,7 @@ import (
 
 // TestCompactRoundTrip: every field a compact record keeps comes back
 // exact, the rare ones too (connection setup, tool calls, hosted tools
-// alone, chains, notes, an ID that does not end in digits, negative
+// alone, chains, notes, the prompt's characters, the server's latency, an ID that does not end in digits, negative
 // clocks); a record with attempts is kept whole; gaps go to the sketch
 // and the answer is dropped.
 func TestCompactRoundTrip(t *testing.T) {
@@ -20,11 +20,11 @@ func TestCompactRoundTrip(t *testing.T) {
 	g.Add(3 * time.Millisecond)
 	g.Add(0)
 	recs := []Record{
-		{ID: "c8-r2-00017", Run: 2, Concurrency: 8, PromptClass: "long", MaxTokens: 600, Start: start.Add(time.Second),
+		{ID: "c8-r2-00017", Run: 2, Concurrency: 8, PromptClass: "long", PromptChars: 24034, MaxTokens: 600, Start: start.Add(time.Second),
 			DNS: 1, Connect: 2, TLS: 3, TTFB: 4, TTFT: 5, FirstAnswer: 7, LastToken: 9, Total: 11, MaxGap: 3, Gaps: g,
 			TokenEvents: 3, PromptTokens: 6000, CompletionTokens: 3, CachedTokens: 1024, ReasoningTokens: 1,
 			UsageReported: true, CachedReported: true, ToolCalls: 2, FirstToolCall: 6, ToolArgsDone: 8, HostedTools: 1,
-			FinishReason: "stop", Model: "m", Status: 200, Notes: []string{"a", "", "b"}, Content: "dropped"},
+			FinishReason: "stop", Model: "m", ServerLatency: 10, Status: 200, Notes: []string{"a", "", "b"}, Content: "dropped"},
 		{ID: "chain03-call04", Chain: 3, Call: 4, Start: start.Add(-time.Second), TTFB: NotObserved, TTFT: NotObserved,
 			FirstAnswer: NotObserved, LastToken: NotObserved, Total: 2 * time.Second, Err: "http_529", Status: 529,
 			Detail: "overloaded", Injected: "stall", Warmup: true},
@@ -53,7 +53,7 @@ func TestCompactRoundTrip(t *testing.T) {
 	}
 	// Gaps of the measured records (0 and 3: record 1 is warm-up, and
 	// failed), each record with attempts included.
-	if s := c.itl.Sample(); len(s) != 4 || c.itl.Failures() != 0 {
+	if s := c.ITL().Sample(); len(s) != 4 || c.ITL().Failures() != 0 {
 		t.Errorf("sketch %v", s)
 	}
 }
@@ -73,8 +73,8 @@ func TestCompactDetailsCapped(t *testing.T) {
 		t.Errorf("first detail %q", r.Detail)
 	}
 	c.decode(n-1, &r)
-	if r.Detail != compact.DroppedDetail || c.arena.Dropped() == 0 || r.ID != fmt.Sprintf("c1-%d", n-1) {
-		t.Errorf("last detail %q, dropped %d, id %s", r.Detail, c.arena.Dropped(), r.ID)
+	if r.Detail != compact.DroppedDetail || c.Dropped() == 0 || r.ID != fmt.Sprintf("c1-%d", n-1) {
+		t.Errorf("last detail %q, dropped %d, id %s", r.Detail, c.Dropped(), r.ID)
 	}
 }
 
@@ -105,11 +105,11 @@ func smallRunRecords(n int) []Record {
 func TestCompactSmallRunIsSmall(t *testing.T) {
 	recs := smallRunRecords(300)
 	c := newCompactStore(recs[0].Start)
-	c.reserve(len(recs))
+	c.Reserve(len(recs))
 	for i := range recs {
 		c.put(i, &recs[i])
 	}
-	compact, full := c.bytes(), (&Result{Records: recs}).retainedBytes()
+	compact, full := c.Bytes(), (&Result{Records: recs}).retainedBytes()
 	t.Logf("300 requests: compact %d bytes, full %d bytes", compact, full)
 	if compact > 300*128 || compact*4 >= full {
 		t.Errorf("300 requests: compact %d bytes (more than 128 a request, or not under a quarter of full's %d)", compact, full)
@@ -123,11 +123,11 @@ func BenchmarkCompactBytes300(b *testing.B) {
 	var compact int
 	for b.Loop() {
 		c := newCompactStore(recs[0].Start)
-		c.reserve(len(recs))
+		c.Reserve(len(recs))
 		for i := range recs {
 			c.put(i, &recs[i])
 		}
-		compact = c.bytes()
+		compact = c.Bytes()
 	}
 	b.ReportMetric(float64(compact), "compact-bytes")
 	b.ReportMetric(float64((&Result{Records: recs}).retainedBytes()), "full-bytes")

@@ -11,6 +11,7 @@ import (
 	"github.com/tailguard/tailguard/internal/defaults"
 	"github.com/tailguard/tailguard/internal/disclosure"
 	"github.com/tailguard/tailguard/internal/format"
+	"github.com/tailguard/tailguard/internal/machine"
 )
 
 // Disclosure says how a result was measured, one box per item of a
@@ -158,11 +159,11 @@ func common(d *Disclosure, desc Description, models []string, start, end time.Ti
 	default:
 		d.Set(12, "unknown: the provider does not describe itself", true)
 	}
-	if virtualClock(start) {
+	if machine.VirtualClock(start) {
 		d.Set(9, d.Box(9).Answer+", virtual time", false)
 	}
 	switch {
-	case virtualClock(start):
+	case machine.VirtualClock(start):
 		d.Set(13, "not meaningful: the run used synctest's fake clock (virtual time)", false)
 	case math.IsNaN(cpu):
 		d.Set(13, "not measured", true)

@@ -38,5 +38,5 @@ func ITLSketch(r *Result) *compact.Sketch {
 	if r.compact == nil {
 		return nil
 	}
-	return &r.compact.itl
+	return r.compact.ITL()
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tailguard/tailguard/internal/machine"
 )
 
 type deadlineTB struct {
@@ -98,7 +100,7 @@ func TestChainRejectsBadTemperature(t *testing.T) {
 }
 
 func TestVirtualClockHasNoCPUPerWall(t *testing.T) {
-	if !virtualClock(time.Date(2000, 1, 1, 0, 0, 5, 0, time.UTC)) || virtualClock(time.Now()) {
+	if !machine.VirtualClock(time.Date(2000, 1, 1, 0, 0, 5, 0, time.UTC)) || machine.VirtualClock(time.Now()) {
 		t.Fatal("virtualClock")
 	}
 	var d Disclosure

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/machine"
 	"github.com/tailguard/tailguard/internal/shard"
 )
 
@@ -170,7 +171,7 @@ func (l Load) waitStart(ctx context.Context) (al alignment, stopped string, err 
 	}
 	al.src = src
 	al.at = at
-	if virtualClock(time.Now()) && !virtualClock(at) {
+	if machine.VirtualClock(time.Now()) && !machine.VirtualClock(at) {
 		al.ignored = true
 		ignoreInBubble(src, at)
 		return al, "", nil

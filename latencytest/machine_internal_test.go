@@ -57,7 +57,7 @@ func TestSummaryCarriesTheMachine(t *testing.T) {
 	if s.Machine != m {
 		t.Fatalf("summary machine %v", s.Machine)
 	}
-	full, brief := s.String(), s.brief("")
+	full, brief := s.String(), s.Brief("")
 	if !strings.Contains(full, "\nmachine: PSI cpu some 50.0% of the run;") || !strings.Contains(full, "\nWARNING: the machine was busy") {
 		t.Errorf("summary:\n%s", full)
 	}
@@ -65,8 +65,8 @@ func TestSummaryCarriesTheMachine(t *testing.T) {
 		t.Errorf("brief:\n%s", brief)
 	}
 	quiet := (&Result{Run: Run{CPUPerWall: 0.01}}).Summarize()
-	if strings.Contains(quiet.String(), "machine") || strings.Contains(quiet.brief(""), "WARNING") {
-		t.Errorf("no machine measured, yet:\n%s\n%s", quiet.String(), quiet.brief(""))
+	if strings.Contains(quiet.String(), "machine") || strings.Contains(quiet.Brief(""), "WARNING") {
+		t.Errorf("no machine measured, yet:\n%s\n%s", quiet.String(), quiet.Brief(""))
 	}
 	b, err := json.Marshal(s)
 	if err != nil || !strings.Contains(string(b), `"machine":{"wall_ns":1000000000,"psi_cpu_some":0.5,`) {

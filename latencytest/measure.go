@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/recfile"
+	"github.com/tailguard/tailguard/latencytest/internal/summary"
 	"github.com/tailguard/tailguard/sample"
 )
 
@@ -212,7 +213,7 @@ func report(t testing.TB, r *Result, prefix, label string, keepContent bool) {
 	s.Test, s.Label = t.Name(), label
 	writeSummary(t, path, s)
 	attrs(t, prefix, s)
-	t.Log(s.brief(where))
+	t.Log(s.Brief(where))
 	if verbose() {
 		t.Logf("latency:\n%s\ndisclosure:\n%s", s, r.Disclosure)
 	}
@@ -266,7 +267,7 @@ func (s chainSummary) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		plain
 		ErrorRate *float64 `json:"chain_error_rate"`
-	}{plain(s), finite(s.ErrorRate)})
+	}{plain(s), summary.Finite(s.ErrorRate)})
 }
 
 // Measure runs the chains under t, as Batch.Measure does (the
@@ -303,7 +304,7 @@ func (c Chain) Measure(t testing.TB, p Provider) *ChainResult {
 	t.Attr("tailguard.chain.total.p95", format.Duration(totals.P95))
 	u := format.UnitFor(totals.P50, totals.P95, totals.P99)
 	t.Logf("chains %s: %d run, %d failed; chain total p50 %s p95 %s p99 %s\n%s", label, len(cr.Chains), totals.Failed,
-		format.In(totals.P50, u), format.In(totals.P95, u), format.In(totals.P99, u), sum.Calls.brief(where))
+		format.In(totals.P50, u), format.In(totals.P95, u), format.In(totals.P99, u), sum.Calls.Brief(where))
 	if verbose() {
 		t.Logf("chain total min %s max %s\ncalls:\n%s\ndisclosure:\n%s", format.Duration(totals.Min), format.Duration(totals.Max), sum.Calls, cr.Disclosure)
 	}

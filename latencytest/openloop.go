@@ -10,6 +10,7 @@ import (
 
 	"github.com/tailguard/tailguard/internal/arrivals"
 	"github.com/tailguard/tailguard/internal/defaults"
+	"github.com/tailguard/tailguard/internal/machine"
 	"github.com/tailguard/tailguard/servermetrics"
 )
 
@@ -217,7 +218,7 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 	o.align = al
 	res := &Result{Run: Run{Planned: o.Shard.Share(whole), Shard: o.Shard.Mark()}}
 	defer func(w *servermetrics.Watch) { res.Server = w.Stop() }(o.ServerMetrics.WithModel(describe(p).Model).Watch(ctx)) // nil without a URL
-	meter := startCPU()
+	meter := machine.StartMeter()
 	res.Start = time.Now()
 	if err := res.keep(ctx, o.RecordMode); err != nil {
 		return nil, fmt.Errorf("latencytest: open loop: %w", err)
@@ -230,8 +231,8 @@ func (o OpenLoop) Run(ctx context.Context, p Provider) (*Result, error) {
 		res.Records, st = o.send(ctx, p, res.Start, res.Planned)
 	}
 	res.End = time.Now()
-	res.CPUPerWall = meter.perWall()
-	res.Machine = meter.machine()
+	res.CPUPerWall = meter.PerWall()
+	res.Machine = meter.Stop()
 	if st.stopped != "" {
 		res.Partial, res.PartialReason = true, st.stopped
 	}
@@ -320,7 +321,7 @@ func (o OpenLoop) send(ctx context.Context, p Provider, start time.Time, planned
 			began := time.Now()
 			rec := p.Call(ctx, req)
 			delay := max(began.Sub(due), 0)
-			rec.ID, rec.PromptClass = id, class
+			rec.ID, rec.PromptClass, rec.PromptChars = id, class, promptChars(req)
 			rec.OpenLoop, rec.Scheduled, rec.StartDelay, rec.FromSchedule = true, at, delay, delay+rec.Total
 			if rec.MaxTokens == 0 {
 				rec.MaxTokens = req.MaxTokens

@@ -2,6 +2,7 @@ package latencytest
 
 import (
 	"sync"
+	"unicode/utf8"
 
 	"github.com/tailguard/tailguard/internal/defaults"
 )
@@ -22,7 +23,29 @@ import (
 // and a provider that finds its message to be the text behind a nonce
 // sends a prebuilt body.
 type promptTemplate struct {
-	text string
+	text  string
+	chars int // text's characters (runes), counted once
+}
+
+// newTemplate is text's template.
+func newTemplate(text string) *promptTemplate {
+	return &promptTemplate{text: text, chars: utf8.RuneCountInString(text)}
+}
+
+// promptChars is the characters (runes) of the prompt text req sends:
+// its messages' content, the nonce included (Record.PromptChars). A
+// templated request's text behind its nonce was counted once, with its
+// template: a mix prompt of 24,000 bytes is not counted per request.
+func promptChars(req Request) int {
+	if t := req.prompt; t != nil && len(req.Messages) == 1 && len(req.Messages[0].Content) >= len(t.text) {
+		c := req.Messages[0].Content
+		return utf8.RuneCountInString(c[:len(c)-len(t.text)]) + t.chars
+	}
+	n := 0
+	for _, m := range req.Messages {
+		n += utf8.RuneCountInString(m.Content)
+	}
+	return n
 }
 
 var (
@@ -43,7 +66,7 @@ func promptFor(chars int) *promptTemplate {
 	for len(b) < chars {
 		b = append(b, filler...)
 	}
-	t := &promptTemplate{text: string(b[:max(chars, 0)])}
+	t := newTemplate(string(b[:max(chars, 0)]))
 	promptCache[chars] = t
 	return t
 }
@@ -80,7 +103,7 @@ func templateFor(text string) *promptTemplate {
 	if len(sharedTemplates) >= maxSharedTemplates {
 		return nil
 	}
-	t := &promptTemplate{text: text}
+	t := newTemplate(text)
 	sharedTemplates[text] = t
 	return t
 }

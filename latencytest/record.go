@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/disclosure"
-	"github.com/tailguard/tailguard/internal/format"
 	"github.com/tailguard/tailguard/internal/gaps"
 	"github.com/tailguard/tailguard/internal/httpattempt"
+	"github.com/tailguard/tailguard/latencytest/internal/summary"
 	"github.com/tailguard/tailguard/protocol"
 )
 
@@ -53,6 +53,12 @@ type Record struct {
 	Turn    int `json:"turn,omitempty"`
 	// PromptClass is the Mix class ("short", "medium", "long").
 	PromptClass string `json:"prompt_class,omitempty"`
+	// PromptChars is the number of characters of prompt text the request
+	// sent: its messages' content, the nonce included (0: not known, as
+	// for a Func call or a format that does not give it). With the
+	// server's PromptTokens it gives the tokenizer's characters per token
+	// (package fit).
+	PromptChars int `json:"prompt_chars,omitempty"`
 	// MaxTokens is the cap sent (0: none).
 	MaxTokens int `json:"max_tokens,omitempty"`
 
@@ -242,21 +248,7 @@ func (r *Record) decodeRateUnit() string {
 // Cancelled (Planned, Sent, Kept, Discarded, Failed, Cancelled).
 type Counts = disclosure.Counts
 
-// ErrorExample is one error class of a result: how many measured requests
-// failed with it, and the first of them in submission order as an
-// example.
-type ErrorExample struct {
-	Class  string `json:"class"`
-	Count  int    `json:"count"`
-	ID     string `json:"id"`               // the example's trace ID
-	Detail string `json:"detail,omitempty"` // the example's Detail
-}
-
-// String renders the example on one line, its detail as ShortDetail:
-// `http_400 100 (e.g. c1-0000: "you must provide a model parameter")`.
-func (e ErrorExample) String() string {
-	if e.Detail == "" {
-		return fmt.Sprintf("%s %d (e.g. %s)", e.Class, e.Count, e.ID)
-	}
-	return fmt.Sprintf("%s %d (e.g. %s: %q)", e.Class, e.Count, e.ID, format.ShortDetail(e.Detail))
-}
+// ErrorExample is one error class of a result: how many measured
+// requests failed with it, and the first of them in submission order as
+// an example (Class, Count, ID, Detail); String renders it on one line.
+type ErrorExample = summary.ErrorExample

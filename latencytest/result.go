@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tailguard/tailguard/internal/disclosure"
+	"github.com/tailguard/tailguard/latencytest/internal/summary"
 	"github.com/tailguard/tailguard/sample"
 	"github.com/tailguard/tailguard/servermetrics"
 )
@@ -147,7 +148,7 @@ func (r *Result) MaxGap() Sample {
 // bytes a gap: for very large runs use ITLQuantile).
 func (r *Result) ITL() Sample {
 	if r.compact != nil {
-		return r.compact.itl.Sample()
+		return r.compact.ITL().Sample()
 	}
 	var s Sample
 	for _, rec := range r.All() {
@@ -164,7 +165,7 @@ func (r *Result) ITL() Sample {
 // itlSummary is ITL().Summarize(), from the sketch for compact records.
 func (r *Result) itlSummary() sample.Summary {
 	if r.compact != nil {
-		return sample.Summary(r.compact.itl.Summarize())
+		return sample.Summary(r.compact.ITL().Summarize())
 	}
 	return r.ITL().Summarize()
 }
@@ -502,7 +503,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		*plain
 		Records    recordsJSON `json:"records"`
 		CPUPerWall *float64    `json:"cpu_per_wall"`
-	}{(*plain)(r), recordsJSON{r}, finite(r.CPUPerWall)})
+	}{(*plain)(r), recordsJSON{r}, summary.Finite(r.CPUPerWall)})
 }
 
 // recordsJSON writes a result's records, full or compact, as an array.
@@ -545,7 +546,7 @@ func (r *Result) snapshot() *Result {
 func (r *Result) sink(n int) *recordSink {
 	s := &recordSink{res: r}
 	if r != nil && r.compact != nil {
-		s.first = r.compact.reserve(n)
+		s.first = r.compact.Reserve(n)
 	} else {
 		s.full = make([]Record, n)
 	}
@@ -618,7 +619,7 @@ func (r *Result) toCompact() {
 // is Failed. It panics if q is outside [0,1].
 func (r *Result) ITLQuantile(q float64) time.Duration {
 	if r.compact != nil {
-		return r.compact.itl.Quantile(q)
+		return r.compact.ITL().Quantile(q)
 	}
 	return r.ITL().Quantile(q)
 }
@@ -627,7 +628,7 @@ func (r *Result) ITLQuantile(q float64) time.Duration {
 // records).
 func (r *Result) Len() int {
 	if r.compact != nil {
-		return r.compact.arena.Len()
+		return r.compact.Len()
 	}
 	return len(r.Records)
 }
@@ -657,7 +658,7 @@ func (r *Result) All() iter.Seq2[int, *Record] {
 			return
 		}
 		var rec Record
-		for i := range r.compact.arena.Len() {
+		for i := range r.compact.Len() {
 			r.compact.decode(i, &rec)
 			if !yield(i, &rec) {
 				return
@@ -687,7 +688,7 @@ func (r *Result) models() []string {
 // the Record structs, their gaps, strings and answers.
 func (r *Result) retainedBytes() int {
 	if r.compact != nil {
-		return r.compact.bytes()
+		return r.compact.Bytes()
 	}
 	n := 0
 	for i := range r.Records {

@@ -75,8 +75,8 @@ func TestShardIsMarkedOnTheResult(t *testing.T) {
 				if err != nil || r.Shard != half || r.Shard.Count <= 1 {
 					t.Errorf("under TAILGUARD_SHARD=1/2: shard %v, %v", r.Shard, err)
 				}
-				if s := r.Summarize(); s.Shard != "1/2" || !strings.HasPrefix(s.Brief(), "latency batch (shard 1/2: one part of the run; merge the shards to judge it): ") {
-					t.Errorf("summary shard %q; log:\n%s", s.Shard, s.Brief())
+				if s := r.Summarize(); s.Shard != "1/2" || !strings.HasPrefix(s.Brief(""), "latency batch (shard 1/2: one part of the run; merge the shards to judge it): ") {
+					t.Errorf("summary shard %q; log:\n%s", s.Shard, s.Brief(""))
 				}
 				b, err := json.Marshal(r)
 				if err != nil || !bytes.Contains(b, []byte(`"shard":{"index":1,"count":2}`)) {

@@ -22,7 +22,7 @@ var guidellmFormat = Format{
 	Detect:  func(s Sniff) bool { return !s.Array && s.Has("benchmarks") },
 	Decode:  decodeGuideLLM,
 	Timed: "TTFT (first_token_iteration - request_start), total (request_end - request_start), last token; " +
-		"tokens from input_metrics/output_metrics; not measured: each inter-token gap (GuideLLM keeps only the first and last token times), first answer apart from reasoning, connection setup, TTFB",
+		"tokens from input_metrics/output_metrics, the prompt's characters from input_metrics.text_characters; not measured: each inter-token gap (GuideLLM keeps only the first and last token times), first answer apart from reasoning, connection setup, TTFB",
 	Warmup: "GuideLLM leaves its warm-up requests out of the report: none marked",
 }
 
@@ -40,7 +40,8 @@ type guidellmRequest struct {
 		} `json:"timings"`
 	} `json:"info"`
 	InputMetrics *struct {
-		TotalTokens *int `json:"total_tokens"`
+		TotalTokens    *int `json:"total_tokens"`
+		TextCharacters *int `json:"text_characters"`
 	} `json:"input_metrics"`
 	OutputMetrics *struct {
 		TotalTokens *int `json:"total_tokens"`
@@ -144,6 +145,12 @@ func guidellmRecord(q guidellmRequest, group string, level int) (latencytest.Rec
 	t := q.Info.Timings
 	if q.InputMetrics != nil && q.InputMetrics.TotalTokens != nil {
 		rec.PromptTokens = *q.InputMetrics.TotalTokens
+	}
+	if q.InputMetrics != nil && q.InputMetrics.TextCharacters != nil {
+		if *q.InputMetrics.TextCharacters < 0 {
+			return rec, fmt.Errorf("input_metrics.text_characters = %d: want a count, 0 or more", *q.InputMetrics.TextCharacters)
+		}
+		rec.PromptChars = *q.InputMetrics.TextCharacters
 	}
 	if q.OutputMetrics != nil && q.OutputMetrics.TotalTokens != nil {
 		rec.CompletionTokens, rec.UsageReported = *q.OutputMetrics.TotalTokens, true

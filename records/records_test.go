@@ -144,6 +144,11 @@ func TestImportSemantics(t *testing.T) {
 	if r := g.Records[0]; r.TTFT != 250*time.Millisecond || r.Total != 1050*time.Millisecond || r.LastToken != time.Second || r.TokenEvents != 16 || r.CompletionTokens != 16 || r.Concurrency != 2 {
 		t.Errorf("guidellm record 0: TTFT %v total %v last %v events %d tokens %d level %d", r.TTFT, r.Total, r.LastToken, r.TokenEvents, r.CompletionTokens, r.Concurrency)
 	}
+	// input_metrics.text_characters where the report gives it, 0 (not
+	// known) where it does not.
+	if a, b, c := g.Records[0].PromptChars, g.Records[1].PromptChars, g.Records[2].PromptChars; a != 530 || b != 261 || c != 0 {
+		t.Errorf("guidellm prompt characters %d, %d, %d: want 530, 261, 0", a, b, c)
+	}
 	if e := g.Errors(); e["http_503"] != 1 || e["canceled"] != 1 {
 		t.Errorf("guidellm errors %v: want http_503 and canceled (incomplete)", e)
 	}
@@ -244,6 +249,7 @@ func TestImportRefuses(t *testing.T) {
 		{"vllm arrays in milliseconds", "vllm", strings.Replace(vllm, `"ttfts": [0.125, 0.375, 0.0, 0.0]`, `"ttfts": [125, 375, 0.0, 0.0]`, 1), "mean_ttft_ms"},
 		{"vllm implausible seconds", "vllm", strings.Replace(vllm, `"ttfts": [0.125`, `"ttfts": [125000`, 1), "ttfts[0]"},
 		{"guidellm old report", "guidellm", `{"benchmarks":[{"requests":{"successful":[]}}]}`, "metadata.version"},
+		{"guidellm negative characters", "guidellm", strings.Replace(string(readFixture(t, "guidellm.json")), `"text_characters": 530`, `"text_characters": -530`, 1), "input_metrics.text_characters = -530"},
 		{"guidellm future schema", "guidellm", `{"metadata":{"version":2},"benchmarks":[]}`, "metadata.version 2"},
 		{"guidellm milliseconds", "guidellm", strings.Replace(string(readFixture(t, "guidellm.json")), `"request_start": 1764584100.25`, `"request_start": 1764584100250`, 1), "request_start"},
 		{"llmperf summary file", "llmperf", `{"results": {}}`, "array"},
