@@ -12,6 +12,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,11 +156,17 @@ func (r clientRun) q(p float64) time.Duration {
 // runLatencytest runs latencytest's client: a warm-up round then the
 // measured requests, at loopbackConc.
 func runLatencytest(b *testing.B, url string, label string, opts ...latencytest.Option) clientRun {
+	return runLatencytestN(b, url, loopbackRequests,
+		latencytest.Load{MaxTokens: loopbackTokens, Prompt: "Say sixty-four words.", Label: label}, opts...)
+}
+
+// runLatencytestN is runLatencytest with n measured requests of load.
+func runLatencytestN(b *testing.B, url string, n int, load latencytest.Load, opts ...latencytest.Option) clientRun {
 	p := latencytest.OpenAI(url+"/v1", opts...)
 	defer p.CloseIdleConnections()
+	runtime.GC() // the garbage of the run before is not this one's
 	before := cpuTime()
-	r, err := latencytest.Batch{Requests: loopbackRequests, Warmup: loopbackConc, Concurrency: loopbackConc,
-		Load: latencytest.Load{MaxTokens: loopbackTokens, Prompt: "Say sixty-four words.", Label: label}}.Run(context.Background(), p)
+	r, err := latencytest.Batch{Requests: n, Warmup: loopbackConc, Concurrency: loopbackConc, Load: load}.Run(context.Background(), p)
 	cpu := cpuTime() - before
 	if err != nil {
 		b.Fatal(err)
@@ -183,6 +191,7 @@ func runLatencytest(b *testing.B, url string, label string, opts ...latencytest.
 // rawConn is the reference reader's connection: HTTP/1.1 by hand.
 type rawConn struct {
 	c     net.Conn
+	auth  string // the Authorization header's value, "" for none
 	buf   []byte
 	req   []byte
 	event []byte
@@ -206,6 +215,10 @@ func (c *rawConn) rawRequest(host, id string, body []byte, res *rawResult) error
 	c.req = append(c.req, host...)
 	c.req = append(c.req, "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nX-Request-ID: "...)
 	c.req = append(c.req, id...)
+	if c.auth != "" {
+		c.req = append(c.req, "\r\nAuthorization: "...)
+		c.req = append(c.req, c.auth...)
+	}
 	c.req = append(c.req, "\r\nContent-Length: "...)
 	c.req = strconv.AppendInt(c.req, int64(len(body)), 10)
 	c.req = append(c.req, "\r\n\r\n"...)
@@ -315,7 +328,18 @@ func runRaw(b *testing.B, url string, label string) clientRun {
 // runRawBodies is runRaw with request i's body built by body (into dst,
 // reused by each worker).
 func runRawBodies(b *testing.B, url, label string, body func(dst []byte, i int, id string) []byte) clientRun {
+	return runRawBodiesN(b, url, label, loopbackRequests, "", body)
+}
+
+// runRawBodiesN is runRawBodies with n measured requests, each with the
+// API key key ("" for none) in its Authorization header.
+func runRawBodiesN(b *testing.B, url, label string, n int, key string, body func(dst []byte, i int, id string) []byte) clientRun {
 	host := strings.TrimPrefix(url, "http://")
+	auth := ""
+	if key != "" {
+		auth = "Bearer " + key
+	}
+	runtime.GC() // the garbage of the run before is not this one's
 	before := cpuTime()
 	var (
 		mu   sync.Mutex
@@ -325,7 +349,7 @@ func runRawBodies(b *testing.B, url, label string, body func(dst []byte, i int, 
 	)
 	next := make(chan int)
 	go func() {
-		for i := range loopbackConc + loopbackRequests {
+		for i := range loopbackConc + n {
 			next <- i
 		}
 		close(next)
@@ -351,7 +375,7 @@ func runRawBodies(b *testing.B, url, label string, body func(dst []byte, i int, 
 						mu.Unlock()
 						continue
 					}
-					c = &rawConn{c: nc, buf: make([]byte, 32<<10)}
+					c = &rawConn{c: nc, auth: auth, buf: make([]byte, 32<<10)}
 					mu.Lock()
 					run.conns++
 					mu.Unlock()
@@ -381,7 +405,7 @@ func runRawBodies(b *testing.B, url, label string, body func(dst []byte, i int, 
 	if fail != nil {
 		b.Fatal(fail)
 	}
-	run.cpuPerReq = (cpuTime() - before) / (loopbackConc + loopbackRequests)
+	run.cpuPerReq = (cpuTime() - before) / time.Duration(loopbackConc+n)
 	return run
 }
 
@@ -428,21 +452,72 @@ func BenchmarkLoopback(b *testing.B) {
 		report(b, "nethttp", runs)
 	})
 	b.Run("sidebyside", func(b *testing.B) {
-		// The two in turn, A B A B, so that a drift of the machine's speed
-		// falls on both: the ratio is of medians of the same run.
-		var raw, lt []clientRun
-		for i := 0; b.Loop(); i++ {
-			raw = append(raw, runRaw(b, url, "sraw"+strconv.Itoa(i)))
-			lt = append(lt, runLatencytest(b, url, "slt"+strconv.Itoa(i)))
-		}
-		r := report(b, "raw", raw)
-		l := report(b, "latencytest", lt)
-		b.ReportMetric(float64(l)/float64(r), "cpu-ratio")
-		rawAll, ltAll := clientRun{}, clientRun{}
-		for i := range raw {
-			rawAll.ttftErr = append(rawAll.ttftErr, raw[i].ttftErr...)
-			ltAll.ttftErr = append(ltAll.ttftErr, lt[i].ttftErr...)
-		}
-		b.ReportMetric(float64(ltAll.q(0.99)-rawAll.q(0.99))/1e3, "ttft-p99-excess-us")
+		// Equal prompts, side by side (see sideBySide).
+		body := []byte(`{"max_tokens":64,"messages":[{"role":"user","content":"Say sixty-four words."}],"model":"fake-model","stream":true,"stream_options":{"include_usage":true}}`)
+		n := sideRequests()
+		sideBySide(b,
+			func(i int) clientRun {
+				return runRawBodiesN(b, url, "sraw"+strconv.Itoa(i), n, benchAPIKey, func([]byte, int, string) []byte { return body })
+			},
+			func(i int) clientRun {
+				return runLatencytestN(b, url, n, latencytest.Load{MaxTokens: loopbackTokens, Prompt: "Say sixty-four words.",
+					Label: "slt" + strconv.Itoa(i)}, latencytest.WithAPIKey(benchAPIKey))
+			})
 	})
+}
+
+// benchAPIKey is the side-by-side runs' secret: with it set, latencytest
+// redacts it and its encodings from everything a request records, as a
+// user's run does.
+const benchAPIKey = "sk-bench-7f3a9c21e4b86d05a1c3e9f7b2d4608e"
+
+// sideRequests is the measured requests of one side-by-side repetition:
+// 2,000 (100 under -short, which only checks that the benchmark runs).
+func sideRequests() int {
+	if testing.Short() {
+		return 2 * loopbackConc
+	}
+	return 2000
+}
+
+// sideBySide runs raw then lt once per iteration (A B A B: a drift of
+// the machine's speed falls on both) and reports each one's median CPU
+// per request, and the ratio latencytest/raw of each pair: its median
+// (cpu-ratio), quartiles and extremes, so that the spread is seen. Each
+// run's CPU is the process's user+system time over its requests, the
+// warm-up round included, after a GC that leaves the run before's garbage
+// out of it.
+func sideBySide(b *testing.B, raw, lt func(i int) clientRun) {
+	var rawRuns, ltRuns []clientRun
+	var ratios []float64
+	for i := 0; b.Loop(); i++ {
+		r := raw(i)
+		l := lt(i)
+		rawRuns, ltRuns = append(rawRuns, r), append(ltRuns, l)
+		ratios = append(ratios, float64(l.cpuPerReq)/float64(r.cpuPerReq))
+	}
+	var rawCPU, ltCPU []time.Duration
+	rawAll, ltAll := clientRun{}, clientRun{}
+	for i := range rawRuns {
+		rawCPU, ltCPU = append(rawCPU, rawRuns[i].cpuPerReq), append(ltCPU, ltRuns[i].cpuPerReq)
+		rawAll.ttftErr = append(rawAll.ttftErr, rawRuns[i].ttftErr...)
+		ltAll.ttftErr = append(ltAll.ttftErr, ltRuns[i].ttftErr...)
+	}
+	b.ReportMetric(float64(latencytest.Sample(rawCPU).Quantile(0.5))/1e3, "raw-cpu-us/req")
+	b.ReportMetric(float64(latencytest.Sample(ltCPU).Quantile(0.5))/1e3, "latencytest-cpu-us/req")
+	slices.Sort(ratios)
+	q := func(p float64) float64 { // linear between order statistics
+		x := p * float64(len(ratios)-1)
+		k := int(x)
+		if k+1 >= len(ratios) {
+			return ratios[k]
+		}
+		return ratios[k] + (x-float64(k))*(ratios[k+1]-ratios[k])
+	}
+	b.ReportMetric(q(0.5), "cpu-ratio")
+	b.ReportMetric(ratios[0], "cpu-ratio-min")
+	b.ReportMetric(q(0.25), "cpu-ratio-q1")
+	b.ReportMetric(q(0.75), "cpu-ratio-q3")
+	b.ReportMetric(ratios[len(ratios)-1], "cpu-ratio-max")
+	b.ReportMetric(float64(ltAll.q(0.99)-rawAll.q(0.99))/1e3, "ttft-p99-excess-us")
 }
