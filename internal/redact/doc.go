@@ -25,7 +25,7 @@
 // A Set holds every 8-byte window of every form of its secrets in a hash
 // table, behind a 65,536-bit filter, and every 4-byte run of them in a
 // second 65,536-bit set: scanning a text is one pass, O(len(text)), that
-// looks at the 4 bytes at every fourth offset (each 8-byte window holds
+// looks at the 4 bytes at every fifth offset (each 8-byte window holds
 // one such run whole) and looks windows up only where that run is one
 // of a secret's, or where the text ends in one (a cut); a Wu-Manber
 // shift table on 2-byte blocks then skips windows that cannot end

@@ -335,14 +335,15 @@ func (s *Set) find(text string, out []span) []span {
 		}
 		out = append(out, span{a, b})
 	}
-	// Every 8-byte window [i, i+8) holds the 4 bytes at the multiple of 4
-	// j in [i, i+3]: where those are no run of a pattern, none of the
-	// windows i = j-3..j is a window of one, and the scan moves on by 4.
-	for j := 0; j+8 <= len(text)+3; j += 4 {
-		if j+4 > len(text) || !s.gram(text, j) {
+	// Every 8-byte window [i, i+8) holds whole the 4 bytes at the
+	// multiple of 5 j in [i, i+4]: where those are no run of a pattern,
+	// none of the windows i = j-4..j is a window of one, and the scan
+	// moves on by 5.
+	for j := 0; j+8 <= len(text)+4; j += 5 {
+		if !s.gram(text, j) {
 			continue
 		}
-		for i := max(j-3, 0); i <= j && i+8 <= len(text); i++ {
+		for i := max(j-4, 0); i <= j && i+8 <= len(text); i++ {
 			if sh := s.shift[blockHash(text[i+6], text[i+7])]; sh > 0 {
 				continue // no window ends in that block
 			}

@@ -18,9 +18,9 @@ func naiveFind(s *Set, text string) []span {
 	return out
 }
 
-// The scan's filters (4-byte runs at every fourth byte, the shift table)
+// The scan's filters (4-byte runs at every fifth byte, the shift table)
 // miss no window: every 8-byte run of every form of a secret, placed at
-// every offset from 0 to 7 in text of random filler, is found where a
+// every offset from 0 to 9 in text of random filler, is found where a
 // lookup of every window finds it, and the cut test at the end finds
 // every start of 4 bytes or more.
 func TestScanFindsEveryWindowAtEveryOffset(t *testing.T) {
@@ -37,7 +37,7 @@ func TestScanFindsEveryWindowAtEveryOffset(t *testing.T) {
 	for _, p := range set.pats {
 		for a := 0; a+8 <= len(p.s); a++ {
 			for b := a + 8; b <= len(p.s); b += 5 {
-				for pad := range 8 {
+				for pad := range 10 {
 					text := filler(pad) + p.s[a:b] + filler(9)
 					got := set.find(text, nil)
 					windows := naiveFind(set, text)
