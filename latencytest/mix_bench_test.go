@@ -26,15 +26,14 @@ import (
 //	go test -run '^$' -bench LoopbackMix -benchtime 5x ./latencytest/
 func BenchmarkLoopbackMix(b *testing.B) {
 	url := fakeURL(b)
-	n := sideRequests()
 	bodies := newMixBodies()
 	sideBySide(b,
-		func(i int) clientRun {
+		func(i, n int) clientRun {
 			return runRawBodiesN(b, url, "mraw"+strconv.Itoa(i), n, benchAPIKey, func(dst []byte, k int, id string) []byte {
 				return bodies.body(dst, "0123456789ab", k, id)
 			})
 		},
-		func(i int) clientRun {
+		func(i, n int) clientRun {
 			return runLatencytestN(b, url, n, latencytest.Load{MaxTokens: loopbackTokens, Label: "mlt" + strconv.Itoa(i)},
 				latencytest.WithAPIKey(benchAPIKey))
 		})

@@ -454,12 +454,11 @@ func BenchmarkLoopback(b *testing.B) {
 	b.Run("sidebyside", func(b *testing.B) {
 		// Equal prompts, side by side (see sideBySide).
 		body := []byte(`{"max_tokens":64,"messages":[{"role":"user","content":"Say sixty-four words."}],"model":"fake-model","stream":true,"stream_options":{"include_usage":true}}`)
-		n := sideRequests()
 		sideBySide(b,
-			func(i int) clientRun {
+			func(i, n int) clientRun {
 				return runRawBodiesN(b, url, "sraw"+strconv.Itoa(i), n, benchAPIKey, func([]byte, int, string) []byte { return body })
 			},
-			func(i int) clientRun {
+			func(i, n int) clientRun {
 				return runLatencytestN(b, url, n, latencytest.Load{MaxTokens: loopbackTokens, Prompt: "Say sixty-four words.",
 					Label: "slt" + strconv.Itoa(i)}, latencytest.WithAPIKey(benchAPIKey))
 			})
@@ -471,28 +470,37 @@ func BenchmarkLoopback(b *testing.B) {
 // user's run does.
 const benchAPIKey = "sk-bench-7f3a9c21e4b86d05a1c3e9f7b2d4608e"
 
-// sideRequests is the measured requests of one side-by-side repetition:
-// 2,000 (100 under -short, which only checks that the benchmark runs).
-func sideRequests() int {
+// sideSlicing is one side-by-side repetition: k slices of n measured
+// requests per client (4 of 500, 2,000 in all; one of 100 under -short,
+// which only checks that the benchmark runs).
+func sideSlicing() (k, n int) {
 	if testing.Short() {
-		return 2 * loopbackConc
+		return 1, 2 * loopbackConc
 	}
-	return 2000
+	return 4, 500
 }
 
-// sideBySide runs raw then lt once per iteration (A B A B: a drift of
-// the machine's speed falls on both) and reports each one's median CPU
-// per request, and the ratio latencytest/raw of each pair: its median
-// (cpu-ratio), quartiles and extremes, so that the spread is seen. Each
-// run's CPU is the process's user+system time over its requests, the
-// warm-up round included, after a GC that leaves the run before's garbage
-// out of it.
-func sideBySide(b *testing.B, raw, lt func(i int) clientRun) {
+// sideBySide runs, per iteration (a repetition), raw then lt on a slice
+// of requests, A B A B, slice after slice (a drift of the machine's speed
+// falls on both within seconds), and reports each one's median CPU per
+// request, and the ratio latencytest/raw of each repetition: its median
+// (cpu-ratio), quartiles and extremes, so that the spread is seen. A
+// slice's CPU is the process's user+system time over its requests, its
+// warm-up round included, after a GC that leaves the slice before's
+// garbage out of it; a repetition's is the mean of its slices'.
+func sideBySide(b *testing.B, raw, lt func(i, n int) clientRun) {
 	var rawRuns, ltRuns []clientRun
 	var ratios []float64
+	k, n := sideSlicing()
 	for i := 0; b.Loop(); i++ {
-		r := raw(i)
-		l := lt(i)
+		var r, l clientRun
+		for s := range k {
+			rs, ls := raw(i*k+s, n), lt(i*k+s, n)
+			r.cpuPerReq += rs.cpuPerReq / time.Duration(k)
+			l.cpuPerReq += ls.cpuPerReq / time.Duration(k)
+			r.ttftErr, l.ttftErr = append(r.ttftErr, rs.ttftErr...), append(l.ttftErr, ls.ttftErr...)
+		}
+		b.Logf("repetition %d: raw %v, latencytest %v a request: %.3f", i, r.cpuPerReq, l.cpuPerReq, float64(l.cpuPerReq)/float64(r.cpuPerReq))
 		rawRuns, ltRuns = append(rawRuns, r), append(ltRuns, l)
 		ratios = append(ratios, float64(l.cpuPerReq)/float64(r.cpuPerReq))
 	}
