@@ -171,8 +171,11 @@ func load32(s string, i int) uint32 {
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
-// gramHash hashes a 4-byte run to 16 bits.
-func gramHash(g uint32) uint32 { return (g * 0x9E3779B1) >> 16 }
+// gramHash hashes a 4-byte run to 16 bits, its bytes' case bit (0x20)
+// set first: the same hash for a run in any case, so that the filter
+// passes a run of a secret's form that is matched in another case (a hex
+// digit's letter in upper case) whatever the window lookup folds.
+func gramHash(g uint32) uint32 { return ((g | 0x20202020) * 0x9E3779B1) >> 16 }
 
 // gram reports whether the 4 bytes of text at i may be a run of a
 // pattern (no: certainly not).

@@ -68,3 +68,28 @@ func TestScanFindsEveryWindowAtEveryOffset(t *testing.T) {
 	}
 	t.Logf("%d texts checked", checked)
 }
+
+// The 4-byte-run filter holds a run in any case: a window lookup that
+// folds case (hex digits in upper or mixed case) is never kept from the
+// windows it would match.
+func TestGramFilterFoldsCase(t *testing.T) {
+	set := New(Secrets(testKey, nil, nil))
+	swap := func(s string) string {
+		b := []byte(s)
+		for i, c := range b {
+			if 'a' <= c|0x20 && c|0x20 <= 'z' {
+				b[i] = c ^ 0x20
+			}
+		}
+		return string(b)
+	}
+	for _, p := range set.pats {
+		for _, s := range []string{p.s, swap(p.s)} {
+			for i := 0; i+4 <= len(s); i++ {
+				if !set.gram(s, i) {
+					t.Fatalf("the run %q of %q (a form of the key, in %q) does not pass", s[i:i+4], s, p.s)
+				}
+			}
+		}
+	}
+}
