@@ -42,6 +42,12 @@ import (
 // scripts/sidebyside.sh starts one) the benchmark uses that server, and
 // the sub-benchmarks raw and latencytest run one client each (nethttp:
 // latencytest's client on net/http instead of its own HTTP/1.1 client).
+// The sub-benchmark sidebyside is the comparison with the noise taken
+// out (see sideBySide: slices of 500 requests A B A B, 2,000 per client
+// and repetition, an API key set); anchor the pattern, or the -bench
+// regexp runs BenchmarkLoopbackMix once too:
+//
+//	go test -run '^$' -bench '^BenchmarkLoopback$/^sidebyside$' -benchtime 5x -v ./latencytest/
 
 const (
 	envFakeURL    = "TAILGUARD_FAKELLM_URL"
