@@ -27,10 +27,19 @@ func zeroLatency(tokens int) fakeprovider.Profile {
 // client (a Batch and the OpenAI provider) against the in-memory fake with
 // no latency, 16-token answers, 8 in flight, in real time: every token
 // event is timed and decoded. The fake's cost is included (same process).
+// It reports requests per second and the wall time per token event (on
+// the two cores the client and the fake share), without an API key
+// (nokey) and with one (key: every event is searched for it, redaction,
+// as a user's run with a key is).
 func BenchmarkClientInMemory(b *testing.B) {
+	b.Run("nokey", func(b *testing.B) { inMemory(b) })
+	b.Run("key", func(b *testing.B) { inMemory(b, latencytest.WithAPIKey("sk-bench-7f3a9c21e4b86d05a1c3e9f7b2d4608e")) })
+}
+
+func inMemory(b *testing.B, opts ...latencytest.Option) {
 	f := fakeprovider.New(zeroLatency(16))
 	defer f.Close()
-	p := latencytest.OpenAI("http://fake/v1", latencytest.WithHTTPClient(f.Client()))
+	p := latencytest.OpenAI("http://fake/v1", append([]latencytest.Option{latencytest.WithHTTPClient(f.Client())}, opts...)...)
 	const n = 2000
 	runs := 0
 	for b.Loop() {
@@ -46,6 +55,7 @@ func BenchmarkClientInMemory(b *testing.B) {
 		runs++
 	}
 	b.ReportMetric(float64(n*runs)/b.Elapsed().Seconds(), "req/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*runs*16), "ns/event")
 }
 
 // Over loopback a run opens at most one connection per request in flight

@@ -12,6 +12,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +42,12 @@ import (
 // scripts/sidebyside.sh starts one) the benchmark uses that server, and
 // the sub-benchmarks raw and latencytest run one client each (nethttp:
 // latencytest's client on net/http instead of its own HTTP/1.1 client).
+// The sub-benchmark sidebyside is the comparison with the noise taken
+// out (see sideBySide: slices of 500 requests A B A B, 2,000 per client
+// and repetition, an API key set); anchor the pattern, or the -bench
+// regexp runs BenchmarkLoopbackMix once too:
+//
+//	go test -run '^$' -bench '^BenchmarkLoopback$/^sidebyside$' -benchtime 5x -v ./latencytest/
 
 const (
 	envFakeURL    = "TAILGUARD_FAKELLM_URL"
@@ -154,11 +162,17 @@ func (r clientRun) q(p float64) time.Duration {
 // runLatencytest runs latencytest's client: a warm-up round then the
 // measured requests, at loopbackConc.
 func runLatencytest(b *testing.B, url string, label string, opts ...latencytest.Option) clientRun {
+	return runLatencytestN(b, url, loopbackRequests,
+		latencytest.Load{MaxTokens: loopbackTokens, Prompt: "Say sixty-four words.", Label: label}, opts...)
+}
+
+// runLatencytestN is runLatencytest with n measured requests of load.
+func runLatencytestN(b *testing.B, url string, n int, load latencytest.Load, opts ...latencytest.Option) clientRun {
 	p := latencytest.OpenAI(url+"/v1", opts...)
 	defer p.CloseIdleConnections()
+	runtime.GC() // the garbage of the run before is not this one's
 	before := cpuTime()
-	r, err := latencytest.Batch{Requests: loopbackRequests, Warmup: loopbackConc, Concurrency: loopbackConc,
-		Load: latencytest.Load{MaxTokens: loopbackTokens, Prompt: "Say sixty-four words.", Label: label}}.Run(context.Background(), p)
+	r, err := latencytest.Batch{Requests: n, Warmup: loopbackConc, Concurrency: loopbackConc, Load: load}.Run(context.Background(), p)
 	cpu := cpuTime() - before
 	if err != nil {
 		b.Fatal(err)
@@ -183,6 +197,7 @@ func runLatencytest(b *testing.B, url string, label string, opts ...latencytest.
 // rawConn is the reference reader's connection: HTTP/1.1 by hand.
 type rawConn struct {
 	c     net.Conn
+	auth  string // the Authorization header's value, "" for none
 	buf   []byte
 	req   []byte
 	event []byte
@@ -206,6 +221,10 @@ func (c *rawConn) rawRequest(host, id string, body []byte, res *rawResult) error
 	c.req = append(c.req, host...)
 	c.req = append(c.req, "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nX-Request-ID: "...)
 	c.req = append(c.req, id...)
+	if c.auth != "" {
+		c.req = append(c.req, "\r\nAuthorization: "...)
+		c.req = append(c.req, c.auth...)
+	}
 	c.req = append(c.req, "\r\nContent-Length: "...)
 	c.req = strconv.AppendInt(c.req, int64(len(body)), 10)
 	c.req = append(c.req, "\r\n\r\n"...)
@@ -315,7 +334,18 @@ func runRaw(b *testing.B, url string, label string) clientRun {
 // runRawBodies is runRaw with request i's body built by body (into dst,
 // reused by each worker).
 func runRawBodies(b *testing.B, url, label string, body func(dst []byte, i int, id string) []byte) clientRun {
+	return runRawBodiesN(b, url, label, loopbackRequests, "", body)
+}
+
+// runRawBodiesN is runRawBodies with n measured requests, each with the
+// API key key ("" for none) in its Authorization header.
+func runRawBodiesN(b *testing.B, url, label string, n int, key string, body func(dst []byte, i int, id string) []byte) clientRun {
 	host := strings.TrimPrefix(url, "http://")
+	auth := ""
+	if key != "" {
+		auth = "Bearer " + key
+	}
+	runtime.GC() // the garbage of the run before is not this one's
 	before := cpuTime()
 	var (
 		mu   sync.Mutex
@@ -325,7 +355,7 @@ func runRawBodies(b *testing.B, url, label string, body func(dst []byte, i int, 
 	)
 	next := make(chan int)
 	go func() {
-		for i := range loopbackConc + loopbackRequests {
+		for i := range loopbackConc + n {
 			next <- i
 		}
 		close(next)
@@ -351,7 +381,7 @@ func runRawBodies(b *testing.B, url, label string, body func(dst []byte, i int, 
 						mu.Unlock()
 						continue
 					}
-					c = &rawConn{c: nc, buf: make([]byte, 32<<10)}
+					c = &rawConn{c: nc, auth: auth, buf: make([]byte, 32<<10)}
 					mu.Lock()
 					run.conns++
 					mu.Unlock()
@@ -381,7 +411,7 @@ func runRawBodies(b *testing.B, url, label string, body func(dst []byte, i int, 
 	if fail != nil {
 		b.Fatal(fail)
 	}
-	run.cpuPerReq = (cpuTime() - before) / (loopbackConc + loopbackRequests)
+	run.cpuPerReq = (cpuTime() - before) / time.Duration(loopbackConc+n)
 	return run
 }
 
@@ -428,21 +458,80 @@ func BenchmarkLoopback(b *testing.B) {
 		report(b, "nethttp", runs)
 	})
 	b.Run("sidebyside", func(b *testing.B) {
-		// The two in turn, A B A B, so that a drift of the machine's speed
-		// falls on both: the ratio is of medians of the same run.
-		var raw, lt []clientRun
-		for i := 0; b.Loop(); i++ {
-			raw = append(raw, runRaw(b, url, "sraw"+strconv.Itoa(i)))
-			lt = append(lt, runLatencytest(b, url, "slt"+strconv.Itoa(i)))
-		}
-		r := report(b, "raw", raw)
-		l := report(b, "latencytest", lt)
-		b.ReportMetric(float64(l)/float64(r), "cpu-ratio")
-		rawAll, ltAll := clientRun{}, clientRun{}
-		for i := range raw {
-			rawAll.ttftErr = append(rawAll.ttftErr, raw[i].ttftErr...)
-			ltAll.ttftErr = append(ltAll.ttftErr, lt[i].ttftErr...)
-		}
-		b.ReportMetric(float64(ltAll.q(0.99)-rawAll.q(0.99))/1e3, "ttft-p99-excess-us")
+		// Equal prompts, side by side (see sideBySide).
+		body := []byte(`{"max_tokens":64,"messages":[{"role":"user","content":"Say sixty-four words."}],"model":"fake-model","stream":true,"stream_options":{"include_usage":true}}`)
+		sideBySide(b,
+			func(i, n int) clientRun {
+				return runRawBodiesN(b, url, "sraw"+strconv.Itoa(i), n, benchAPIKey, func([]byte, int, string) []byte { return body })
+			},
+			func(i, n int) clientRun {
+				return runLatencytestN(b, url, n, latencytest.Load{MaxTokens: loopbackTokens, Prompt: "Say sixty-four words.",
+					Label: "slt" + strconv.Itoa(i)}, latencytest.WithAPIKey(benchAPIKey))
+			})
 	})
+}
+
+// benchAPIKey is the side-by-side runs' secret: with it set, latencytest
+// redacts it and its encodings from everything a request records, as a
+// user's run does.
+const benchAPIKey = "sk-bench-7f3a9c21e4b86d05a1c3e9f7b2d4608e"
+
+// sideSlicing is one side-by-side repetition: k slices of n measured
+// requests per client (4 of 500, 2,000 in all; one of 100 under -short,
+// which only checks that the benchmark runs).
+func sideSlicing() (k, n int) {
+	if testing.Short() {
+		return 1, 2 * loopbackConc
+	}
+	return 4, 500
+}
+
+// sideBySide runs, per iteration (a repetition), raw then lt on a slice
+// of requests, A B A B, slice after slice (a drift of the machine's speed
+// falls on both within seconds), and reports each one's median CPU per
+// request, and the ratio latencytest/raw of each repetition: its median
+// (cpu-ratio), quartiles and extremes, so that the spread is seen. A
+// slice's CPU is the process's user+system time over its requests, its
+// warm-up round included, after a GC that leaves the slice before's
+// garbage out of it; a repetition's is the mean of its slices'.
+func sideBySide(b *testing.B, raw, lt func(i, n int) clientRun) {
+	var rawRuns, ltRuns []clientRun
+	var ratios []float64
+	k, n := sideSlicing()
+	for i := 0; b.Loop(); i++ {
+		var r, l clientRun
+		for s := range k {
+			rs, ls := raw(i*k+s, n), lt(i*k+s, n)
+			r.cpuPerReq += rs.cpuPerReq / time.Duration(k)
+			l.cpuPerReq += ls.cpuPerReq / time.Duration(k)
+			r.ttftErr, l.ttftErr = append(r.ttftErr, rs.ttftErr...), append(l.ttftErr, ls.ttftErr...)
+		}
+		b.Logf("repetition %d: raw %v, latencytest %v a request: %.3f", i, r.cpuPerReq, l.cpuPerReq, float64(l.cpuPerReq)/float64(r.cpuPerReq))
+		rawRuns, ltRuns = append(rawRuns, r), append(ltRuns, l)
+		ratios = append(ratios, float64(l.cpuPerReq)/float64(r.cpuPerReq))
+	}
+	var rawCPU, ltCPU []time.Duration
+	rawAll, ltAll := clientRun{}, clientRun{}
+	for i := range rawRuns {
+		rawCPU, ltCPU = append(rawCPU, rawRuns[i].cpuPerReq), append(ltCPU, ltRuns[i].cpuPerReq)
+		rawAll.ttftErr = append(rawAll.ttftErr, rawRuns[i].ttftErr...)
+		ltAll.ttftErr = append(ltAll.ttftErr, ltRuns[i].ttftErr...)
+	}
+	b.ReportMetric(float64(latencytest.Sample(rawCPU).Quantile(0.5))/1e3, "raw-cpu-us/req")
+	b.ReportMetric(float64(latencytest.Sample(ltCPU).Quantile(0.5))/1e3, "latencytest-cpu-us/req")
+	slices.Sort(ratios)
+	q := func(p float64) float64 { // linear between order statistics
+		x := p * float64(len(ratios)-1)
+		k := int(x)
+		if k+1 >= len(ratios) {
+			return ratios[k]
+		}
+		return ratios[k] + (x-float64(k))*(ratios[k+1]-ratios[k])
+	}
+	b.ReportMetric(q(0.5), "cpu-ratio")
+	b.ReportMetric(ratios[0], "cpu-ratio-min")
+	b.ReportMetric(q(0.25), "cpu-ratio-q1")
+	b.ReportMetric(q(0.75), "cpu-ratio-q3")
+	b.ReportMetric(ratios[len(ratios)-1], "cpu-ratio-max")
+	b.ReportMetric(float64(ltAll.q(0.99)-rawAll.q(0.99))/1e3, "ttft-p99-excess-us")
 }

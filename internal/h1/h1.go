@@ -93,6 +93,7 @@ type Pool struct {
 // h1Conn is one connection and its read buffer: buf[r:w] is unread.
 type h1Conn struct {
 	nc       net.Conn
+	stamped  readStamper // nc, when it stamps its reads (else nil)
 	buf      []byte
 	r, w     int
 	idleAt   time.Time
@@ -104,10 +105,26 @@ type h1Conn struct {
 // by net/http's parser: see viaNetHTTP).
 func (c *h1Conn) ReadAt() time.Time { return c.lastRead }
 
+// readStamper is a connection that notes when each read returned
+// (machine.Dial's connections take that time for the read's lag): its
+// stamp is the connection's, and a read costs no second clock reading.
+type readStamper interface{ ReadAt() time.Time }
+
+// newConn is a connection of the pool over nc.
+func newConn(nc net.Conn) *h1Conn {
+	c := &h1Conn{nc: nc, buf: make([]byte, h1ReadBufferSize)}
+	c.stamped, _ = nc.(readStamper)
+	return c
+}
+
 // Read reads from the connection, stamping lastRead.
 func (c *h1Conn) Read(p []byte) (int, error) {
 	n, err := c.nc.Read(p)
-	c.lastRead = time.Now()
+	if c.stamped != nil {
+		c.lastRead = c.stamped.ReadAt()
+	} else {
+		c.lastRead = time.Now()
+	}
 	return n, err
 }
 
@@ -173,7 +190,7 @@ func (p *Pool) dial(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn,
 		p.release()
 		return nil, err
 	}
-	return &h1Conn{nc: nc, buf: make([]byte, h1ReadBufferSize)}, nil
+	return newConn(nc), nil
 }
 
 // put returns a connection whose answer was read to its end: to a waiter,

@@ -28,6 +28,7 @@ type lagConn struct {
 	n, oobn int
 	rerr    error
 	recv    func(fd uintptr) bool
+	at      time.Time // when the last read returned (see ReadAt)
 }
 
 // readLateForTest, when set, runs inside a read that found bytes waiting,
@@ -81,6 +82,7 @@ func (c *lagConn) recvmsg(fd uintptr) bool {
 // recvmsg, and counts the read's lag.
 func (c *lagConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
+		c.at = time.Now()
 		return 0, nil
 	}
 	c.mu.Lock()
@@ -88,6 +90,7 @@ func (c *lagConn) Read(p []byte) (int, error) {
 	c.p = p
 	err := c.rc.Read(c.recv)
 	now := time.Now()
+	c.at = now
 	n, oobn := c.n, c.oobn
 	c.p = nil
 	if err == nil {
@@ -107,6 +110,11 @@ func (c *lagConn) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// ReadAt is when the last read returned, on the clock its lag was
+// taken on: a caller that times the bytes takes it instead of reading the
+// clock again. Read it from the goroutine that reads.
+func (c *lagConn) ReadAt() time.Time { return c.at }
 
 // arrival finds the SCM_TIMESTAMPNS stamp in a control message buffer.
 func arrival(oob []byte) (time.Time, bool) {

@@ -64,8 +64,13 @@ func TestReadLagOfALateRead(t *testing.T) {
 		if _, err := c.Write([]byte("w")); err != nil {
 			t.Fatal(err)
 		}
+		before := time.Now()
 		if _, err := io.ReadFull(c, b); err != nil || b[0] != 'w' {
 			t.Fatalf("echo %q, %v", b, err)
+		}
+		// ReadAt is the read's return, on the clock the lag is taken on.
+		if at := lc.ReadAt(); at.Before(before) || at.After(time.Now()) {
+			t.Fatalf("ReadAt %v is not within the read (%v on)", at, before)
 		}
 	}
 	var lags lagCounts

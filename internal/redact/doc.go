@@ -23,10 +23,14 @@
 // # Cost
 //
 // A Set holds every 8-byte window of every form of its secrets in a hash
-// table, behind a 65,536-bit filter and a Wu-Manber shift table on
-// 2-byte blocks: scanning a text is one pass, O(len(text)), that skips
-// ahead wherever a window cannot end, and a text without a secret
-// allocates nothing and is returned as it is (the same string). The
+// table, behind a 65,536-bit filter, and every 4-byte run of them in a
+// second 65,536-bit set: scanning a text is one pass, O(len(text)), that
+// looks at the 4 bytes at every fifth offset (each 8-byte window holds
+// one such run whole) and looks windows up only where that run is one
+// of a secret's, or where the text ends in one (a cut); a Wu-Manber
+// shift table on 2-byte blocks then skips windows that cannot end
+// there. A text without a secret allocates nothing and is returned as
+// it is (the same string). The
 // escape layers are decoded only when the text holds an escape, into
 // pooled buffers. [For] caches a Set per list of secrets, so the hot path
 // (every event of a stream) reads it without a lock. BenchmarkRedactEvent

@@ -24,6 +24,7 @@ type Set struct {
 	pats    []pattern     // every form of every secret, for cuts
 	shift   [4096]uint8   // by hashed 2-byte block: how far a window may slide
 	filter  [1024]uint64  // a 65,536-bit set of hashed 8-byte windows
+	grams   [1024]uint64  // a 65,536-bit set of the patterns' hashed 4-byte runs
 	starts  [64]uint64    // a 4096-bit set of hashed 4-byte pattern starts (for cuts)
 	table   []windowEntry // open addressing: the windows, by hash
 	mask    uint64        // len(table)-1
@@ -108,6 +109,10 @@ func New(secrets []string) *Set {
 			for i := 0; i+8 <= len(p.s); i++ {
 				windows = append(windows, windowEntry{canon(load64(p.s, i)), p.kind})
 			}
+			for i := 0; i+4 <= len(p.s); i++ {
+				g := gramHash(load32(p.s, i))
+				s.grams[g>>6] |= 1 << (g & 63)
+			}
 			for q := 1; q < len(p.s); q++ {
 				// A hex letter's block in either case: a window of hex
 				// digits matches in any case (canon).
@@ -165,6 +170,25 @@ func load64(s string, i int) uint64 {
 	s = s[i : i+8]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// load32 reads the 4 bytes of s at i as a little-endian word.
+func load32(s string, i int) uint32 {
+	s = s[i : i+4]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// gramHash hashes a 4-byte run to 16 bits, its bytes' case bit (0x20)
+// set first: the same hash for a run in any case, so that the filter
+// passes a run of a secret's form that is matched in another case (a hex
+// digit's letter in upper case) whatever the window lookup folds.
+func gramHash(g uint32) uint32 { return ((g | 0x20202020) * 0x9E3779B1) >> 16 }
+
+// gram reports whether the 4 bytes of text at i may be a run of a
+// pattern (no: certainly not).
+func (s *Set) gram(text string, i int) bool {
+	g := gramHash(load32(text, i))
+	return s.grams[g>>6]&(1<<(g&63)) != 0
 }
 
 // startHash hashes the first 4 bytes of s to 12 bits.
@@ -356,16 +380,22 @@ func (s *Set) find(text string, out []span) []span {
 		}
 		out = append(out, span{a, b})
 	}
-	for pos := 7; pos < len(text); {
-		if sh := s.shift[blockHash(text[pos-1], text[pos])]; sh > 0 {
-			pos += int(sh)
+	// Every 8-byte window [i, i+8) holds whole the 4 bytes at the
+	// multiple of 5 j in [i, i+4]: where those are no run of a pattern,
+	// none of the windows i = j-4..j is a window of one, and the scan
+	// moves on by 5.
+	for j := 0; j+8 <= len(text)+4; j += 5 {
+		if !s.gram(text, j) {
 			continue
 		}
-		i := pos - 7
-		if kind := s.lookup(canon(load64(text, i))); kind != 0 {
-			add(i, i+8, kind)
+		for i := max(j-4, 0); i <= j && i+8 <= len(text); i++ {
+			if sh := s.shift[blockHash(text[i+6], text[i+7])]; sh > 0 {
+				continue // no window ends in that block
+			}
+			if kind := s.lookup(canon(load64(text, i))); kind != 0 {
+				add(i, i+8, kind)
+			}
 		}
-		pos++
 	}
 	// Cuts: the end of text, and each "…" (a cut mark), each also before
 	// an escape the cut left unfinished ("\u00", "%2").
@@ -387,6 +417,11 @@ func (s *Set) find(text string, out []span) []span {
 // cut finds the longest proper start of a pattern, of minCut bytes or
 // more, that text ends with.
 func (s *Set) cut(text string, add func(a, b int, kind uint8)) {
+	// A cut's start text[j:] ends text: text's last 4 bytes are a run of
+	// the pattern it starts.
+	if len(text) < minCut || !s.gram(text, len(text)-minCut) {
+		return
+	}
 	for j := max(0, len(text)-s.longest+1); j <= len(text)-minCut; j++ {
 		if h := startHash(text[j:]); s.starts[h>>6]&(1<<(h&63)) == 0 {
 			continue
