@@ -99,4 +99,17 @@ func TestJudgeAgentTasksExits(t *testing.T) {
 			}
 		})
 	}
+	// the report files: Markdown, the calls' charts, one HTML page
+	md, svg, page := filepath.Join(dir, "agent.md"), filepath.Join(dir, "svg"), filepath.Join(dir, "agent.html")
+	if code, out, errs := runCmd("judge", "-markdown", md, "-svg", svg, "-html", page, callsPass, tasks); code != 0 {
+		t.Fatalf("judge with report files: exit %d\n%s%s", code, out, errs)
+	}
+	for _, f := range []string{md, page} {
+		if b, err := os.ReadFile(f); err != nil || !strings.Contains(string(b), "task total p95") {
+			t.Errorf("%s lacks the task objective (%v)", f, err)
+		}
+	}
+	if charts, _ := filepath.Glob(filepath.Join(svg, "*.svg")); len(charts) == 0 {
+		t.Error("no chart written")
+	}
 }
