@@ -143,3 +143,29 @@ func TestReadTasksRefusesBadInput(t *testing.T) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
+
+// FuzzReadTasks: ReadTasks never panics, and what it accepts can be
+// judged (Evaluate never panics on it) and holds no negative total.
+func FuzzReadTasks(f *testing.F) {
+	f.Add([]byte(goodTasks))
+	f.Add([]byte(strings.Replace(goodTasks, `"critical": [0, 1]`, `"critical": [1]`, 1)))
+	f.Add([]byte(`{"tasks": [{"id": "t", "err": "http_5xx", "steps": []}]}`))
+	f.Add([]byte(`{"tasks": null}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(dir, "tasks.json")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := agent.ReadTasks(path)
+		if err != nil {
+			return
+		}
+		for _, d := range res.Totals() {
+			if d < 0 && d != latencytest.Failed {
+				t.Fatalf("accepted a negative total %v", d)
+			}
+		}
+		_ = agent.Evaluate(res, agent.Target{Budget: time.Second, TailTasks: 0.05}.Objective()).String()
+	})
+}
