@@ -311,7 +311,7 @@ func parseStepTool(p *specParser, h specEntry) *agent.Tool {
 // live target.
 func checkAgent(p *specParser, s *Spec, line int) {
 	if a := s.Agent; a != nil && (a.Target == nil && s.Target.Records != "" || a.Target != nil && a.Target.Records != "") {
-		p.errorf(line, "agent", "tasks need a live target (preset, profile or endpoint) under agent.target: records hold each call, not the measured task totals")
+		p.errorf(line, "agent", "tasks need a live target (preset, profile or endpoint) under agent.target: records hold each call, not the measured task totals (judge the tasks.json a run wrote with tailguard judge SPEC tasks.json)")
 	}
 }
 
