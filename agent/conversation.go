@@ -264,7 +264,7 @@ func (c Conversation) session(ctx context.Context, p latencytest.Provider, s int
 		msgs = append(msgs, latencytest.Message{Role: "user", Content: c.userMessage(nonce, s, turn)})
 		req := c.request(fmt.Sprintf("%s-turn%02d", run.ID, turn), msgs)
 		rec := p.Call(ctx, req)
-		rec.ID, rec.Session, rec.Turn, rec.Concurrency = req.ID, s, turn, c.Concurrency
+		rec.ID, rec.Session, rec.Turn, rec.Concurrency, rec.PromptChars = req.ID, s, turn, c.Concurrency, promptChars(req)
 		if rec.MaxTokens == 0 {
 			rec.MaxTokens = req.MaxTokens
 		}

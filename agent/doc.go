@@ -30,7 +30,8 @@
 // its budget needs each copy within it with probability p^(1/n), and
 // tool time is set aside first. [Target.Objective] judges measured task
 // totals, with a failure report naming the slowest tasks' critical
-// paths; [Evaluate] and [Check] apply objectives to a [Result].
+// paths; [Evaluate] and [Check] apply objectives to a [Result], live or
+// read back with [ReadTasks] from the file [WriteTasks] wrote.
 //
 // # Prediction
 //

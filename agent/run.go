@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/internal/arrivals"
@@ -456,7 +457,7 @@ func (t *task) runCopy(ctx context.Context, s *Step, stage, branch int, path, id
 		req := latencytest.Request{ID: id, Messages: append(slices.Clip(msgs), latencytest.Message{Role: "user", Content: prompt}),
 			MaxTokens: cmp.Or(s.MaxTokens, t.r.MaxTokens), FirstTokenTimeout: t.r.FirstTokenTimeout, TotalTimeout: t.r.TotalTimeout, HardCap: t.r.HardCap}
 		rec := p.Call(ctx, req)
-		rec.ID, rec.Chain, rec.Call, rec.Concurrency = id, t.index, stage, t.r.Concurrency
+		rec.ID, rec.Chain, rec.Call, rec.Concurrency, rec.PromptChars = id, t.index, stage, t.r.Concurrency, promptChars(req)
 		if rec.MaxTokens == 0 {
 			rec.MaxTokens = req.MaxTokens
 		}
@@ -494,4 +495,14 @@ func (t *task) runCopy(ctx context.Context, s *Step, stage, branch int, path, id
 		out.critical = []int{out.rec}
 	}
 	return out
+}
+
+// promptChars is the characters (runes) of the prompt text req sends:
+// its messages' content, the nonce included (latencytest.Record.PromptChars).
+func promptChars(req latencytest.Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += utf8.RuneCountInString(m.Content)
+	}
+	return n
 }

@@ -4,7 +4,7 @@
 package slospec
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -18,6 +18,7 @@ import (
 	"github.com/tailguard/tailguard/agent"
 	"github.com/tailguard/tailguard/fakeprovider"
 	"github.com/tailguard/tailguard/latencytest"
+	"github.com/tailguard/tailguard/records"
 	"github.com/tailguard/tailguard/sloassert"
 )
 
@@ -310,7 +311,7 @@ func parseStepTool(p *specParser, h specEntry) *agent.Tool {
 // live target.
 func checkAgent(p *specParser, s *Spec, line int) {
 	if a := s.Agent; a != nil && (a.Target == nil && s.Target.Records != "" || a.Target != nil && a.Target.Records != "") {
-		p.errorf(line, "agent", "tasks need a live target (preset, profile or endpoint) under agent.target: records hold each call, not the measured task totals")
+		p.errorf(line, "agent", "tasks need a live target (preset, profile or endpoint) under agent.target: records hold each call, not the measured task totals (judge the tasks.json a run wrote with tailguard judge SPEC tasks.json)")
 	}
 }
 
@@ -352,32 +353,20 @@ func runAgent(s Spec, t *testing.T, title string, rt runTarget) string {
 	return out
 }
 
-// writeTasks writes the tasks (every copy of every step with its task,
-// stage, branch, times and critical path; answers left out) to
-// tasks.json in t's artifact directory, and says where (or why not).
+// writeTasks writes the tasks (agent.WriteTasks: every copy of every
+// step with its task, stage, branch, times and critical path; answers
+// left out) to tasks.json in t's artifact directory, and says where (or
+// why not). tailguard judge reads it back (Judge).
 func writeTasks(t *testing.T, res *agent.Result) string {
-	dir := t.ArtifactDir()
-	tasks := slices.Clone(res.Tasks)
-	for i := range tasks {
-		tasks[i].Steps = slices.Clone(tasks[i].Steps)
-		for j, s := range tasks[i].Steps {
-			if s.Record != nil {
-				rec := *s.Record
-				rec.Content = "" // answers may hold what a test should not keep
-				tasks[i].Steps[j].Record = &rec
-			}
-		}
-	}
-	b, err := json.MarshalIndent(struct {
-		Tasks []agent.TaskRun `json:"tasks"`
-	}{tasks}, "", " ")
+	path := filepath.Join(t.ArtifactDir(), "tasks.json")
+	f, err := os.Create(path)
 	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, "tasks.json"), b, 0o644)
+		err = errors.Join(agent.WriteTasks(f, res), f.Close())
 	}
 	if err != nil {
 		return fmt.Sprintf("not recorded (%v)", err)
 	}
-	return filepath.Join(dir, "tasks.json") + " (kept with go test -artifacts)"
+	return path + " (kept with go test -artifacts)"
 }
 
 // agentTaskKind is the kinds table's entry for task: under agent.
@@ -387,3 +376,55 @@ var agentTaskKind = objectiveKind{name: kindAgentTask, key: "task", at: atAgent,
 	build: func(o Objective) sloassert.Objective {
 		return agent.Target{Budget: o.Task.Budget, TailTasks: o.Task.TailTasks}.Objective(o.options()...)
 	}}
+
+// judgeTasks judges a spec's agent section on the tasks file a run of it
+// wrote (Judge): its task objectives on the tasks' totals, then the
+// spec's other objectives, if any, on the tasks' model calls.
+func judgeTasks(s Spec, format string, files []string) ([]LevelReport, error) {
+	title := s.title()
+	switch {
+	case len(files) != 1:
+		return nil, fmt.Errorf("slospec: spec %s: agent tasks are judged on one tasks file (the tasks.json a run of the spec wrote), not %d files", title, len(files))
+	case format != "" && format != records.Tailguard:
+		return nil, fmt.Errorf("slospec: spec %s: agent tasks are judged on tailguard's own tasks.json, not %s records", title, format)
+	case slices.ContainsFunc(s.Objectives, isSession):
+		return nil, fmt.Errorf("slospec: spec %s: session objectives need a live target: a tasks file holds tasks, not sessions", title)
+	}
+	res, err := agent.ReadTasks(files[0])
+	if err != nil {
+		return nil, fmt.Errorf("slospec: spec %s: %w", title, err)
+	}
+	res.Graph = s.Agent.Runner.Graph // for the prediction through the graph
+	objs := make([]sloassert.Objective, len(s.Agent.Objectives))
+	for i, o := range s.Agent.Objectives {
+		objs[i] = o.ChainObjective()
+	}
+	rep := agent.Evaluate(res, objs...)
+	rep.Title, rep.RawRecords = title+" agent", files[0]
+	lr := LevelReport{Name: "agent", Result: res.Calls(), Report: rep, undecided: make([]bool, len(rep.Outcomes))}
+	n := len(res.Totals()) // the tasks the quantile is judged on
+	for i, out := range rep.Outcomes {
+		o := s.Agent.Objectives[i]
+		q := 1 - o.Task.TailTasks
+		// a quantile whose lower bound is already over budget fails on any n
+		proven := out.Verdict == sloassert.Fail && out.Interval != ""
+		if need := sloassert.MinSamples(q); !out.OK && !o.AllowSmallSample && n < need && !proven {
+			lr.undecided[i] = true
+			lr.Undecided = append(lr.Undecided, fmt.Sprintf("%s: %s of task totals needs n >= %d (the tasks file holds %d tasks)", o.Key, sloassert.QuantileName(q), need, n))
+		}
+	}
+	out := []LevelReport{lr}
+	if len(s.Objectives) > 0 {
+		calls := res.Calls()
+		objs := make([]sloassert.Objective, len(s.Objectives))
+		for i, o := range s.Objectives {
+			objs[i] = o.Objective()
+		}
+		crep := sloassert.Evaluate(calls, objs...)
+		crep.Title, crep.RawRecords = title+" calls", files[0]
+		clr := LevelReport{Name: "calls", Result: calls, Report: crep}
+		clr.undecide(s.Objectives)
+		out = append(out, clr)
+	}
+	return out, nil
+}

@@ -76,7 +76,7 @@ func TestAgentSpecErrors(t *testing.T) {
 		{"tools over budget", "  steps: [{name: t, tool: {latency: 6s}}, {name: a, after: t}]\n  task: {budget: 5s, tail_tasks: 5%}\n",
 			"the tools on the path t -> a take"},
 		{"unknown key", "  steps: [{name: a, fanout: 3}]\n  task: {budget: 5s, tail_tasks: 5%}\n", "fanout"},
-		{"records target", "  target: {records: \"x/*.jsonl\"}\n  steps: [{name: a}]\n  task: {budget: 5s, tail_tasks: 5%}\n", "tasks need a live target"},
+		{"records target", "  target: {records: \"x/*.jsonl\"}\n  steps: [{name: a}]\n  task: {budget: 5s, tail_tasks: 5%}\n", "tasks need a live target (preset, profile or endpoint) under agent.target: records hold each call, not the measured task totals (judge the tasks.json a run wrote with tailguard judge SPEC tasks.json)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := slospec.ParseSpec([]byte(head + tc.body))

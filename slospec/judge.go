@@ -128,14 +128,21 @@ func RecordsFormat(res *latencytest.Result) string {
 // takes the spec's own target.records. format names their format (one of
 // records.Formats); "" takes the spec's target.format, else detects
 // each file's. A level listed in load.concurrency that the records do not
-// hold is an error, as are chains and agent tasks (records hold no chain
-// or task totals), an objective on a clock the format does not measure
-// (k6 has no TTFT), and a spec without objectives.
+// hold is an error, as are chains and sessions (records hold no chain
+// or session totals), an objective on a clock the format does not
+// measure (k6 has no TTFT), and a spec without objectives. A spec with
+// agent tasks is judged on the one tasks file a run of it wrote
+// (tasks.json, read with agent.ReadTasks): its task objectives on the
+// tasks' measured totals (the level "agent"), its other objectives on
+// the tasks' model calls (the level "calls").
 //
 // A partial level is judged, and its report fails saying so (a partial
 // result never passes). A level whose sample is too small for an
 // objective says so in its Undecided.
 func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
+	if s.Agent != nil && len(s.Agent.Objectives) > 0 && (s.Chains == nil || len(s.Chains.Objectives) == 0) {
+		return judgeTasks(s, format, records)
+	}
 	if len(s.Objectives) == 0 {
 		return nil, fmt.Errorf("slospec: spec %s: no objectives: a spec with no objective never passes", s.title())
 	}
@@ -144,9 +151,6 @@ func Judge(s Spec, format string, records ...string) ([]LevelReport, error) {
 	}
 	if slices.ContainsFunc(s.Objectives, isSession) {
 		return nil, fmt.Errorf("slospec: spec %s: session objectives need a live target: records hold each turn, not the measured session totals", s.title())
-	}
-	if s.Agent != nil && len(s.Agent.Objectives) > 0 {
-		return nil, fmt.Errorf("slospec: spec %s: agent tasks need a live target: records hold each call, not the measured task totals", s.title())
 	}
 	if format == "" {
 		format = s.Target.Format

@@ -14,7 +14,10 @@
 // -svg writes each level's charts into a directory. A spec
 // given records on the command line needs no target, and its load is not
 // planned: each level's sample is checked against each objective's rule
-// when it is judged (slospec.JudgeFile).
+// when it is judged (slospec.JudgeFile). A spec with an agent section is
+// judged on the one tasks.json its run wrote (agent.ReadTasks): the
+// agent's task objectives on the tasks' totals, the spec's objectives on
+// the tasks' calls.
 //
 // compare compares a run with a baseline (sloassert's Compare: quantile
 // changes with bootstrap intervals, the tail and failure tests). -metric
