@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"image/png"
 	"os"
 	"os/exec"
@@ -210,11 +209,5 @@ func writeTail(t *testing.T, path string, n int) {
 		}
 		ttfts, itls, errs, outs = append(ttfts, ttft), append(itls, gaps), append(errs, e), append(outs, 21)
 	}
-	b, err := json.Marshal(map[string]any{"model_id": "m", "max_concurrency": 8, "output_lens": outs, "ttfts": ttfts, "itls": itls, "errors": errs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeVLLMRequests(t, path, ttfts, itls, errs, outs)
 }

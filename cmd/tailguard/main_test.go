@@ -32,6 +32,13 @@ func writeVLLM(t *testing.T, path string, n int, ttft float64) {
 		}
 		ttfts, itls, errs, outs = append(ttfts, ttft), append(itls, gaps), append(errs, ""), append(outs, 16)
 	}
+	writeVLLMRequests(t, path, ttfts, itls, errs, outs)
+}
+
+// writeVLLMRequests writes a vllm bench serve --save-detailed result of
+// model "m" at max_concurrency 8 with these per-request figures.
+func writeVLLMRequests(t *testing.T, path string, ttfts []float64, itls [][]float64, errs []string, outs []int) {
+	t.Helper()
 	b, err := json.Marshal(map[string]any{"model_id": "m", "max_concurrency": 8, "output_lens": outs, "ttfts": ttfts, "itls": itls, "errors": errs})
 	if err != nil {
 		t.Fatal(err)
