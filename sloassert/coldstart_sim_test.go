@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	randv2 "math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -138,6 +139,9 @@ func coldSimRates(seeds, n, k int, sc coldSimCase, colds, budgets []time.Duratio
 // start is caught in most runs where the long class is not wider than
 // sigma 0.8.
 func TestColdStartErrorRates(t *testing.T) {
+	if !testing.Short() && os.Getenv("TAILGUARD_CALIBRATION") == "separate" {
+		t.Skip("TAILGUARD_CALIBRATION=separate: the cold-start simulations run in their own step, without -race")
+	}
 	seeds, ns, cases := 2000, []int{100, 200, 300}, coldSimCases
 	colds := []time.Duration{0, 2 * time.Second, 5 * time.Second, 30 * time.Second}
 	if testing.Short() {
@@ -195,6 +199,9 @@ func falseAlarmLimit(seeds int) int {
 // 20 on the five shapes (the figures are in the sloassert.MaxColdStart
 // doc and the t.Log lines).
 func TestColdStartFalseAlarmsPerRun(t *testing.T) {
+	if !testing.Short() && os.Getenv("TAILGUARD_CALIBRATION") == "separate" {
+		t.Skip("TAILGUARD_CALIBRATION=separate: the cold-start simulations run in their own step, without -race")
+	}
 	seeds, ks, cases := 1000, []int{}, coldSimCases
 	for k := 1; k <= 20; k++ {
 		ks = append(ks, k)
