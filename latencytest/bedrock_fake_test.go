@@ -141,3 +141,22 @@ func TestBedrockFakeQueueing(t *testing.T) {
 		}
 	})
 }
+
+// A protocol of the user's own that frames its stream (NewFramer) and
+// names its stream's Content-Type (StreamType) is measured as a built-in
+// one is: the answer's Content-Type is checked against its StreamType,
+// not looked up in the built-in table (which does not hold it).
+func TestOwnFramedProtocol(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		prof := bedrockFakeProfile()
+		f := fakeprovider.New(prof)
+		defer f.Close()
+		own := *protocol.Bedrock
+		own.Name, own.Title = "converse-own", "Converse (own)"
+		p := NewLLM("http://fake", &own, WithHTTPClient(f.Client()), WithModel(prof.Model))
+		rec := p.Call(context.Background(), Request{ID: "own", MaxTokens: 100, Messages: []Message{{Role: "user", Content: "hello there"}}})
+		if rec.Err != "" || rec.TTFT != 200*time.Millisecond || rec.TokenEvents != 11 {
+			t.Fatalf("own framed protocol: %s %s %+v", rec.Err, rec.Detail, rec)
+		}
+	})
+}

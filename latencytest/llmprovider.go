@@ -377,7 +377,7 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 		}
 		return fail(ClassBadStream, fmt.Sprintf("the answer is %s, not text/event-stream: %s", ct, protoErrorMessage(o.api, []byte(o.redact(string(b))))))
 	}
-	if st := o.api.StreamType; st != "" && o.api.NewFramer != nil && resp.ContentType != "" && protocol.ByStreamType(resp.ContentType) != o.api {
+	if st := o.api.StreamType; st != "" && o.api.NewFramer != nil && resp.ContentType != "" && !o.api.IsStream(resp.ContentType) {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if err != nil && ctx.Err() != nil {
 			return failed(err)

@@ -88,12 +88,17 @@ func ByAnswer(body []byte) *Protocol {
 // Content-Type ct (Protocol.StreamType, parameters and case aside), or
 // nil.
 func ByStreamType(ct string) *Protocol {
-	mt, _, _ := strings.Cut(ct, ";")
-	mt = strings.TrimSpace(mt)
 	for _, p := range builtin {
-		if p.StreamType != "" && strings.EqualFold(mt, p.StreamType) {
+		if p.IsStream(ct) {
 			return p
 		}
 	}
 	return nil
+}
+
+// IsStream reports whether the Content-Type ct is p's stream's
+// (StreamType, parameters and case aside); false when p names none.
+func (p *Protocol) IsStream(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return p.StreamType != "" && strings.EqualFold(strings.TrimSpace(mt), p.StreamType)
 }

@@ -219,3 +219,21 @@ func TestErrorText(t *testing.T) {
 		t.Error("ErrorText read a body of another shape")
 	}
 }
+
+// IsStream matches a Content-Type to the protocol's stream type,
+// parameters and case aside; a protocol that names none matches nothing.
+func TestIsStream(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"application/vnd.amazon.eventstream":                true,
+		"Application/VND.Amazon.EventStream; charset=utf-8": true,
+		"application/json":                                  false,
+		"":                                                  false,
+	} {
+		if got := protocol.Bedrock.IsStream(ct); got != want {
+			t.Errorf("Bedrock.IsStream(%q) = %v, want %v", ct, got, want)
+		}
+	}
+	if protocol.Chat.IsStream("text/event-stream") {
+		t.Error("chat names no stream type, yet matched one")
+	}
+}
