@@ -50,6 +50,17 @@ func TestHTMLPages(t *testing.T) {
 			t.Errorf("judge -html lacks %q", want)
 		}
 	}
+	// A level judge cannot decide (too few requests for p99) says so on
+	// the page, as on the terminal.
+	writeVLLM(t, filepath.Join(dir, "few.json"), 40, 0.2)
+	few := writeFile(t, filepath.Join(dir, "few.yaml"), "target: {records: few.json}\nobjectives:\n  ttft: {p99: 1s}\n")
+	undecided := filepath.Join(dir, "few.html")
+	if code, out, errs := runCmd("judge", "-html", undecided, few); code != 2 {
+		t.Fatalf("judge -html on 40 requests: exit %d, want 2\n%s%s", code, out, errs)
+	}
+	if b, err := os.ReadFile(undecided); err != nil || !bytes.Contains(b, []byte("CANNOT JUDGE")) || !bytes.Contains(b, []byte("needs n &gt;= 100")) {
+		t.Errorf("judge -html of an undecided level does not say so (%v)", err)
+	}
 	if code, _, errs := runCmd("report", "-html", filepath.Join(dir, "no", "such", "dir.html"), filepath.Join(fixtures, "vllm.json")); code != 2 || !strings.Contains(errs, "dir.html") {
 		t.Errorf("report -html into a missing directory: exit %d, want 2 naming the file\n%s", code, errs)
 	}

@@ -353,14 +353,18 @@ func fitCmd(args []string, stdout, stderr io.Writer) (int, error) {
 // followed by each level's objectives.
 func writeJudgedHTML(path, spec string, reps []slospec.LevelReport) error {
 	return writeHTMLPage(path, func(w io.Writer) error {
-		if len(reps) == 1 {
-			rep := reps[0].Report
-			rep.Title = spec + ": " + rep.Title
-			return sloassert.WriteHTML(w, reps[0].Result, rep)
-		}
 		levels := make([]sloassert.Report, len(reps))
 		for i, lr := range reps {
 			levels[i] = lr.Report
+			levels[i].Notes = slices.Clone(lr.Report.Notes)
+			for _, u := range lr.Undecided {
+				levels[i].Notes = append(levels[i].Notes, "CANNOT JUDGE "+u)
+			}
+		}
+		if len(reps) == 1 {
+			rep := levels[0]
+			rep.Title = spec + ": " + rep.Title
+			return sloassert.WriteHTML(w, reps[0].Result, rep)
 		}
 		return sloassert.WriteHTML(w, (*latencytest.SweepResult)(nil), sloassert.Report{Title: spec, Levels: levels})
 	})
