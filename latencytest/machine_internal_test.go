@@ -22,7 +22,7 @@ func TestMachineBoxAndJSON(t *testing.T) {
 	d.Set(13, "0.00", false)
 	noteMachine(&d, m)
 	want := "0.00; machine: PSI cpu some 50.0% of the run; load average not available on 2 cores; " +
-		"timer lateness p50 1.00ms p99 30.00ms max 406.00ms (400 wake-ups every 5ms); " +
+		"timer lateness p50 1.00ms p99 30.00ms max 406.00ms (400 wake-ups every 20ms); " +
 		"socket read lag p50 0.05ms p99 3.00ms max 12.00ms (900 reads); " +
 		"WARNING: the client read its events late against the socket: read lag p99 3.00ms (above 1.50ms), p50 0.05ms, up to 12.00ms over 900 reads; " +
 		"its timings are late by as much: the run went past what the client can time; " +

@@ -7,7 +7,7 @@
 // A [Probe] samples, over a run: Linux's PSI cpu "some" stall time
 // (/proc/pressure/cpu, its delta over the run), the 1-minute load average
 // and the runnable tasks (/proc/loadavg, every 100 ms), and the lateness
-// of a timer that wakes every 5 ms. Connections dialled through [Dial]
+// of a timer that wakes every 20 ms. Connections dialled through [Dial]
 // time each socket read against the kernel's arrival stamp
 // (SO_TIMESTAMPNS, Linux): the read lag, a lower bound of the error the
 // client adds to every timing. Counts live in fixed memory: log buckets

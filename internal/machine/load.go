@@ -88,11 +88,14 @@ type Source struct {
 }
 
 // probeInterval is how long the client's timer probe sleeps between
-// wake-ups: 5 ms, 200 wake-ups a second. Each costs the process ~0.1-0.2
-// ms of CPU on a 2-core VM whose CPUs are saturated by other processes
-// (BenchmarkMachineProbe: ~2.5% of a core; at 2 ms, ~4%); far less on a
-// quiet machine.
-const probeInterval = 5 * time.Millisecond
+// wake-ups: 20 ms, 50 wake-ups a second. A wake-up of an otherwise idle
+// Go process costs it far more than the probe's own work: the scheduler
+// wakes a second thread that spins and sleeps again, ~5 context switches
+// and 0.1-0.2 ms of CPU on a 2-core VM (BenchmarkMachineProbe). At 5 ms
+// the probe took 10-15% of the CPU of latencytest's loopback client
+// (BenchmarkLoopback: 3.7-3.8 ms a request against 2.8-3.2 ms without
+// it); at 20 ms, 3-4%. On Linux the read lag times every read too.
+const probeInterval = 20 * time.Millisecond
 
 // The thresholds above which Load.Warning warns. A wake-up 2 ms
 // late is more than a timer's own resolution explains (the probe's p50
@@ -406,7 +409,7 @@ type Probe struct {
 
 // loadEvery is how many wake-ups pass between reads of /proc/loadavg
 // (every 100 ms at probeInterval).
-const loadEvery = 20
+const loadEvery = 5
 
 // Start starts the probe; nil on synctest's fake clock, where it
 // must not run (virtual time has no lateness, and a sleeping goroutine
