@@ -23,8 +23,12 @@ type lagConn struct {
 	oob  [64]byte
 	// One read's state, for recv (made once: a closure per read would
 	// allocate), under mu: reads are one at a time, as net's own are.
+	// msg and iov are recvmsg's arguments, built in place each read (no
+	// source address is asked for: the connection has one peer).
 	mu      sync.Mutex
 	p       []byte
+	msg     syscall.Msghdr
+	iov     syscall.Iovec
 	n, oobn int
 	rerr    error
 	recv    func(fd uintptr) bool
@@ -57,6 +61,14 @@ func watchReads(nc net.Conn, lags *lagCounts) net.Conn {
 	}
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
+		// Reads are raw syscalls (see recvmsg), which only a non-blocking
+		// socket allows: the runtime's sockets are; any other is left as
+		// it is.
+		flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+		if errno != 0 || flags&syscall.O_NONBLOCK == 0 {
+			serr = errors.New("a blocking socket")
+			return
+		}
 		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
 	}); err != nil || serr != nil {
 		return nc
@@ -74,8 +86,30 @@ func (c *lagConn) recvmsg(fd uintptr) bool {
 			(*late)()
 		}
 	}
-	c.n, c.oobn, _, _, c.rerr = syscall.Recvmsg(int(fd), c.p, c.oob[:], 0)
-	return !errors.Is(c.rerr, syscall.EAGAIN)
+	c.iov.Base = &c.p[0]
+	c.iov.SetLen(len(c.p))
+	c.msg.Iov = &c.iov
+	c.msg.Iovlen = 1
+	c.msg.Control = &c.oob[0]
+	c.msg.SetControllen(len(c.oob))
+	for {
+		// A raw syscall: the socket is non-blocking (the runtime's
+		// poller waits), so the call returns at once, and it spares the
+		// runtime's bookkeeping of a blocking one, whose wake-up of the
+		// scheduler's monitor thread cost as much as the read itself.
+		n, _, errno := syscall.RawSyscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&c.msg)), 0)
+		switch errno {
+		case 0:
+			c.n, c.oobn, c.rerr = int(n), int(c.msg.Controllen), nil
+			return true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		c.n, c.oobn, c.rerr = 0, 0, errno
+		return true
+	}
 }
 
 // Read reads as net.TCPConn's Read does (the same errors), through
@@ -92,7 +126,7 @@ func (c *lagConn) Read(p []byte) (int, error) {
 	now := time.Now()
 	c.at = now
 	n, oobn := c.n, c.oobn
-	c.p = nil
+	c.p, c.iov.Base, c.msg.Iov, c.msg.Control = nil, nil, nil, nil // keep no caller's buffer
 	if err == nil {
 		err = c.rerr
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -98,3 +100,67 @@ func TestReadLagOfALateRead(t *testing.T) {
 }
 
 type fakeConn struct{ net.Conn }
+
+// A watched connection's reads wait in the runtime's poller: a read with
+// nothing to take ends at its deadline with a timeout, and a byte that
+// comes later is read by the next one. A socket in blocking mode, whose
+// reads could not be raw syscalls that return at once, is left as it is.
+func TestReadLagWaitsAndLeavesBlockingSockets(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lags lagCounts
+	c := watchReads(nc, &lags)
+	defer c.Close()
+	if _, ok := c.(*lagConn); !ok {
+		t.Fatalf("a TCP connection is not watched: %T", c)
+	}
+	peer := <-accepted
+	defer peer.Close()
+	if err := c.SetReadDeadline(time.Now().Add(30 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 4)
+	if n, err := c.Read(b); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a read with nothing to take: %d, %v; want a timeout", n, err)
+	}
+	if err := c.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = peer.Write([]byte("x")) }() // the read below waits for it, or finds it
+	if n, err := c.Read(b); n != 1 || err != nil || b[0] != 'x' {
+		t.Fatalf("read %q, %v", b[:n], err)
+	}
+
+	blocking, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocking.Close()
+	rc, err := blocking.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Control(func(fd uintptr) { err = syscall.SetNonblock(int(fd), false) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := watchReads(blocking, &lags); got != blocking {
+		t.Errorf("a blocking socket is wrapped: %T", got)
+	}
+}
