@@ -394,9 +394,11 @@ func (o *LLMProvider) call(parent context.Context, req Request, streamOptions bo
 	for !st.stopped() {
 		n, err := resp.Body.Read(buf)
 		eof = err == io.EOF
-		now := time.Since(start)
+		var now time.Duration
 		if clock != nil {
 			now = clock.ReadAt().Sub(start) // when the bytes left the socket (see readClock)
+		} else {
+			now = time.Since(start)
 		}
 		if perr := st.feed(buf[:n], now); perr != nil {
 			st.finish()
