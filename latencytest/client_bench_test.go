@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tailguard/tailguard/fakeprovider"
@@ -30,29 +31,48 @@ func zeroLatency(tokens int) fakeprovider.Profile {
 // It reports requests per second and the wall time per token event (on
 // the two cores the client and the fake share), without an API key
 // (nokey) and with one (key: every event is searched for it, redaction,
-// as a user's run with a key is).
+// as a user's run with a key is). The sub-benchmark synctest runs the
+// same batch, key set, inside a synctest bubble, as the package's timing
+// tests do (the bubble's clock stands still: no wait is real).
 func BenchmarkClientInMemory(b *testing.B) {
-	b.Run("nokey", func(b *testing.B) { inMemory(b) })
-	b.Run("key", func(b *testing.B) { inMemory(b, latencytest.WithAPIKey("sk-bench-7f3a9c21e4b86d05a1c3e9f7b2d4608e")) })
+	b.Run("nokey", func(b *testing.B) { inMemory(b, false) })
+	b.Run("key", func(b *testing.B) { inMemory(b, false, latencytest.WithAPIKey(benchAPIKey)) })
+	b.Run("synctest", func(b *testing.B) { inMemory(b, true, latencytest.WithAPIKey(benchAPIKey)) })
 }
 
-func inMemory(b *testing.B, opts ...latencytest.Option) {
-	f := fakeprovider.New(zeroLatency(16))
-	defer f.Close()
-	p := latencytest.OpenAI("http://fake/v1", append([]latencytest.Option{latencytest.WithHTTPClient(f.Client())}, opts...)...)
+func inMemory(b *testing.B, bubble bool, opts ...latencytest.Option) {
 	const n = 2000
 	runs := 0
-	for b.Loop() {
+	batch := func(tb testing.TB) {
+		f := fakeprovider.New(zeroLatency(16))
+		defer f.Close()
+		p := latencytest.OpenAI("http://fake/v1", append([]latencytest.Option{latencytest.WithHTTPClient(f.Client())}, opts...)...)
 		r, err := latencytest.Batch{NoWarmup: true, Requests: n, Concurrency: 8, Load: latencytest.Load{MaxTokens: 16, Prompt: "Say sixteen words.", Label: "m" + strings.Repeat("x", runs%3)}}.Run(context.Background(), p)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		for _, rec := range r.Records {
 			if !rec.OK() || rec.TokenEvents != 16 {
-				b.Fatalf("%s: %s %s (%d token events)", rec.ID, rec.Err, rec.Detail, rec.TokenEvents)
+				tb.Fatalf("%s: %s %s (%d token events)", rec.ID, rec.Err, rec.Detail, rec.TokenEvents)
 			}
 		}
+		if c := r.Counts(); c.Sent != n || c.Kept != n {
+			tb.Fatalf("counts %+v", c)
+		}
 		runs++
+	}
+	for b.Loop() {
+		if !bubble {
+			batch(b)
+			continue
+		}
+		ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
+			Name: "InMemory",
+			F:    func(t *testing.T) { synctest.Test(t, func(t *testing.T) { batch(t) }) },
+		}})
+		if !ok {
+			b.Fatal("the batch in the bubble failed")
+		}
 	}
 	b.ReportMetric(float64(n*runs)/b.Elapsed().Seconds(), "req/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*runs*16), "ns/event")
