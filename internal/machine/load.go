@@ -93,8 +93,9 @@ type Source struct {
 // wakes a second thread that spins and sleeps again, ~5 context switches
 // and 0.1-0.2 ms of CPU on a 2-core VM (BenchmarkMachineProbe). At 5 ms
 // the probe took 10-15% of the CPU of latencytest's loopback client
-// (BenchmarkLoopback: 3.7-3.8 ms a request against 2.8-3.2 ms without
-// it); at 20 ms, 3-4%. On Linux the read lag times every read too.
+// (BenchmarkLoopback: 3.7-4.1 ms a request against 2.8-3.5 ms without
+// it; 3.3-3.4 ms at 20 ms, a quarter of the wake-ups). On Linux the read
+// lag times every socket read as well.
 const probeInterval = 20 * time.Millisecond
 
 // The thresholds above which Load.Warning warns. A wake-up 2 ms
