@@ -97,7 +97,7 @@ func (c *lagConn) recvmsg(fd uintptr) bool {
 		// poller waits), so the call returns at once, and it spares the
 		// runtime's bookkeeping of a blocking one, whose wake-up of the
 		// scheduler's monitor thread cost as much as the read itself.
-		n, _, errno := syscall.RawSyscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&c.msg)), 0)
+		n, errno := rawRecvmsg(fd, &c.msg)
 		switch errno {
 		case 0:
 			c.n, c.oobn, c.rerr = int(n), int(c.msg.Controllen), nil
