@@ -2,6 +2,7 @@ package sloassert
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/tailguard/tailguard/internal/stats"
@@ -29,7 +30,7 @@ import (
 // with the budget at the true p97.5 needs 361 requests, yet 385 have 74%).
 // It panics on arguments outside their domain (q, level in (0,1),
 // level != q, confidence and power in (0,1)), and returns math.MaxInt
-// when more than 2^31 requests would be needed.
+// when more than 2^31-1 requests would be needed.
 func SampleSize(q, confidence, power, level float64) int {
 	for _, a := range []struct {
 		name string
@@ -42,7 +43,7 @@ func SampleSize(q, confidence, power, level float64) int {
 	if level == q {
 		panic(fmt.Sprintf("sloassert: SampleSize: level %v equals q: a budget at the true quantile can never be decided", level))
 	}
-	return sampleSize(q, confidence, power, level, 1<<31)
+	return sampleSize(q, confidence, power, level, math.MaxInt32)
 }
 
 // sampleSizes memoizes sampleSize: the report asks it for every
